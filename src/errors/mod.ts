@@ -1,0 +1,24 @@
+/**
+ * Error classes with stable `code`s shared by both libraries, and the helpers that inspect
+ * them: {@linkcode findError} (walks `cause`, like Go's `errors.As`), {@linkcode statusCode},
+ * {@linkcode retryable}.
+ *
+ * Sentinel classes: {@linkcode NotFoundError}, {@linkcode UnauthorizedError},
+ * {@linkcode TooLargeError} (with {@linkcode PartTooLargeError}), {@linkcode DigestMismatchError},
+ * {@linkcode NotPartedArtifactError}. At most one sentinel appears in a chain.
+ *
+ * @example Matching a sentinel
+ * ```ts
+ * import { findError, NotFoundError } from "./mod.ts";
+ * const err: unknown = new Error("pull", { cause: new NotFoundError("GET manifest: status 404") });
+ * if (findError(err, NotFoundError)) console.log("no such artifact");
+ * ```
+ *
+ * @module
+ */
+export * from "./oci_error.ts";
+export * from "./sentinels.ts";
+export * from "./kinds.ts";
+export * from "./find_error.ts";
+export * from "./status_code.ts";
+export * from "./retryable.ts";

@@ -1,0 +1,6 @@
+/**
+ * Placeholder: this entry point is being built.
+ *
+ * @module
+ */
+export {};

@@ -1,0 +1,45 @@
+/**
+ * The time source of retries and token lifetimes, injectable so tests never sleep for real.
+ *
+ * @module
+ */
+
+/** Monotonic time, abortable sleep and randomness, as used by retries and caches. */
+export interface Clock {
+  /** Monotonic milliseconds; only differences are meaningful. */
+  now(): number;
+  /** Resolves after `ms`, or rejects with `signal.reason` as soon as `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** A number in [0, 1). */
+  random(): number;
+}
+
+/**
+ * The real clock: `performance.now()`, timers and `Math.random()`.
+ *
+ * @example
+ * ```ts
+ * import { systemClock } from "./clock.ts";
+ * const start = systemClock.now();
+ * await systemClock.sleep(1);
+ * console.log(systemClock.now() >= start); // true
+ * ```
+ */
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  random: () => Math.random(),
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  },
+};
