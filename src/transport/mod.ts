@@ -1,6 +1,9 @@
 /**
- * Transports and the retry loop: the {@linkcode Fetch} shape, {@linkcode retry} with
- * full-jitter backoff and a Retry-After floor, and an injectable {@linkcode Clock}.
+ * Transports and the retry loop: the {@linkcode Fetch} shape, the default
+ * {@linkcode HttpTransport} (exact Content-Length framing, keep-alive pools, peer guard),
+ * {@linkcode fileBody} for file ranges as request bodies, {@linkcode isForbiddenPeerAddress},
+ * {@linkcode retry} with full-jitter backoff and a Retry-After floor, and an injectable
+ * {@linkcode Clock}.
  *
  * @example Retrying a request
  * ```ts
@@ -14,3 +17,6 @@ export type * from "./fetch.ts";
 export * from "./clock.ts";
 export * from "./retry_after.ts";
 export * from "./retry.ts";
+export * from "./http_transport.ts";
+export * from "./file_body.ts";
+export * from "./peer_policy.ts";

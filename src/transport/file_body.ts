@@ -1,0 +1,119 @@
+/**
+ * A file range as a request body.
+ *
+ * @module
+ */
+import { open } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
+import { LocalFileError } from "../errors/kinds.ts";
+
+/** Bytes per read: 64 KiB chunks halve upload throughput compared with 1 MiB. */
+export const FILE_BODY_CHUNK_SIZE: number = 1 << 20;
+
+/** Where a stream made by {@linkcode fileBody} reads from. */
+export interface FileRange {
+  /** The file path as given. */
+  readonly path: string;
+  /** The first byte of the range. */
+  readonly offset: number;
+  /** The number of bytes in the range. */
+  readonly length: number;
+}
+
+const ranges = new WeakMap<ReadableStream<Uint8Array>, FileRange>();
+
+/**
+ * Streams `length` bytes of the file at `path` starting at `offset`, in 1 MiB chunks. The file
+ * is opened on the first read and closed when the range is done, the stream is cancelled, or a
+ * read fails; a stream that is never read opens nothing. A file that ends before the range does
+ * errors the stream with `LocalFileError` instead of closing it short.
+ *
+ * A stream is read once: call `fileBody` again for a retry. `HttpTransport` recognises these
+ * streams when they are passed unchanged as `new Request(url, { body, duplex: "half" })` and
+ * then reads the file itself with large buffers instead of pulling the stream (a wrapping
+ * `new Request(request, …)` hides the stream and the ordinary path is used, with the same
+ * bytes).
+ *
+ * @example Uploading the second MiB of a file
+ * ```ts ignore
+ * import { fileBody } from "./file_body.ts";
+ * import { HttpTransport } from "./http_transport.ts";
+ * const transport = new HttpTransport();
+ * const body = fileBody("./weights.bin", 1 << 20, 1 << 20);
+ * await transport.fetch(new Request("http://127.0.0.1:5000/upload", {
+ *   method: "PUT",
+ *   body,
+ *   headers: { "content-length": String(1 << 20) },
+ *   duplex: "half",
+ * } as RequestInit));
+ * transport.close();
+ * ```
+ */
+export function fileBody(path: string, offset: number, length: number): ReadableStream<Uint8Array> {
+  if (typeof path !== "string" || path === "") {
+    throw new TypeError("file body: path must be a non-empty string");
+  }
+  for (const [name, value] of [["offset", offset], ["length", length]] as const) {
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new RangeError(`file body: ${name} must be a non-negative safe integer`);
+    }
+  }
+  let handle: FileHandle | undefined;
+  let position = offset;
+  let remaining = length;
+  const closeHandle = async () => {
+    const current = handle;
+    handle = undefined;
+    await current?.close();
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        if (remaining === 0) {
+          await closeHandle();
+          controller.close();
+          return;
+        }
+        handle ??= await open(path, "r");
+        const buffer = new Uint8Array(Math.min(FILE_BODY_CHUNK_SIZE, remaining));
+        const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, position);
+        if (bytesRead === 0) {
+          await closeHandle();
+          controller.error(new LocalFileError("file body: file ended before the requested range"));
+          return;
+        }
+        position += bytesRead;
+        remaining -= bytesRead;
+        controller.enqueue(
+          bytesRead === buffer.byteLength ? buffer : buffer.subarray(0, bytesRead),
+        );
+        if (remaining === 0) {
+          await closeHandle();
+          controller.close();
+        }
+      } catch (err) {
+        await closeHandle().catch(() => {});
+        controller.error(new LocalFileError("file body: read failed", { cause: err }));
+      }
+    },
+    async cancel() {
+      await closeHandle();
+    },
+  }, { highWaterMark: 0 });
+  ranges.set(stream, Object.freeze({ path, offset, length }));
+  return stream;
+}
+
+/**
+ * The file range behind a stream made by {@linkcode fileBody}, or `undefined` for any other
+ * stream. Transports use it to read the file directly.
+ *
+ * @example
+ * ```ts
+ * import { fileBody, fileBodyRange } from "./file_body.ts";
+ * console.log(fileBodyRange(fileBody("./data.bin", 0, 10))); // { path: "./data.bin", offset: 0, length: 10 }
+ * ```
+ */
+export function fileBodyRange(stream: ReadableStream<Uint8Array> | null): FileRange | undefined {
+  return stream === null ? undefined : ranges.get(stream);
+}
