@@ -1,0 +1,64 @@
+/**
+ * Progress as JSON lines, for programs.
+ *
+ * @module
+ */
+import type { ProgressRenderer, RendererOptions, TransferSnapshot } from "./progress_types.ts";
+
+/** At least this many milliseconds between two lines, except on a phase change. */
+const MIN_INTERVAL_MS = 100;
+
+/**
+ * Writes one JSON object per line: `{"completedBytes":…,"wireBytes":…,"totalBytes":…,
+ * "phase":…}`, at most ten a second (a phase change always writes). `finish` always writes a last
+ * line carrying the final snapshot plus `"exitCode"`, the CLI's exit code, so a reader knows how
+ * the transfer ended from the stream alone. `completedBytes` never decreases between lines.
+ *
+ * @example
+ * ```ts
+ * import { JsonProgress } from "./progress_json.ts";
+ * let out = "";
+ * const p = new JsonProgress({ write: (t) => out += t, now: () => 0 });
+ * p.update({ completedBytes: 4, wireBytes: 4, totalBytes: 4, phase: "done" });
+ * p.finish(0);
+ * console.log(JSON.parse(out.trim().split("\n").at(-1)!).exitCode); // 0
+ * ```
+ */
+export class JsonProgress implements ProgressRenderer {
+  readonly #write: (text: string) => void;
+  readonly #now: () => number;
+  #last: TransferSnapshot = { completedBytes: 0, wireBytes: 0, totalBytes: 0, phase: "resolving" };
+  #lastLineAt = -Infinity;
+  #lastPhase: string | undefined;
+  #finished = false;
+
+  /** Creates a renderer that writes through `options.write`. */
+  constructor(options: RendererOptions) {
+    this.#write = options.write;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /** Takes a snapshot; writes it on a phase change or when the throttle allows. */
+  update(snapshot: TransferSnapshot): void {
+    if (this.#finished) return;
+    const now = this.#now();
+    this.#last = {
+      completedBytes: Math.max(this.#last.completedBytes, snapshot.completedBytes),
+      wireBytes: snapshot.wireBytes,
+      totalBytes: snapshot.totalBytes,
+      phase: snapshot.phase,
+    };
+    if (snapshot.phase !== this.#lastPhase || now - this.#lastLineAt >= MIN_INTERVAL_MS) {
+      this.#lastLineAt = now;
+      this.#lastPhase = snapshot.phase;
+      this.#write(`${JSON.stringify(this.#last)}\n`);
+    }
+  }
+
+  /** Writes the last line with `exitCode`; later calls do nothing. */
+  finish(exitCode: number): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#write(`${JSON.stringify({ ...this.#last, exitCode })}\n`);
+  }
+}

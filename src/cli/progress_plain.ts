@@ -1,0 +1,80 @@
+/**
+ * Progress as occasional plain lines, for logs.
+ *
+ * @module
+ */
+import { formatBytes, formatRate, formatSeconds } from "./format.ts";
+import { progressStatus } from "./progress_status.ts";
+import type { ProgressRenderer, RendererOptions, TransferSnapshot } from "./progress_types.ts";
+import { RateMeter } from "./rate_meter.ts";
+
+/** A line at most this often, besides phase changes and the final line. */
+const INTERVAL_MS = 5000;
+
+/**
+ * Writes one self-contained line (`uploading 42% 1.20 GiB / 2.90 GiB 215 MiB/s ETA 8s`) when
+ * the phase changes and otherwise every five seconds, then a final line from `finish`. No
+ * control characters, so it suits CI logs and files.
+ *
+ * @example
+ * ```ts
+ * import { PlainProgress } from "./progress_plain.ts";
+ * const lines: string[] = [];
+ * const p = new PlainProgress({ write: (t) => lines.push(t), now: () => 0 });
+ * p.update({ completedBytes: 0, wireBytes: 0, totalBytes: 10, phase: "uploading" });
+ * console.log(lines.length); // 1
+ * ```
+ */
+export class PlainProgress implements ProgressRenderer {
+  readonly #write: (text: string) => void;
+  readonly #now: () => number;
+  readonly #meter = new RateMeter();
+  #last: TransferSnapshot | undefined;
+  #lastLineAt = -Infinity;
+  #lastPhase: string | undefined;
+  #finished = false;
+
+  /** Creates a renderer that writes through `options.write`. */
+  constructor(options: RendererOptions) {
+    this.#write = options.write;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /** Takes a snapshot; writes a line on a phase change or when the interval passed. */
+  update(snapshot: TransferSnapshot): void {
+    if (this.#finished) return;
+    const now = this.#now();
+    this.#meter.sample(now, snapshot.wireBytes);
+    this.#last = snapshot;
+    if (snapshot.phase !== this.#lastPhase || now - this.#lastLineAt >= INTERVAL_MS) {
+      this.#line(now);
+    }
+  }
+
+  /** Writes the final line; later calls do nothing. */
+  finish(exitCode: number): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    if (this.#last === undefined) return;
+    const now = this.#now();
+    this.#meter.sample(now, this.#last.wireBytes);
+    this.#line(now, exitCode);
+  }
+
+  #line(now: number, exitCode?: number): void {
+    const snapshot = this.#last;
+    if (snapshot === undefined) return;
+    this.#lastLineAt = now;
+    this.#lastPhase = snapshot.phase;
+    const done = snapshot.phase === "done";
+    const rate = done ? this.#meter.average() : this.#meter.rate();
+    const status = progressStatus(snapshot, rate);
+    const percent = `${Math.floor(status.fraction * 100)}%`;
+    const bytes = `${formatBytes(status.shownBytes)} / ${formatBytes(snapshot.totalBytes)}`;
+    let tail: string;
+    if (done) tail = `${formatRate(rate)} in ${formatSeconds(this.#meter.elapsed() / 1000)}`;
+    else if (exitCode !== undefined) tail = `stopped (exit ${exitCode})`;
+    else tail = `${formatRate(rate)} ETA ${formatSeconds(status.etaSeconds)}`;
+    this.#write(`${snapshot.phase} ${percent} ${bytes} ${tail}\n`);
+  }
+}

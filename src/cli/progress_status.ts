@@ -1,0 +1,41 @@
+/**
+ * The numbers a person reads from a progress snapshot.
+ *
+ * @module
+ */
+import type { TransferSnapshot } from "./progress_types.ts";
+
+/** What the progress displays show. */
+export interface ProgressStatus {
+  /** 0..1; exactly 1 only once the transfer is done. */
+  fraction: number;
+  /** Bytes to show as done: the larger of placed and transferred bytes, at most the total. */
+  shownBytes: number;
+  /** Seconds left at `rate`, or undefined when the rate is unknown or zero. */
+  etaSeconds: number | undefined;
+}
+
+/**
+ * Derives the displayed fraction and ETA. Placed bytes (`completedBytes`) move in whole-part
+ * steps, so while parts are in flight the transferred bytes (`wireBytes`, capped at the total)
+ * give a smoother estimate. The fraction stays below 100% until the phase is `"done"`, because
+ * the last part can be in place while the manifest write still retries.
+ *
+ * @example
+ * ```ts
+ * import { progressStatus } from "./progress_status.ts";
+ * const s = { completedBytes: 0, wireBytes: 50, totalBytes: 100, phase: "uploading" };
+ * console.log(progressStatus(s, 10)); // { fraction: 0.5, shownBytes: 50, etaSeconds: 5 }
+ * ```
+ */
+export function progressStatus(
+  snapshot: TransferSnapshot,
+  rate: number | undefined,
+): ProgressStatus {
+  const total = Math.max(0, snapshot.totalBytes);
+  if (snapshot.phase === "done") return { fraction: 1, shownBytes: total, etaSeconds: 0 };
+  const shownBytes = Math.min(total, Math.max(snapshot.completedBytes, snapshot.wireBytes, 0));
+  const fraction = total === 0 ? 0 : Math.min(0.999, shownBytes / total);
+  const etaSeconds = rate !== undefined && rate > 0 ? (total - shownBytes) / rate : undefined;
+  return { fraction, shownBytes, etaSeconds };
+}

@@ -1,0 +1,35 @@
+/**
+ * The shapes shared by the progress renderers.
+ *
+ * @module
+ */
+
+/** One progress snapshot of a parted transfer, as the library reports it. */
+export interface TransferSnapshot {
+  /** Bytes of the file provably in final place; only grows, in whole-part steps. */
+  completedBytes: number;
+  /** Bytes that crossed the registry boundary; exceeds the file size when work is redone. */
+  wireBytes: number;
+  /** The file size. */
+  totalBytes: number;
+  /** The transfer's phase; `"done"` once the transfer finished. */
+  phase: string;
+}
+
+/** Shows progress on standard error. */
+export interface ProgressRenderer {
+  /** Takes a snapshot; may or may not draw it (renderers throttle). */
+  update(snapshot: TransferSnapshot): void;
+  /** Draws the final state unconditionally and ends the output; `exitCode` is the CLI's exit. */
+  finish(exitCode: number): void;
+}
+
+/** Where and how renderers draw. */
+export interface RendererOptions {
+  /** Writes text to standard error (or a test buffer). */
+  write: (text: string) => void;
+  /** Monotonic milliseconds; defaults to `performance.now`. */
+  now?: () => number;
+  /** The terminal width in columns; asked before every draw. Defaults to 80. */
+  columns?: () => number;
+}

@@ -1,0 +1,33 @@
+/**
+ * The error a command line that cannot be run raises.
+ *
+ * @module
+ */
+
+/** The commands of the reference CLI. */
+export type CommandName = "push" | "pull";
+
+/**
+ * A command line that cannot be run: an unknown flag, an unparseable or out-of-range value, a
+ * wrong operand count, a destination that is a directory. The CLI exits 2 and prints the usage
+ * block of `command` (or the general usage when no command was recognised).
+ *
+ * @example
+ * ```ts
+ * import { UsageError } from "./usage_error.ts";
+ * const err = new UsageError("--workers: must be a positive integer", "push");
+ * console.log(err.command); // "push"
+ * ```
+ */
+export class UsageError extends Error {
+  /** A stable identifier of this kind of error. */
+  readonly code: string = "ERR_USAGE";
+  /** The command whose usage block applies, if one was recognised. */
+  readonly command: CommandName | undefined;
+  /** Creates the error; `command` selects the usage block printed with it. */
+  constructor(message: string, command?: CommandName) {
+    super(message);
+    this.name = "UsageError";
+    this.command = command;
+  }
+}

@@ -1,0 +1,139 @@
+import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
+import { parseCommandLine } from "../../src/cli/args.ts";
+import { UsageError } from "../../src/cli/usage_error.ts";
+
+const REF = "127.0.0.1:5000/models/llm:v1";
+
+function usageError(args: string[], command: "push" | "pull" | undefined, pattern: RegExp) {
+  throws(() => parseCommandLine(args), (err: unknown) => {
+    if (!(err instanceof UsageError)) return false;
+    strictEqual(err.command, command, `command of ${JSON.stringify(args)}`);
+    if (!pattern.test(err.message)) throw new Error(`message ${err.message} !~ ${pattern}`);
+    return true;
+  });
+}
+
+Deno.test("push with every flag parses into a push command", () => {
+  const command = parseCommandLine([
+    "push",
+    "--part-size",
+    "64MiB",
+    "--workers=3",
+    "--timeout",
+    "1m30s",
+    "--plain-http",
+    "--ca-file",
+    "ca.pem",
+    "--username",
+    "alice",
+    "--password-stdin",
+    "--progress",
+    "json",
+    "--json",
+    REF,
+    "file.bin",
+  ]);
+  deepStrictEqual(command, {
+    kind: "push",
+    workers: 3,
+    timeoutMs: 90_000,
+    plainHttp: true,
+    caFile: "ca.pem",
+    username: "alice",
+    progress: "json",
+    reference: REF,
+    file: "file.bin",
+    partSize: 64 * 1024 * 1024,
+    json: true,
+  });
+});
+
+Deno.test("pull defaults leave library defaults in place", () => {
+  deepStrictEqual(parseCommandLine(["pull", REF, "out.bin"]), {
+    kind: "pull",
+    workers: undefined,
+    timeoutMs: 0,
+    plainHttp: false,
+    caFile: undefined,
+    username: undefined,
+    progress: "auto",
+    reference: REF,
+    destination: "out.bin",
+  });
+});
+
+Deno.test("flags may follow operands and -- ends flags", () => {
+  const command = parseCommandLine(["pull", REF, "--workers", "2", "--", "-weird-name"]);
+  strictEqual(command.kind, "pull");
+  if (command.kind === "pull") {
+    strictEqual(command.workers, 2);
+    strictEqual(command.destination, "-weird-name");
+  }
+});
+
+Deno.test("help and version requests", () => {
+  deepStrictEqual(parseCommandLine(["--help"]), { kind: "help", command: undefined });
+  deepStrictEqual(parseCommandLine(["-h"]), { kind: "help", command: undefined });
+  deepStrictEqual(parseCommandLine(["help", "pull"]), { kind: "help", command: "pull" });
+  deepStrictEqual(parseCommandLine(["push", "-h"]), { kind: "help", command: "push" });
+  // Help wins over an otherwise incomplete command line.
+  deepStrictEqual(parseCommandLine(["pull", "--help", "x"]), { kind: "help", command: "pull" });
+  deepStrictEqual(parseCommandLine(["--version"]), { kind: "version" });
+});
+
+Deno.test("command-level usage errors name no command", () => {
+  usageError([], undefined, /missing command/);
+  usageError(["fetch", REF, "x"], undefined, /unknown command/);
+  usageError(["--bogus"], undefined, /unknown global flag/);
+  usageError(["help", "nope"], undefined, /help takes/);
+});
+
+Deno.test("unknown flags and flags of the other command are usage errors", () => {
+  usageError(["push", "--bogus", REF, "f"], "push", /Unknown option '--bogus'/);
+  usageError(["pull", "--part-size", "1MiB", REF, "f"], "pull", /--part-size/);
+  usageError(["pull", "--json", REF, "f"], "pull", /--json/);
+  usageError(["pull", "-x", REF, "f"], "pull", /-x/);
+  usageError(["pull", "--plain-http=yes", REF, "f"], "pull", /does not take an argument/);
+});
+
+Deno.test("wrong operand counts are usage errors", () => {
+  usageError(["push"], "push", /expected 2 operands.*got 0/);
+  usageError(["push", REF], "push", /got 1/);
+  usageError(["pull", REF, "a", "b"], "pull", /<dest>.*got 3/);
+  usageError(["pull", "", "a"], "pull", /<ref> must not be empty/);
+});
+
+Deno.test("bad values are usage errors naming the flag", () => {
+  usageError(["pull", "--workers", "0", REF, "f"], "pull", /--workers: must be a positive/);
+  usageError(["pull", "--workers", "2.5", REF, "f"], "pull", /--workers/);
+  usageError(["pull", "--workers", "many", REF, "f"], "pull", /--workers/);
+  usageError(["pull", "--workers", "", REF, "f"], "pull", /--workers/);
+  usageError(["pull", "--workers"], "pull", /--workers/);
+  usageError(["push", "--part-size", "0", REF, "f"], "push", /--part-size: size must be positive/);
+  usageError(["push", "--part-size", "10MB", REF, "f"], "push", /--part-size: unknown size unit/);
+  usageError(["pull", "--timeout", "soon", REF, "f"], "pull", /--timeout/);
+  usageError(["pull", "--timeout", "5", REF, "f"], "pull", /--timeout/);
+  usageError(["pull", "--progress", "fancy", REF, "f"], "pull", /--progress: must be one of/);
+  usageError(["pull", "--ca-file=", REF, "f"], "pull", /--ca-file/);
+});
+
+Deno.test("negative durations are usage errors in both spellings", () => {
+  usageError(
+    ["pull", "--timeout=-5s", REF, "f"],
+    "pull",
+    /--timeout: duration must not be negative/,
+  );
+  // Separated, node:util refuses a value that looks like a flag; still a usage error.
+  usageError(["pull", "--timeout", "-5s", REF, "f"], "pull", /--timeout/);
+});
+
+Deno.test("--timeout 0 means no limit", () => {
+  const command = parseCommandLine(["pull", "--timeout", "0", REF, "f"]);
+  strictEqual(command.kind === "pull" && command.timeoutMs, 0);
+});
+
+Deno.test("--username and --password-stdin only work together", () => {
+  usageError(["pull", "--username", "u", REF, "f"], "pull", /--password-stdin/);
+  usageError(["pull", "--password-stdin", REF, "f"], "pull", /needs --username/);
+  usageError(["pull", "--username=", "--password-stdin", REF, "f"], "pull", /--username/);
+});

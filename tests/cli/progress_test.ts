@@ -1,0 +1,210 @@
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { formatBytes, formatRate, formatSeconds } from "../../src/cli/format.ts";
+import { createProgressRenderer } from "../../src/cli/progress.ts";
+import { ProgressBar } from "../../src/cli/progress_bar.ts";
+import { JsonProgress } from "../../src/cli/progress_json.ts";
+import { PlainProgress } from "../../src/cli/progress_plain.ts";
+import { progressStatus } from "../../src/cli/progress_status.ts";
+import type { TransferSnapshot } from "../../src/cli/progress_types.ts";
+import { RateMeter } from "../../src/cli/rate_meter.ts";
+
+const MiB = 1024 * 1024;
+
+function harness(columns = 100) {
+  let out = "";
+  let clock = 0;
+  return {
+    options: { write: (t: string) => void (out += t), now: () => clock, columns: () => columns },
+    advance: (ms: number) => void (clock += ms),
+    get out() {
+      return out;
+    },
+  };
+}
+
+const snap = (
+  completedBytes: number,
+  wireBytes: number,
+  phase = "uploading",
+  totalBytes = 100 * MiB,
+): TransferSnapshot => ({ completedBytes, wireBytes, totalBytes, phase });
+
+Deno.test("formatting of sizes, rates and durations", () => {
+  strictEqual(formatBytes(0), "0 B");
+  strictEqual(formatBytes(1023), "1023 B");
+  strictEqual(formatBytes(1024), "1.00 KiB");
+  strictEqual(formatBytes(1.5 * 1024 ** 3), "1.50 GiB");
+  strictEqual(formatBytes(150 * MiB), "150 MiB");
+  strictEqual(formatBytes(1024 * 1024 - 1), "1.00 MiB");
+  strictEqual(formatRate(undefined), "-- B/s");
+  strictEqual(formatRate(215 * MiB), "215 MiB/s");
+  strictEqual(formatSeconds(undefined), "--");
+  strictEqual(formatSeconds(8.4), "8s");
+  strictEqual(formatSeconds(185), "3m05s");
+  strictEqual(formatSeconds(7380), "2h03m");
+});
+
+Deno.test("rate meter averages over its window and overall", () => {
+  const meter = new RateMeter(1000);
+  meter.sample(0, 0);
+  strictEqual(meter.rate(), undefined);
+  meter.sample(500, 500);
+  meter.sample(1000, 1000);
+  meter.sample(3000, 1000); // stalled for two seconds
+  strictEqual(meter.rate(), 0, "the window forgets the early bytes");
+  strictEqual(Math.round(meter.average()!), 333);
+  strictEqual(meter.elapsed(), 3000);
+});
+
+Deno.test("status blends placed and transferred bytes and reaches 100% only when done", () => {
+  deepStrictEqual(progressStatus(snap(0, 50 * MiB), 10 * MiB), {
+    fraction: 0.5,
+    shownBytes: 50 * MiB,
+    etaSeconds: 5,
+  });
+  // Redone work can push wireBytes past the total; the display never exceeds it.
+  strictEqual(progressStatus(snap(100 * MiB, 130 * MiB, "manifest"), 1).fraction, 0.999);
+  strictEqual(progressStatus(snap(100 * MiB, 0, "done"), undefined).fraction, 1);
+  strictEqual(progressStatus(snap(0, 0, "resolving", 0), undefined).fraction, 0);
+});
+
+Deno.test("bar redraws in place, throttled, and ends at 100% with a newline", () => {
+  const h = harness();
+  const bar = new ProgressBar(h.options);
+  bar.update(snap(0, 0, "hashing"));
+  for (let i = 1; i <= 100; i++) {
+    h.advance(5); // 200 updates a second
+    bar.update(snap(0, i * MiB));
+  }
+  bar.update(snap(100 * MiB, 100 * MiB, "done"));
+  bar.finish(0);
+  const draws = h.out.split("\r").slice(1);
+  // 500 ms of updates at <= 10 redraws/s, plus phase changes and the final draw.
+  ok(draws.length <= 10, `${draws.length} redraws`);
+  ok(draws.length >= 4, `${draws.length} redraws`);
+  for (const draw of draws.slice(0, -1)) {
+    ok(draw.endsWith("\x1b[K"), JSON.stringify(draw));
+    ok(!draw.includes("\n"), "a redraw never starts a new line");
+  }
+  const last = draws.at(-1)!;
+  ok(last.endsWith("\x1b[K\n"), JSON.stringify(last));
+  ok(last.startsWith("done"), last);
+  ok(last.includes("100%"), last);
+  ok(last.includes("[========================================]"), last);
+  ok(last.includes("100 MiB / 100 MiB"), last);
+  ok(h.out.includes("uploading"), "the phase is shown");
+  ok(draws.some((d) => /ETA \d+s/.test(d)), "an ETA is shown once a rate is known");
+});
+
+Deno.test("bar never draws wider than the terminal", () => {
+  for (const columns of [20, 40, 60, 200]) {
+    const h = harness(columns);
+    const bar = new ProgressBar(h.options);
+    bar.update(snap(0, 0, "downloading", 123 * 1024 ** 3));
+    h.advance(1000);
+    bar.update(snap(0, 3 * 1024 ** 3, "downloading", 123 * 1024 ** 3));
+    bar.finish(1);
+    for (const draw of h.out.split("\r").slice(1)) {
+      const visible = draw.replace("\x1b[K", "").replace("\n", "");
+      ok(visible.length < columns, `${visible.length} >= ${columns}: ${visible}`);
+    }
+  }
+});
+
+Deno.test("bar on failure keeps the last state, below 100%", () => {
+  const h = harness();
+  const bar = new ProgressBar(h.options);
+  bar.update(snap(50 * MiB, 60 * MiB, "downloading"));
+  bar.finish(130);
+  bar.finish(130);
+  const draws = h.out.split("\r").slice(1);
+  strictEqual(draws.length, 2, "finish draws once");
+  ok(!draws[1].includes("100%") && draws[1].includes("60%"), draws[1]);
+  ok(h.out.endsWith("\n"));
+});
+
+Deno.test("plain lines appear on phase changes and every five seconds", () => {
+  const h = harness();
+  const plain = new PlainProgress(h.options);
+  plain.update(snap(0, 0, "hashing"));
+  plain.update(snap(0, 0, "uploading"));
+  for (let i = 1; i <= 100; i++) {
+    h.advance(100);
+    plain.update(snap(0, i * MiB));
+  }
+  plain.update(snap(100 * MiB, 100 * MiB, "done"));
+  plain.finish(0);
+  const lines = h.out.trimEnd().split("\n");
+  ok(!h.out.includes("\r") && !h.out.includes("\x1b"), "no control characters");
+  // hashing, uploading, two interval lines over 10 s, done, and the final line.
+  strictEqual(lines.length, 6, lines.join("\n"));
+  ok(lines.at(-1)!.startsWith("done 100% 100 MiB / 100 MiB"), lines.at(-1));
+  ok(/ in 10s$/.test(lines.at(-1)!), lines.at(-1));
+});
+
+Deno.test("plain final line after a failure names the exit code", () => {
+  const h = harness();
+  const plain = new PlainProgress(h.options);
+  plain.update(snap(0, 10 * MiB, "downloading"));
+  plain.finish(5);
+  ok(h.out.trimEnd().split("\n").at(-1)!.endsWith("stopped (exit 5)"), h.out);
+});
+
+Deno.test("json lines parse, are throttled, and the last one carries the exit code", () => {
+  const h = harness();
+  const json = new JsonProgress(h.options);
+  json.update(snap(0, 0, "uploading"));
+  for (let i = 1; i <= 100; i++) {
+    h.advance(10);
+    json.update(snap(Math.floor(i / 25) * 25 * MiB, i * MiB));
+  }
+  json.update(snap(100 * MiB, 100 * MiB, "done"));
+  json.finish(0);
+  const lines = h.out.trimEnd().split("\n").map((l) => JSON.parse(l));
+  ok(lines.length <= 14, `${lines.length} lines for 1 s of updates`);
+  for (const line of lines.slice(0, -1)) {
+    deepStrictEqual(Object.keys(line), ["completedBytes", "wireBytes", "totalBytes", "phase"]);
+  }
+  deepStrictEqual(lines.at(-1), {
+    completedBytes: 100 * MiB,
+    wireBytes: 100 * MiB,
+    totalBytes: 100 * MiB,
+    phase: "done",
+    exitCode: 0,
+  });
+});
+
+Deno.test("json completedBytes never decreases, even if a snapshot did", () => {
+  const h = harness();
+  const json = new JsonProgress(h.options);
+  json.update(snap(50, 50, "downloading"));
+  h.advance(200);
+  json.update(snap(10, 60, "downloading"));
+  json.finish(1);
+  const lines = h.out.trimEnd().split("\n").map((l) => JSON.parse(l));
+  deepStrictEqual(lines.map((l) => l.completedBytes), [50, 50, 50]);
+  strictEqual(lines.at(-1).exitCode, 1);
+});
+
+Deno.test("json without any snapshot still ends with a line carrying the exit code", () => {
+  const h = harness();
+  const json = new JsonProgress(h.options);
+  json.finish(3);
+  deepStrictEqual(JSON.parse(h.out), {
+    completedBytes: 0,
+    wireBytes: 0,
+    totalBytes: 0,
+    phase: "resolving",
+    exitCode: 3,
+  });
+});
+
+Deno.test("auto is a bar on a terminal and nothing elsewhere", () => {
+  const options = { write: () => {} };
+  ok(createProgressRenderer("auto", options, true) instanceof ProgressBar);
+  strictEqual(createProgressRenderer("auto", options, false), undefined);
+  strictEqual(createProgressRenderer("none", options, true), undefined);
+  ok(createProgressRenderer("bar", options, false) instanceof ProgressBar);
+  ok(createProgressRenderer("plain", options, true) instanceof PlainProgress);
+  ok(createProgressRenderer("json", options, true) instanceof JsonProgress);
+});
