@@ -13,7 +13,8 @@ const INTERVAL_MS = 5000;
 
 /**
  * Writes one self-contained line (`uploading 42% 1.20 GiB / 2.90 GiB 215 MiB/s ETA 8s`) when
- * the phase changes and otherwise every five seconds, then a final line from `finish`. No
+ * the phase changes and otherwise every five seconds, then a final line from `finish` (unless
+ * that state was just written). No
  * control characters, so it suits CI logs and files.
  *
  * @example
@@ -32,6 +33,7 @@ export class PlainProgress implements ProgressRenderer {
   #last: TransferSnapshot | undefined;
   #lastLineAt = -Infinity;
   #lastPhase: string | undefined;
+  #written: TransferSnapshot | undefined;
   #finished = false;
 
   /** Creates a renderer that writes through `options.write`. */
@@ -51,11 +53,12 @@ export class PlainProgress implements ProgressRenderer {
     }
   }
 
-  /** Writes the final line; later calls do nothing. */
+  /** Writes the final line unless it was just written; later calls do nothing. */
   finish(exitCode: number): void {
     if (this.#finished) return;
     this.#finished = true;
     if (this.#last === undefined) return;
+    if (exitCode === 0 && this.#written === this.#last) return;
     const now = this.#now();
     this.#meter.sample(now, this.#last.wireBytes);
     this.#line(now, exitCode);
@@ -66,6 +69,7 @@ export class PlainProgress implements ProgressRenderer {
     if (snapshot === undefined) return;
     this.#lastLineAt = now;
     this.#lastPhase = snapshot.phase;
+    this.#written = snapshot;
     const done = snapshot.phase === "done";
     const rate = done ? this.#meter.average() : this.#meter.rate();
     const status = progressStatus(snapshot, rate);

@@ -136,8 +136,8 @@ Deno.test("plain lines appear on phase changes and every five seconds", () => {
   plain.finish(0);
   const lines = h.out.trimEnd().split("\n");
   ok(!h.out.includes("\r") && !h.out.includes("\x1b"), "no control characters");
-  // hashing, uploading, two interval lines over 10 s, done, and the final line.
-  strictEqual(lines.length, 6, lines.join("\n"));
+  // hashing, uploading, two interval lines over 10 s, and done (not repeated by finish).
+  strictEqual(lines.length, 5, lines.join("\n"));
   ok(lines.at(-1)!.startsWith("done 100% 100 MiB / 100 MiB"), lines.at(-1));
   ok(/ in 10s$/.test(lines.at(-1)!), lines.at(-1));
 });

@@ -1,0 +1,107 @@
+/**
+ * Runs `cli.ts` as a child process under narrowed permissions, as a user would run it.
+ *
+ * The child gets `--allow-net=127.0.0.1`, read/write limited to the test's temp dir, and only the
+ * environment variables the docker configuration lookup needs. It never runs with `-A`.
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+
+/** The directory of `cli.ts`. */
+export const PROJECT_ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The result of one CLI run. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** How a CLI run is set up. */
+export interface CliOptions {
+  /** The only directory the child may read and write (also its HOME). */
+  tmp: string;
+  /** Extra environment (e.g. `DOCKER_CONFIG`); the child's environment is otherwise cleared. */
+  env?: Record<string, string>;
+  /** Text written to standard input (then closed); otherwise stdin is empty. */
+  stdin?: string;
+  /** Extra paths the child may read (e.g. a CA file outside `tmp`). */
+  read?: string[];
+}
+
+/** The permission flags of every CLI run: the narrowest set that works. */
+export function permissionFlags(options: CliOptions): string[] {
+  return [
+    "--no-prompt",
+    "--allow-net=127.0.0.1",
+    `--allow-read=${[options.tmp, ...(options.read ?? [])].join(",")}`,
+    `--allow-write=${options.tmp}`,
+    "--allow-env=HOME,DOCKER_CONFIG",
+  ];
+}
+
+/** The full argv (`deno run … cli.ts …args`) of a CLI run. */
+export function cliArgv(args: string[], options: CliOptions): string[] {
+  return [Deno.execPath(), "run", ...permissionFlags(options), `${PROJECT_ROOT}cli.ts`, ...args];
+}
+
+/** The child's environment: nothing from the test's environment except what Deno itself needs. */
+export function cliEnv(options: CliOptions): Record<string, string> {
+  const env: Record<string, string> = { HOME: options.tmp, NO_COLOR: "1" };
+  for (const name of ["PATH", "DENO_DIR", "XDG_CACHE_HOME"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return { ...env, ...options.env };
+}
+
+/** Spawns the CLI with piped stdio; the caller reads the streams and awaits `status`. */
+export function spawnCli(args: string[], options: CliOptions): Deno.ChildProcess {
+  const [program, ...rest] = cliArgv(args, options);
+  const child = new Deno.Command(program, {
+    args: rest,
+    cwd: PROJECT_ROOT,
+    clearEnv: true,
+    env: cliEnv(options),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  return child;
+}
+
+/** Runs the CLI to completion. */
+export async function runCli(args: string[], options: CliOptions): Promise<CliResult> {
+  const child = spawnCli(args, options);
+  const writer = child.stdin.getWriter();
+  if (options.stdin !== undefined) await writer.write(new TextEncoder().encode(options.stdin));
+  await writer.close();
+  const output = await child.output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+/** Splits a stream into lines as they arrive. */
+export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  let buffered = "";
+  for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+    buffered += text;
+    let newline;
+    while ((newline = buffered.indexOf("\n")) >= 0) {
+      yield buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+    }
+  }
+  if (buffered !== "") yield buffered;
+}
+
+/** The last two stderr lines: the library's error and the explanation of the exit code. */
+export function failureLines(stderr: string): [string, string] {
+  const all = stderr.trimEnd().split("\n");
+  return [all.at(-2) ?? "", all.at(-1) ?? ""];
+}

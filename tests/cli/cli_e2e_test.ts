@@ -1,0 +1,340 @@
+/**
+ * The CLI's exit-code contract end to end: each code reached by a real scenario against the
+ * real registry (CNCF Distribution), with the CLI running as a child process under
+ * `--allow-net=127.0.0.1` and read/write limited to the test's temp dir.
+ */
+import { ok, strictEqual } from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { type CliResult, failureLines, runCli } from "./_cli.ts";
+import { partDigests, pushByHand, tinyImage, writeOciLayout } from "./_images.ts";
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+async function writeRandomFile(path: string, size: number): Promise<void> {
+  using file = await Deno.open(path, { write: true, create: true, truncate: true });
+  const chunk = new Uint8Array(64 * KiB);
+  for (let written = 0; written < size;) {
+    const n = Math.min(chunk.byteLength, size - written);
+    crypto.getRandomValues(chunk.subarray(0, n));
+    let offset = 0;
+    while (offset < n) offset += await file.write(chunk.subarray(offset, n));
+    written += n;
+  }
+}
+
+async function fileDigest(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of (await Deno.open(path)).readable) hash.update(chunk);
+  return hash.digest("hex");
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
+function expectFailure(result: CliResult, code: number, explanation: RegExp): void {
+  strictEqual(result.code, code, `exit ${result.code}, stderr:\n${result.stderr}`);
+  strictEqual(result.stdout, "", "nothing on stdout on failure");
+  const [error, why] = failureLines(result.stderr);
+  ok(/^ocipart (push|pull): \S/.test(error), `library error line: ${error}`);
+  ok(explanation.test(why), `${why} !~ ${explanation}`);
+  ok(why.endsWith(`(exit ${code})`), why);
+}
+
+function jsonLines(stderr: string): Array<Record<string, unknown>> {
+  return stderr.trimEnd().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+}
+
+registryTest("0: push prints only the digest, pull reproduces the file", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  await writeRandomFile(source, 3 * MiB + 123);
+  const ref = `${registry.host}/models/llm:v1`;
+
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "1MiB", "--workers", "2", ref, source],
+    { tmp: tmp.path },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  ok(/^sha256:[0-9a-f]{64}\n$/.test(push.stdout), `stdout: ${JSON.stringify(push.stdout)}`);
+  strictEqual(push.stderr, "", "auto progress draws nothing without a terminal");
+  strictEqual((await partDigests(registry.url, "models/llm", "v1")).length, 4);
+
+  const dest = `${tmp.path}/out.bin`;
+  const pull = await runCli(["pull", "--plain-http", ref, dest], { tmp: tmp.path });
+  strictEqual(pull.code, 0, pull.stderr);
+  strictEqual(pull.stdout, "");
+  strictEqual(pull.stderr, "");
+  strictEqual(await fileDigest(dest), await fileDigest(source));
+  strictEqual(await exists(`${dest}.parted-partial`), false);
+
+  // The same bytes and part size give the same manifest: --json shows its descriptor.
+  const again = await runCli(
+    ["push", "--plain-http", "--part-size=1MiB", "--json", ref, source],
+    { tmp: tmp.path },
+  );
+  strictEqual(again.code, 0, again.stderr);
+  const descriptor = JSON.parse(again.stdout);
+  strictEqual(again.stdout.trimEnd().split("\n").length, 1, "one JSON document");
+  strictEqual(descriptor.digest, push.stdout.trim());
+  strictEqual(descriptor.mediaType, "application/vnd.oci.image.manifest.v1+json");
+  ok(Number.isSafeInteger(descriptor.size) && descriptor.size > 0);
+
+  // Pull by digest into a fresh destination.
+  const byDigest = `${tmp.path}/by-digest.bin`;
+  const digestPull = await runCli(
+    ["pull", "--plain-http", `${registry.host}/models/llm@${descriptor.digest}`, byDigest],
+    { tmp: tmp.path },
+  );
+  strictEqual(digestPull.code, 0, digestPull.stderr);
+  strictEqual(await fileDigest(byDigest), await fileDigest(source));
+});
+
+registryTest("0: --progress json lines parse, never go back, and the last agrees", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/data.bin`;
+  const size = 2 * MiB + 7;
+  await writeRandomFile(source, size);
+  const ref = `${registry.host}/data/set:json`;
+
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "512KiB", "--progress", "json", ref, source],
+    { tmp: tmp.path },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  const pull = await runCli(
+    ["pull", "--plain-http", "--progress", "json", ref, `${tmp.path}/out.bin`],
+    { tmp: tmp.path },
+  );
+  strictEqual(pull.code, 0, pull.stderr);
+  for (const result of [push, pull]) {
+    const records = jsonLines(result.stderr);
+    strictEqual(records.length, result.stderr.trimEnd().split("\n").length, "only JSON lines");
+    ok(records.length >= 2);
+    let previous = 0;
+    for (const record of records) {
+      for (const field of ["completedBytes", "wireBytes", "totalBytes"]) {
+        ok(Number.isSafeInteger(record[field]), `${field} in ${JSON.stringify(record)}`);
+      }
+      strictEqual(typeof record.phase, "string");
+      ok((record.completedBytes as number) >= previous, "completedBytes never decreases");
+      previous = record.completedBytes as number;
+    }
+    const last = records.at(-1)!;
+    strictEqual(last.exitCode, 0);
+    strictEqual(last.phase, "done");
+    strictEqual(last.completedBytes, size);
+    strictEqual(last.totalBytes, size);
+  }
+
+  // A failing run ends with a line that carries its exit code too.
+  const missing = await runCli(
+    [
+      "pull",
+      "--plain-http",
+      "--progress",
+      "json",
+      `${registry.host}/data/set:nope`,
+      `${tmp.path}/x`,
+    ],
+    { tmp: tmp.path },
+  );
+  strictEqual(missing.code, 3, missing.stderr);
+  const last = jsonLines(missing.stderr).at(-1)!;
+  strictEqual(last.exitCode, 3);
+  ok(last.phase !== "done");
+});
+
+registryTest("3: pulling a missing tag, and nothing is left behind", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const dest = `${tmp.path}/out.bin`;
+  const result = await runCli(
+    ["pull", "--plain-http", `${registry.host}/models/absent:v1`, dest],
+    { tmp: tmp.path },
+  );
+  expectFailure(result, 3, /^ocipart pull: matched NotFoundError \(ERR_NOT_FOUND\)/);
+  strictEqual(await exists(dest), false);
+  strictEqual(await exists(`${dest}.parted-partial`), false);
+});
+
+registryTest("4: pulling an artifact of another kind pushed by hand", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  await pushByHand(registry.url, "other/kind", "v1", tinyImage("application/vnd.example.other"));
+  const dest = `${tmp.path}/out.bin`;
+  const result = await runCli(
+    ["pull", "--plain-http", `${registry.host}/other/kind:v1`, dest],
+    { tmp: tmp.path },
+  );
+  expectFailure(result, 4, /matched NotPartedArtifactError \(ERR_NOT_PARTED_ARTIFACT\)/);
+  strictEqual(await exists(dest), false);
+});
+
+registryTest("4: pulling an ordinary image pushed with skopeo", { needs: ["skopeo"] }, async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const layout = `${tmp.path}/layout`;
+  await writeOciLayout(layout, "latest", tinyImage());
+  const copy = await new Deno.Command("skopeo", {
+    args: [
+      "copy",
+      "--dest-tls-verify=false",
+      `oci:${layout}:latest`,
+      `docker://${registry.host}/library/busybox:1`,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  strictEqual(copy.code, 0, new TextDecoder().decode(copy.stderr));
+  const result = await runCli(
+    ["pull", "--plain-http", `${registry.host}/library/busybox:1`, `${tmp.path}/out.bin`],
+    { tmp: tmp.path },
+  );
+  expectFailure(result, 4, /matched NotPartedArtifactError/);
+});
+
+registryTest("5: a part blob tampered in the registry's storage", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  await writeRandomFile(source, 2 * MiB);
+  const ref = `${registry.host}/models/tampered:v1`;
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "1MiB", ref, source],
+    { tmp: tmp.path },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  const [, second] = await partDigests(registry.url, "models/tampered", "v1");
+  // Same length, different bytes: only the hash can tell.
+  const stored = await Deno.readFile(registry.blobPath(second));
+  stored[stored.byteLength >> 1] ^= 0xff;
+  await Deno.writeFile(registry.blobPath(second), stored);
+
+  const dest = `${tmp.path}/out.bin`;
+  const result = await runCli(["pull", "--plain-http", ref, dest], { tmp: tmp.path });
+  expectFailure(result, 5, /matched DigestMismatchError \(ERR_DIGEST_MISMATCH\)/);
+  strictEqual(await exists(dest), false, "the destination never holds unverified bytes");
+  strictEqual(await exists(`${dest}.parted-partial`), true, "the partial is kept");
+});
+
+registryTest("6: htpasswd registry without, with wrong and with right credentials", {
+  needs: ["htpasswd"],
+}, async () => {
+  await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  await writeRandomFile(source, 300 * KiB);
+  const ref = `${registry.host}/private/llm:v1`;
+
+  const anonymous = await runCli(["push", "--plain-http", ref, source], { tmp: tmp.path });
+  expectFailure(anonymous, 6, /matched UnauthorizedError \(ERR_UNAUTHORIZED\)/);
+
+  const login = ["--plain-http", "--username", "alice", "--password-stdin"];
+  const wrong = await runCli(["push", ...login, ref, source], {
+    tmp: tmp.path,
+    stdin: "battery staple\n",
+  });
+  expectFailure(wrong, 6, /matched UnauthorizedError/);
+  ok(!wrong.stderr.includes("battery"), "the password never appears");
+
+  const right = await runCli(["push", ...login, ref, source], {
+    tmp: tmp.path,
+    stdin: "correct horse\n",
+  });
+  strictEqual(right.code, 0, right.stderr);
+
+  // Pull with credentials from the docker configuration named by DOCKER_CONFIG.
+  const dockerConfig = `${tmp.path}/docker`;
+  await Deno.mkdir(dockerConfig);
+  await Deno.writeTextFile(
+    `${dockerConfig}/config.json`,
+    JSON.stringify({ auths: { [registry.host]: { auth: btoa("alice:correct horse") } } }),
+  );
+  const dest = `${tmp.path}/out.bin`;
+  const pull = await runCli(["pull", "--plain-http", ref, dest], {
+    tmp: tmp.path,
+    env: { DOCKER_CONFIG: dockerConfig },
+  });
+  strictEqual(pull.code, 0, pull.stderr);
+  strictEqual(await fileDigest(dest), await fileDigest(source));
+  const anonymousPull = await runCli(["pull", "--plain-http", ref, `${tmp.path}/anon.bin`], {
+    tmp: tmp.path,
+  });
+  expectFailure(anonymousPull, 6, /matched UnauthorizedError/);
+});
+
+registryTest("0 over TLS with --ca-file; 1 without the CA", async () => {
+  await using registry = await startRegistry({ tls: true });
+  await using tmp = await tempDir();
+  const ca = `${tmp.path}/ca.pem`;
+  await Deno.writeTextFile(ca, registry.caCert!);
+  const source = `${tmp.path}/weights.bin`;
+  await writeRandomFile(source, 200 * KiB);
+  const ref = `${registry.host}/secure/llm:v1`;
+  const untrusted = await runCli(["push", ref, source], { tmp: tmp.path });
+  expectFailure(untrusted, 1, /^ocipart push: no sentinel matched/);
+  const push = await runCli(["push", "--ca-file", ca, ref, source], { tmp: tmp.path });
+  strictEqual(push.code, 0, push.stderr);
+  const dest = `${tmp.path}/out.bin`;
+  const pull = await runCli(["pull", "--ca-file", ca, ref, dest], { tmp: tmp.path });
+  strictEqual(pull.code, 0, pull.stderr);
+  strictEqual(await fileDigest(dest), await fileDigest(source));
+});
+
+Deno.test("1: malformed reference, missing source, unreadable --ca-file", async () => {
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  await Deno.writeTextFile(source, "x");
+  for (const ref of ["Upper/Case:v1", "127.0.0.1:9/no-tag-or-digest", "no-registry:v1"]) {
+    const result = await runCli(["pull", "--plain-http", ref, `${tmp.path}/out`], {
+      tmp: tmp.path,
+    });
+    expectFailure(result, 1, /^ocipart pull: no sentinel matched/);
+  }
+  const missing = await runCli(
+    ["push", "--plain-http", "127.0.0.1:9/a/b:v1", `${tmp.path}/absent.bin`],
+    { tmp: tmp.path },
+  );
+  expectFailure(missing, 1, /no sentinel matched/);
+  const badCa = await runCli(
+    ["push", "--ca-file", `${tmp.path}/absent.pem`, "127.0.0.1:9/a/b:v1", source],
+    { tmp: tmp.path },
+  );
+  expectFailure(badCa, 1, /no sentinel matched/);
+  ok(badCa.stderr.includes("--ca-file"), badCa.stderr);
+});
+
+Deno.test("1: an expired --timeout against a registry that never answers", async () => {
+  // A listener that accepts connections and never says a word.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) held.push(conn);
+  })();
+  try {
+    await using tmp = await tempDir();
+    const dest = `${tmp.path}/out.bin`;
+    const result = await runCli(
+      ["pull", "--plain-http", "--timeout", "1s", `127.0.0.1:${listener.addr.port}/a/b:v1`, dest],
+      { tmp: tmp.path },
+    );
+    expectFailure(result, 1, /^ocipart pull: --timeout 1s expired/);
+    strictEqual(await exists(dest), false);
+  } finally {
+    listener.close();
+    await accepting.catch(() => {});
+    for (const conn of held) conn.close();
+  }
+});
