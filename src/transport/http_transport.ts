@@ -11,7 +11,6 @@ import * as net from "node:net";
 import * as dns from "node:dns";
 import * as fs from "node:fs";
 import * as tls from "node:tls";
-import type { Duplex } from "node:stream";
 import {
   BodyLengthError,
   LocalFileError,
@@ -115,6 +114,11 @@ export class HttpTransport {
     this.#httpAgent = new http.Agent(agentOptions);
     const ca = trustedRoots(this.#options.caCerts);
     this.#httpsAgent = new https.Agent({ ...agentOptions, ...(ca ? { ca } : {}) });
+    const guard = this.#options.peerGuard;
+    if (guard) {
+      guardConnections(this.#httpAgent, guard, false);
+      guardConnections(this.#httpsAgent, guard, true);
+    }
     this.fetch = (request: Request) => this.#fetch(request);
   }
 
@@ -262,28 +266,7 @@ export class HttpTransport {
         headers,
         agent: secure ? this.#httpsAgent : this.#httpAgent,
       };
-      if (guard) {
-        options.lookup = guardedLookup(guard) as unknown as typeof dns.lookup;
-      }
       const req = secure ? https.request(options) : http.request(options);
-
-      if (guard) {
-        req.on("socket", (socket: Duplex) => {
-          const s = socket as net.Socket;
-          const check = () => {
-            const address = s.remoteAddress;
-            const family = address === undefined ? 0 : net.isIP(address);
-            if (address === undefined || family === 0 || !guard(address, family as 4 | 6)) {
-              const err = new PeerRefusedError(OPERATION);
-              // Destroying here, before the pending write is flushed, sends zero bytes.
-              s.destroy(err);
-              fail(err);
-            }
-          };
-          if (s.remoteAddress !== undefined && !s.connecting) check();
-          else s.once("connect", check);
-        });
-      }
 
       req.on("error", (err: Error) => {
         if (failure !== undefined) return;
@@ -373,8 +356,15 @@ export class HttpTransport {
           return;
         }
         Object.defineProperty(response, "url", { value: request.url });
-        settled = true;
-        resolve(response);
+        const deliver = () => {
+          if (failure !== undefined) return;
+          settled = true;
+          resolve(response);
+        };
+        // Without a body the answer is complete once the message ends, which also hands the
+        // connection back to the pool before the caller's next request.
+        if (nullBody) res.once("end", deliver);
+        else deliver();
       });
 
       const range = fileBodyRange(body);
@@ -489,6 +479,48 @@ function trustedRoots(caCerts: string[] | undefined): string[] | undefined {
   if (caCerts === undefined || caCerts.length === 0) return undefined;
   if ("Deno" in globalThis) return caCerts;
   return [...tls.rootCertificates, ...caCerts];
+}
+
+type CreateConnection = (
+  options: tls.ConnectionOptions & net.TcpNetConnectOpts,
+  callback: (err: Error | null, socket?: net.Socket) => void,
+) => net.Socket | undefined;
+
+/**
+ * Makes `agent` dial through the guard: names resolve only to addresses the guard accepts, and
+ * the connected socket's remote address is checked before it is handed to the request. TLS
+ * starts only after that check, so a refused peer receives no byte at all (not even a
+ * ClientHello).
+ */
+function guardConnections(
+  agent: http.Agent,
+  guard: (address: string, family: 4 | 6) => boolean,
+  secure: boolean,
+): void {
+  const createConnection: CreateConnection = (options, callback) => {
+    const raw = net.connect({
+      host: options.host,
+      port: options.port,
+      ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+      ...(options.family ? { family: options.family } : {}),
+      lookup: guardedLookup(guard) as unknown as typeof dns.lookup,
+    });
+    const onError = (err: Error) => callback(err);
+    raw.once("error", onError);
+    raw.once("connect", () => {
+      raw.off("error", onError);
+      const address = raw.remoteAddress;
+      const family = address === undefined ? 0 : net.isIP(address);
+      if (address === undefined || family === 0 || !guard(address, family as 4 | 6)) {
+        raw.destroy();
+        callback(new PeerRefusedError(OPERATION));
+        return;
+      }
+      callback(null, secure ? tls.connect({ ...options, socket: raw }) : raw);
+    });
+    return undefined;
+  };
+  (agent as unknown as { createConnection: CreateConnection }).createConnection = createConnection;
 }
 
 // A `lookup` for node:net that only hands out addresses the guard accepts.
