@@ -1,0 +1,84 @@
+/**
+ * One attempt budget shared by every request of a blob operation, so nested and concurrent
+ * retries (a resumed pull, parallel chunk workers) never multiply the configured attempts.
+ *
+ * @module
+ */
+import { RetriesExhaustedError } from "../errors/kinds.ts";
+import { retryable } from "../errors/retryable.ts";
+import type { Clock } from "../transport/clock.ts";
+import { retryDelay, type RetryPolicy } from "../transport/retry.ts";
+
+/**
+ * Counts the attempts of one operation against `policy.maxAttempts` and waits between them
+ * with the shared full-jitter backoff ({@linkcode retryDelay}), honouring Retry-After floors.
+ * Every request sent on behalf of the operation takes one attempt.
+ *
+ * @example Running a request under the budget
+ * ```ts
+ * import { AttemptBudget } from "./attempt_budget.ts";
+ * import { BLOB_RETRY_POLICY, systemClock } from "../transport/mod.ts";
+ * const budget = new AttemptBudget(BLOB_RETRY_POLICY, systemClock);
+ * const value = await budget.run("HEAD blob", () => Promise.resolve(7));
+ * console.log(value, budget.used); // 7 1
+ * ```
+ */
+export class AttemptBudget {
+  /** The policy whose `maxAttempts` bounds the whole operation. */
+  readonly policy: RetryPolicy;
+  #clock: Clock;
+  #signal: AbortSignal | undefined;
+  #used = 0;
+  #failures = 0;
+
+  /** Creates a budget; `signal` cuts every wait short. */
+  constructor(policy: RetryPolicy, clock: Clock, signal?: AbortSignal) {
+    this.policy = policy;
+    this.#clock = clock;
+    this.#signal = signal;
+  }
+
+  /** How many attempts were taken so far. */
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Takes one attempt; call before each request that is not sent through {@linkcode run}. */
+  take(): void {
+    this.#signal?.throwIfAborted();
+    this.#used++;
+  }
+
+  /**
+   * Decides about a failure of an attempt already taken: rethrows a terminal failure (or the
+   * abort reason), throws `RetriesExhaustedError` when the budget is spent, otherwise waits the
+   * backoff so the caller may take the next attempt.
+   */
+  async failed(operation: string, err: unknown): Promise<void> {
+    if (this.#signal?.aborted) throw this.#signal.reason;
+    const verdict = retryable(err);
+    if (!verdict.retryable) throw err;
+    if (this.#used >= this.policy.maxAttempts) {
+      throw new RetriesExhaustedError(operation, this.#used, { cause: err });
+    }
+    const delay = retryDelay(
+      this.#failures++,
+      this.policy,
+      this.#clock.random(),
+      verdict.retryAfterMs,
+    );
+    await this.#clock.sleep(delay, this.#signal);
+  }
+
+  /** Runs `fn` until it succeeds, taking one attempt per call and deciding with `failed`. */
+  async run<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+    for (;;) {
+      this.take();
+      try {
+        return await fn();
+      } catch (err) {
+        await this.failed(operation, err);
+      }
+    }
+  }
+}
