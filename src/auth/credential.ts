@@ -1,0 +1,83 @@
+/**
+ * The credential a source returns for one registry, and the source interface.
+ *
+ * @module
+ */
+
+/**
+ * What a credential source returns for one registry. All fields absent (or empty) means
+ * anonymous, which is a valid answer and not an error.
+ */
+export interface Credential {
+  /** Basic credential user. */
+  username?: string;
+  /** Basic credential secret. */
+  password?: string;
+  /**
+   * An OAuth2-style refresh token stored in place of a password. It is refused with a
+   * `CredentialError`, never exchanged and never downgraded to anonymous.
+   */
+  identityToken?: string;
+  /** Presented verbatim as the bearer credential, without any exchange. */
+  registryToken?: string;
+}
+
+/** Looks up the credential of a registry host. */
+export interface CredentialSource {
+  /**
+   * Returns the credential for `registryHost` (the `host[:port]` that is dialed). A registry the
+   * source knows nothing about yields `{}` (anonymous) without error.
+   */
+  get(registryHost: string, signal?: AbortSignal): Promise<Credential>;
+}
+
+/**
+ * Reports whether a credential is anonymous: no field carries a value.
+ *
+ * @example
+ * ```ts
+ * import { isAnonymous } from "./credential.ts";
+ * console.log(isAnonymous({}), isAnonymous({ username: "u", password: "p" })); // true false
+ * ```
+ */
+export function isAnonymous(credential: Credential): boolean {
+  return !credential.username && !credential.password && !credential.identityToken &&
+    !credential.registryToken;
+}
+
+/**
+ * A source that answers one explicit credential for every registry, e.g. a
+ * `{ username, password }` pair or a `{ registryToken }` given on a command line.
+ *
+ * @example Passing an explicit credential
+ * ```ts
+ * import { staticCredentials } from "./credential.ts";
+ * const source = staticCredentials({ username: "ci", password: "secret" });
+ * console.log((await source.get("registry.example")).username); // "ci"
+ * ```
+ */
+export function staticCredentials(credential: Credential): CredentialSource {
+  const copy: Credential = { ...credential };
+  return {
+    get: (_registryHost: string, signal?: AbortSignal): Promise<Credential> => {
+      signal?.throwIfAborted();
+      return Promise.resolve({ ...copy });
+    },
+  };
+}
+
+/**
+ * A source that always answers anonymous.
+ *
+ * @example
+ * ```ts
+ * import { anonymousCredentials } from "./credential.ts";
+ * console.log(await anonymousCredentials.get("registry.example")); // {}
+ * ```
+ */
+export const anonymousCredentials: CredentialSource = {
+  get: (_registryHost: string, signal?: AbortSignal): Promise<Credential> => {
+    signal?.throwIfAborted();
+    return Promise.resolve({});
+  },
+};
