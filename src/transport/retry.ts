@@ -108,6 +108,7 @@ export interface RetryOptions {
  * Runs `fn` until it succeeds, a failure is terminal (see {@linkcode retryable}), or the budget
  * is spent. A terminal failure is rethrown unchanged; a retryable failure on the last attempt is
  * wrapped in `RetriesExhaustedError` ("… failed after N attempts") with the failure as `cause`.
+ * An invalid policy rejects with `RangeError` before the first attempt.
  *
  * @example
  * ```ts
@@ -124,6 +125,8 @@ export async function retry<T>(
   options: RetryOptions,
 ): Promise<T> {
   const { policy, signal } = options;
+  // An unchecked policy could loop forever (a missing or NaN maxAttempts never runs out).
+  validateRetryPolicy(policy);
   const clock = options.clock ?? systemClock;
   for (let attempt = 1;; attempt++) {
     signal?.throwIfAborted();

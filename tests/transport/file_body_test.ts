@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import { createHash, randomFillSync } from "node:crypto";
+import { FILE_BODY_CHUNK_SIZE, fileBody, fileBodyRange } from "../../src/transport/file_body.ts";
+import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { BodyLengthError, LocalFileError } from "../../src/errors/kinds.ts";
+import { startRawServer } from "./_raw_server.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+
+const MiB = 1 << 20;
+
+/** Writes `size` pseudo-random bytes to `path` and returns their sha256 hex. */
+async function writeFile(path: string, size: number): Promise<string> {
+  const hash = createHash("sha256");
+  const block = randomFillSync(new Uint8Array(4 * MiB));
+  using file = await Deno.open(path, { write: true, create: true, truncate: true });
+  for (let written = 0, round = 0; written < size; round++) {
+    block[0] = round & 0xff; // no two blocks alike
+    const piece = block.subarray(0, Math.min(block.byteLength, size - written));
+    hash.update(piece);
+    for (let offset = 0; offset < piece.byteLength;) {
+      offset += await file.write(piece.subarray(offset));
+    }
+    written += piece.byteLength;
+  }
+  return hash.digest("hex");
+}
+
+async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array[]> {
+  const out: Uint8Array[] = [];
+  for await (const chunk of stream) out.push(chunk);
+  return out;
+}
+
+function put(url: string, body: ReadableStream<Uint8Array>, length: number): Request {
+  return new Request(url, {
+    method: "PUT",
+    body,
+    headers: { "content-length": String(length), "content-type": "application/octet-stream" },
+    duplex: "half",
+  } as RequestInit);
+}
+
+Deno.test("fileBody streams exactly the range in 1 MiB chunks", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/data.bin`;
+  await writeFile(path, 5 * MiB);
+  const all = await Deno.readFile(path);
+  const offset = 12345;
+  const length = 3 * MiB + 7;
+  const chunks = await collect(fileBody(path, offset, length));
+  assert.equal(chunks[0].byteLength, FILE_BODY_CHUNK_SIZE);
+  assert.ok(chunks.every((c) => c.byteLength <= FILE_BODY_CHUNK_SIZE));
+  const joined = new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
+  assert.deepEqual(joined, all.subarray(offset, offset + length));
+  // A fresh call re-reads for a retry.
+  const again = await collect(fileBody(path, offset, length));
+  assert.equal(again.reduce((n, c) => n + c.byteLength, 0), length);
+});
+
+Deno.test("fileBody: an empty range closes at once; bad arguments throw", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/data.bin`;
+  await writeFile(path, 10);
+  assert.deepEqual(await collect(fileBody(path, 10, 0)), []);
+  assert.throws(() => fileBody(path, -1, 1), RangeError);
+  assert.throws(() => fileBody(path, 0, 1.5), RangeError);
+  assert.throws(() => fileBody("", 0, 1), TypeError);
+});
+
+Deno.test("fileBody opens the file lazily and errors with LocalFileError", async () => {
+  await using dir = await tempDir();
+  const missing = fileBody(`${dir.path}/missing.bin`, 0, 10); // constructing opens nothing
+  await assert.rejects(collect(missing), LocalFileError);
+  const path = `${dir.path}/short.bin`;
+  await writeFile(path, MiB + 10);
+  const err = await collect(fileBody(path, 0, 2 * MiB)).then(() => undefined, (e) => e);
+  assert.ok(err instanceof LocalFileError, String(err));
+  assert.equal(err.message, "file body: file ended before the requested range");
+});
+
+Deno.test("a Request keeps the identity of a fileBody stream, so the transport can see it", () => {
+  const body = fileBody("./unused.bin", 4, 8);
+  const request = put("http://127.0.0.1:9/", body, 8);
+  assert.equal(request.body, body);
+  assert.deepEqual(fileBodyRange(request.body), { path: "./unused.bin", offset: 4, length: 8 });
+  assert.equal(fileBodyRange(new ReadableStream()), undefined);
+});
+
+Deno.test("256 MiB from a file arrives whole with content-length and no chunking", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/big.bin`;
+  const size = 256 * MiB;
+  const sha = await writeFile(path, size);
+  const server = startRawServer();
+  const transport = new HttpTransport();
+  try {
+    const res = await transport.fetch(put(`${server.origin}/big`, fileBody(path, 0, size), size));
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    const [request] = server.requests;
+    assert.equal(request.headers["content-length"], String(size));
+    assert.equal(request.headers["transfer-encoding"], undefined);
+    assert.equal(request.bodyBytes, size);
+    assert.equal(request.complete, true);
+    assert.equal(request.sha256, sha);
+
+    // The same bytes through the generic stream path (the stream hidden behind a transform).
+    const hidden = fileBody(path, 0, size).pipeThrough(new TransformStream());
+    const res2 = await transport.fetch(put(`${server.origin}/big2`, hidden, size));
+    assert.equal(res2.status, 200);
+    await res2.body?.cancel();
+    assert.equal(server.requests[1].bodyBytes, size);
+    assert.equal(server.requests[1].sha256, sha);
+    assert.equal(server.requests[1].headers["transfer-encoding"], undefined);
+  } finally {
+    transport.close();
+    await server.close();
+  }
+});
+
+Deno.test("a fileBody whose range disagrees with content-length fails before it is sent", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/data.bin`;
+  await writeFile(path, 4 * MiB);
+  const server = startRawServer();
+  const transport = new HttpTransport();
+  try {
+    for (const declared of [4 * MiB - 1, 4 * MiB + 1]) {
+      const err = await transport.fetch(put(server.origin, fileBody(path, 0, 4 * MiB), declared))
+        .then(() => undefined, (e) => e);
+      assert.ok(err instanceof BodyLengthError, String(err));
+    }
+    await server.closed();
+    assert.ok(server.requests.every((r) => !r.complete));
+  } finally {
+    transport.close();
+    await server.close();
+  }
+});
+
+Deno.test("a file shorter than its fileBody range fails the upload; the server never gets it whole", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/data.bin`;
+  await writeFile(path, 3 * MiB);
+  const server = startRawServer();
+  const transport = new HttpTransport();
+  try {
+    const err = await transport.fetch(put(server.origin, fileBody(path, 0, 4 * MiB), 4 * MiB))
+      .then(() => undefined, (e) => e);
+    assert.ok(err instanceof LocalFileError, String(err));
+    await server.closed();
+    assert.equal(server.requests.length, 1);
+    assert.equal(server.requests[0].complete, false);
+  } finally {
+    transport.close();
+    await server.close();
+  }
+});
