@@ -1,0 +1,187 @@
+/**
+ * The parted manifest: encoding a pushed file's parts into an OCI image manifest, and decoding
+ * and validating one on pull.
+ *
+ * @module
+ */
+import { InvalidManifestError } from "../errors/kinds.ts";
+import { NotPartedArtifactError } from "../errors/sentinels.ts";
+import { isSha256Digest } from "../registry/digest.ts";
+import { EMPTY_CONFIG_DESCRIPTOR, OCI_MANIFEST_MEDIA_TYPE } from "../registry/media_types.ts";
+import {
+  ANNOTATION_FILE_DIGEST,
+  ANNOTATION_FILE_SIZE,
+  ANNOTATION_FORMAT_VERSION,
+  ANNOTATION_PART_SIZE,
+  FORMAT_VERSION,
+  MAX_PARTS,
+  PARTED_ARTIFACT_TYPE,
+  PARTED_LAYER_MEDIA_TYPE,
+} from "./format.ts";
+import { partCount, type PartRange, planParts } from "./plan.ts";
+
+/** A part with its digest, as listed by a manifest. */
+export interface PartDescriptor extends PartRange {
+  /** The part's sha256 digest, `sha256:<hex>`. */
+  readonly digest: string;
+}
+
+/** What a parted manifest says about the file. */
+export interface PartedManifest {
+  /** The part size the file was split with. */
+  readonly partSize: number;
+  /** The file size in bytes. */
+  readonly fileSize: number;
+  /** The whole-file sha256 digest (carried, not verified by pull). */
+  readonly fileDigest: string;
+  /** The parts in file order. */
+  readonly parts: readonly PartDescriptor[];
+}
+
+/**
+ * Encodes the manifest of a file: schema version 2, the OCI manifest media type, the parted
+ * `artifactType`, the OCI empty config, one layer per part and the format annotations. The same
+ * input always gives the same bytes, so an unchanged file re-pushed at the same part size has
+ * the same manifest digest.
+ *
+ * @example
+ * ```ts
+ * import { encodeManifest } from "./manifest.ts";
+ * const empty = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+ * const bytes = encodeManifest({ partSize: 10, fileSize: 0, fileDigest: empty, partDigests: [empty] });
+ * console.log(JSON.parse(new TextDecoder().decode(bytes)).layers.length); // 1
+ * ```
+ */
+export function encodeManifest(info: {
+  partSize: number;
+  fileSize: number;
+  fileDigest: string;
+  partDigests: readonly string[];
+}): Uint8Array {
+  const parts = planParts(info.fileSize, info.partSize);
+  if (parts.length !== info.partDigests.length) {
+    throw new RangeError("manifest: one digest per part is required");
+  }
+  const manifest = {
+    schemaVersion: 2,
+    mediaType: OCI_MANIFEST_MEDIA_TYPE,
+    artifactType: PARTED_ARTIFACT_TYPE,
+    config: {
+      mediaType: EMPTY_CONFIG_DESCRIPTOR.mediaType,
+      digest: EMPTY_CONFIG_DESCRIPTOR.digest,
+      size: EMPTY_CONFIG_DESCRIPTOR.size,
+    },
+    layers: parts.map((part) => ({
+      mediaType: PARTED_LAYER_MEDIA_TYPE,
+      digest: info.partDigests[part.index],
+      size: part.size,
+    })),
+    annotations: {
+      [ANNOTATION_FILE_DIGEST]: info.fileDigest,
+      [ANNOTATION_FILE_SIZE]: String(info.fileSize),
+      [ANNOTATION_FORMAT_VERSION]: FORMAT_VERSION,
+      [ANNOTATION_PART_SIZE]: String(info.partSize),
+    },
+  };
+  return new TextEncoder().encode(JSON.stringify(manifest));
+}
+
+/**
+ * Decodes and validates a manifest. A manifest that is not this artifact kind (media type other
+ * than the OCI image manifest, or another `artifactType`) throws `NotPartedArtifactError`; one
+ * that claims to be this kind but is broken (schema version, config, layer media type, digest or
+ * size, missing or unparseable annotation, layers disagreeing with the split rule) throws
+ * `InvalidManifestError`. Messages name only fixed fields, rules and bounded part indexes.
+ *
+ * @example Round trip
+ * ```ts
+ * import { decodeManifest, encodeManifest } from "./manifest.ts";
+ * const empty = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+ * const bytes = encodeManifest({ partSize: 10, fileSize: 0, fileDigest: empty, partDigests: [empty] });
+ * console.log(decodeManifest(bytes).parts.length); // 1
+ * ```
+ */
+export function decodeManifest(bytes: Uint8Array): PartedManifest {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (err) {
+    throw new InvalidManifestError("not valid JSON", { cause: err });
+  }
+  if (!isObject(value)) throw new InvalidManifestError("not a JSON object");
+  // Kind first: an image, an index or another artifact is not broken, it is something else.
+  if (value.mediaType !== OCI_MANIFEST_MEDIA_TYPE) {
+    throw new NotPartedArtifactError("manifest mediaType is not an OCI image manifest");
+  }
+  if (value.artifactType !== PARTED_ARTIFACT_TYPE) {
+    throw new NotPartedArtifactError("manifest artifactType differs");
+  }
+  if (value.schemaVersion !== 2) throw new InvalidManifestError("schemaVersion must be 2");
+  checkConfig(value.config);
+  const annotations = value.annotations;
+  if (!isObject(annotations)) throw new InvalidManifestError("annotations: missing");
+  const version = annotations[ANNOTATION_FORMAT_VERSION];
+  if (version !== FORMAT_VERSION) {
+    throw new InvalidManifestError("annotations: format version missing or unsupported");
+  }
+  const partSize = parseSize(annotations[ANNOTATION_PART_SIZE], "part size");
+  if (partSize === 0) throw new InvalidManifestError("annotations: part size must be positive");
+  const fileSize = parseSize(annotations[ANNOTATION_FILE_SIZE], "file size");
+  const fileDigest = annotations[ANNOTATION_FILE_DIGEST];
+  if (typeof fileDigest !== "string" || !isSha256Digest(fileDigest)) {
+    throw new InvalidManifestError("annotations: file digest missing or not a sha256 digest");
+  }
+  const layers = value.layers;
+  if (!Array.isArray(layers)) throw new InvalidManifestError("layers: not a list");
+  const expected = partCount(fileSize, partSize);
+  if (expected > MAX_PARTS) {
+    throw new InvalidManifestError(`layers: more than ${MAX_PARTS} parts`);
+  }
+  if (layers.length !== expected) {
+    throw new InvalidManifestError("layers: count disagrees with the split rule");
+  }
+  const parts = planParts(fileSize, partSize).map((range): PartDescriptor => {
+    const layer: unknown = layers[range.index];
+    const where = `layers[${range.index}]`;
+    if (!isObject(layer)) throw new InvalidManifestError(`${where}: not an object`);
+    if (layer.mediaType !== PARTED_LAYER_MEDIA_TYPE) {
+      throw new InvalidManifestError(`${where}: mediaType is not the parted layer type`);
+    }
+    if (typeof layer.digest !== "string" || !isSha256Digest(layer.digest)) {
+      throw new InvalidManifestError(`${where}: digest is not a sha256 digest`);
+    }
+    if (layer.size !== range.size) {
+      throw new InvalidManifestError(`${where}: size disagrees with the split rule`);
+    }
+    return { ...range, digest: layer.digest };
+  });
+  if (parts.length === 1 && parts[0].digest !== fileDigest) {
+    throw new InvalidManifestError("layers[0]: a single part must have the file digest");
+  }
+  return { partSize, fileSize, fileDigest, parts };
+}
+
+function checkConfig(config: unknown): void {
+  if (
+    !isObject(config) || config.mediaType !== EMPTY_CONFIG_DESCRIPTOR.mediaType ||
+    config.digest !== EMPTY_CONFIG_DESCRIPTOR.digest || config.size !== EMPTY_CONFIG_DESCRIPTOR.size
+  ) {
+    throw new InvalidManifestError("config: not the OCI empty descriptor");
+  }
+}
+
+function parseSize(text: unknown, field: string): number {
+  // Canonical decimal only: "010", "1e3", " 1" and signs are broken annotations.
+  if (typeof text !== "string" || !/^(0|[1-9][0-9]*)$/.test(text)) {
+    throw new InvalidManifestError(`annotations: ${field} missing or not a decimal integer`);
+  }
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) {
+    throw new InvalidManifestError(`annotations: ${field} out of range`);
+  }
+  return value;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

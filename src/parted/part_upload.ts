@@ -1,0 +1,122 @@
+/**
+ * Pushing one part: existence check, then an upload session and one PUT streamed from the
+ * file, repeated within the part's retry budget.
+ *
+ * @module
+ */
+import { findError } from "../errors/find_error.ts";
+import { HttpStatusError, LocalFileError, SourceChangedError } from "../errors/kinds.ts";
+import { type Clock, systemClock } from "../transport/clock.ts";
+import { fileBody } from "../transport/file_body.ts";
+import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
+import type { PartDescriptor } from "./manifest.ts";
+import type { ProgressTracker } from "./progress.ts";
+import type { PartedRequests } from "./requests.ts";
+
+/** What a part upload needs. */
+export interface PartUploadContext {
+  /** The registry requests of the target repository. */
+  requests: PartedRequests;
+  /** The source file. */
+  path: string;
+  /** Counts wire bytes. */
+  progress: ProgressTracker;
+  /** Stops the upload. */
+  signal: AbortSignal;
+  /** Retry budget; the parted policy by default. */
+  policy?: RetryPolicy;
+  /** Time source of the backoff. */
+  clock?: Clock;
+}
+
+/**
+ * Makes sure the registry holds `part`: HEAD first (present → `"skipped"`), else POST + PUT of
+ * the part streamed from disk with its exact length (`"uploaded"`). Each attempt repeats the
+ * existence check and re-streams the part; 4 attempts by default. A source that ends early or
+ * whose bytes no longer match the part digest fails with `SourceChangedError`, not retried.
+ *
+ * @example
+ * ```ts ignore
+ * import { uploadPart } from "./part_upload.ts";
+ * await uploadPart(context, { index: 0, offset: 0, size: 10, digest });
+ * ```
+ */
+export async function uploadPart(
+  context: PartUploadContext,
+  part: PartDescriptor,
+): Promise<"skipped" | "uploaded"> {
+  const { requests, signal } = context;
+  return await retry(`part ${part.index}: upload`, async () => {
+    if (await requests.blobExists(part.digest, signal)) return "skipped";
+    const session = await requests.openUpload(signal);
+    const state = { sent: 0, short: false, readError: undefined as unknown };
+    const body = part.size === 0
+      ? new Uint8Array(0)
+      : countedFileBody(context.path, part, state, (n) => context.progress.addWire(n));
+    try {
+      await requests.completeUpload(session, part.digest, part.size, body, signal);
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      if (state.short) {
+        throw new SourceChangedError(`part ${part.index}: file ended early`, { cause: err });
+      }
+      if (state.readError !== undefined) {
+        throw new LocalFileError(`push source: read failed at part ${part.index}`, {
+          cause: state.readError,
+        });
+      }
+      if (isDigestInvalid(err)) {
+        // The registry hashed what we streamed and it differs from what we hashed: the file
+        // changed between the hashing read and the upload.
+        throw new SourceChangedError(`part ${part.index}: bytes differ from their digest`, {
+          cause: err,
+        });
+      }
+      throw err;
+    }
+    return "uploaded";
+  }, {
+    policy: context.policy ?? PARTED_RETRY_POLICY,
+    signal,
+    clock: context.clock ?? systemClock,
+  });
+}
+
+function countedFileBody(
+  path: string,
+  part: PartDescriptor,
+  state: { sent: number; short: boolean; readError: unknown },
+  onBytes: (n: number) => void,
+): ReadableStream<Uint8Array> {
+  const reader = fileBody(path, part.offset, part.size).getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let result;
+      try {
+        result = await reader.read();
+      } catch (err) {
+        if (err instanceof LocalFileError && /ended/.test(err.message)) state.short = true;
+        else state.readError = err;
+        controller.error(err);
+        return;
+      }
+      if (result.done) {
+        if (state.sent !== part.size) state.short = true;
+        controller.close();
+        return;
+      }
+      state.sent += result.value.byteLength;
+      onBytes(result.value.byteLength);
+      controller.enqueue(result.value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+function isDigestInvalid(err: unknown): boolean {
+  const status = findError(err, HttpStatusError);
+  if (status === undefined || status.status !== 400) return false;
+  return new TextDecoder().decode(status.body).includes("DIGEST_INVALID");
+}

@@ -1,0 +1,163 @@
+/**
+ * The pull procedure: resolve and verify the manifest, open and measure the partial file,
+ * resume or start fresh, fetch parts concurrently, commit atomically.
+ *
+ * @module
+ */
+import type { Reference } from "../registry/reference.ts";
+import { type Clock, systemClock } from "../transport/clock.ts";
+import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
+import { AsyncQueue } from "./async_queue.ts";
+import type { Connection } from "./connection.ts";
+import { HashPool } from "./fs_hash_pool.ts";
+import { PartialFile, removeEmptyPartial } from "./fs_partial.ts";
+import { decodeManifest, type PartDescriptor, type PartedManifest } from "./manifest.ts";
+import { downloadPart } from "./part_download.ts";
+import { type ProgressCallback, ProgressTracker } from "./progress.ts";
+import { attachSentinel } from "./sentinel.ts";
+
+/** What the pull procedure needs, already validated. */
+export interface PullJob {
+  /** The source reference (tag and/or digest). */
+  reference: Reference;
+  /** The destination path. */
+  destination: string;
+  /** Concurrent part fetches (and resume hashing). */
+  workers: number;
+  /** Progress callback. */
+  onProgress?: ProgressCallback;
+  /** The caller's signal. */
+  signal?: AbortSignal;
+  /** Retry budget of the manifest and of every part. */
+  policy?: RetryPolicy;
+  /** Backoff time source. */
+  clock?: Clock;
+  /** Threads of the resume hashing pass; default the hardware concurrency, at most `workers`. */
+  hashThreads?: number;
+}
+
+/**
+ * Pulls the artifact of `job` into its destination. See the Pull section of the specification.
+ *
+ * @example
+ * ```ts ignore
+ * import { runPull } from "./pull.ts";
+ * await runPull(job, () => connect(reference, {}));
+ * ```
+ */
+export async function runPull(job: PullJob, connect: () => Connection): Promise<void> {
+  job.signal?.throwIfAborted();
+  const connection = connect();
+  const controller = new AbortController();
+  const signal = job.signal === undefined
+    ? controller.signal
+    : AbortSignal.any([job.signal, controller.signal]);
+  const policy = job.policy ?? PARTED_RETRY_POLICY;
+  const clock = job.clock ?? systemClock;
+  let progress: ProgressTracker | undefined;
+  let manifest: PartedManifest;
+  try {
+    const reference = job.reference.digest ?? job.reference.tag!;
+    const fetched = await retry(
+      "GET manifest",
+      () => connection.requests.getManifest(reference, job.reference.digest, signal),
+      { policy, signal, clock },
+    );
+    manifest = decodeManifest(fetched.bytes);
+  } catch (err) {
+    connection.close();
+    await removeEmptyPartial(job.destination);
+    if (job.signal?.aborted) throw job.signal.reason;
+    throw attachSentinel(err);
+  }
+  let partial: PartialFile | undefined;
+  const pool = new HashPool(
+    Math.min(job.workers, job.hashThreads ?? globalThis.navigator?.hardwareConcurrency ?? 2),
+  );
+  let failure = undefined as { err: unknown; part?: number } | undefined;
+  const fail = (err: unknown, part?: number) => {
+    if (failure === undefined && !(job.signal?.aborted)) failure = { err, part };
+    controller.abort(err);
+  };
+  try {
+    progress = new ProgressTracker(manifest.fileSize, "resolving", job.onProgress);
+    progress.onFailure = (err) => controller.abort(err);
+    partial = await PartialFile.open(job.destination);
+    const queue = new AsyncQueue<PartDescriptor>();
+    const tracker = progress;
+    const openPartial = partial;
+    let feeding: Promise<void>;
+    if (partial.initialLength === manifest.fileSize) {
+      tracker.setPhase("verifying");
+      feeding = verifyExisting(manifest, partial.path, pool, signal, (part, ok) => {
+        if (ok) tracker.completePart(part.size);
+        else queue.push(part);
+      }).then(() => queue.close(), (err) => {
+        queue.close();
+        fail(err);
+      });
+    } else {
+      await partial.resize(manifest.fileSize);
+      for (const part of manifest.parts) queue.push(part);
+      queue.close();
+      feeding = Promise.resolve();
+    }
+    const workers = Array.from(
+      { length: Math.min(job.workers, manifest.parts.length) },
+      async () => {
+        for (;;) {
+          const part = await queue.take();
+          if (part === undefined || signal.aborted) return;
+          tracker.setPhase("downloading");
+          try {
+            await downloadPart({
+              requests: connection.requests,
+              partial: openPartial,
+              progress: tracker,
+              signal,
+              policy,
+              clock,
+            }, part);
+          } catch (err) {
+            fail(err, part.index);
+            return;
+          }
+          tracker.completePart(part.size);
+        }
+      },
+    );
+    await Promise.all([feeding, ...workers]);
+    if (job.signal?.aborted) throw job.signal.reason;
+    if (failure !== undefined) throw failure.err;
+    if (progress.failure !== undefined) throw progress.failure;
+    progress.setPhase("committing");
+    await partial.commit();
+    progress.setPhase("done");
+  } catch (err) {
+    if (job.signal?.aborted) throw job.signal.reason;
+    const known = failure as { err: unknown; part?: number } | undefined;
+    throw attachSentinel(err, known !== undefined && known.err === err ? known.part : undefined);
+  } finally {
+    pool.close();
+    await partial?.close();
+    connection.close();
+  }
+}
+
+/**
+ * The resume pass: hashes every part range of the partial file (at most the pool's thread count
+ * at once) and reports each part as it is known, so failed parts are fetched while the others
+ * are still being hashed.
+ */
+async function verifyExisting(
+  manifest: PartedManifest,
+  path: string,
+  pool: HashPool,
+  signal: AbortSignal,
+  onPart: (part: PartDescriptor, ok: boolean) => void,
+): Promise<void> {
+  await Promise.all(manifest.parts.map(async (part) => {
+    const digest = await pool.hash(path, part.offset, part.size, signal);
+    onPart(part, digest === part.digest);
+  }));
+}

@@ -1,0 +1,218 @@
+/**
+ * The push procedure: plan, one hashing read feeding concurrent part uploads, the empty config
+ * blob, and the manifest written last.
+ *
+ * @module
+ */
+import { InvalidReferenceError, SourceChangedError } from "../errors/kinds.ts";
+import {
+  EMPTY_CONFIG_BYTES,
+  EMPTY_CONFIG_DESCRIPTOR,
+  OCI_MANIFEST_MEDIA_TYPE,
+} from "../registry/media_types.ts";
+import type { Descriptor } from "../registry/media_types.ts";
+import type { Reference } from "../registry/reference.ts";
+import { sha256Digest } from "../registry/sha256.ts";
+import { type Clock, systemClock } from "../transport/clock.ts";
+import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
+import { AsyncQueue } from "./async_queue.ts";
+import type { Connection } from "./connection.ts";
+import { PARTED_ARTIFACT_TYPE } from "./format.ts";
+import { HashPool, ShortFileError } from "./fs_hash_pool.ts";
+import { checkReadable, sameStamp, type SourceStamp, statSource } from "./fs_source.ts";
+import { encodeManifest, type PartDescriptor } from "./manifest.ts";
+import { uploadPart } from "./part_upload.ts";
+import { planParts } from "./plan.ts";
+import { type ProgressCallback, ProgressTracker } from "./progress.ts";
+import type { PartedRequests } from "./requests.ts";
+import { attachSentinel } from "./sentinel.ts";
+
+/** What the push procedure needs, already validated. */
+export interface PushJob {
+  /** The target reference (tag and/or digest). */
+  reference: Reference;
+  /** The source file. */
+  path: string;
+  /** Part size in bytes. */
+  partSize: number;
+  /** Concurrent part uploads. */
+  workers: number;
+  /** Progress callback. */
+  onProgress?: ProgressCallback;
+  /** The caller's signal. */
+  signal?: AbortSignal;
+  /** Retry budget of every part, the config blob and the manifest. */
+  policy?: RetryPolicy;
+  /** Backoff time source. */
+  clock?: Clock;
+}
+
+/**
+ * Pushes the file of `job` through `connect()`'s transports and returns the manifest's
+ * descriptor. See the Push section of the specification.
+ *
+ * @example
+ * ```ts ignore
+ * import { runPush } from "./push.ts";
+ * const descriptor = await runPush(job, () => connect(reference, {}));
+ * ```
+ */
+export async function runPush(job: PushJob, connect: () => Connection): Promise<Descriptor> {
+  job.signal?.throwIfAborted();
+  const stamp = await statSource(job.path);
+  await checkReadable(job.path);
+  const plan = planParts(stamp.size, job.partSize);
+  const connection = connect();
+  const controller = new AbortController();
+  const signal = job.signal === undefined
+    ? controller.signal
+    : AbortSignal.any([job.signal, controller.signal]);
+  const progress = new ProgressTracker(stamp.size, "hashing", job.onProgress);
+  progress.onFailure = (err) => controller.abort(err);
+  const pool = new HashPool(plan.length > 1 ? 2 : 1);
+  const policy = job.policy ?? PARTED_RETRY_POLICY;
+  const clock = job.clock ?? systemClock;
+  let failure = undefined as { err: unknown; part?: number } | undefined;
+  const fail = (err: unknown, part?: number) => {
+    if (failure === undefined && !(job.signal?.aborted)) failure = { err, part };
+    controller.abort(err);
+  };
+  try {
+    const queue = new AsyncQueue<PartDescriptor>();
+    const digests: string[] = new Array(plan.length);
+    let fileDigest = "";
+    const hashing = hashParts(job.path, plan, stamp, pool, signal, (part) => {
+      digests[part.index] = part.digest;
+      queue.push(part);
+    }).then((whole) => {
+      fileDigest = whole;
+      queue.close();
+    }, (err) => {
+      queue.close();
+      fail(err);
+    });
+    const workers = Array.from({ length: Math.min(job.workers, plan.length) }, async () => {
+      for (;;) {
+        const part = await queue.take();
+        if (part === undefined || signal.aborted) return;
+        progress.setPhase("uploading");
+        try {
+          await uploadPart({
+            requests: connection.requests,
+            path: job.path,
+            progress,
+            signal,
+            policy,
+            clock,
+          }, part);
+        } catch (err) {
+          fail(err, part.index);
+          return;
+        }
+        progress.completePart(part.size);
+      }
+    });
+    await Promise.all([hashing, ...workers]);
+    if (job.signal?.aborted) throw job.signal.reason;
+    if (failure !== undefined) throw failure.err;
+    if (progress.failure !== undefined) throw progress.failure;
+    await checkUnchanged(job.path, stamp);
+    progress.setPhase("config");
+    await ensureConfig(connection.requests, signal, policy, clock);
+    const manifest = encodeManifest({
+      partSize: job.partSize,
+      fileSize: stamp.size,
+      fileDigest,
+      partDigests: digests,
+    });
+    const digest = sha256Digest(manifest);
+    if (job.reference.digest !== undefined && job.reference.digest !== digest) {
+      throw new InvalidReferenceError("digest differs from the pushed manifest's digest");
+    }
+    progress.setPhase("manifest");
+    await checkUnchanged(job.path, stamp);
+    const target = job.reference.tag ?? digest;
+    await retry("PUT manifest", () => connection.requests.putManifest(target, manifest, signal), {
+      policy,
+      signal,
+      clock,
+    });
+    progress.setPhase("done");
+    if (progress.failure !== undefined) throw progress.failure;
+    return {
+      mediaType: OCI_MANIFEST_MEDIA_TYPE,
+      digest,
+      size: manifest.byteLength,
+      artifactType: PARTED_ARTIFACT_TYPE,
+    };
+  } catch (err) {
+    if (job.signal?.aborted) throw job.signal.reason;
+    const known = failure as { err: unknown; part?: number } | undefined;
+    throw attachSentinel(err, known !== undefined && known.err === err ? known.part : undefined);
+  } finally {
+    pool.close();
+    connection.close();
+  }
+}
+
+/**
+ * The hashing read: part digests in file order (each handed to `onPart` as soon as it is
+ * known) and the whole-file digest, on two hashing threads reading the same file.
+ */
+async function hashParts(
+  path: string,
+  plan: ReturnType<typeof planParts>,
+  stamp: SourceStamp,
+  pool: HashPool,
+  signal: AbortSignal,
+  onPart: (part: PartDescriptor) => void,
+): Promise<string> {
+  try {
+    // A single part's digest is the file's digest: hash once.
+    const whole = plan.length > 1 ? pool.hash(path, 0, stamp.size, signal) : undefined;
+    whole?.catch(() => {});
+    const partDigests = plan.map((part) => pool.hash(path, part.offset, part.size, signal));
+    for (const p of partDigests) p.catch(() => {});
+    for (const part of plan) {
+      onPart({ ...part, digest: await partDigests[part.index] });
+    }
+    const fileDigest = whole === undefined ? await partDigests[0] : await whole;
+    await checkUnchanged(path, stamp);
+    return fileDigest;
+  } catch (err) {
+    if (err instanceof ShortFileError) {
+      throw new SourceChangedError("file ended before its planned size", { cause: err });
+    }
+    throw err;
+  }
+}
+
+async function checkUnchanged(path: string, stamp: SourceStamp): Promise<void> {
+  let now: SourceStamp;
+  try {
+    now = await statSource(path);
+  } catch (err) {
+    throw new SourceChangedError("file can no longer be read", { cause: err });
+  }
+  if (!sameStamp(stamp, now)) throw new SourceChangedError("file was modified");
+}
+
+async function ensureConfig(
+  requests: PartedRequests,
+  signal: AbortSignal,
+  policy: RetryPolicy,
+  clock: Clock,
+): Promise<void> {
+  const digest = EMPTY_CONFIG_DESCRIPTOR.digest;
+  await retry("config blob", async () => {
+    if (await requests.blobExists(digest, signal)) return;
+    const session = await requests.openUpload(signal);
+    await requests.completeUpload(
+      session,
+      digest,
+      EMPTY_CONFIG_BYTES.byteLength,
+      EMPTY_CONFIG_BYTES.slice(),
+      signal,
+    );
+  }, { policy, signal, clock });
+}
