@@ -23,3 +23,4 @@ export * from "./endpoints.ts";
 export * from "./status.ts";
 export * from "./range.ts";
 export * from "./location.ts";
+export * from "./retry_after.ts";

@@ -10,6 +10,7 @@ import {
   ProtocolError,
 } from "../errors/mod.ts";
 
+import { parseRetryAfter } from "./retry_after.ts";
 /** How many bytes of an error body {@linkcode expectStatus} keeps by default. */
 export const ERROR_BODY_LIMIT = 4096;
 
@@ -68,19 +69,6 @@ export async function readBoundedBody(
   return out.slice(0, length);
 }
 
-/** Parses Retry-After (delta seconds or an HTTP-date) into milliseconds from `nowMs`. */
-function retryAfterMs(value: string | null, nowMs: number): number | undefined {
-  if (value === null) return undefined;
-  const text = value.trim();
-  if (/^\d+$/.test(text)) {
-    const seconds = Number(text);
-    return Number.isSafeInteger(seconds * 1000) ? seconds * 1000 : undefined;
-  }
-  if (!/^[A-Za-z]{3},? /.test(text)) return undefined;
-  const when = Date.parse(text);
-  return Number.isNaN(when) ? undefined : Math.max(0, when - nowMs);
-}
-
 /**
  * Resolves when `response.status` is one of `expected` and leaves the body untouched.
  * Otherwise rejects, after releasing the body:
@@ -127,7 +115,7 @@ export async function expectStatus(
     body,
     offOrigin,
     retryable: isRetryableStatus(status, offOrigin),
-    retryAfterMs: retryAfterMs(response.headers.get("retry-after"), options.nowMs ?? Date.now()),
+    retryAfterMs: parseRetryAfter(response.headers.get("retry-after"), options.nowMs ?? Date.now()),
   });
 }
 

@@ -15,7 +15,7 @@
  */
 export type * from "./fetch.ts";
 export * from "./clock.ts";
-export * from "./retry_after.ts";
+export * from "../registry/retry_after.ts";
 export * from "./retry.ts";
 export * from "./http_transport.ts";
 export * from "./file_body.ts";
