@@ -4,7 +4,6 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
 
 /**
  * Converts a node:http request to a web `Request` whose URL origin is `http://<Host header>`
@@ -28,7 +27,7 @@ export function toWebRequest(req: IncomingMessage, fallbackHost: string): Reques
   return new Request(`http://${host}${req.url ?? "/"}`, {
     method,
     headers,
-    body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : null,
+    body: hasBody ? nodeBodyStream(req) : null,
     // @ts-ignore: `duplex` is required for streamed request bodies but missing from some typings
     duplex: "half",
   });
@@ -74,4 +73,49 @@ export async function writeWebResponse(res: ServerResponse, response: Response):
     reader.releaseLock();
   }
   res.end();
+}
+
+/**
+ * A web stream of a node:http request body with backpressure. Cancelling it discards the rest
+ * of the body (the connection stays usable); a body cut off by the client errors the stream.
+ *
+ * @example
+ * ```ts ignore
+ * import { createServer } from "node:http";
+ * import { nodeBodyStream } from "./node_adapter.ts";
+ * createServer(async (req, res) => res.end(String((await new Response(nodeBodyStream(req)).bytes()).length)));
+ * ```
+ */
+export function nodeBodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
+  let open = true;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.on("data", (chunk: Uint8Array) => {
+        if (!open) return;
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((controller.desiredSize ?? 1) <= 0) req.pause();
+      });
+      req.on("end", () => {
+        if (!open) return;
+        open = false;
+        controller.close();
+      });
+      const fail = (err: unknown) => {
+        if (!open) return;
+        open = false;
+        controller.error(err);
+      };
+      req.on("error", fail);
+      req.on("close", () => {
+        if (!req.complete) fail(new Error("request body cut off"));
+      });
+    },
+    pull() {
+      req.resume();
+    },
+    cancel() {
+      open = false;
+      req.resume(); // discard the rest
+    },
+  }, { highWaterMark: 4 << 20, size: (chunk) => chunk.byteLength });
 }
