@@ -3,14 +3,20 @@
  *
  * @module
  */
-import type { ProgressRenderer, RendererOptions, TransferSnapshot } from "./progress_types.ts";
+import {
+  defaultSchedule,
+  type ProgressRenderer,
+  type RendererOptions,
+  type TransferSnapshot,
+} from "./progress_types.ts";
 
 /** At least this many milliseconds between two lines, except on a phase change. */
 const MIN_INTERVAL_MS = 100;
 
 /**
  * Writes one JSON object per line: `{"completedBytes":…,"wireBytes":…,"totalBytes":…,
- * "phase":…}`, at most ten a second (a phase change always writes). `finish` always writes a last
+ * "phase":…}`, at most ten a second (a phase change always writes; a snapshot held back by the throttle is
+ * written when the interval ends, so a stalled transfer still reports its latest state). `finish` always writes a last
  * line carrying the final snapshot plus `"exitCode"`, the CLI's exit code, so a reader knows how
  * the transfer ended from the stream alone. `completedBytes` never decreases between lines.
  *
@@ -27,6 +33,8 @@ const MIN_INTERVAL_MS = 100;
 export class JsonProgress implements ProgressRenderer {
   readonly #write: (text: string) => void;
   readonly #now: () => number;
+  readonly #schedule: (callback: () => void, delayMs: number) => () => void;
+  #cancelPending: (() => void) | undefined;
   #last: TransferSnapshot = { completedBytes: 0, wireBytes: 0, totalBytes: 0, phase: "resolving" };
   #lastLineAt = -Infinity;
   #lastPhase: string | undefined;
@@ -36,6 +44,7 @@ export class JsonProgress implements ProgressRenderer {
   constructor(options: RendererOptions) {
     this.#write = options.write;
     this.#now = options.now ?? (() => performance.now());
+    this.#schedule = options.schedule ?? defaultSchedule;
   }
 
   /** Takes a snapshot; writes it on a phase change or when the throttle allows. */
@@ -49,16 +58,30 @@ export class JsonProgress implements ProgressRenderer {
       phase: snapshot.phase,
     };
     if (snapshot.phase !== this.#lastPhase || now - this.#lastLineAt >= MIN_INTERVAL_MS) {
-      this.#lastLineAt = now;
-      this.#lastPhase = snapshot.phase;
-      this.#write(`${JSON.stringify(this.#last)}\n`);
+      this.#line(now);
+    } else if (this.#cancelPending === undefined) {
+      // Held back by the throttle: write it later unless a newer snapshot writes first.
+      this.#cancelPending = this.#schedule(() => {
+        this.#cancelPending = undefined;
+        if (!this.#finished) this.#line(this.#now());
+      }, MIN_INTERVAL_MS - (now - this.#lastLineAt));
     }
+  }
+
+  #line(now: number): void {
+    this.#cancelPending?.();
+    this.#cancelPending = undefined;
+    this.#lastLineAt = now;
+    this.#lastPhase = this.#last.phase;
+    this.#write(`${JSON.stringify(this.#last)}\n`);
   }
 
   /** Writes the last line with `exitCode`; later calls do nothing. */
   finish(exitCode: number): void {
     if (this.#finished) return;
     this.#finished = true;
+    this.#cancelPending?.();
+    this.#cancelPending = undefined;
     this.#write(`${JSON.stringify({ ...this.#last, exitCode })}\n`);
   }
 }

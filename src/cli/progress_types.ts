@@ -32,4 +32,25 @@ export interface RendererOptions {
   now?: () => number;
   /** The terminal width in columns; asked before every draw. Defaults to 80. */
   columns?: () => number;
+  /**
+   * Runs `callback` after `delayMs` and returns a cancel function; defaults to `setTimeout`.
+   * Throttled renderers use it to draw a held-back snapshot when no further one arrives (a
+   * stalled transfer must still show its latest state).
+   */
+  schedule?: (callback: () => void, delayMs: number) => () => void;
+}
+
+/**
+ * The default {@linkcode RendererOptions.schedule}: `setTimeout` with `clearTimeout` as cancel.
+ *
+ * @example
+ * ```ts
+ * import { defaultSchedule } from "./progress_types.ts";
+ * const cancel = defaultSchedule(() => console.log("never"), 1000);
+ * cancel();
+ * ```
+ */
+export function defaultSchedule(callback: () => void, delayMs: number): () => void {
+  const id = setTimeout(callback, delayMs);
+  return () => clearTimeout(id);
 }

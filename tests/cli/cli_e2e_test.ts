@@ -5,7 +5,9 @@
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { startNginx } from "../fixtures/nginx.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { startTokenServer } from "../fixtures/token_server.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { type CliResult, failureLines, runCli } from "./_cli.ts";
 import { partDigests, pushByHand, tinyImage, writeOciLayout } from "./_images.ts";
@@ -273,6 +275,58 @@ registryTest("6: htpasswd registry without, with wrong and with right credential
     tmp: tmp.path,
   });
   expectFailure(anonymousPull, 6, /matched UnauthorizedError/);
+});
+
+registryTest("6: token registry without, with wrong and with right credentials", {
+  needs: ["openssl"],
+}, async () => {
+  await using tokens = await startTokenServer({ users: { bob: "hunter2" } });
+  await using registry = await startRegistry({
+    token: {
+      realm: tokens.realm,
+      service: tokens.service,
+      issuer: tokens.issuer,
+      rootCertBundle: tokens.rootCertBundle,
+    },
+  });
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  await writeRandomFile(source, 300 * KiB);
+  const ref = `${registry.host}/team/llm:v1`;
+  const login = ["--plain-http", "--username", "bob", "--password-stdin"];
+
+  const anonymous = await runCli(["push", "--plain-http", ref, source], { tmp: tmp.path });
+  expectFailure(anonymous, 6, /matched UnauthorizedError \(ERR_UNAUTHORIZED\)/);
+  const wrong = await runCli(["push", ...login, ref, source], { tmp: tmp.path, stdin: "nope" });
+  expectFailure(wrong, 6, /matched UnauthorizedError/);
+  const right = await runCli(["push", ...login, ref, source], { tmp: tmp.path, stdin: "hunter2" });
+  strictEqual(right.code, 0, right.stderr);
+  const dest = `${tmp.path}/out.bin`;
+  const pull = await runCli(["pull", ...login, ref, dest], { tmp: tmp.path, stdin: "hunter2\n" });
+  strictEqual(pull.code, 0, pull.stderr);
+  strictEqual(await fileDigest(dest), await fileDigest(source));
+});
+
+registryTest("7: nginx in front with a small client_max_body_size", {
+  needs: ["nginx"],
+}, async () => {
+  await using registry = await startRegistry();
+  await using nginx = await startNginx({ upstream: registry.url, clientMaxBodySize: "64k" });
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  await writeRandomFile(source, 300 * KiB);
+  const ref = `${nginx.host}/models/big:v1`;
+  const tooLarge = await runCli(
+    ["push", "--plain-http", "--part-size", "128KiB", ref, source],
+    { tmp: tmp.path },
+  );
+  expectFailure(tooLarge, 7, /matched PartTooLargeError \(ERR_PART_TOO_LARGE\)/);
+  // The advice that follows from the error works: smaller parts pass.
+  const smaller = await runCli(
+    ["push", "--plain-http", "--part-size", "32KiB", ref, source],
+    { tmp: tmp.path },
+  );
+  strictEqual(smaller.code, 0, smaller.stderr);
 });
 
 registryTest("0 over TLS with --ca-file; 1 without the CA", async () => {

@@ -13,9 +13,29 @@ const MiB = 1024 * 1024;
 function harness(columns = 100) {
   let out = "";
   let clock = 0;
+  const timers: Array<{ at: number; run: () => void; cancelled: boolean }> = [];
+  const schedule = (run: () => void, delayMs: number) => {
+    const timer = { at: clock + delayMs, run, cancelled: false };
+    timers.push(timer);
+    return () => void (timer.cancelled = true);
+  };
   return {
-    options: { write: (t: string) => void (out += t), now: () => clock, columns: () => columns },
-    advance: (ms: number) => void (clock += ms),
+    options: {
+      write: (t: string) => void (out += t),
+      now: () => clock,
+      columns: () => columns,
+      schedule,
+    },
+    /** Moves the clock and fires the timers that came due. */
+    advance: (ms: number) => {
+      clock += ms;
+      for (const timer of timers.splice(0)) {
+        if (timer.cancelled) continue;
+        if (timer.at <= clock) timer.run();
+        else timers.push(timer);
+      }
+    },
+    pendingTimers: () => timers.filter((t) => !t.cancelled).length,
     get out() {
       return out;
     },
@@ -114,13 +134,15 @@ Deno.test("bar never draws wider than the terminal", () => {
 Deno.test("bar on failure keeps the last state, below 100%", () => {
   const h = harness();
   const bar = new ProgressBar(h.options);
-  bar.update(snap(50 * MiB, 60 * MiB, "downloading"));
+  bar.update(snap(50 * MiB, 50 * MiB, "downloading"));
+  h.advance(10);
+  bar.update(snap(50 * MiB, 60 * MiB, "downloading")); // held back by the throttle
   bar.finish(130);
   bar.finish(130);
   const draws = h.out.split("\r").slice(1);
-  strictEqual(draws.length, 2, "finish draws once");
+  strictEqual(draws.length, 2, "finish draws the held-back state once");
   ok(!draws[1].includes("100%") && draws[1].includes("60%"), draws[1]);
-  ok(h.out.endsWith("\n"));
+  ok(h.out.endsWith("\x1b[K\n"));
 });
 
 Deno.test("plain lines appear on phase changes and every five seconds", () => {
@@ -172,6 +194,27 @@ Deno.test("json lines parse, are throttled, and the last one carries the exit co
     phase: "done",
     exitCode: 0,
   });
+});
+
+Deno.test("a snapshot held back by the throttle is shown when the interval ends", () => {
+  for (
+    const make of [
+      (h: ReturnType<typeof harness>) => new ProgressBar(h.options),
+      (h: ReturnType<typeof harness>) => new JsonProgress(h.options),
+    ]
+  ) {
+    const h = harness();
+    const renderer = make(h);
+    renderer.update(snap(0, 1 * MiB, "downloading"));
+    h.advance(10);
+    renderer.update(snap(0, 2 * MiB, "downloading")); // throttled, then the transfer stalls
+    ok(!h.out.includes("2.00 MiB") && !h.out.includes(`"wireBytes":${2 * MiB}`), h.out);
+    h.advance(100);
+    ok(h.out.includes("2.00 MiB") || h.out.includes(`"wireBytes":${2 * MiB}`), h.out);
+    renderer.update(snap(0, 3 * MiB, "downloading"));
+    renderer.finish(130);
+    strictEqual(h.pendingTimers(), 0, "finish cancels the held-back draw");
+  }
 });
 
 Deno.test("json completedBytes never decreases, even if a snapshot did", () => {

@@ -1,0 +1,103 @@
+/**
+ * The progress bar as a person sees it, checked without screenshots: the CLI runs under a
+ * pseudo-terminal (`script`), where `--progress auto` picks the bar. The bar must redraw one
+ * line in place and end at 100% on success, then the digest follows on its own line.
+ */
+import { ok, strictEqual } from "node:assert/strict";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { cliArgv, cliEnv, type CliOptions, PROJECT_ROOT, runCli } from "./_cli.ts";
+
+const MiB = 1024 * 1024;
+
+function shellQuote(arg: string): string {
+  return `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Runs the CLI on a pseudo-terminal and returns everything the terminal received. */
+async function runOnPty(
+  args: string[],
+  options: CliOptions,
+): Promise<{ code: number; tty: string }> {
+  // Size the terminal like a person's: 100 columns.
+  const command = `stty cols 100 rows 24; exec ${cliArgv(args, options).map(shellQuote).join(" ")}`;
+  const output = await new Deno.Command("script", {
+    // -q quiet, -e child's exit code, -c command; the typescript file is discarded.
+    args: ["-qec", command, "/dev/null"],
+    cwd: PROJECT_ROOT,
+    clearEnv: true,
+    env: { ...cliEnv(options), TERM: "xterm" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  // The terminal turns every "\n" into "\r\n"; undo that to see the program's own bytes.
+  // `deno run` itself clears its module-loading status line on a terminal before the program
+  // starts (a compiled binary does not); that preamble is not the CLI's output.
+  const tty = new TextDecoder().decode(output.stdout).replaceAll("\r\n", "\n")
+    .replace(/^(?:\x1b\[0G\x1b\[2K\x1b\[J)+/, "");
+  return { code: output.code, tty };
+}
+
+function hasScript(): boolean {
+  try {
+    return new Deno.Command("script", { args: ["--version"], stdout: "null", stderr: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+registryTest("bar on a terminal redraws in place and ends at 100%", {
+  ignore: !hasScript(),
+}, async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  const bytes = new Uint8Array(4 * MiB);
+  for (let i = 0; i < bytes.byteLength; i += 65536) {
+    crypto.getRandomValues(bytes.subarray(i, i + 65536));
+  }
+  await Deno.writeFile(source, bytes);
+  const ref = `${registry.host}/models/tty:v1`;
+
+  for (const command of ["push", "pull"] as const) {
+    const args = command === "push"
+      ? ["push", "--plain-http", "--part-size", "1MiB", ref, source]
+      : ["pull", "--plain-http", ref, `${tmp.path}/out.bin`];
+    const { code, tty } = await runOnPty(args, { tmp: tmp.path });
+    strictEqual(code, 0, JSON.stringify(tty));
+    // Only redraws (carriage return … erase to end of line) until one final newline.
+    const expected = command === "push"
+      ? /^(?:\r[^\r\n]*\x1b\[K)+\nsha256:[0-9a-f]{64}\n$/
+      : /^(?:\r[^\r\n]*\x1b\[K)+\n$/;
+    ok(expected.test(tty), JSON.stringify(tty));
+    const draws = tty.split("\n")[0].split("\r").slice(1).map((d) => d.replace("\x1b[K", ""));
+    const last = draws.at(-1)!;
+    ok(last.startsWith("done"), last);
+    ok(/\b100% \[=+\] 4\.00 MiB \/ 4\.00 MiB\b/.test(last), last);
+    for (const draw of draws) ok(draw.length < 100, `wider than the terminal: ${draw}`);
+    if (command === "pull") {
+      ok(draws.some((d) => d.startsWith("downloading")), "the phase is shown while it runs");
+    }
+  }
+});
+
+registryTest("auto progress stays silent when stderr is not a terminal", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/small.bin`;
+  await Deno.writeFile(source, new Uint8Array(1000));
+  const result = await runCli(["push", "--plain-http", `${registry.host}/a/b:v1`, source], {
+    tmp: tmp.path,
+  });
+  strictEqual(result.code, 0, result.stderr);
+  strictEqual(result.stderr, "");
+  // Forced, the bar draws even into a pipe.
+  const forced = await runCli(
+    ["push", "--plain-http", "--progress", "bar", `${registry.host}/a/b:v2`, source],
+    { tmp: tmp.path },
+  );
+  strictEqual(forced.code, 0, forced.stderr);
+  ok(forced.stderr.includes("\r") && forced.stderr.includes("100%"), forced.stderr);
+});

@@ -1,0 +1,206 @@
+/**
+ * SIGINT and SIGTERM mid-transfer: the CLI stops in order, exits 130/143 whatever error the
+ * library reported, and leaves state a rerun resumes from. The transfer is held mid-way by a
+ * fault proxy in front of the real registry (no timing: the signal is sent once `--progress
+ * json` reports two parts in place, and the third part's request never finishes).
+ */
+import { ok, strictEqual } from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { startFaultProxy } from "../fixtures/fault_proxy.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { failureLines, lines, runCli, spawnCli } from "./_cli.ts";
+
+const KiB = 1024;
+const PART = 256 * KiB;
+const SIZE = 4 * PART;
+
+async function writeRandomFile(path: string, size: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(size);
+  for (let i = 0; i < size; i += 65536) crypto.getRandomValues(bytes.subarray(i, i + 65536));
+  await Deno.writeFile(path, bytes);
+  return bytes;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+interface Record {
+  completedBytes: number;
+  wireBytes: number;
+  totalBytes: number;
+  phase: string;
+  exitCode?: number;
+}
+
+/**
+ * Runs the CLI, sends `signal` once a progress line shows two parts in place, and returns the
+ * exit code, the JSON records and the non-JSON stderr lines.
+ */
+async function interrupt(
+  args: string[],
+  tmp: string,
+  signal: "SIGINT" | "SIGTERM",
+): Promise<{ code: number; records: Record[]; text: string[]; stdout: string }> {
+  const child = spawnCli(args, { tmp });
+  await child.stdin.close();
+  const stdout = new Response(child.stdout).text();
+  const records: Record[] = [];
+  const text: string[] = [];
+  let sent = false;
+  for await (const line of lines(child.stderr)) {
+    if (!line.startsWith("{")) {
+      text.push(line);
+      continue;
+    }
+    const record = JSON.parse(line) as Record;
+    records.push(record);
+    if (!sent && record.completedBytes >= 2 * PART) {
+      sent = true;
+      child.kill(signal);
+    }
+  }
+  const status = await child.status;
+  ok(sent, `the transfer never reached two parts: ${JSON.stringify(records.at(-1))}`);
+  return { code: status.code, records, text, stdout: await stdout };
+}
+
+registryTest("130: SIGINT mid-pull keeps a partial that a rerun completes", async () => {
+  await using registry = await startRegistry();
+  const proxy = await startFaultProxy({ target: registry.url });
+  try {
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/weights.bin`;
+    const bytes = await writeRandomFile(source, SIZE);
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "256KiB", `${registry.host}/models/sig:v1`, source],
+      { tmp: tmp.path },
+    );
+    strictEqual(push.code, 0, push.stderr);
+
+    // Parts 0 and 1 arrive whole; part 2 sends a few bytes and then nothing.
+    proxy.fault({
+      method: "GET",
+      path: /\/blobs\/sha256:/,
+      nth: 3,
+      times: Infinity,
+      stallAfter: 1000,
+    });
+    const dest = `${tmp.path}/out.bin`;
+    const run = await interrupt(
+      [
+        "pull",
+        "--plain-http",
+        "--workers",
+        "1",
+        "--progress",
+        "json",
+        `${proxy.host}/models/sig:v1`,
+        dest,
+      ],
+      tmp.path,
+      "SIGINT",
+    );
+    strictEqual(run.code, 130, run.text.join("\n"));
+    strictEqual(run.stdout, "");
+    const [error, why] = failureLines(run.text.join("\n"));
+    ok(error.startsWith("ocipart pull: "), error);
+    strictEqual(why, "ocipart pull: interrupted by SIGINT (exit 130)");
+    strictEqual(run.records.at(-1)!.exitCode, 130, "the last progress line agrees with the exit");
+    await Deno.stat(`${dest}.parted-partial`); // kept for resume
+    await Deno.stat(dest).then(() => ok(false, "destination must not exist"), () => {});
+
+    // The rerun (straight to the registry) fetches only the parts that were not in place.
+    const rerun = await runCli(
+      [
+        "pull",
+        "--plain-http",
+        "--workers",
+        "1",
+        "--progress",
+        "json",
+        `${registry.host}/models/sig:v1`,
+        dest,
+      ],
+      { tmp: tmp.path },
+    );
+    strictEqual(rerun.code, 0, rerun.stderr);
+    strictEqual(sha256(await Deno.readFile(dest)), sha256(bytes));
+    const last = JSON.parse(rerun.stderr.trimEnd().split("\n").at(-1)!) as Record;
+    strictEqual(last.completedBytes, SIZE);
+    strictEqual(last.wireBytes, 2 * PART, "parts 0 and 1 were verified on disk, not fetched");
+  } finally {
+    await proxy.close();
+  }
+});
+
+registryTest("143: SIGTERM mid-push leaves parts a rerun skips", async () => {
+  await using registry = await startRegistry();
+  const proxy = await startFaultProxy({ target: registry.url });
+  try {
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/weights.bin`;
+    const bytes = await writeRandomFile(source, SIZE);
+    // Parts 0 and 1 upload; the third upload PUT never gets an answer.
+    proxy.fault({ method: "PUT", path: /\/blobs\/uploads\//, nth: 3, times: Infinity, hang: true });
+    const run = await interrupt(
+      [
+        "push",
+        "--plain-http",
+        "--workers",
+        "1",
+        "--part-size",
+        "256KiB",
+        "--progress",
+        "json",
+        `${proxy.host}/models/sig:v2`,
+        source,
+      ],
+      tmp.path,
+      "SIGTERM",
+    );
+    strictEqual(run.code, 143, run.text.join("\n"));
+    strictEqual(run.stdout, "", "no digest: nothing was published");
+    strictEqual(
+      failureLines(run.text.join("\n"))[1],
+      "ocipart push: terminated by SIGTERM (exit 143)",
+    );
+    strictEqual(run.records.at(-1)!.exitCode, 143);
+    const manifest = await fetch(`${registry.url}/v2/models/sig/manifests/v2`, {
+      headers: { accept: "application/vnd.oci.image.manifest.v1+json" },
+    });
+    await manifest.body?.cancel();
+    strictEqual(manifest.status, 404, "a stopped push publishes no manifest");
+
+    const rerun = await runCli(
+      [
+        "push",
+        "--plain-http",
+        "--workers",
+        "1",
+        "--part-size",
+        "256KiB",
+        "--progress",
+        "json",
+        `${registry.host}/models/sig:v2`,
+        source,
+      ],
+      { tmp: tmp.path },
+    );
+    strictEqual(rerun.code, 0, rerun.stderr);
+    ok(/^sha256:[0-9a-f]{64}\n$/.test(rerun.stdout));
+    const last = JSON.parse(rerun.stderr.trimEnd().split("\n").at(-1)!) as Record;
+    strictEqual(last.completedBytes, SIZE);
+    strictEqual(last.wireBytes, 2 * PART, "the parts already in the registry were skipped");
+
+    const dest = `${tmp.path}/out.bin`;
+    const pull = await runCli(["pull", "--plain-http", `${registry.host}/models/sig:v2`, dest], {
+      tmp: tmp.path,
+    });
+    strictEqual(pull.code, 0, pull.stderr);
+    strictEqual(sha256(await Deno.readFile(dest)), sha256(bytes));
+  } finally {
+    await proxy.close();
+  }
+});
