@@ -12,7 +12,8 @@ import { retryDelay, type RetryPolicy } from "../transport/retry.ts";
 /**
  * Counts the attempts of one operation against `policy.maxAttempts` and waits between them
  * with the shared full-jitter backoff ({@linkcode retryDelay}), honouring Retry-After floors.
- * Every request sent on behalf of the operation takes one attempt.
+ * The operation's first attempt (which may itself send several requests, e.g. one per parallel
+ * chunk) is attempt 1; every retry of any of its requests takes one more.
  *
  * @example Running a request under the budget
  * ```ts
@@ -28,31 +29,25 @@ export class AttemptBudget {
   readonly policy: RetryPolicy;
   #clock: Clock;
   #signal: AbortSignal | undefined;
-  #used = 0;
-  #failures = 0;
+  #used = 1;
 
-  /** Creates a budget; `signal` cuts every wait short. */
+  /** Creates a budget whose first attempt has begun; `signal` cuts every wait short. */
   constructor(policy: RetryPolicy, clock: Clock, signal?: AbortSignal) {
     this.policy = policy;
     this.#clock = clock;
     this.#signal = signal;
   }
 
-  /** How many attempts were taken so far. */
+  /** How many attempts were begun so far (the first one included). */
   get used(): number {
     return this.#used;
   }
 
-  /** Takes one attempt; call before each request that is not sent through {@linkcode run}. */
-  take(): void {
-    this.#signal?.throwIfAborted();
-    this.#used++;
-  }
-
   /**
-   * Decides about a failure of an attempt already taken: rethrows a terminal failure (or the
-   * abort reason), throws `RetriesExhaustedError` when the budget is spent, otherwise waits the
-   * backoff so the caller may take the next attempt.
+   * Decides about a failure: rethrows a terminal failure (or the abort reason), throws
+   * `RetriesExhaustedError` when the budget is spent, otherwise takes the next attempt and waits
+   * the backoff, so the caller may repeat the failed request. The attempt is taken before the
+   * wait, so concurrent failures never overdraw the budget.
    */
   async failed(operation: string, err: unknown): Promise<void> {
     if (this.#signal?.aborted) throw this.#signal.reason;
@@ -61,19 +56,16 @@ export class AttemptBudget {
     if (this.#used >= this.policy.maxAttempts) {
       throw new RetriesExhaustedError(operation, this.#used, { cause: err });
     }
-    const delay = retryDelay(
-      this.#failures++,
-      this.policy,
-      this.#clock.random(),
-      verdict.retryAfterMs,
-    );
+    const retryIndex = this.#used - 1;
+    this.#used++;
+    const delay = retryDelay(retryIndex, this.policy, this.#clock.random(), verdict.retryAfterMs);
     await this.#clock.sleep(delay, this.#signal);
   }
 
-  /** Runs `fn` until it succeeds, taking one attempt per call and deciding with `failed`. */
+  /** Runs `fn` until it succeeds or `failed` gives up. */
   async run<T>(operation: string, fn: () => Promise<T>): Promise<T> {
     for (;;) {
-      this.take();
+      this.#signal?.throwIfAborted();
       try {
         return await fn();
       } catch (err) {

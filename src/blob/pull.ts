@@ -202,7 +202,6 @@ export function verifiedStream(
     if (!ranges && offset > 0) throw err;
     await budget.failed(operation, err);
     for (;;) {
-      budget.take();
       try {
         const next = await getBlob(context, request, offset, total, signal);
         if (next === "complete") return true;

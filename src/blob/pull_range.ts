@@ -95,7 +95,6 @@ export async function readRange(
       if (portions >= MAX_RANGE_PORTIONS) {
         throw new ProtocolError(`${operation}: range split into too many portions`);
       }
-      budget.take();
       try {
         portion = await getRange(context, request, position, end, total, signal);
       } catch (err) {

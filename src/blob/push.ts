@@ -52,7 +52,7 @@ export async function pushBlob(context: BlobContext, request: PushRequest): Prom
   const { signal, source } = request;
   const budget = new AttemptBudget(context.policy, context.clock, signal);
   for (;;) {
-    budget.take();
+    signal?.throwIfAborted();
     let session: URL | undefined;
     const readers: ExactReader[] = [];
     const open = (start = 0, end = request.size): ExactReader => {

@@ -10,7 +10,7 @@ import { sha256Digest } from "../../src/registry/sha256.ts";
 import { seededRandom } from "../fixtures/random.ts";
 
 /** Deterministic pseudo-random bytes. */
-export function makeBytes(size: number, seed = 1): Uint8Array {
+export function makeBytes(size: number, seed = 1): Uint8Array<ArrayBuffer> {
   const random = seededRandom(seed);
   const bytes = new Uint8Array(size);
   const words = new Uint32Array(bytes.buffer, 0, Math.floor(size / 4));
@@ -20,7 +20,7 @@ export function makeBytes(size: number, seed = 1): Uint8Array {
 }
 
 /** `bytes` with its digest. */
-export function blob(size: number, seed = 1): { bytes: Uint8Array; digest: string } {
+export function blob(size: number, seed = 1): { bytes: Uint8Array<ArrayBuffer>; digest: string } {
   const bytes = makeBytes(size, seed);
   return { bytes, digest: sha256Digest(bytes) };
 }
