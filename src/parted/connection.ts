@@ -7,12 +7,13 @@
 import { RegistryAuthenticator } from "../auth/authenticator.ts";
 import type { CredentialSource } from "../auth/credential.ts";
 import { staticCredentials } from "../auth/credential.ts";
-import { PeerRefusedError } from "../errors/kinds.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
 import type { Fetch } from "../transport/fetch.ts";
+import { crossHostFetch } from "../transport/cross_host_fetch.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
-import { isForbiddenPeerAddress } from "../transport/peer_policy.ts";
+import { withStallGuard } from "../transport/stall_guard.ts";
+import { guardedExternalTransport, type GuardedTransport } from "../transport/peer_guard.ts";
 import { PartedRequests } from "./requests.ts";
 
 /** One explicit credential: basic, or a registry token presented verbatim. */
@@ -34,6 +35,8 @@ export interface ConnectionOptions {
   credentials?: CredentialSource;
   /** Send cross-host requests through the caller's `fetch` without the peer check. */
   unverifiedExternalTransport?: boolean;
+  /** Fail an exchange that moves no bytes for this long (ms; 0 = never). Default 60 000. */
+  stallTimeoutMs?: number;
 }
 
 /** The transports of one transfer; `close()` releases the connections it opened. */
@@ -64,19 +67,30 @@ export function connect(reference: Reference, options: ConnectionOptions): Conne
   let base: Fetch;
   let external: Fetch;
   let transport: HttpTransport | undefined;
-  let externalTransport: HttpTransport | undefined;
+  let externalTransport: GuardedTransport | undefined;
   if (options.fetch !== undefined) {
     base = options.fetch;
-    external = options.unverifiedExternalTransport ? options.fetch : refuseCrossHost;
+    // The caller's transport hides the peer: cross-host requests fail closed unless opted in.
+    external = crossHostFetch({
+      registry: origin,
+      sameHost: options.fetch,
+      ...(options.unverifiedExternalTransport ? { crossHost: options.fetch } : {}),
+    });
   } else {
     transport = new HttpTransport(options.caCerts ? { caCerts: options.caCerts } : {});
     base = transport.fetch;
-    const own = hostOf(origin);
-    externalTransport = transport.clone({
-      peerGuard: (address) => address === own || !isForbiddenPeerAddress(address),
+    // The registry's own hostname (any port, even a private address) stays on its transport;
+    // other hosts go through a lazily created, separately pooled, peer-guarded clone.
+    externalTransport = guardedExternalTransport(transport);
+    external = crossHostFetch({
+      registry: origin,
+      sameHost: base,
+      crossHost: externalTransport.fetch,
     });
-    external = externalTransport.fetch;
   }
+  // A silent peer costs one attempt of the retry budget instead of hanging the transfer.
+  base = withStallGuard(base, { stallTimeoutMs: options.stallTimeoutMs });
+  external = withStallGuard(external, { stallTimeoutMs: options.stallTimeoutMs });
   const credentials = options.credential !== undefined
     ? staticCredentials({ ...options.credential })
     : options.credentials;
@@ -102,15 +116,3 @@ export function connect(reference: Reference, options: ConnectionOptions): Conne
     },
   };
 }
-
-function hostOf(origin: URL): string {
-  const host = origin.hostname;
-  return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-}
-
-const refuseCrossHost: Fetch = () =>
-  Promise.reject(
-    new PeerRefusedError("cross-host request through a caller transport", {
-      cause: new Error("set unverifiedExternalTransport to allow it"),
-    }),
-  );

@@ -1,0 +1,71 @@
+/**
+ * The peer guard of cross-host requests, and the lazily created guarded transport that applies
+ * it.
+ *
+ * @module
+ */
+import type { Fetch } from "./fetch.ts";
+import type { HttpTransport } from "./http_transport.ts";
+import { isForbiddenPeerAddress } from "./peer_policy.ts";
+
+/**
+ * The peer guard of cross-host requests (token realms, off-origin upload sessions, blob
+ * redirects): accepts a peer address unless it is loopback, private, link-local, carrier-grade
+ * NAT or unspecified (IPv4-mapped IPv6 included). Text that is not an IP address is refused.
+ *
+ * Requests to the registry's own hostname never meet this guard: they are routed to the
+ * registry's transport before it (see `crossHostFetch`), which is how a registry on a private
+ * address or on another port of the same host stays reachable.
+ *
+ * @example
+ * ```ts
+ * import { crossHostPeerGuard } from "./peer_guard.ts";
+ * console.log(crossHostPeerGuard("169.254.169.254", 4)); // false
+ * console.log(crossHostPeerGuard("203.0.113.7", 4)); // true
+ * ```
+ */
+export function crossHostPeerGuard(address: string, _family?: 4 | 6): boolean {
+  return !isForbiddenPeerAddress(address);
+}
+
+/** A transport created on first use; {@linkcode GuardedTransport.close} releases it. */
+export interface GuardedTransport {
+  /** Sends through the guarded transport, creating it on the first request. */
+  readonly fetch: Fetch;
+  /** Closes the guarded transport's connections, if it was ever created. */
+  close(): void;
+}
+
+/**
+ * The transport of cross-host requests: a clone of `base` with its own connection pool, the
+ * same TLS roots and pool tuning, and {@linkcode crossHostPeerGuard} applied before dialing (IP
+ * literals and every address a name resolves to) and again to the remote address actually
+ * connected, before any request byte is written. `base` itself is not modified. The clone is
+ * created on the first request, so a transfer that never leaves the registry never has one.
+ *
+ * @example
+ * ```ts
+ * import { HttpTransport } from "./http_transport.ts";
+ * import { guardedExternalTransport } from "./peer_guard.ts";
+ * const base = new HttpTransport();
+ * const external = guardedExternalTransport(base);
+ * // external.fetch(new Request("http://10.0.0.1/")) rejects with PeerRefusedError, unsent.
+ * external.close();
+ * base.close();
+ * ```
+ */
+export function guardedExternalTransport(base: HttpTransport): GuardedTransport {
+  let clone: HttpTransport | undefined;
+  let closed = false;
+  return {
+    fetch: (request: Request) => {
+      if (closed) return Promise.reject(new TypeError("transport is closed"));
+      clone ??= base.clone({ peerGuard: crossHostPeerGuard });
+      return clone.fetch(request);
+    },
+    close() {
+      closed = true;
+      clone?.close();
+    },
+  };
+}
