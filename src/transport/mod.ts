@@ -2,6 +2,7 @@
  * Transports and the retry loop: the {@linkcode Fetch} shape, the default
  * {@linkcode HttpTransport} (exact Content-Length framing, keep-alive pools, peer guard),
  * {@linkcode fileBody} for file ranges as request bodies, {@linkcode isForbiddenPeerAddress},
+ * {@linkcode guardedExternalTransport} and {@linkcode crossHostFetch} for cross-host requests,
  * {@linkcode retry} with full-jitter backoff and a Retry-After floor, and an injectable
  * {@linkcode Clock}.
  *
@@ -20,3 +21,5 @@ export * from "./retry.ts";
 export * from "./http_transport.ts";
 export * from "./file_body.ts";
 export * from "./peer_policy.ts";
+export * from "./peer_guard.ts";
+export * from "./cross_host_fetch.ts";
