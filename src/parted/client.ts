@@ -9,6 +9,7 @@ import type { Descriptor } from "../registry/media_types.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from "../transport/retry.ts";
+import { validateStallTimeout } from "../transport/stall_guard.ts";
 import { connect, type ExplicitCredential } from "./connection.ts";
 import { DEFAULT_PART_SIZE, DEFAULT_WORKERS } from "./format.ts";
 import type { PullDestination } from "./fs_partial.ts";
@@ -38,6 +39,12 @@ export interface PartedClientOptions {
    * requests through a caller's `fetch` fail closed.
    */
   unverifiedExternalTransport?: boolean;
+  /**
+   * Milliseconds an exchange may move no bytes (no request-body chunk taken, no answer, no
+   * response-body chunk while one is awaited) before its attempt fails with a retryable
+   * `StallError`, so the retry budget applies. `0` disables. Default: 60 000.
+   */
+  stallTimeoutMs?: number;
   /** Retry budget and backoff of every part, the config blob and the manifest. */
   retryPolicy?: RetryPolicy;
   /** Time source of backoff waits (tests). */
@@ -92,6 +99,7 @@ export class PartedClient {
     }
     this.#policy = options.retryPolicy ?? PARTED_RETRY_POLICY;
     validateRetryPolicy(this.#policy);
+    validateStallTimeout(options.stallTimeoutMs);
     this.#options = { ...options };
   }
 
