@@ -14,6 +14,7 @@ import type { Fetch } from "../transport/fetch.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
 import { isForbiddenPeerAddress } from "../transport/peer_policy.ts";
 import { BLOB_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from "../transport/retry.ts";
+import { validateStallTimeout, withStallGuard } from "../transport/stall_guard.ts";
 import { AttemptBudget } from "./attempt_budget.ts";
 import { type BlobContext, discard, send } from "./context.ts";
 import { parallelPullBlob } from "./parallel_pull.ts";
@@ -62,6 +63,13 @@ export interface BlobClientOptions {
   parallelPull?: { workers: number; chunkSize: number };
   /** Time source of backoff waits; tests pass a fake one. */
   clock?: Clock;
+  /**
+   * Milliseconds an exchange may move no bytes (no request-body chunk taken, no answer, no
+   * response-body chunk while one is awaited) before its attempt fails with a retryable
+   * `StallError`, so the retry policy applies. Applies to both transports. `0` disables.
+   * Default: 60 000.
+   */
+  stallTimeoutMs?: number;
 }
 
 /** Options every call accepts. */
@@ -165,6 +173,7 @@ export class BlobClient {
       }
       parallelPull = { workers, chunkSize: size };
     }
+    const stallTimeoutMs = validateStallTimeout(options.stallTimeoutMs);
     const clock = options.clock ?? systemClock;
     let transport = options.transport;
     let storageTransport = options.storageTransport;
@@ -179,6 +188,9 @@ export class BlobClient {
         storageTransport = guarded.fetch;
       }
     }
+    // A silent peer costs one attempt of the retry policy instead of hanging the call.
+    transport = withStallGuard(transport, { stallTimeoutMs });
+    storageTransport = withStallGuard(storageTransport, { stallTimeoutMs });
     this.#context = {
       transport,
       storageTransport,

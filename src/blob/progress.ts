@@ -32,6 +32,7 @@ export class ProgressReporter {
   #onProgress: ProgressCallback | undefined;
   #onWire: WireProgressCallback | undefined;
   #done = -1;
+  #total = -1;
   #closed = false;
 
   /** Creates a reporter for the given optional callbacks. */
@@ -40,10 +41,12 @@ export class ProgressReporter {
     this.#onWire = onWireProgress;
   }
 
-  /** Reports cumulative committed progress if it grew. */
+  /** Reports cumulative committed progress if it grew (or the total became known). */
   committed(done: number, total: number): void {
-    if (this.#closed || this.#onProgress === undefined || done <= this.#done) return;
+    if (this.#closed || this.#onProgress === undefined || done < this.#done) return;
+    if (done === this.#done && total === this.#total) return;
     this.#done = done;
+    this.#total = total;
     this.#onProgress(done, total);
   }
 

@@ -1,0 +1,232 @@
+import { assert, assertEquals } from "../fixtures/_assert_min.ts";
+import { startFakeRegistry } from "../fixtures/fake_registry.ts";
+import { BlobClient } from "../../src/blob/mod.ts";
+import type { BlobContext } from "../../src/blob/context.ts";
+import { parallelPullBlob } from "../../src/blob/parallel_pull.ts";
+import { ProgressReporter } from "../../src/blob/progress.ts";
+import { findError } from "../../src/errors/find_error.ts";
+import { RetriesExhaustedError } from "../../src/errors/kinds.ts";
+import { DigestMismatchError } from "../../src/errors/sentinels.ts";
+import { BLOB_RETRY_POLICY } from "../../src/transport/retry.ts";
+import type { Clock } from "../../src/transport/clock.ts";
+import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { assertSafeError, blob, collect, instantClock } from "./_helpers.ts";
+import { startStorageServer } from "./_storage_server.ts";
+
+const KiB = 1024;
+const GET = { method: "GET", path: /\/blobs\/sha256:/ };
+
+function served(bytes: Uint8Array, digest: string, name = "pp/x") {
+  return new Map([[`/v2/${name}/blobs/${digest}`, bytes]]);
+}
+
+Deno.test("parallel pull: in-order verified output from a fixed worker set after one probe", async () => {
+  const { bytes, digest } = blob(1000 * KiB + 3, 1);
+  await using server = await startStorageServer({ blobs: served(bytes, digest) });
+  using client = new BlobClient({
+    plainHttp: true,
+    parallelPull: { workers: 3, chunkSize: 64 * KiB },
+  });
+  const seen: number[] = [];
+  const got = await collect(
+    await client.pull(`${new URL(server.url).host}/pp/x`, digest, {
+      onProgress: (done, total) => {
+        assertEquals(total, bytes.length);
+        seen.push(done);
+      },
+    }),
+  );
+  assertEquals(got, bytes);
+  assertEquals(seen.at(-1), bytes.length);
+  for (let i = 1; i < seen.length; i++) assert(seen[i]! > seen[i - 1]!);
+  const chunks = Math.ceil(bytes.length / (64 * KiB));
+  assertEquals(server.log.length, chunks);
+  assertEquals(server.log[0]!.headers.range, `bytes=0-${64 * KiB - 1}`);
+  const starts = server.log.map((r) => Number(/bytes=(\d+)-/.exec(r.headers.range!)![1]));
+  assertEquals(
+    [...starts].sort((a, b) => a - b),
+    Array.from({ length: chunks }, (_, i) => i * 64 * KiB),
+  );
+  assert(server.maxActive <= 3, `maxActive ${server.maxActive}`);
+});
+
+Deno.test("parallel pull: a registry without ranges gets a single stream", async () => {
+  const { bytes, digest } = blob(300 * KiB, 2);
+  await using server = await startStorageServer({ blobs: served(bytes, digest), ranges: false });
+  using client = new BlobClient({
+    plainHttp: true,
+    parallelPull: { workers: 4, chunkSize: 16 * KiB },
+  });
+  assertEquals(await collect(await client.pull(`${new URL(server.url).host}/pp/x`, digest)), bytes);
+  assertEquals(server.log.length, 1);
+});
+
+Deno.test("parallel pull: empty blob and digest mismatch", async () => {
+  await using registry = await startFakeRegistry();
+  using client = new BlobClient({
+    plainHttp: true,
+    parallelPull: { workers: 2, chunkSize: 10 * KiB },
+  });
+  const empty = blob(0);
+  registry.store.putBlob("pp/e", empty.bytes);
+  assertEquals(
+    await collect(await client.pull(`${registry.host}/pp/e`, empty.digest)),
+    new Uint8Array(),
+  );
+  const { bytes, digest } = blob(100 * KiB, 3);
+  registry.store.putBlob("pp/x", bytes);
+  const tampered = bytes.slice();
+  tampered[77 * KiB] ^= 1;
+  registry.store.tamperBlob(digest, tampered);
+  let error: unknown;
+  try {
+    await collect(await client.pull(`${registry.host}/pp/x`, digest));
+  } catch (err) {
+    error = assertSafeError(err);
+  }
+  assert(findError(error, DigestMismatchError), String(error));
+});
+
+Deno.test("parallel pull: buffered bytes stay within workers x chunk size", async () => {
+  const workers = 3;
+  const chunkSize = 32 * KiB;
+  const { bytes, digest } = blob(2000 * KiB, 4);
+  await using server = await startStorageServer({ blobs: served(bytes, digest) });
+  const transport = new HttpTransport();
+  try {
+    const context: BlobContext = {
+      transport: transport.fetch,
+      storageTransport: transport.fetch,
+      policy: BLOB_RETRY_POLICY,
+      writeRedirects: true,
+      plainHttp: true,
+      clock: instantClock(),
+      chunkSize: undefined,
+      parallelPull: { workers, chunkSize },
+    };
+    let buffered = 0;
+    let peak = 0;
+    const stream = await parallelPullBlob(
+      context,
+      {
+        origin: new URL(server.url),
+        name: "pp/x",
+        digest,
+        size: undefined,
+        signal: undefined,
+        progress: new ProgressReporter(),
+      },
+      { workers, chunkSize },
+      {
+        buffered: (n) => {
+          buffered = n;
+          peak = Math.max(peak, n);
+        },
+      },
+    );
+    const reader = stream.getReader();
+    const first = await reader.read();
+    // Stop reading until the workers have nothing left they may fetch.
+    let stable = 0;
+    let last = -1;
+    while (stable < 20) {
+      await new Promise((r) => setTimeout(r, 10));
+      stable = buffered === last ? stable + 1 : 0;
+      last = buffered;
+    }
+    assert(peak <= workers * chunkSize, `peak ${peak}`);
+    assert(server.log.length <= workers + 1, `requests ${server.log.length}`);
+    const rest: Uint8Array[] = [first.value!];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      rest.push(value);
+    }
+    assertEquals(new Uint8Array(await new Blob(rest as BlobPart[]).arrayBuffer()), bytes);
+    assert(peak <= workers * chunkSize, `peak ${peak}`);
+    assertEquals(buffered, 0);
+  } finally {
+    transport.close();
+  }
+});
+
+Deno.test("parallel pull: closing the stream cancels probe, queued work, bodies and backoff", async () => {
+  const { bytes, digest } = blob(1000 * KiB, 5);
+  // A clock whose backoff never ends unless aborted: cancel must cut it short.
+  const waiting: Clock = {
+    now: () => 0,
+    random: () => 0.5,
+    sleep: (_ms, signal) =>
+      new Promise((_, reject) => signal?.addEventListener("abort", () => reject(signal.reason))),
+  };
+  await using registry = await startFakeRegistry();
+  registry.store.putBlob("pp/x", bytes);
+  registry.fault({ ...GET, nth: 2, respond: { status: 503 } });
+  registry.fault({ ...GET, nth: 3, stallAfter: 100 });
+  using client = new BlobClient({
+    plainHttp: true,
+    clock: waiting,
+    parallelPull: { workers: 3, chunkSize: 64 * KiB },
+  });
+  const stream = await client.pull(`${registry.host}/pp/x`, digest);
+  const reader = stream.getReader();
+  await reader.read();
+  await reader.cancel();
+  const after = registry.log.length;
+  await new Promise((r) => setTimeout(r, 100));
+  assertEquals(registry.log.length, after, "requests after cancel returned");
+
+  // A progress callback may close the reader itself.
+  registry.clearFaults();
+  let closing: Promise<void> | undefined;
+  const stream2 = await client.pull(`${registry.host}/pp/x`, digest, {
+    onProgress: () => {
+      closing ??= reader2.cancel();
+    },
+  });
+  const reader2 = stream2.getReader();
+  await reader2.read();
+  await closing;
+});
+
+Deno.test("parallel pull: MaxAttempts bounds the whole pull including chunk retries", async () => {
+  const { bytes, digest } = blob(512 * KiB, 6);
+  for (const workers of [1, 4]) {
+    await using registry = await startFakeRegistry();
+    registry.store.putBlob("pp/x", bytes);
+    // The probe succeeds; every chunk request after it fails.
+    registry.fault({ ...GET, nth: 2, times: Infinity, respond: { status: 503 } });
+    using client = new BlobClient({
+      plainHttp: true,
+      clock: instantClock(),
+      retryPolicy: { maxAttempts: 3 },
+      parallelPull: { workers, chunkSize: 64 * KiB },
+    });
+    let error: unknown;
+    try {
+      await collect(await client.pull(`${registry.host}/pp/x`, digest));
+    } catch (err) {
+      error = assertSafeError(err);
+    }
+    assert(findError(error, RetriesExhaustedError), String(error));
+    const ranges = registry.log.filter((r) => r.method === "GET").map((r) => r.headers.range);
+    const retries = ranges.length - new Set(ranges).size;
+    // Concurrent failures share one budget: never more than maxAttempts - 1 retries in all.
+    if (workers === 1) assertEquals(retries, 2, ranges.join(" "));
+    else assert(retries <= 2, ranges.join(" "));
+  }
+});
+
+Deno.test("parallel pull: a cut chunk is resumed by its worker", async () => {
+  const { bytes, digest } = blob(700 * KiB, 7);
+  await using registry = await startFakeRegistry();
+  registry.store.putBlob("pp/x", bytes);
+  registry.fault({ ...GET, nth: 3, cutAfter: 10 * KiB });
+  using client = new BlobClient({
+    plainHttp: true,
+    clock: instantClock(),
+    parallelPull: { workers: 4, chunkSize: 100 * KiB },
+  });
+  assertEquals(await collect(await client.pull(`${registry.host}/pp/x`, digest)), bytes);
+  assertEquals(registry.count(GET), 8);
+});
