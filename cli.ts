@@ -13,11 +13,17 @@
  * line, then a line naming the matched sentinel class and code, stating that none matched, or
  * naming the signal.
  *
- * Permissions: `--allow-net` (the registry and its token endpoint), `--allow-read` (the source
- * file, the destination directory, `--ca-file`, the docker configuration), `--allow-write` (the
- * destination directory: `<dest>.parted-partial` and the final rename), `--allow-env` (`HOME` and
- * `DOCKER_CONFIG` to find the docker configuration) and `--allow-run` only when the docker
- * configuration names credential helpers (`docker-credential-*`).
+ * Permissions (the narrowest set that works; `deno task compile` bakes in the general form):
+ * - `--allow-net`: the registry and its token endpoint (`--allow-net=<host>` when known).
+ * - `--allow-read`: the source file, `--ca-file`, and the docker configuration
+ *   (`$DOCKER_CONFIG/config.json` or `~/.docker/config.json`).
+ * - `--allow-write`: the destination's directory, where `<dest>.parted-partial` is written and
+ *   renamed onto `<dest>`.
+ * - `--allow-env=HOME,DOCKER_CONFIG`: to find the docker configuration; without it the tool
+ *   runs anonymously or with `--username`.
+ * - `--allow-run=docker-credential-<name>`: only when the docker configuration names a
+ *   credential helper; helpers then also need the whole environment readable (`--allow-env`),
+ *   because the helper process inherits it.
  *
  * @module
  */

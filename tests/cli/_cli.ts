@@ -28,6 +28,11 @@ export interface CliOptions {
   stdin?: string;
   /** Extra paths the child may read (e.g. a CA file outside `tmp`). */
   read?: string[];
+  /**
+   * Programs the child may run: only docker credential helpers need this, and they also need
+   * the whole environment readable, because `node:child_process` copies it into the helper.
+   */
+  run?: string[];
 }
 
 /** The permission flags of every CLI run: the narrowest set that works. */
@@ -37,7 +42,9 @@ export function permissionFlags(options: CliOptions): string[] {
     "--allow-net=127.0.0.1",
     `--allow-read=${[options.tmp, ...(options.read ?? [])].join(",")}`,
     `--allow-write=${options.tmp}`,
-    "--allow-env=HOME,DOCKER_CONFIG",
+    ...(options.run === undefined
+      ? ["--allow-env=HOME,DOCKER_CONFIG"]
+      : ["--allow-env", `--allow-run=${options.run.join(",")}`]),
   ];
 }
 

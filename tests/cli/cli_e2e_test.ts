@@ -277,6 +277,39 @@ registryTest("6: htpasswd registry without, with wrong and with right credential
   expectFailure(anonymousPull, 6, /matched UnauthorizedError/);
 });
 
+registryTest("credential helpers run only with --allow-run for them", {
+  needs: ["htpasswd"],
+}, async () => {
+  await using registry = await startRegistry({ htpasswd: { carol: "from-helper" } });
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  await writeRandomFile(source, 100 * KiB);
+  const bin = `${tmp.path}/bin`;
+  await Deno.mkdir(bin);
+  const helper = `${bin}/docker-credential-clitest`;
+  await Deno.writeTextFile(
+    helper,
+    `#!/bin/sh\nread server\necho '{"ServerURL":"'"$server"'","Username":"carol","Secret":"from-helper"}'\n`,
+  );
+  await Deno.chmod(helper, 0o755);
+  const dockerConfig = `${tmp.path}/docker`;
+  await Deno.mkdir(dockerConfig);
+  await Deno.writeTextFile(
+    `${dockerConfig}/config.json`,
+    JSON.stringify({ credHelpers: { [registry.host]: "clitest" } }),
+  );
+  const env = { DOCKER_CONFIG: dockerConfig, PATH: `${bin}:${Deno.env.get("PATH") ?? ""}` };
+  const ref = `${registry.host}/helped/llm:v1`;
+  const args = ["push", "--plain-http", ref, source];
+
+  // Everything but the permission to run this one helper: a plain failure, not unauthorized.
+  const withoutRun = await runCli(args, { tmp: tmp.path, env, run: ["docker-credential-other"] });
+  expectFailure(withoutRun, 1, /no sentinel matched/);
+  ok(withoutRun.stderr.includes("credential helper could not run"), withoutRun.stderr);
+  const withRun = await runCli(args, { tmp: tmp.path, env, run: ["docker-credential-clitest"] });
+  strictEqual(withRun.code, 0, withRun.stderr);
+});
+
 registryTest("6: token registry without, with wrong and with right credentials", {
   needs: ["openssl"],
 }, async () => {

@@ -9,6 +9,11 @@ import { tempDir } from "../fixtures/tmp.ts";
 import { cliArgv, cliEnv, type CliOptions, PROJECT_ROOT, runCli } from "./_cli.ts";
 
 const MiB = 1024 * 1024;
+const ESC = String.fromCharCode(0x1b);
+/** `deno run`'s own status-line clearing, emitted on a terminal before the program runs. */
+const DENO_PREAMBLE = new RegExp(`^(?:${ESC}\\[0G${ESC}\\[2K${ESC}\\[J)+`);
+/** One or more in-place redraws: carriage return, a line without breaks, erase to its end. */
+const REDRAWS = `(?:\\r[^\\r\\n]*${ESC}\\[K)+`;
 
 function shellQuote(arg: string): string {
   return `'${arg.replaceAll("'", `'\\''`)}'`;
@@ -35,7 +40,7 @@ async function runOnPty(
   // `deno run` itself clears its module-loading status line on a terminal before the program
   // starts (a compiled binary does not); that preamble is not the CLI's output.
   const tty = new TextDecoder().decode(output.stdout).replaceAll("\r\n", "\n")
-    .replace(/^(?:\x1b\[0G\x1b\[2K\x1b\[J)+/, "");
+    .replace(DENO_PREAMBLE, "");
   return { code: output.code, tty };
 }
 
@@ -69,8 +74,8 @@ registryTest("bar on a terminal redraws in place and ends at 100%", {
     strictEqual(code, 0, JSON.stringify(tty));
     // Only redraws (carriage return … erase to end of line) until one final newline.
     const expected = command === "push"
-      ? /^(?:\r[^\r\n]*\x1b\[K)+\nsha256:[0-9a-f]{64}\n$/
-      : /^(?:\r[^\r\n]*\x1b\[K)+\n$/;
+      ? new RegExp(`^${REDRAWS}\\nsha256:[0-9a-f]{64}\\n$`)
+      : new RegExp(`^${REDRAWS}\\n$`);
     ok(expected.test(tty), JSON.stringify(tty));
     const draws = tty.split("\n")[0].split("\r").slice(1).map((d) => d.replace("\x1b[K", ""));
     const last = draws.at(-1)!;
