@@ -545,3 +545,37 @@ Deno.test("custom CA: HTTPS works with caCerts and fails without", async () => {
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+Deno.test("an early answer (413 before the body is read) is returned and the upload stops", async () => {
+  const http = await import("node:http");
+  let received = 0;
+  const server = http.createServer((req, res) => {
+    res.writeHead(413, { "content-length": "5" });
+    res.end("large");
+    // Like nginx's lingering close: keep reading what the client still sends.
+    req.on("data", (chunk: Uint8Array) => received += chunk.byteLength);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const transport = new HttpTransport();
+  try {
+    const declared = 256 * MiB;
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        pulled += MiB;
+        if (pulled > declared) c.close();
+        else c.enqueue(new Uint8Array(MiB));
+      },
+    }, { highWaterMark: 0 });
+    const res = await transport.fetch(put(`http://127.0.0.1:${port}/x`, body, declared));
+    assert.equal(res.status, 413);
+    assert.equal(await res.text(), "large");
+    assert.ok(pulled < declared, "the body kept being read after the answer");
+    assert.ok(received < declared);
+  } finally {
+    transport.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
