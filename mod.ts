@@ -12,3 +12,4 @@
  */
 export * from "./src/errors/mod.ts";
 export * from "./src/transport/mod.ts";
+export * from "./src/blob/mod.ts";
