@@ -21,5 +21,6 @@ export * from "./retry.ts";
 export * from "./http_transport.ts";
 export * from "./file_body.ts";
 export * from "./peer_policy.ts";
+export * from "./stall_guard.ts";
 export * from "./peer_guard.ts";
 export * from "./cross_host_fetch.ts";

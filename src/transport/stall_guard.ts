@@ -1,0 +1,242 @@
+/**
+ * The stall watchdog: a transport wrapper that fails an exchange which moves no bytes for too
+ * long, so a silent peer costs one attempt of the retry budget instead of hanging forever.
+ *
+ * @module
+ */
+import { StallError } from "../errors/kinds.ts";
+import type { Fetch } from "./fetch.ts";
+import { fileBodyRange } from "./file_body.ts";
+
+/** The stall timeout of both clients when none is given: 60 s without progress. */
+export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
+
+/** Options of {@linkcode withStallGuard}. */
+export interface StallGuardOptions {
+  /**
+   * Milliseconds without progress after which the exchange fails with a retryable
+   * `StallError`. `0` or `Infinity` disables the watchdog. Default: 60 000.
+   */
+  stallTimeoutMs?: number;
+}
+
+/**
+ * Validates a stall timeout: a non-negative number of milliseconds, or `Infinity`.
+ *
+ * @example
+ * ```ts
+ * import { validateStallTimeout } from "./stall_guard.ts";
+ * console.log(validateStallTimeout(undefined)); // 60000
+ * ```
+ *
+ * @throws {RangeError} A negative, NaN or non-number timeout.
+ */
+export function validateStallTimeout(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_STALL_TIMEOUT_MS;
+  if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
+    throw new RangeError("stallTimeoutMs must be a non-negative number of milliseconds");
+  }
+  return value;
+}
+
+/**
+ * Wraps `fetch` so that an exchange making no progress for `stallTimeoutMs` fails with a
+ * retryable {@linkcode StallError}. Progress is the transport taking a request-body chunk, the
+ * response headers arriving, or a response-body chunk arriving. The clock only runs while the
+ * network is what the exchange waits for: not while the request body's own source is producing
+ * a chunk, and not while nobody reads the response body. On a stall the request's signal is
+ * aborted with the `StallError` (which closes the connection) and a response body being read
+ * errors with it.
+ *
+ * Bodies made by `fileBody()` keep the default transport's direct file path and are not
+ * watched while they are sent; the wait for the answer after them is.
+ *
+ * @example Failing a silent server after 5 s instead of never
+ * ```ts
+ * import { withStallGuard } from "./stall_guard.ts";
+ * const guarded = withStallGuard((r) => fetch(r, { redirect: "manual" }), { stallTimeoutMs: 5_000 });
+ * ```
+ *
+ * @throws {RangeError} An invalid `stallTimeoutMs`.
+ */
+export function withStallGuard(fetch: Fetch, options: StallGuardOptions = {}): Fetch {
+  const timeout = validateStallTimeout(options.stallTimeoutMs);
+  if (timeout === 0 || timeout === Infinity) return fetch;
+  return (request) => guardedExchange(fetch, request, timeout);
+}
+
+async function guardedExchange(fetch: Fetch, request: Request, timeout: number) {
+  const abort = new AbortController();
+  const operation = `${request.method} request`;
+  const watch = new Watch(timeout, (err) => abort.abort(err), operation);
+  const signal = AbortSignal.any([request.signal, abort.signal]);
+  const source = request.body;
+  let guarded: Request;
+  if (source === null) {
+    guarded = new Request(request, { signal });
+  } else if (fileBodyRange(source) !== undefined) {
+    // The transport streams this range from the file itself; only the answer is watched.
+    guarded = new Request(request, { signal, body: source, duplex: "half" } as RequestInit);
+  } else {
+    guarded = new Request(request, {
+      signal,
+      body: watchedRequestBody(source, watch),
+      duplex: "half",
+    } as RequestInit);
+  }
+  if (source === null || fileBodyRange(source) === undefined) watch.arm();
+  let response: Response;
+  try {
+    response = await fetch(guarded);
+  } catch (err) {
+    watch.stop();
+    throw watch.failure ?? err;
+  }
+  watch.stop();
+  if (response.body === null) return response;
+  const body = watchedResponseBody(response.body, timeout, operation, (err) => abort.abort(err));
+  const wrapped = new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+  if (response.url !== "") Object.defineProperty(wrapped, "url", { value: response.url });
+  return wrapped;
+}
+
+/**
+ * One timer at a time. Progress only moves the deadline and a pause only clears a flag, so a
+ * busy stream costs no timer churn; `stop()` clears the timer at every end of the exchange.
+ */
+class Watch {
+  readonly #timeout: number;
+  readonly #onStall: (err: StallError) => void;
+  readonly #operation: string;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #deadline = 0;
+  #armed = false;
+  #stopped = false;
+  failure: StallError | undefined;
+
+  constructor(timeout: number, onStall: (err: StallError) => void, operation: string) {
+    this.#timeout = timeout;
+    this.#onStall = onStall;
+    this.#operation = operation;
+  }
+
+  /** Starts (or restarts) the clock from now. */
+  arm(): void {
+    if (this.#stopped) return;
+    this.#armed = true;
+    this.#deadline = performance.now() + this.#timeout;
+    if (this.#timer === undefined) this.#schedule(this.#timeout);
+  }
+
+  /** Stops the clock until the next `arm()`. */
+  pause(): void {
+    this.#armed = false;
+  }
+
+  /** Stops the clock for good and releases the timer. */
+  stop(): void {
+    this.#stopped = true;
+    this.#armed = false;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #schedule(delay: number): void {
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      if (!this.#armed || this.#stopped) return;
+      const left = this.#deadline - performance.now();
+      if (left > 0) {
+        this.#schedule(left);
+        return;
+      }
+      this.stop();
+      this.failure = new StallError(
+        `${this.#operation}: no progress for ${formatDuration(this.#timeout)}`,
+      );
+      this.#onStall(this.failure);
+    }, Math.max(1, Math.ceil(delay)));
+  }
+}
+
+function watchedRequestBody(
+  source: ReadableStream<Uint8Array>,
+  watch: Watch,
+): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      // The transport asked for more: the network has moved. The source's own read time is
+      // not the network's fault, so the clock stops while it runs.
+      watch.pause();
+      let result: ReadableStreamReadResult<Uint8Array>;
+      try {
+        result = await reader.read();
+      } catch (err) {
+        watch.stop();
+        controller.error(err);
+        return;
+      }
+      // Sent bytes (or the end of the body) now wait on the network: the answer must follow.
+      watch.arm();
+      if (result.done) controller.close();
+      else controller.enqueue(result.value);
+    },
+    cancel(reason) {
+      watch.stop();
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+function watchedResponseBody(
+  source: ReadableStream<Uint8Array>,
+  timeout: number,
+  operation: string,
+  onStall: (err: StallError) => void,
+): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  let stalled: ((err: StallError) => void) | undefined;
+  const stall = new Promise<never>((_, reject) => {
+    stalled = reject;
+  });
+  stall.catch(() => {});
+  // Its own watch: it runs only while the caller waits for a chunk, never while nobody reads.
+  const watch = new Watch(timeout, (err) => {
+    stalled?.(err);
+    onStall(err);
+    reader.cancel(err).catch(() => {});
+  }, operation);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      watch.arm();
+      let result: ReadableStreamReadResult<Uint8Array>;
+      try {
+        result = await Promise.race([reader.read(), stall]);
+      } catch (err) {
+        watch.stop();
+        controller.error(watch.failure ?? err);
+        return;
+      }
+      if (result.done) {
+        watch.stop();
+        controller.close();
+        return;
+      }
+      watch.pause();
+      controller.enqueue(result.value);
+    },
+    cancel(reason) {
+      watch.stop();
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+function formatDuration(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
