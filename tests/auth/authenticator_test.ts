@@ -16,7 +16,7 @@ import { retryable } from "../../src/errors/retryable.ts";
 import { UnauthorizedError } from "../../src/errors/sentinels.ts";
 import type { Clock } from "../../src/transport/clock.ts";
 import type { Fetch } from "../../src/transport/fetch.ts";
-import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
+import { assert, assertEquals, assertInstanceOf, assertRejects } from "../fixtures/assert.ts";
 
 const SECRET = "pl4nted-realm-s3cret";
 const REGISTRY = "reg.example";
@@ -43,6 +43,10 @@ interface EmulatorOptions {
   publicRepos?: string[];
   /** Stated expires_in; null for none. */
   expiresIn?: number | null;
+  /** With a clock, tokens really expire after their stated lifetime (default 60 s). */
+  clock?: Clock & { advance(ms: number): void };
+  /** Reading a request body advances the clock this much per byte (a slow upload). */
+  msPerBodyByte?: number;
 }
 
 function fakeClock(): Clock & { advance(ms: number): void } {
@@ -67,7 +71,7 @@ function emulator(options: EmulatorOptions = {}) {
   const users = options.users ?? { alice: "pw" };
   const publicRepos = options.publicRepos ?? [];
   const log: Logged[] = [];
-  const tokens = new Map<string, { grants: Set<string>; expired: boolean }>();
+  const tokens = new Map<string, { grants: Set<string>; expired: boolean; until: number }>();
   const tokenScopes: string[][] = [];
   const scripted: Response[] = [];
   const tokenFaults: Response[] = [];
@@ -102,7 +106,12 @@ function emulator(options: EmulatorOptions = {}) {
       }
     }
     const token = `tok-${++serial}`;
-    tokens.set(token, { grants, expired: false });
+    const lifetimeMs = (options.expiresIn ?? 60) * 1000;
+    tokens.set(token, {
+      grants,
+      expired: false,
+      until: options.clock ? options.clock.now() + lifetimeMs : Infinity,
+    });
     const body: Record<string, unknown> = { token, issued_at: "2000-01-01T00:00:00Z" };
     if (options.expiresIn !== null) body.expires_in = options.expiresIn ?? 300;
     return Response.json(body);
@@ -136,7 +145,10 @@ function emulator(options: EmulatorOptions = {}) {
     }
     if (authorization === null || !authorization.startsWith("Bearer ")) return refuse();
     const token = tokens.get(authorization.slice(7));
-    if (token === undefined || token.expired) return refuse("invalid_token");
+    const now = options.clock?.now() ?? 0;
+    if (token === undefined || token.expired || now >= token.until) {
+      return refuse("invalid_token");
+    }
     const needed = wanted.split(",").map((a) => `${repository}:${a}`);
     if (repository !== undefined && !needed.every((n) => token.grants.has(n))) {
       return refuse("insufficient_scope");
@@ -146,7 +158,10 @@ function emulator(options: EmulatorOptions = {}) {
 
   const record =
     (via: Logged["via"], handler: (r: Request) => Response): Fetch => async (request) => {
+      // Authorization is checked once the body has arrived, like a registry behind a proxy that
+      // buffers request bodies.
       const bodyBytes = request.body === null ? 0 : (await request.arrayBuffer()).byteLength;
+      options.clock?.advance(bodyBytes * (options.msPerBodyByte ?? 0));
       const url = new URL(request.url);
       const response = url.origin === ORIGIN
         ? serve(request)
@@ -198,9 +213,7 @@ function spySource(credential: Credential): CredentialSource & { hosts: string[]
   };
 }
 
-function setup(
-  options: EmulatorOptions & { credential?: Credential; clock?: Clock } = {},
-) {
+function setup(options: EmulatorOptions & { credential?: Credential } = {}) {
   const registry = emulator(options);
   const source = spySource(options.credential ?? { username: "alice", password: "pw" });
   const auth = new RegistryAuthenticator({
@@ -515,6 +528,30 @@ Deno.test("authenticator: ensureFresh renews a token that would expire mid-part"
   assertEquals(await auth.ensureFresh("org/data", "push", 3_600_000), false);
   await auth.fetch(put(`${UPLOADS}s?digest=d`));
   assertEquals(registry.log.at(-1)?.authorization, "Bearer tok-2");
+});
+
+Deno.test("authenticator: ensureFresh saves an attempt when tokens are checked after the body", async () => {
+  // A 1000-byte part takes 150 s; the push token states (and really has) 300 s.
+  const slowPut = async (withEnsureFresh: boolean) => {
+    const clock = fakeClock();
+    const { registry, auth } = setup({ clock, expiresIn: 300, msPerBodyByte: 150 });
+    await auth.fetch(get(UPLOADS, { method: "POST" }));
+    clock.advance(200_000); // still reused by the cache: 70 s before lifetime − margin
+    if (withEnsureFresh) await auth.ensureFresh("org/data", "push", 150_000 * 1.25);
+    try {
+      const response = await auth.fetch(put(`${UPLOADS}s?digest=d`));
+      return { status: response.status, auth, registry };
+    } catch (err) {
+      assertInstanceOf(err, AuthRetryError);
+      return { status: "retry", auth, registry };
+    }
+  };
+  const without = await slowPut(false);
+  assertEquals(without.status, "retry", "the token ran out while the body was sent");
+  const withFresh = await slowPut(true);
+  assertEquals(withFresh.status, 200, "renewed first: the attempt is saved");
+  assertEquals(withFresh.auth.stats.earlyRefreshes, 1);
+  assertEquals(withFresh.registry.log.filter((l) => l.method === "PUT").length, 1);
 });
 
 Deno.test("authenticator: an aborted request stops while its token is being fetched", async () => {

@@ -22,6 +22,7 @@ import {
 import { assert, assertEquals, assertInstanceOf, assertRejects } from "../fixtures/assert.ts";
 import { patternBytes, sha256File, writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import {
   allMessages,
@@ -431,5 +432,58 @@ registryTest(
       `dir:${rawCopy}`,
     );
     assertEquals(await Deno.readFile(`${rawCopy}/${extraDigest.slice(7)}`), extra);
+  },
+);
+
+registryTest(
+  "token auth through a proxy: a refused part PUT costs one attempt; 403 without challenge is final",
+  async () => {
+    await using auth = await startTokenRegistry();
+    await using proxy = await startFaultProxy({ target: auth.registry.url });
+    await using dir = await tempDir();
+    const src = `${dir.path}/src.bin`;
+    const digest = await writePatternFile(src, SIZE);
+    const client = new PartedClient({
+      plainHttp: true,
+      credential: { username: "alice", password: "pw" },
+    });
+    const challenge = `Bearer realm="${auth.tokens.realm}",service="${auth.tokens.service}"` +
+      `,scope="repository:team/data:pull,push",error="invalid_token"`;
+    // The first part PUT is refused as if its token had expired; then a 403 with a challenge.
+    proxy.fault({
+      method: "PUT",
+      path: /\/blobs\/uploads\//,
+      respond: { status: 401, headers: { "www-authenticate": challenge } },
+    });
+    proxy.fault({
+      method: "PUT",
+      path: /\/blobs\/uploads\//,
+      nth: 3,
+      respond: { status: 403, headers: { "www-authenticate": challenge } },
+    });
+    let wireBytes = 0;
+    await client.push(`${proxy.host}/team/data:v1`, fromFile(src), {
+      partSize: PART,
+      workers: 1,
+      onProgress: (s) => (wireBytes = s.wireBytes),
+    });
+    assertEquals(proxy.faultsApplied, 2);
+    // Two parts were re-streamed once each: one extra PUT per refusal, nothing more.
+    assertEquals(proxy.count({ method: "PUT", route: "session" }), PARTS + 1 + 2);
+    assert(wireBytes > SIZE, "the refused parts were sent again");
+    assertEquals(auth.tokens.requests.length, 2 + 2, "pull, push, and one renewal per refusal");
+    await client.pull(`${proxy.host}/team/data:v1`, toFile(`${dir.path}/out.bin`));
+    assertEquals(await sha256File(`${dir.path}/out.bin`), digest);
+
+    // A 403 without a challenge is a permission answer: final, no part sent.
+    proxy.clearFaults();
+    proxy.log.length = 0;
+    proxy.fault({ method: "HEAD", respond: { status: 403 }, times: Infinity });
+    const err = await assertRejects(() =>
+      client.push(`${proxy.host}/team/other:v1`, fromFile(src), { partSize: PART })
+    );
+    assert(findError(err, UnauthorizedError), "reported as unauthorized");
+    assertEquals(proxy.count({ method: "PUT" }), 0);
+    assertEquals(proxy.count({ method: "POST" }), 0);
   },
 );
