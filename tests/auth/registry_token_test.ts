@@ -12,6 +12,7 @@ import { findError } from "../../src/errors/find_error.ts";
 import { AuthChallengeError, CredentialError, HttpStatusError } from "../../src/errors/kinds.ts";
 import { UnauthorizedError } from "../../src/errors/sentinels.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
+import { BlobClient } from "../../src/blob/mod.ts";
 import { resolveLocation, withDigestQuery } from "../../src/registry/location.ts";
 import { sha256Digest } from "../../src/registry/sha256.ts";
 import {
@@ -487,3 +488,26 @@ registryTest(
     assertEquals(proxy.count({ method: "POST" }), 0);
   },
 );
+
+registryTest("token auth: the authenticated fetch as the blob client's transport", async () => {
+  await using auth = await startTokenRegistry();
+  using transport = countingTransport();
+  const host = auth.registry.host;
+  const client = new BlobClient({
+    plainHttp: true,
+    transport: createAuthFetch({
+      registry: host,
+      plainHttp: true,
+      fetch: transport.fetch,
+      credentials: staticCredentials({ username: "alice", password: "pw" }),
+    }),
+  });
+  const bytes = patternBytes(200_000, 5);
+  const digest = sha256Digest(bytes);
+  await client.push(`${host}/team/blob`, digest, bytes.length, bytes);
+  const stream = await client.pull(`${host}/team/blob`, digest);
+  const back = new Uint8Array(await new Response(stream).arrayBuffer());
+  assertEquals(sha256Digest(back), digest);
+  assertEquals(auth.tokens.requests.length, 2, "one push token, one pull token");
+  assertEquals(transport.log.filter((r) => r.status === 401).length, 1, "only the first request");
+});
