@@ -69,3 +69,25 @@ export async function overwrite(path: string, position: number, bytes: Uint8Arra
     await handle.close();
   }
 }
+
+/** A clock that never really waits and records every requested wait. */
+export function recordingClock(): {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  random(): number;
+  waits: number[];
+} {
+  let now = 0;
+  const waits: number[] = [];
+  return {
+    waits,
+    now: () => now,
+    random: () => 0.5,
+    sleep(ms: number, signal?: AbortSignal): Promise<void> {
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      waits.push(ms);
+      now += ms;
+      return Promise.resolve();
+    },
+  };
+}
