@@ -206,5 +206,13 @@ function timeoutText(ms: number): string {
 }
 
 if (import.meta.main) {
-  Deno.exit(await main(Deno.args));
+  let code: number;
+  try {
+    code = await main(Deno.args);
+  } catch (err) {
+    // A bug or a broken stdout/stderr: still one line and a defined exit code.
+    progressWrite(`${PROGRAM}: internal error: ${errorLine(err)}\n`);
+    code = EXIT_CODES.failure;
+  }
+  Deno.exit(code);
 }

@@ -19,8 +19,11 @@
  */
 export class RateMeter {
   readonly #windowMs: number;
+  // Kept at least SPACING_MS apart, so the window holds a few dozen samples even when the
+  // counter moves thousands of times a second.
   readonly #samples: Array<{ at: number; bytes: number }> = [];
   #first: { at: number; bytes: number } | undefined;
+  #latest: { at: number; bytes: number } | undefined;
 
   /** Creates a meter averaging over `windowMs` milliseconds. */
   constructor(windowMs = 5000) {
@@ -29,8 +32,12 @@ export class RateMeter {
 
   /** Records the counter's value `bytes` at monotonic time `at` (milliseconds). */
   sample(at: number, bytes: number): void {
-    this.#first ??= { at, bytes };
-    this.#samples.push({ at, bytes });
+    const point = { at, bytes };
+    this.#first ??= point;
+    this.#latest = point;
+    const newest = this.#samples[this.#samples.length - 1];
+    if (newest !== undefined && at - newest.at < SPACING_MS) return;
+    this.#samples.push(point);
     // Keep one sample older than the window so the window is always fully covered.
     while (this.#samples.length > 2 && this.#samples[1].at <= at - this.#windowMs) {
       this.#samples.shift();
@@ -39,22 +46,28 @@ export class RateMeter {
 
   /** Bytes per second over the window, or undefined before 250 ms of samples exist. */
   rate(): number | undefined {
-    const oldest = this.#samples[0];
-    const newest = this.#samples[this.#samples.length - 1];
-    if (oldest === undefined || newest.at - oldest.at < 250) return undefined;
-    return ((newest.bytes - oldest.bytes) * 1000) / (newest.at - oldest.at);
+    return perSecond(this.#samples[0], this.#latest);
   }
 
   /** Bytes per second since the first sample, or undefined before 250 ms of samples exist. */
   average(): number | undefined {
-    const newest = this.#samples[this.#samples.length - 1];
-    if (this.#first === undefined || newest.at - this.#first.at < 250) return undefined;
-    return ((newest.bytes - this.#first.bytes) * 1000) / (newest.at - this.#first.at);
+    return perSecond(this.#first, this.#latest);
   }
 
   /** Milliseconds since the first sample (0 before any). */
   elapsed(): number {
-    const newest = this.#samples[this.#samples.length - 1];
-    return this.#first === undefined ? 0 : newest.at - this.#first.at;
+    return this.#first === undefined || this.#latest === undefined
+      ? 0
+      : this.#latest.at - this.#first.at;
   }
+}
+
+const SPACING_MS = 50;
+
+function perSecond(
+  from: { at: number; bytes: number } | undefined,
+  to: { at: number; bytes: number } | undefined,
+): number | undefined {
+  if (from === undefined || to === undefined || to.at - from.at < 250) return undefined;
+  return ((to.bytes - from.bytes) * 1000) / (to.at - from.at);
 }

@@ -76,6 +76,14 @@ Deno.test("rate meter averages over its window and overall", () => {
   strictEqual(meter.elapsed(), 3000);
 });
 
+Deno.test("rate meter stays small and exact under a flood of samples", () => {
+  const meter = new RateMeter(5000);
+  // One sample per 64 KiB at 1 GiB/s for 20 s: 327,680 samples.
+  for (let i = 0; i <= 20 * 16384; i++) meter.sample(i / 16.384, i * 64 * 1024);
+  strictEqual(Math.round(meter.rate()! / MiB), 1024);
+  strictEqual(Math.round(meter.average()! / MiB), 1024);
+});
+
 Deno.test("status blends placed and transferred bytes and reaches 100% only when done", () => {
   deepStrictEqual(progressStatus(snap(0, 50 * MiB), 10 * MiB), {
     fraction: 0.5,
