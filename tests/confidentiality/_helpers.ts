@@ -5,7 +5,7 @@
  *   `cause` chain renders a URL, a loopback host name or address, a port in use, a query, a
  *   realm path, a storage signature or a planted secret.
  * - `startCountingServer(hostname)` — a raw TCP listener that counts accepted connections and
- *   received bytes (proof that nothing was dialed or sent).
+ *   the bytes of their first read, then hangs up (proof that nothing was dialed or sent).
  * - `startStorageForwarder(options)` — an "object storage" origin for off-origin upload
  *   sessions: records every request's headers and forwards it to the registry with a
  *   pre-signed credential of its own (what a signed URL does), or answers a scripted fault.
@@ -112,13 +112,11 @@ export function startCountingServer(hostname = "127.0.0.1"): CountingServer {
         connections++;
         conns.add(conn);
         (async () => {
-          const buffer = new Uint8Array(4096);
+          // Counts what arrives first, then hangs up: a client that got through fails fast.
+          const buffer = new Uint8Array(65536);
           try {
-            for (;;) {
-              const n = await conn.read(buffer);
-              if (n === null) break;
-              bytes += n;
-            }
+            const n = await conn.read(buffer);
+            if (n !== null) bytes += n;
           } catch { /* reset */ }
           conns.delete(conn);
           try {
