@@ -158,6 +158,7 @@ export interface ForwardedRecord {
 /** A scripted answer of the storage forwarder (given instead of forwarding). */
 export interface StorageFault {
   status: number;
+  headers?: Record<string, string>;
   body?: string;
 }
 
@@ -211,7 +212,7 @@ export async function startStorageForwarder(
       req.resume();
       await new Promise((resolve) => req.on("end", resolve));
       record.status = fault.status;
-      res.writeHead(fault.status, { "content-type": "text/plain" });
+      res.writeHead(fault.status, { "content-type": "text/plain", ...fault.headers });
       res.end(fault.body ?? "");
       return;
     }
