@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { CredentialError } from "../errors/kinds.ts";
 import type { Credential } from "./credential.ts";
 
@@ -47,10 +47,17 @@ export function runCredentialHelper(
   options.signal?.throwIfAborted();
   const timeoutMs = options.timeoutMs ?? 60_000;
   return new Promise<Credential>((resolve, reject) => {
-    const child = spawn(`docker-credential-${name}`, ["get"], {
-      stdio: ["pipe", "pipe", "pipe"],
-      windowsHide: true,
-    });
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = spawn(`docker-credential-${name}`, ["get"], {
+        stdio: ["pipe", "pipe", "pipe"],
+        windowsHide: true,
+      });
+    } catch (err) {
+      // A sandbox refusal (no run or env permission) is thrown synchronously; it is permanent.
+      reject(new CredentialError("credential helper could not run", { cause: err }));
+      return;
+    }
     let settled = false;
     const stdout: Uint8Array[] = [];
     let stdoutBytes = 0;
