@@ -40,6 +40,30 @@ export interface HttpTransportOptions {
 
 const OPERATION = "HTTP request";
 const CONNECT_FAILED = `${OPERATION}: connection failed`;
+const CERTIFICATE_REFUSED = `${OPERATION}: server certificate not trusted`;
+
+// Certificate verification failures are permanent for the attempt's lifetime: retrying only
+// delays the answer (add the CA with caCerts instead).
+const CERTIFICATE_CODES = new Set([
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "CERT_UNTRUSTED",
+  "CERT_REJECTED",
+  "CERT_SIGNATURE_FAILURE",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "HOSTNAME_MISMATCH",
+]);
+
+function isCertificateFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && CERTIFICATE_CODES.has(code)) return true;
+  return err instanceof Error && /invalid peer certificate/i.test(err.message);
+}
 const BODY_READ_FAILED = "HTTP response: body read failed";
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 // Methods whose body-less requests carry no framing; the others get `content-length: 0`.
@@ -276,7 +300,11 @@ export class HttpTransport {
           if (answer.complete) return;
           return fail(new NetworkError(BODY_READ_FAILED, { cause: err }));
         }
-        fail(new NetworkError(CONNECT_FAILED, { cause: err }));
+        fail(
+          isCertificateFailure(err)
+            ? new NetworkError(CERTIFICATE_REFUSED, { cause: err, retryable: false })
+            : new NetworkError(CONNECT_FAILED, { cause: err }),
+        );
       });
 
       let answer: http.IncomingMessage | undefined;

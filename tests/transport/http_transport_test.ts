@@ -503,7 +503,7 @@ Deno.test("a connection lost mid-response errors the body with NetworkError", as
   });
 });
 
-Deno.test("custom CA: HTTPS works with caCerts and fails without", async () => {
+Deno.test("custom CA: HTTPS works with caCerts and fails without, terminally", async () => {
   await using dir = await tempDir();
   const ca = await makeTestCa(dir.path);
   const server = https.createServer({
@@ -538,6 +538,9 @@ Deno.test("custom CA: HTTPS works with caCerts and fails without", async () => {
     const err = await plain.fetch(new Request(`https://127.0.0.1:${port}/x`))
       .then(() => undefined, (e) => e);
     assert.ok(err instanceof NetworkError, String(err));
+    // An untrusted certificate does not get better by retrying: terminal, with a fixed message.
+    assert.equal(err.retryable, false);
+    assert.equal(err.message, "HTTP request: server certificate not trusted");
   } finally {
     trusting.close();
     plain.close();
