@@ -13,3 +13,5 @@
 export * from "./src/errors/mod.ts";
 export * from "./src/transport/mod.ts";
 export * from "./src/blob/mod.ts";
+export * from "./src/parted/mod.ts";
+export * from "./src/auth/mod.ts";

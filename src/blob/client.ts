@@ -18,7 +18,11 @@ import { validateStallTimeout, withStallGuard } from "../transport/stall_guard.t
 import { AttemptBudget } from "./attempt_budget.ts";
 import { type BlobContext, discard, send } from "./context.ts";
 import { parallelPullBlob } from "./parallel_pull.ts";
-import { type ProgressCallback, ProgressReporter, type WireProgressCallback } from "./progress.ts";
+import {
+  type BlobProgressCallback,
+  ProgressReporter,
+  type WireProgressCallback,
+} from "./progress.ts";
 import { toPublicError } from "./public_error.ts";
 import { pullBlob } from "./pull.ts";
 import { pullRangeBlob } from "./pull_range.ts";
@@ -81,7 +85,7 @@ export interface BlobCallOptions {
 /** Options of {@linkcode BlobClient.pull}. */
 export interface BlobPullOptions extends BlobCallOptions {
   /** Cumulative bytes delivered to the caller, and the total (−1 while unknown). */
-  onProgress?: ProgressCallback;
+  onProgress?: BlobProgressCallback;
   /** The blob size, when known: checked against the registry and used as the total. */
   size?: number;
 }
@@ -89,7 +93,7 @@ export interface BlobPullOptions extends BlobCallOptions {
 /** Options of {@linkcode BlobClient.pullRange}. */
 export interface BlobPullRangeOptions extends BlobCallOptions {
   /** Cumulative bytes delivered to the caller, out of the requested length. */
-  onProgress?: ProgressCallback;
+  onProgress?: BlobProgressCallback;
 }
 
 /** Options of {@linkcode BlobClient.push}. */
@@ -98,7 +102,7 @@ export interface BlobPushOptions extends BlobCallOptions {
    * Committed progress: once after the final 201 for a monolithic upload, after each PATCH
    * acknowledgement for a chunked one (only a resolved `push` proves the commit).
    */
-  onProgress?: ProgressCallback;
+  onProgress?: BlobProgressCallback;
   /**
    * Positive deltas of request-body bytes the transport consumed, counting failed attempts
    * and replays after redirects; source read-ahead does not count.

@@ -23,7 +23,7 @@
  */
 export * from "./client.ts";
 export type * from "./repository.ts";
-export type { ProgressCallback, WireProgressCallback } from "./progress.ts";
+export type { BlobProgressCallback, WireProgressCallback } from "./progress.ts";
 export type { PushBody } from "./upload_source.ts";
 export { statusCode } from "../errors/status_code.ts";
 export { type RetryClassification, retryable } from "../errors/retryable.ts";

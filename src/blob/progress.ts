@@ -6,7 +6,7 @@
  */
 
 /** Cumulative committed progress: `done` bytes of `total` (−1 when the total is unknown). */
-export type ProgressCallback = (done: number, total: number) => void;
+export type BlobProgressCallback = (done: number, total: number) => void;
 
 /** A positive number of upload bytes the transport consumed since the previous call. */
 export type WireProgressCallback = (delta: number) => void;
@@ -29,14 +29,14 @@ export type WireProgressCallback = (delta: number) => void;
  * ```
  */
 export class ProgressReporter {
-  #onProgress: ProgressCallback | undefined;
+  #onProgress: BlobProgressCallback | undefined;
   #onWire: WireProgressCallback | undefined;
   #done = -1;
   #total = -1;
   #closed = false;
 
   /** Creates a reporter for the given optional callbacks. */
-  constructor(onProgress?: ProgressCallback, onWireProgress?: WireProgressCallback) {
+  constructor(onProgress?: BlobProgressCallback, onWireProgress?: WireProgressCallback) {
     this.#onProgress = onProgress;
     this.#onWire = onWireProgress;
   }

@@ -27,6 +27,7 @@ export interface HttpStatusErrorOptions extends OciErrorOptions {
  * ```
  */
 export class HttpStatusError extends OciError {
+  /** Stable identifier: `"ERR_HTTP_STATUS"`. */
   override readonly code: string = "ERR_HTTP_STATUS";
   /** The HTTP status the server answered. */
   declare readonly status: number;
@@ -59,6 +60,7 @@ export class HttpStatusError extends OciError {
  * ```
  */
 export class NetworkError extends OciError {
+  /** Stable identifier: `"ERR_NETWORK"`. */
   override readonly code: string = "ERR_NETWORK";
   /** Creates a transient error; the raw transport error goes in `cause`. */
   constructor(message: string, options: OciErrorOptions = {}) {
@@ -76,6 +78,7 @@ export class NetworkError extends OciError {
  * ```
  */
 export class StallError extends OciError {
+  /** Stable identifier: `"ERR_STALLED"`. */
   override readonly code: string = "ERR_STALLED";
   /** Creates a transient error. */
   constructor(message: string, options: OciErrorOptions = {}) {
@@ -95,6 +98,7 @@ export class StallError extends OciError {
  * ```
  */
 export class RetriesExhaustedError extends OciError {
+  /** Stable identifier: `"ERR_RETRIES_EXHAUSTED"`. */
   override readonly code: string = "ERR_RETRIES_EXHAUSTED";
   /** How many attempts were made. */
   readonly attempts: number;
@@ -119,6 +123,7 @@ export class RetriesExhaustedError extends OciError {
  * ```
  */
 export class ProtocolError extends OciError {
+  /** Stable identifier: `"ERR_PROTOCOL"`. */
   override readonly code: string = "ERR_PROTOCOL";
   /** Creates a terminal error unless `options.retryable` says otherwise. */
   constructor(message: string, options: OciErrorOptions = {}) {
@@ -137,6 +142,7 @@ export class ProtocolError extends OciError {
  * ```
  */
 export class ContentEncodingError extends OciError {
+  /** Stable identifier: `"ERR_CONTENT_ENCODING"`. */
   override readonly code: string = "ERR_CONTENT_ENCODING";
   /** Creates the terminal error for `operation`. */
   constructor(operation: string, options: OciErrorOptions = {}) {
@@ -158,6 +164,7 @@ export class ContentEncodingError extends OciError {
  * ```
  */
 export class LocationError extends OciError {
+  /** Stable identifier: `"ERR_LOCATION"`. */
   override readonly code: string = "ERR_LOCATION";
   /** The fixed rule that was broken, e.g. `"https-to-http"`. */
   readonly rule: string;
@@ -179,6 +186,7 @@ export class LocationError extends OciError {
  * ```
  */
 export class RedirectError extends OciError {
+  /** Stable identifier: `"ERR_REDIRECT"`. */
   override readonly code: string = "ERR_REDIRECT";
   /** Creates the terminal error. */
   constructor(message: string, options: OciErrorOptions = {}) {
@@ -197,6 +205,7 @@ export class RedirectError extends OciError {
  * ```
  */
 export class PeerRefusedError extends OciError {
+  /** Stable identifier: `"ERR_PEER_REFUSED"`. */
   override readonly code: string = "ERR_PEER_REFUSED";
   /** Creates the terminal error for `operation`. */
   constructor(operation: string, options: OciErrorOptions = {}) {
@@ -217,6 +226,7 @@ export class PeerRefusedError extends OciError {
  * ```
  */
 export class BodyLengthError extends OciError {
+  /** Stable identifier: `"ERR_BODY_LENGTH"`. */
   override readonly code: string = "ERR_BODY_LENGTH";
   /** Creates the terminal error. */
   constructor(message: string, options: OciErrorOptions = {}) {
@@ -234,6 +244,7 @@ export class BodyLengthError extends OciError {
  * ```
  */
 export class InvalidReferenceError extends OciError {
+  /** Stable identifier: `"ERR_INVALID_REFERENCE"`. */
   override readonly code: string = "ERR_INVALID_REFERENCE";
   /** Creates the terminal error naming the broken rule. */
   constructor(rule: string, options: OciErrorOptions = {}) {
@@ -252,6 +263,7 @@ export class InvalidReferenceError extends OciError {
  * ```
  */
 export class InvalidManifestError extends OciError {
+  /** Stable identifier: `"ERR_INVALID_MANIFEST"`. */
   override readonly code: string = "ERR_INVALID_MANIFEST";
   /** Creates the terminal error. */
   constructor(rule: string, options: OciErrorOptions = {}) {
@@ -269,6 +281,7 @@ export class InvalidManifestError extends OciError {
  * ```
  */
 export class SourceChangedError extends OciError {
+  /** Stable identifier: `"ERR_SOURCE_CHANGED"`. */
   override readonly code: string = "ERR_SOURCE_CHANGED";
   /** Creates the terminal error. */
   constructor(message: string, options: OciErrorOptions = {}) {
@@ -287,6 +300,7 @@ export class SourceChangedError extends OciError {
  * ```
  */
 export class CredentialError extends OciError {
+  /** Stable identifier: `"ERR_CREDENTIAL"`. */
   override readonly code: string = "ERR_CREDENTIAL";
   /** Creates the terminal error. */
   constructor(message: string, options: OciErrorOptions = {}) {
@@ -305,6 +319,7 @@ export class CredentialError extends OciError {
  * ```
  */
 export class AuthChallengeError extends OciError {
+  /** Stable identifier: `"ERR_AUTH_CHALLENGE"`. */
   override readonly code: string = "ERR_AUTH_CHALLENGE";
   /** Creates the terminal error. */
   constructor(message: string, options: OciErrorOptions = {}) {
@@ -323,6 +338,7 @@ export class AuthChallengeError extends OciError {
  * ```
  */
 export class LocalFileError extends OciError {
+  /** Stable identifier: `"ERR_LOCAL_FILE"`. */
   override readonly code: string = "ERR_LOCAL_FILE";
   /** Creates the terminal error. */
   constructor(message: string, options: OciErrorOptions = {}) {

@@ -38,6 +38,7 @@ export class SentinelError extends OciError {
  * ```
  */
 export class NotFoundError extends SentinelError {
+  /** Stable identifier: `"ERR_NOT_FOUND"`. */
   override readonly code: string = "ERR_NOT_FOUND";
   /** Creates the sentinel in front of `options.cause`. */
   constructor(message = "", options: OciErrorOptions = {}) {
@@ -57,6 +58,7 @@ export class NotFoundError extends SentinelError {
  * ```
  */
 export class UnauthorizedError extends SentinelError {
+  /** Stable identifier: `"ERR_UNAUTHORIZED"`. */
   override readonly code: string = "ERR_UNAUTHORIZED";
   /** Creates the sentinel in front of `options.cause`. */
   constructor(message = "", options: OciErrorOptions = {}) {
@@ -75,6 +77,7 @@ export class UnauthorizedError extends SentinelError {
  * ```
  */
 export class TooLargeError extends SentinelError {
+  /** Stable identifier: `"ERR_TOO_LARGE"`. */
   override readonly code: string = "ERR_TOO_LARGE";
   /** Creates the sentinel in front of `options.cause`. */
   constructor(message = "", options: OciErrorOptions = {}, prefix = "too large") {
@@ -94,6 +97,7 @@ export class TooLargeError extends SentinelError {
  * ```
  */
 export class PartTooLargeError extends TooLargeError {
+  /** Stable identifier: `"ERR_PART_TOO_LARGE"`. */
   override readonly code: string = "ERR_PART_TOO_LARGE";
   /** Creates the sentinel in front of `options.cause`. */
   constructor(message = "", options: OciErrorOptions = {}) {
@@ -113,6 +117,7 @@ export class PartTooLargeError extends TooLargeError {
  * ```
  */
 export class DigestMismatchError extends SentinelError {
+  /** Stable identifier: `"ERR_DIGEST_MISMATCH"`. */
   override readonly code: string = "ERR_DIGEST_MISMATCH";
   /** Creates the sentinel. */
   constructor(message = "", options: OciErrorOptions = {}) {
@@ -132,6 +137,7 @@ export class DigestMismatchError extends SentinelError {
  * ```
  */
 export class NotPartedArtifactError extends SentinelError {
+  /** Stable identifier: `"ERR_NOT_PARTED_ARTIFACT"`. */
   override readonly code: string = "ERR_NOT_PARTED_ARTIFACT";
   /** Creates the sentinel. */
   constructor(message = "", options: OciErrorOptions = {}) {

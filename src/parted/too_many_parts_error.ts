@@ -18,6 +18,7 @@ import { MAX_PARTS } from "./format.ts";
  * ```
  */
 export class TooManyPartsError extends OciError {
+  /** Stable identifier: `"ERR_TOO_MANY_PARTS"`. */
   override readonly code: string = "ERR_TOO_MANY_PARTS";
   /** The smallest part size, in bytes, at which the file fits in {@linkcode MAX_PARTS} parts. */
   readonly minPartSize: number;
