@@ -26,7 +26,7 @@ export type * from "./repository.ts";
 export type { BlobProgressCallback, WireProgressCallback } from "./progress.ts";
 export type { PushBody } from "./upload_source.ts";
 export { statusCode } from "../errors/status_code.ts";
-export { type RetryClassification, retryable } from "../errors/retryable.ts";
+export { retryable, type RetryClassification } from "../errors/retryable.ts";
 export type { Fetch } from "../transport/fetch.ts";
 export type { RetryPolicy } from "../transport/retry.ts";
 export type { Clock } from "../transport/clock.ts";
