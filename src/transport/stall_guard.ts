@@ -200,14 +200,10 @@ function watchedResponseBody(
   onStall: (err: StallError) => void,
 ): ReadableStream<Uint8Array> {
   const reader = source.getReader();
-  let stalled: ((err: StallError) => void) | undefined;
-  const stall = new Promise<never>((_, reject) => {
-    stalled = reject;
-  });
-  stall.catch(() => {});
   // Its own watch: it runs only while the caller waits for a chunk, never while nobody reads.
+  // On a stall, cancelling the reader settles the pending read; no promise outlives a read
+  // (racing every read against one long-lived promise would keep every chunk reachable).
   const watch = new Watch(timeout, (err) => {
-    stalled?.(err);
     onStall(err);
     reader.cancel(err).catch(() => {});
   }, operation);
@@ -216,10 +212,14 @@ function watchedResponseBody(
       watch.arm();
       let result: ReadableStreamReadResult<Uint8Array>;
       try {
-        result = await Promise.race([reader.read(), stall]);
+        result = await reader.read();
       } catch (err) {
         watch.stop();
         controller.error(watch.failure ?? err);
+        return;
+      }
+      if (watch.failure !== undefined) {
+        controller.error(watch.failure);
         return;
       }
       if (result.done) {
