@@ -45,11 +45,11 @@ registryTest(
 );
 
 Deno.test({
-  name: "resource hygiene: RSS stays flat over 100 small transfers in one process",
+  name: "resource hygiene: RSS stays flat over 100 small pulls (and 10 pushes) in one process",
   sanitizeOps: true,
   sanitizeResources: true,
   async fn() {
-    const report = await runRssCheck({ transfers: 100, warmup: 20 });
+    const report = await runRssCheck({ transfers: 100, warmup: 20, pushEvery: 10 });
     assert.deepEqual(report.failures, []);
     // A leak check, not a timing assertion. Objects kept per transfer show in the JS heap and
     // external buffers (measured flat at ~10 MiB here); RSS also carries allocator and thread

@@ -3,8 +3,9 @@
  *
  * API:
  * - `runRssCheck({ transfers, warmup }) → Promise<RssReport>` — against the strict fake
- *   registry, runs `transfers` push+pull round trips of a small 3-part file with one client,
- *   sampling RSS after `warmup` transfers and at the end.
+ *   registry, runs `transfers` round trips of a small 3-part file with one client (a pull
+ *   each, and a push every `pushEvery`-th, default every one), sampling RSS and heap after
+ *   `warmup` transfers and at the end.
  *
  * @module
  */
@@ -28,7 +29,7 @@ export interface RssReport {
 
 /** See the module doc. */
 export async function runRssCheck(
-  options: { transfers: number; warmup: number },
+  options: { transfers: number; warmup: number; pushEvery?: number },
 ): Promise<RssReport> {
   const dir = await makeTempDir("ocipart-rss-");
   const registry = await startFakeRegistry();
@@ -45,7 +46,9 @@ export async function runRssCheck(
     const digest = await writePatternFile(file, 300 * 1024, 3);
     for (let i = 0; i < options.transfers; i++) {
       const ref = `${registry.host}/rss/file:v${i % 5}`;
-      await client.push(ref, fromFile(file), { partSize: 128 * 1024 });
+      if (i % (options.pushEvery ?? 1) === 0 || i < 5) {
+        await client.push(ref, fromFile(file), { partSize: 128 * 1024 });
+      }
       await client.pull(ref, toFile(`${dir}/out.bin`));
       if ((await sha256File(`${dir}/out.bin`)) !== digest) failures.push(`transfer ${i}: bytes`);
       await Deno.remove(`${dir}/out.bin`);
