@@ -244,7 +244,10 @@ export class PartedRequests {
         operation,
         maxRedirects: BLOB_REDIRECT_HOPS,
       });
-      return { response: followed.response, offOrigin: followed.offOrigin };
+      // Any redirect target, even on the registry's origin, is classified like storage: its
+      // 401/403/404/410 (an expired signature) is retryable and matches no sentinel.
+      const offOrigin = followed.offOrigin || followed.redirects > 0;
+      return { response: followed.response, offOrigin };
     } catch (err) {
       throw classifyTransportError(operation, err, signal);
     }

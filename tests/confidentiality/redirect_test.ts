@@ -202,6 +202,37 @@ registryTest("confidentiality: blob redirects to storage", async (t) => {
       });
     }
 
+    await t.step("a same-origin redirect target's 404 is retried, not not-found", async () => {
+      proxy.clearFaults();
+      proxy.fault({
+        method: "GET",
+        path: BLOB_GET,
+        query: /^$/,
+        times: Infinity,
+        respond: { status: 307, headers: { location: "?hop=1" } },
+      });
+      proxy.fault({
+        method: "GET",
+        path: BLOB_GET,
+        query: /hop=1$/,
+        times: Infinity,
+        respond: { status: 404, body: SECRET },
+      });
+      const proxyBefore = proxy.log.length;
+      const err = await ledger.rejection(
+        client.pull(`${proxy.host}/conf/one:v1`, toFile(join(work, "hop404.out")), {
+          workers: 1,
+        }),
+      );
+      proxy.clearFaults();
+      assert.equal(findError(err, NotFoundError), undefined, "not not-found");
+      assert.ok(findError(err, RetriesExhaustedError));
+      const firsts = proxy.log.slice(proxyBefore).filter((r) =>
+        r.method === "GET" && BLOB_GET.test(r.path) && r.query === ""
+      );
+      assert.equal(firsts.length, FAST_POLICY.maxAttempts, "every attempt asks the registry");
+    });
+
     await t.step("no request anywhere carried a cookie", () => {
       for (const record of [...files.log, ...proxy.log]) {
         assert.equal(record.headers.cookie, undefined);
