@@ -1,0 +1,61 @@
+import { assert, assertEquals, assertInstanceOf, assertRejects } from "../fixtures/assert.ts";
+import { sha256File, writePatternFile } from "../fixtures/files.ts";
+import { startFaultProxy } from "../fixtures/fault_proxy.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { findError, UnauthorizedError } from "../../src/errors/mod.ts";
+import { dockerConfigCredentials } from "../../src/auth/docker_config.ts";
+import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
+
+registryTest(
+  "auth: htpasswd registry with an explicit credential and with a docker config; refused without",
+  {
+    needs: ["htpasswd"],
+  },
+  async () => {
+    await using registry = await startRegistry({ htpasswd: { alice: "s3cret-pw" } });
+    await using proxy = await startFaultProxy({ target: registry.url });
+    await using dir = await tempDir();
+    const src = `${dir.path}/src.bin`;
+    const digest = await writePatternFile(src, 300_000, 3);
+    const ref = `${proxy.host}/auth/f:v1`;
+
+    const anonymous = new PartedClient({
+      plainHttp: true,
+      credentials: { get: () => Promise.resolve({}) },
+    });
+    const err = await assertRejects(() =>
+      anonymous.push(ref, fromFile(src), { partSize: 100_000 })
+    );
+    assertInstanceOf(findError(err, UnauthorizedError), UnauthorizedError);
+    assertEquals(proxy.count({ method: "PUT" }), 0, "no part upload attempted");
+    assert(!(err as Error).message.includes("s3cret"));
+
+    const explicit = new PartedClient({
+      plainHttp: true,
+      credential: { username: "alice", password: "s3cret-pw" },
+    });
+    await explicit.push(ref, fromFile(src), { partSize: 100_000 });
+    await explicit.pull(ref, toFile(`${dir.path}/a.bin`));
+    assertEquals(await sha256File(`${dir.path}/a.bin`), digest);
+
+    const config = `${dir.path}/config.json`;
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({ auths: { [proxy.host]: { auth: btoa("alice:s3cret-pw") } } }),
+    );
+    const fromConfig = new PartedClient({
+      plainHttp: true,
+      credentials: dockerConfigCredentials({ configPath: config }),
+    });
+    await fromConfig.pull(ref, toFile(`${dir.path}/b.bin`));
+    assertEquals(await sha256File(`${dir.path}/b.bin`), digest);
+
+    const wrong = new PartedClient({
+      plainHttp: true,
+      credential: { username: "alice", password: "wrong" },
+    });
+    const refused = await assertRejects(() => wrong.pull(ref, toFile(`${dir.path}/c.bin`)));
+    assertInstanceOf(findError(refused, UnauthorizedError), UnauthorizedError);
+  },
+);
