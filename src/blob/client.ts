@@ -12,7 +12,7 @@ import { expectStatus } from "../registry/status.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
-import { isForbiddenPeerAddress } from "../transport/peer_policy.ts";
+import { guardedExternalTransport } from "../transport/peer_guard.ts";
 import { BLOB_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout, withStallGuard } from "../transport/stall_guard.ts";
 import { AttemptBudget } from "./attempt_budget.ts";
@@ -136,7 +136,7 @@ export interface BlobPushOptions extends BlobCallOptions {
  */
 export class BlobClient {
   readonly #context: BlobContext;
-  readonly #owned: HttpTransport[] = [];
+  readonly #owned: { close(): void }[] = [];
 
   /**
    * Creates a client; nothing is opened until the first call.
@@ -187,7 +187,8 @@ export class BlobClient {
       this.#owned.push(base);
       if (transport === undefined) transport = base.fetch;
       if (storageTransport === undefined) {
-        const guarded = base.clone({ peerGuard: (address) => !isForbiddenPeerAddress(address) });
+        // Created on first use: a client whose blobs never leave the registry has no second pool.
+        const guarded = guardedExternalTransport(base);
         this.#owned.push(guarded);
         storageTransport = guarded.fetch;
       }
