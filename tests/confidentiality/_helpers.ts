@@ -63,6 +63,9 @@ export class ErrorLedger {
    */
   check<T>(err: T): T {
     this.errors.push(err);
+    if (Deno.env.get("CONF_DEBUG")) {
+      console.log([...causeChain(err)].map((e) => String(e)).join("\n  <- "));
+    }
     for (const link of causeChain(err)) {
       if (!(link instanceof Error)) continue;
       if (link !== err && !(link instanceof OciError)) continue;

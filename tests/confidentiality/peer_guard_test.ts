@@ -106,6 +106,30 @@ Deno.test("peer guard: without a cross-host transport, other hosts fail closed",
   const err = await route(new Request("http://localhost:5000/")).catch((e) => e);
   assert.ok(err instanceof PeerRefusedError);
   assert.deepEqual(seen, ["127.0.0.1:6000"], "the registry's hostname on another port is exempt");
+  // An upload body is released unread, never handed to the caller's transport.
+  let cancelled = false;
+  let pulled = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulled++;
+      controller.enqueue(new Uint8Array(8));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  }, { highWaterMark: 0 });
+  const upload = await route(
+    new Request("http://storage.example/upload", {
+      method: "PUT",
+      body,
+      headers: { "content-length": "8" },
+      duplex: "half",
+    } as RequestInit),
+  ).catch((e) => e);
+  assert.ok(upload instanceof PeerRefusedError);
+  assert.equal(cancelled, true);
+  assert.equal(pulled, 0);
+  assert.equal(seen.length, 1);
 });
 
 registryTest("peer guard: a realm on localhost while the registry is 127.0.0.1", async () => {
