@@ -1,0 +1,22 @@
+/**
+ * One parted operation as its own process, so benchmarks measure its wall time, CPU and peak
+ * RSS alone: `deno run -A bench/_parted_op.ts push|pull <ref> <path> [partSize] [workers]`.
+ *
+ * @module
+ */
+import { fromFile, PartedClient, toFile } from "../src/parted/mod.ts";
+
+const [op, ref, path, partSize, workers] = Deno.args;
+const client = new PartedClient({ plainHttp: true });
+const options = {
+  ...(partSize ? { partSize: Number(partSize) } : {}),
+  ...(workers ? { workers: Number(workers) } : {}),
+};
+if (op === "push") {
+  const descriptor = await client.push(ref, fromFile(path), options);
+  console.log(descriptor.digest);
+} else if (op === "pull") {
+  await client.pull(ref, toFile(path), options);
+} else {
+  throw new Error(`unknown operation ${op}`);
+}
