@@ -9,10 +9,10 @@ import { NetworkError, ProtocolError } from "../errors/kinds.ts";
 import { OciError } from "../errors/oci_error.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { validateContentRange } from "../registry/range.ts";
-import { Sha256 } from "../registry/sha256.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
 import type { PartialFile } from "./fs_partial.ts";
+import type { HashThreads, RunningHash } from "./hash_offload.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import type { ProgressTracker } from "./progress.ts";
 import type { PartedRequests } from "./requests.ts";
@@ -34,6 +34,8 @@ export interface PartDownloadContext {
   policy?: RetryPolicy;
   /** Time source of the backoff. */
   clock?: Clock;
+  /** Where the running hashes of parts are computed. */
+  hashThreads: HashThreads;
 }
 
 /**
@@ -55,126 +57,168 @@ export async function downloadPart(
 ): Promise<void> {
   const { requests, signal, partial, progress } = context;
   const operation = "GET blob";
-  const hash = new Sha256();
+  const pool = new BufferPool();
+  const hash = context.hashThreads.open((buffer) => pool.release(buffer));
   let reached = 0;
-  await retry(`part ${part.index}: download`, async () => {
-    const { response } = await requests.getBlob(part.digest, reached, signal);
-    let position: number;
-    if (response.status === 206) {
-      try {
-        validateContentRange(
-          response.headers.get("content-range"),
-          { start: reached, end: part.size - 1, total: part.size },
-          operation,
-        );
-      } catch (err) {
-        await response.body?.cancel().catch(() => {});
-        throw err;
-      }
-      position = reached;
-    } else {
-      // The whole blob: start over from byte zero, overwriting what was placed.
-      hash.reset();
-      reached = 0;
-      position = 0;
-      const declared = response.headers.get("content-length");
-      if (declared !== null && Number(declared) !== part.size) {
-        await response.body?.cancel().catch(() => {});
-        throw new DigestMismatchError(`part ${part.index}`, {
-          cause: new ProtocolError(`${operation}: length differs from the part size`),
-        });
-      }
-    }
-    const writer = new PartWriter(partial, part.offset + position);
-    let failure: unknown;
-    if (response.body !== null) {
-      const reader = response.body.getReader();
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          if (position + value.byteLength > part.size) {
-            await reader.cancel().catch(() => {});
-            throw new DigestMismatchError(`part ${part.index}`, {
-              cause: new ProtocolError(`${operation}: body longer than the part size`),
-            });
-          }
-          hash.update(value);
-          position += value.byteLength;
-          progress.addWire(value.byteLength);
-          await writer.add(value);
+  try {
+    await retry(`part ${part.index}: download`, async () => {
+      const { response } = await requests.getBlob(part.digest, reached, signal);
+      let position: number;
+      if (response.status === 206) {
+        try {
+          validateContentRange(
+            response.headers.get("content-range"),
+            { start: reached, end: part.size - 1, total: part.size },
+            operation,
+          );
+        } catch (err) {
+          await response.body?.cancel().catch(() => {});
+          throw err;
         }
-      } catch (err) {
-        failure = err;
-        reader.cancel().catch(() => {});
+        position = reached;
+      } else {
+        // The whole blob: start over from byte zero, overwriting what was placed.
+        hash.reset();
+        reached = 0;
+        position = 0;
+        const declared = response.headers.get("content-length");
+        if (declared !== null && Number(declared) !== part.size) {
+          await response.body?.cancel().catch(() => {});
+          throw new DigestMismatchError(`part ${part.index}`, {
+            cause: new ProtocolError(`${operation}: length differs from the part size`),
+          });
+        }
       }
-    }
-    // Place every hashed byte before deciding, so a continuation starts where the disk is.
-    await writer.flush();
-    reached = position;
-    if (failure !== undefined) {
-      if (signal.aborted) throw signal.reason;
-      if (failure instanceof OciError || isAbortError(failure)) throw failure;
-      throw new NetworkError(`${operation}: body read failed`, { cause: failure });
-    }
-    if (position < part.size) {
-      throw new NetworkError(`${operation}: body ended before the part did`);
-    }
-    if (hash.digest() !== part.digest) throw new DigestMismatchError(`part ${part.index}`);
-  }, {
-    policy: context.policy ?? PARTED_RETRY_POLICY,
-    signal,
-    clock: context.clock ?? systemClock,
-  });
+      const writer = new PartWriter(partial, part.offset + position, pool, hash);
+      let failure: unknown;
+      if (response.body !== null) {
+        const reader = response.body.getReader();
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            if (position + value.byteLength > part.size) {
+              await reader.cancel().catch(() => {});
+              throw new DigestMismatchError(`part ${part.index}`, {
+                cause: new ProtocolError(`${operation}: body longer than the part size`),
+              });
+            }
+            position += value.byteLength;
+            progress.addWire(value.byteLength);
+            await writer.add(value);
+          }
+        } catch (err) {
+          failure = err;
+          reader.cancel().catch(() => {});
+        }
+      }
+      // Place (and hash) every received byte first: a continuation starts where the disk is.
+      await writer.flush();
+      reached = position;
+      if (failure !== undefined) {
+        if (signal.aborted) throw signal.reason;
+        if (failure instanceof OciError || isAbortError(failure)) throw failure;
+        throw new NetworkError(`${operation}: body read failed`, { cause: failure });
+      }
+      if (position < part.size) {
+        throw new NetworkError(`${operation}: body ended before the part did`);
+      }
+      if ((await hash.digest()) !== part.digest) {
+        throw new DigestMismatchError(`part ${part.index}`);
+      }
+    }, {
+      policy: context.policy ?? PARTED_RETRY_POLICY,
+      signal,
+      clock: context.clock ?? systemClock,
+    });
+  } finally {
+    hash.close();
+  }
 }
 
-/** Gathers chunks into 1 MiB writes, keeping at most one write in flight. */
+/** At most this many 1 MiB buffers per part download (written, hashing, or being filled). */
+const BUFFERS_PER_PART = 4;
+
+/** Fixed-size buffers handed out and given back; `acquire()` waits when all are in use. */
+class BufferPool {
+  readonly #free: ArrayBuffer[] = [];
+  readonly #waiters: ((buffer: ArrayBuffer) => void)[] = [];
+  #created = 0;
+
+  acquire(): Promise<ArrayBuffer> {
+    const buffer = this.#free.pop();
+    if (buffer !== undefined) return Promise.resolve(buffer);
+    if (this.#created < BUFFERS_PER_PART) {
+      this.#created++;
+      return Promise.resolve(new ArrayBuffer(WRITE_BUFFER_SIZE));
+    }
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  release(buffer: ArrayBuffer): void {
+    const waiter = this.#waiters.shift();
+    if (waiter !== undefined) waiter(buffer);
+    else this.#free.push(buffer);
+  }
+}
+
+/**
+ * Gathers chunks into 1 MiB positional writes (one in flight at a time, in order); each buffer
+ * goes to the running hash once written, so the hash covers exactly the bytes placed on disk.
+ */
 class PartWriter {
   readonly #partial: PartialFile;
+  readonly #pool: BufferPool;
+  readonly #hash: RunningHash;
   #position: number;
-  #buffer: Uint8Array = new Uint8Array(WRITE_BUFFER_SIZE);
-  #spare: Uint8Array | undefined = new Uint8Array(WRITE_BUFFER_SIZE);
+  #current: ArrayBuffer | undefined;
   #length = 0;
   #inflight: Promise<void> | undefined;
 
-  constructor(partial: PartialFile, position: number) {
+  constructor(partial: PartialFile, position: number, pool: BufferPool, hash: RunningHash) {
     this.#partial = partial;
     this.#position = position;
+    this.#pool = pool;
+    this.#hash = hash;
   }
 
   async add(chunk: Uint8Array): Promise<void> {
     let offset = 0;
     while (offset < chunk.byteLength) {
+      this.#current ??= await this.#pool.acquire();
       const take = Math.min(chunk.byteLength - offset, WRITE_BUFFER_SIZE - this.#length);
-      this.#buffer.set(chunk.subarray(offset, offset + take), this.#length);
+      new Uint8Array(this.#current, this.#length, take).set(chunk.subarray(offset, offset + take));
       this.#length += take;
       offset += take;
-      if (this.#length === WRITE_BUFFER_SIZE) await this.#swap();
+      if (this.#length === WRITE_BUFFER_SIZE) await this.#submit();
     }
   }
 
   async flush(): Promise<void> {
-    if (this.#length > 0) await this.#swap();
+    if (this.#length > 0) await this.#submit();
     const inflight = this.#inflight;
     this.#inflight = undefined;
-    await inflight;
+    try {
+      await inflight;
+    } finally {
+      if (this.#current !== undefined) this.#pool.release(this.#current);
+      this.#current = undefined;
+    }
   }
 
-  async #swap(): Promise<void> {
+  async #submit(): Promise<void> {
     const previous = this.#inflight;
     this.#inflight = undefined;
     await previous;
-    const full = this.#buffer.subarray(0, this.#length);
+    const buffer = this.#current!;
+    const length = this.#length;
     const position = this.#position;
-    this.#position += this.#length;
+    this.#current = undefined;
     this.#length = 0;
-    const spare = this.#spare ?? new Uint8Array(WRITE_BUFFER_SIZE);
-    this.#spare = undefined;
-    const backing = this.#buffer;
-    this.#buffer = spare;
-    this.#inflight = this.#partial.writeAt(full, position).then(() => {
-      this.#spare = backing;
-    });
+    this.#position += length;
+    this.#inflight = this.#partial.writeAt(new Uint8Array(buffer, 0, length), position).then(
+      () => this.#hash.update(buffer, length),
+    );
     // Surface a write failure at the next await instead of as an unhandled rejection.
     this.#inflight.catch(() => {});
   }

@@ -10,6 +10,7 @@ import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { HashPool } from "./fs_hash_pool.ts";
+import { HashThreads } from "./hash_offload.ts";
 import { PartialFile, removeEmptyPartial } from "./fs_partial.ts";
 import { decodeManifest, type PartDescriptor, type PartedManifest } from "./manifest.ts";
 import { downloadPart } from "./part_download.ts";
@@ -74,6 +75,9 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
   const pool = new HashPool(
     Math.min(job.workers, job.hashThreads ?? globalThis.navigator?.hardwareConcurrency ?? 2),
   );
+  const cores = globalThis.navigator?.hardwareConcurrency ?? 2;
+  // Receiving and writing keep this thread busy: hash on the other cores.
+  const hashThreads = new HashThreads(Math.min(job.workers, Math.max(1, cores - 1)));
   let failure = undefined as { err: unknown; part?: number } | undefined;
   const fail = (err: unknown, part?: number) => {
     if (failure === undefined && !(job.signal?.aborted)) failure = { err, part };
@@ -117,6 +121,7 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
               signal,
               policy,
               clock,
+              hashThreads,
             }, part);
           } catch (err) {
             fail(err, part.index);
@@ -139,6 +144,7 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     throw attachSentinel(err, known !== undefined && known.err === err ? known.part : undefined);
   } finally {
     pool.close();
+    hashThreads.close();
     await partial?.close();
     connection.close();
   }
