@@ -27,6 +27,8 @@ export interface PartUploadContext {
   policy?: RetryPolicy;
   /** Time source of the backoff. */
   clock?: Clock;
+  /** Called before each upload session is opened (e.g. to renew a token about to expire). */
+  beforeUpload?: (part: PartDescriptor, signal: AbortSignal) => Promise<void>;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function uploadPart(
   const { requests, signal } = context;
   return await retry(`part ${part.index}: upload`, async () => {
     if (await requests.blobExists(part.digest, signal)) return "skipped";
+    await context.beforeUpload?.(part, signal);
     const session = await requests.openUpload(signal);
     const state = { sent: 0, short: false, readError: undefined as unknown };
     const body = part.size === 0

@@ -91,6 +91,21 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       queue.close();
       fail(err);
     });
+    // Renew a token before a part PUT when, at the throughput measured so far, it would expire
+    // while the body is still being sent (the registry checks it when the headers arrive).
+    const started = clock.now();
+    const beforeUpload = async (part: PartDescriptor, signal: AbortSignal) => {
+      const elapsed = clock.now() - started;
+      const sent = progress.snapshot.wireBytes;
+      if (sent < 1024 * 1024 || elapsed <= 0) return;
+      const expectedMs = (part.size / (sent / elapsed)) * 2;
+      await connection.authenticator.ensureFresh(
+        job.reference.repository,
+        "push",
+        expectedMs,
+        signal,
+      );
+    };
     const workers = Array.from({ length: Math.min(job.workers, plan.length) }, async () => {
       for (;;) {
         const part = await queue.take();
@@ -104,6 +119,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
             signal,
             policy,
             clock,
+            beforeUpload,
           }, part);
         } catch (err) {
           fail(err, part.index);
