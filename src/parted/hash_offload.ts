@@ -68,16 +68,23 @@ let workerUrl: string | undefined;
  * ```
  */
 export class HashThreads {
-  readonly #workers: (Worker | undefined)[];
+  readonly #workers: Worker[] = [];
+  readonly #count: number;
+  #started = false;
   readonly #entries = new Map<number, Entry>();
   #next = 0;
   #nextId = 0;
   #failed: unknown = undefined;
 
-  /** Creates up to `count` threads (none where Workers are unavailable). */
+  /** Creates up to `count` threads, on first use (none where Workers are unavailable). */
   constructor(count: number) {
-    this.#workers = [];
-    for (let i = 0; i < Math.max(1, count); i++) {
+    this.#count = Math.max(1, count);
+  }
+
+  #start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    for (let i = 0; i < this.#count; i++) {
       const worker = createWorker();
       if (worker === undefined) break;
       worker.onmessage = (event: MessageEvent) => this.#receive(event.data);
@@ -91,6 +98,7 @@ export class HashThreads {
 
   /** A running hash; `onRecycle` receives every buffer back once hashed. */
   open(onRecycle: (buffer: ArrayBuffer) => void): RunningHash {
+    this.#start();
     if (this.#workers.length === 0) return inlineHash(onRecycle);
     const worker = this.#workers[this.#next++ % this.#workers.length]!;
     const id = this.#nextId++;
@@ -120,7 +128,8 @@ export class HashThreads {
 
   /** Terminates the threads. */
   close(): void {
-    for (const worker of this.#workers) worker?.terminate();
+    this.#started = true;
+    for (const worker of this.#workers) worker.terminate();
     this.#workers.length = 0;
     this.#fail(new OciError("hashing stopped", { retryable: false }));
   }
