@@ -290,6 +290,19 @@ export class HttpTransport {
         agent: secure ? this.#httpsAgent : this.#httpAgent,
       };
       const req = secure ? https.request(options) : http.request(options);
+      if (body !== null) {
+        // Deno's node:http resends a request whose reused keep-alive connection closes before
+        // the answer, replaying only what it still buffers. Part of the body may already have
+        // reached the server (an upload session that took part of a PUT answers a resend with
+        // 404), so a request with a body is sent on one connection only: a second socket fails
+        // it before a byte goes out, and the caller's retry rebuilds the request.
+        let sockets = 0;
+        req.on("socket", () => {
+          if (++sockets > 1) {
+            fail(new NetworkError(CONNECT_FAILED, { cause: new Error("connection lost") }));
+          }
+        });
+      }
 
       req.on("error", (err: Error) => {
         if (failure !== undefined) return;
