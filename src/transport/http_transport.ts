@@ -20,6 +20,7 @@ import {
 } from "../errors/kinds.ts";
 import { FILE_BODY_CHUNK_SIZE, fileBodyRange, type FileRange } from "./file_body.ts";
 import type { Fetch } from "./fetch.ts";
+import { type PlatformFetch, platformFetch } from "./platform_fetch.ts";
 
 /** Options of {@linkcode HttpTransport}. */
 export interface HttpTransportOptions {
@@ -32,7 +33,10 @@ export interface HttpTransportOptions {
    * connected, before any request byte is written.
    */
   peerGuard?: (address: string, family: 4 | 6) => boolean;
-  /** Maximum concurrent connections per origin (default 32); further requests wait. */
+  /**
+   * Maximum concurrent `node:http` connections per origin (default 32); further requests wait.
+   * Downloads on the runtime's own client (see {@linkcode HttpTransport}) are not capped.
+   */
   maxSocketsPerOrigin?: number;
   /** Maximum idle connections kept per origin (default: `maxSocketsPerOrigin`). */
   maxIdleSocketsPerOrigin?: number;
@@ -69,6 +73,8 @@ const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 // Methods whose body-less requests carry no framing; the others get `content-length: 0`.
 const BODYLESS_METHODS = new Set(["GET", "HEAD", "DELETE", "OPTIONS", "TRACE", "CONNECT"]);
 const DEFAULT_MAX_SOCKETS = 32;
+// Body-less methods sent through the runtime's client: the downloads and existence checks.
+const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
 
 type LookupCallback = (
   err: NodeJS.ErrnoException | null,
@@ -89,6 +95,12 @@ type LookupCallback = (
  * - Redirects are returned, never followed; nothing is decompressed; there is no cookie jar.
  * - Connections are kept alive in a pool per origin; {@linkcode HttpTransport.external} is a
  *   separately pooled twin for cross-host requests.
+ * - On Deno, GET and HEAD requests of a transport without `peerGuard` go through the runtime's
+ *   own HTTP/1.1 client (its own pool, closed by {@linkcode HttpTransport.close}): downloads
+ *   run faster and with less memory. They carry `accept-encoding: identity` (a request that
+ *   accepts another encoding stays on `node:http`), are never decompressed or redirected, and
+ *   are not counted by `maxSocketsPerOrigin`. Everything else, and every request of a guarded transport, uses
+ *   `node:http`.
  * - `request.signal` aborts the request at any point (also mid-body) with the signal's reason
  *   and destroys its socket. Connection failures reject with a retryable `NetworkError`.
  *
@@ -108,6 +120,7 @@ export class HttpTransport {
   readonly #options: Readonly<HttpTransportOptions>;
   readonly #httpAgent: http.Agent;
   readonly #httpsAgent: https.Agent;
+  readonly #platform: PlatformFetch | undefined;
   #external: HttpTransport | undefined;
 
   /** Creates a transport; no connection is opened until the first request. */
@@ -144,6 +157,13 @@ export class HttpTransport {
       guardConnections(this.#httpAgent, guard, false);
       guardConnections(this.#httpsAgent, guard, true);
     }
+    // Downloads of the registry-origin transport go through the runtime's own client where
+    // there is one (Deno): about twice the throughput of node:http and a fraction of its
+    // memory. A guarded transport keeps node:http, the only client that shows the peer address.
+    this.#platform = guard ? undefined : platformFetch({
+      ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
+      maxIdlePerHost: maxFreeSockets,
+    });
     this.fetch = (request: Request) => this.#fetch(request);
   }
 
@@ -196,6 +216,7 @@ export class HttpTransport {
   close(): void {
     this.#httpAgent.destroy();
     this.#httpsAgent.destroy();
+    this.#platform?.close();
     this.#external?.close();
   }
 
@@ -205,6 +226,55 @@ export class HttpTransport {
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  async #platformSend(
+    platform: PlatformFetch,
+    request: Request,
+    headers: Record<string, string>,
+  ): Promise<Response> {
+    const signal = request.signal;
+    // Without it the runtime's client would ask for gzip and decode the answer behind our back.
+    headers["accept-encoding"] = "identity";
+    let response: Response;
+    try {
+      response = await platform.fetch(request.url, { method: request.method, headers, signal });
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      throw isCertificateFailure(err) || isCertificateFailure((err as Error)?.cause)
+        ? new NetworkError(CERTIFICATE_REFUSED, { cause: err, retryable: false })
+        : new NetworkError(CONNECT_FAILED, { cause: err });
+    }
+    const source = response.body;
+    if (source === null) return response;
+    const reader = source.getReader();
+    // Read failures become the retryable NetworkError (the runtime rejects with TypeError), an
+    // abort the signal's reason.
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        let result: ReadableStreamReadResult<Uint8Array>;
+        try {
+          result = await reader.read();
+        } catch (err) {
+          controller.error(
+            signal.aborted ? signal.reason : new NetworkError(BODY_READ_FAILED, { cause: err }),
+          );
+          return;
+        }
+        if (result.done) controller.close();
+        else controller.enqueue(result.value);
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    }, { highWaterMark: 0 });
+    const wrapped = new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+    Object.defineProperty(wrapped, "url", { value: request.url });
+    return wrapped;
   }
 
   #send(request: Request): Promise<Response> {
@@ -240,6 +310,16 @@ export class HttpTransport {
     if (body === null && declared === undefined && !BODYLESS_METHODS.has(request.method)) {
       headers["content-length"] = "0";
       declared = 0;
+    }
+
+    // The runtime's client decodes any compressed answer unless it asked for identity, so a
+    // request that accepts an encoding stays on node:http, which never decodes.
+    const encoding = headers["accept-encoding"]?.trim().toLowerCase();
+    if (
+      body === null && this.#platform !== undefined && PLATFORM_METHODS.has(request.method) &&
+      (encoding === undefined || encoding === "identity")
+    ) {
+      return this.#platformSend(this.#platform, request, headers);
     }
 
     const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
@@ -459,7 +539,12 @@ export class HttpTransport {
               return fail(new LocalFileError("file body: file ended before the requested range"));
             }
             sent += bytesRead;
-            inFlight[k & 1] = writeFlushed(req, socket, buffer.subarray(0, bytesRead));
+            inFlight[k & 1] = writeFlushed(
+              req,
+              socket,
+              buffer.subarray(0, bytesRead),
+              range.onBytes,
+            );
           }
           await Promise.all(inFlight);
           if (bodyDone) return;
@@ -522,14 +607,19 @@ function writeFlushed(
   req: http.ClientRequest,
   socket: net.Socket,
   chunk: Uint8Array,
+  onWritten?: (bytes: number) => void,
 ): Promise<void> {
+  const bytes = chunk.byteLength;
   return new Promise((resolve) => {
     const done = () => {
       req.off("close", done);
       resolve();
     };
     req.on("close", done);
-    socket.write(chunk, done);
+    socket.write(chunk, (err) => {
+      if (!err) onWritten?.(bytes);
+      done();
+    });
   });
 }
 

@@ -292,7 +292,8 @@ Deno.test("1xx answers are not surfaced; bytes are never decompressed", async ()
       assert.equal(res.status, 200);
       assert.equal(res.headers.get("content-encoding"), "gzip");
       assert.deepEqual(new Uint8Array(await res.arrayBuffer()), gzipish);
-      assert.equal(server.requests[0].headers["accept-encoding"], undefined);
+      // Without a caller's choice the transport asks for the bytes as stored.
+      assert.equal(server.requests[0].headers["accept-encoding"], "identity");
     } finally {
       transport.close();
     }
@@ -581,4 +582,79 @@ Deno.test("an early answer (413 before the body is read) is returned and the upl
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
+});
+
+Deno.test("downloads: a compressed answer is never decoded, whatever the request accepts", async () => {
+  const { gzipSync } = await import("node:zlib");
+  const gzipped = gzipSync(pattern(4096, 5));
+  const server = startRawServer((_request, writer) =>
+    writer.write(response(200, { "content-encoding": "gzip" }, gzipped))
+  );
+  await withServer(server, async () => {
+    const transport = new HttpTransport();
+    try {
+      for (const accept of [undefined, "gzip", "identity"]) {
+        const res = await transport.fetch(
+          new Request(`${server.origin}/x`, {
+            headers: accept === undefined ? {} : { "accept-encoding": accept },
+          }),
+        );
+        assert.equal(res.headers.get("content-encoding"), "gzip");
+        assert.deepEqual(new Uint8Array(await res.arrayBuffer()), new Uint8Array(gzipped));
+      }
+      assert.deepEqual(
+        server.requests.map((r) => r.headers["accept-encoding"]),
+        ["identity", "gzip", "identity"],
+      );
+    } finally {
+      transport.close();
+    }
+  });
+});
+
+Deno.test("downloads of a guarded transport still check the connected peer: zero bytes", async () => {
+  await withServer(startRawServer(), async (server) => {
+    const seen: string[] = [];
+    const transport = new HttpTransport({
+      peerGuard: (address) => {
+        seen.push(address);
+        return seen.length === 1;
+      },
+    });
+    try {
+      for (const method of ["GET", "HEAD"]) {
+        seen.length = 0;
+        const err = await transport.fetch(new Request(`${server.origin}/x`, { method }))
+          .then(() => undefined, (e) => e);
+        assert.ok(err instanceof PeerRefusedError, String(err));
+        assert.deepEqual(seen, ["127.0.0.1", "127.0.0.1"]);
+      }
+    } finally {
+      transport.close();
+    }
+    await server.closed();
+    for (const connection of server.connections) assert.equal(connection.bytesReceived, 0);
+  });
+});
+
+Deno.test("aborting a download before its answer rejects with the reason", async () => {
+  const server = startRawServer(async (_request, writer) => {
+    await writer.ended;
+  });
+  await withServer(server, async () => {
+    const transport = new HttpTransport();
+    try {
+      const controller = new AbortController();
+      const pending = transport.fetch(
+        new Request(`${server.origin}/slow`, { signal: controller.signal }),
+      );
+      while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+      const reason = new Error("give up");
+      controller.abort(reason);
+      assert.equal(await pending.then(() => undefined, (e) => e), reason);
+      await server.closed();
+    } finally {
+      transport.close();
+    }
+  });
 });
