@@ -203,7 +203,16 @@ export class RegistryAuthenticator {
       const headers = new Headers(request.headers);
       if (presented.header === undefined) headers.delete("authorization");
       else headers.set("authorization", presented.header);
-      const response = await this.#fetch(new Request(request, { headers }));
+      // The body is passed on as the same stream so that transports still recognise it (a
+      // file range is sent from the file directly).
+      const response = await this.#fetch(
+        new Request(
+          request,
+          request.body === null
+            ? { headers }
+            : { headers, body: request.body, duplex: "half" } as RequestInit,
+        ),
+      );
       if (response.status !== 401 && response.status !== 403) {
         if (presented.token !== undefined) presented.token.proven = true;
         return response;

@@ -52,20 +52,24 @@ export async function uploadPart(
     if (await requests.blobExists(part.digest, signal)) return "skipped";
     await context.beforeUpload?.(part, signal);
     const session = await requests.openUpload(signal);
-    const state = { sent: 0, short: false, readError: undefined as unknown };
+    // The hook counts wire bytes on the transport's direct file path as well as on a plain
+    // stream, so the body stays a recognisable file range.
     const body = part.size === 0
       ? new Uint8Array(0)
-      : countedFileBody(context.path, part, state, (n) => context.progress.addWire(n));
+      : fileBody(context.path, part.offset, part.size, {
+        onBytes: (n) => context.progress.addWire(n),
+      });
     try {
       await requests.completeUpload(session, part.digest, part.size, body, signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if (state.short) {
+      const local = findError(err, LocalFileError);
+      if (local !== undefined && FILE_ENDED.test(local.message)) {
         throw new SourceChangedError(`part ${part.index}: file ended early`, { cause: err });
       }
-      if (state.readError !== undefined) {
+      if (local !== undefined) {
         throw new LocalFileError(`push source: read failed at part ${part.index}`, {
-          cause: state.readError,
+          cause: local,
         });
       }
       if (isDigestInvalid(err)) {
@@ -85,38 +89,8 @@ export async function uploadPart(
   });
 }
 
-function countedFileBody(
-  path: string,
-  part: PartDescriptor,
-  state: { sent: number; short: boolean; readError: unknown },
-  onBytes: (n: number) => void,
-): ReadableStream<Uint8Array> {
-  const reader = fileBody(path, part.offset, part.size).getReader();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let result;
-      try {
-        result = await reader.read();
-      } catch (err) {
-        if (err instanceof LocalFileError && /ended/.test(err.message)) state.short = true;
-        else state.readError = err;
-        controller.error(err);
-        return;
-      }
-      if (result.done) {
-        if (state.sent !== part.size) state.short = true;
-        controller.close();
-        return;
-      }
-      state.sent += result.value.byteLength;
-      onBytes(result.value.byteLength);
-      controller.enqueue(result.value);
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
-}
+// The message of fileBody's error for a file shorter than its range.
+const FILE_ENDED = /file ended before/;
 
 function isDigestInvalid(err: unknown): boolean {
   const status = findError(err, HttpStatusError);

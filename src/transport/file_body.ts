@@ -18,6 +18,18 @@ export interface FileRange {
   readonly offset: number;
   /** The number of bytes in the range. */
   readonly length: number;
+  /** The progress hook given to {@linkcode fileBody}, if any. */
+  readonly onBytes?: (bytes: number) => void;
+}
+
+/** Options of {@linkcode fileBody}. */
+export interface FileBodyOptions {
+  /**
+   * Called with each chunk's byte count as it leaves the file for the network: when the stream
+   * hands the chunk to its reader, or, on `HttpTransport`'s direct file path, when the chunk
+   * has been written to the socket. Counts of a failed attempt are not taken back.
+   */
+  onBytes?: (bytes: number) => void;
 }
 
 const ranges = new WeakMap<ReadableStream<Uint8Array>, FileRange>();
@@ -27,6 +39,8 @@ const ranges = new WeakMap<ReadableStream<Uint8Array>, FileRange>();
  * is opened on the first read and closed when the range is done, the stream is cancelled, or a
  * read fails; a stream that is never read opens nothing. A file that ends before the range does
  * errors the stream with `LocalFileError` instead of closing it short.
+ *
+ * `options.onBytes` reports progress on both paths (see {@linkcode FileBodyOptions}).
  *
  * A stream is read once: call `fileBody` again for a retry. `HttpTransport` recognises these
  * streams when they are passed unchanged as `new Request(url, { body, duplex: "half" })` and
@@ -49,7 +63,16 @@ const ranges = new WeakMap<ReadableStream<Uint8Array>, FileRange>();
  * transport.close();
  * ```
  */
-export function fileBody(path: string, offset: number, length: number): ReadableStream<Uint8Array> {
+export function fileBody(
+  path: string,
+  offset: number,
+  length: number,
+  options: FileBodyOptions = {},
+): ReadableStream<Uint8Array> {
+  const onBytes = options.onBytes;
+  if (onBytes !== undefined && typeof onBytes !== "function") {
+    throw new TypeError("file body: onBytes must be a function");
+  }
   if (typeof path !== "string" || path === "") {
     throw new TypeError("file body: path must be a non-empty string");
   }
@@ -84,6 +107,7 @@ export function fileBody(path: string, offset: number, length: number): Readable
         }
         position += bytesRead;
         remaining -= bytesRead;
+        onBytes?.(bytesRead);
         controller.enqueue(
           bytesRead === buffer.byteLength ? buffer : buffer.subarray(0, bytesRead),
         );
@@ -100,7 +124,7 @@ export function fileBody(path: string, offset: number, length: number): Readable
       await closeHandle();
     },
   }, { highWaterMark: 0 });
-  ranges.set(stream, Object.freeze({ path, offset, length }));
+  ranges.set(stream, Object.freeze({ path, offset, length, ...(onBytes ? { onBytes } : {}) }));
   return stream;
 }
 

@@ -6,7 +6,7 @@
  */
 import { StallError } from "../errors/kinds.ts";
 import type { Fetch } from "./fetch.ts";
-import { fileBodyRange } from "./file_body.ts";
+import { fileBody, fileBodyRange } from "./file_body.ts";
 
 /** The stall timeout of both clients when none is given: 60 s without progress. */
 export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
@@ -48,8 +48,8 @@ export function validateStallTimeout(value: number | undefined): number {
  * aborted with the `StallError` (which closes the connection) and a response body being read
  * errors with it.
  *
- * Bodies made by `fileBody()` keep the default transport's direct file path and are not
- * watched while they are sent; the wait for the answer after them is.
+ * Bodies made by `fileBody()` keep the default transport's direct file path: there a chunk
+ * written to the socket is the progress (the file reads between them count as waiting).
  *
  * @example Failing a silent server after 5 s instead of never
  * ```ts
@@ -71,12 +71,22 @@ async function guardedExchange(fetch: Fetch, request: Request, timeout: number) 
   const watch = new Watch(timeout, (err) => abort.abort(err), operation);
   const signal = AbortSignal.any([request.signal, abort.signal]);
   const source = request.body;
+  const range = fileBodyRange(source);
   let guarded: Request;
   if (source === null) {
     guarded = new Request(request, { signal });
-  } else if (fileBodyRange(source) !== undefined) {
-    // The transport streams this range from the file itself; only the answer is watched.
-    guarded = new Request(request, { signal, body: source, duplex: "half" } as RequestInit);
+  } else if (range !== undefined) {
+    // The transport streams this range from the file itself. The same range is made again
+    // with a hook that moves the clock as chunks reach the socket; the original was never
+    // read and is released.
+    const watched = fileBody(range.path, range.offset, range.length, {
+      onBytes: (bytes) => {
+        watch.arm();
+        range.onBytes?.(bytes);
+      },
+    });
+    guarded = new Request(request, { signal, body: watched, duplex: "half" } as RequestInit);
+    source.cancel().catch(() => {});
   } else {
     guarded = new Request(request, {
       signal,
@@ -84,7 +94,7 @@ async function guardedExchange(fetch: Fetch, request: Request, timeout: number) 
       duplex: "half",
     } as RequestInit);
   }
-  if (source === null || fileBodyRange(source) === undefined) watch.arm();
+  watch.arm();
   let response: Response;
   try {
     response = await fetch(guarded);

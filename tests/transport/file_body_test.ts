@@ -156,3 +156,32 @@ Deno.test("a file shorter than its fileBody range fails the upload; the server n
     await server.close();
   }
 });
+
+Deno.test("fileBody's onBytes counts every byte on the direct path and the stream path", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/counted.bin`;
+  const size = 5 * MiB + 123;
+  await writeFile(path, size);
+  const server = startRawServer();
+  const transport = new HttpTransport();
+  try {
+    let direct = 0;
+    const body = fileBody(path, 0, size, { onBytes: (n) => direct += n });
+    assert.equal(typeof fileBodyRange(body)?.onBytes, "function");
+    const res = await transport.fetch(put(`${server.origin}/direct`, body, size));
+    await res.body?.cancel();
+    assert.equal(direct, size);
+
+    let streamed = 0;
+    const hidden = fileBody(path, 7, size - 7, { onBytes: (n) => streamed += n })
+      .pipeThrough(new TransformStream());
+    const res2 = await transport.fetch(put(`${server.origin}/stream`, hidden, size - 7));
+    await res2.body?.cancel();
+    assert.equal(streamed, size - 7);
+    assert.deepEqual(server.requests.map((r) => r.bodyBytes), [size, size - 7]);
+    assert.throws(() => fileBody(path, 0, 1, { onBytes: 5 as never }), TypeError);
+  } finally {
+    transport.close();
+    await server.close();
+  }
+});

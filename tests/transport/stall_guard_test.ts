@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from "node:net";
 import assert from "node:assert/strict";
 import { StallError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
+import { fileBody } from "../../src/transport/file_body.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";
 import {
   DEFAULT_STALL_TIMEOUT_MS,
@@ -109,6 +110,35 @@ Deno.test("stall guard: an upload the server stops reading fails with StallError
     assert.match(err.message, /^PUT request:/);
     assert.ok(sent < size, "the body was not fully sent");
   });
+});
+
+Deno.test("stall guard: a fileBody upload the server stops reading fails with StallError", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const size = 64 << 20;
+    const path = `${dir}/body.bin`;
+    await Deno.writeFile(path, new Uint8Array(size));
+    await withGuarded((req) => {
+      req.pause(); // never reads: the socket buffers fill and the upload stops moving
+    }, async (fetch, url) => {
+      let sent = 0;
+      const err = await expectStall(
+        fetch(
+          new Request(url, {
+            method: "PUT",
+            body: fileBody(path, 0, size, { onBytes: (n) => sent += n }),
+            headers: { "content-length": String(size) },
+            duplex: "half",
+          } as RequestInit),
+        ),
+      );
+      assert.match(err.message, /^PUT request:/);
+      // The caller's hook still sees the chunks that went out.
+      assert.ok(sent > 0 && sent < size, `sent ${sent}`);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("stall guard: a slow but moving body and a slow source are not stalls", async () => {
