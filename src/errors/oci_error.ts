@@ -20,6 +20,14 @@ export interface OciErrorOptions {
 }
 
 /**
+ * Test and diagnostics hook: when `globalThis[Symbol.for("ocipart.errorObserver")]` holds a
+ * function, every error of this package is passed to it once, as its constructor ends (before a
+ * subclass sets its own fields). Its exceptions are swallowed. Unset, it costs one property
+ * read per error. The test suite uses it to scan every message the library builds for leaks.
+ */
+const ERROR_OBSERVER: symbol = Symbol.for("ocipart.errorObserver");
+
+/**
  * Base class of every error this package creates. Its `message` only ever holds fixed operation
  * names, statuses, field names and bounded part indexes: never a URL, host, realm, body, token
  * or digest. Detail a program may need stays in fields and in the `cause` chain.
@@ -48,5 +56,13 @@ export class OciError extends Error {
     this.retryable = options.retryable;
     this.retryAfterMs = options.retryAfterMs;
     this.status = options.status;
+    const observer = (globalThis as Record<symbol, unknown>)[ERROR_OBSERVER];
+    if (typeof observer === "function") {
+      try {
+        observer(this);
+      } catch {
+        // A diagnostics hook never changes what the library throws.
+      }
+    }
   }
 }

@@ -9,6 +9,9 @@
  *
  * @module
  */
+// With OCIPART_LEAK_SCAN_DIR set (inherited from the test or stress run), every error the
+// library builds in this child is collected for the whole-run leak scan.
+import "../fixtures/error_observer.ts";
 import { PartedClient } from "../../src/parted/client.ts";
 import { fromFile } from "../../src/parted/fs_source.ts";
 import { toFile } from "../../src/parted/fs_partial.ts";

@@ -16,6 +16,8 @@
  *   breaks (empty = clean). `secrets` are exact strings that must not appear (passwords,
  *   tokens, the registry's host:port, file paths).
  * - `addSecrets(...values: string[])` — registers exact strings for every later scan.
+ * - `SUITE_SECRETS` — the distinctive passwords, tokens and planted secrets of the whole test
+ *   suite, for the whole-run scan (`leak_report.ts`).
  * - `collected(): { source: string; text: string }[]`, `readCollected(dir)`.
  *
  * @module
@@ -27,6 +29,7 @@ const RULES: [string, RegExp][] = [
   ["url", /[a-z][a-z0-9+.-]*:\/\//i],
   ["ipv4 host", /\b\d{1,3}(\.\d{1,3}){3}\b/],
   ["ipv6 host", /\[[0-9a-f]*:[0-9a-f:]*\]/i],
+  ["ipv6 loopback", /(^|[^0-9a-z:])::1\b/i],
   ["localhost", /localhost/i],
   ["host:port", /\b[a-z0-9-]+(\.[a-z0-9-]+)+:\d{2,5}\b/i],
   ["query string", /\?[^\s?]*=/],
@@ -34,9 +37,26 @@ const RULES: [string, RegExp][] = [
   ["hex run", /[0-9a-f]{32,}/i],
   ["jwt", /eyJ[A-Za-z0-9_-]{8,}/],
   ["credential scheme", /\b(bearer|basic)\s+[A-Za-z0-9+/=._-]{6,}/i],
-  ["realm", /realm/i],
+  // Realm text is the challenge parameter and its value (the URL rules catch the value alone);
+  // "token realm" as a field name in a fixed message is allowed.
+  ["realm text", /realm\s*=/i],
   ["registry path", /\/v2\//],
   ["temp path", /\/tmp\//],
+];
+
+/**
+ * Passwords, tokens and planted secrets the test suite hands to the library (distinctive ones:
+ * short words such as "pw" would match ordinary text). No error string may contain them.
+ */
+export const SUITE_SECRETS: readonly string[] = [
+  "s3cret",
+  "pl4nted",
+  "planted-secret",
+  "helper-pass",
+  "hunter2",
+  "hub-pass",
+  "reg-token",
+  "ocipart-test-secret",
 ];
 
 const secrets = new Set<string>();

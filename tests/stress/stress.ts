@@ -9,7 +9,8 @@ import { FUZZ_TARGETS, runFuzzTarget } from "../fuzz/fuzz.ts";
 import { runManifestPullFuzz } from "../fuzz/manifest_pull.ts";
 import { runFaultStorm } from "../reliability/fault_storm.ts";
 import { runKillAnywhere } from "../reliability/kill_anywhere.ts";
-import { collected, findLeaks } from "../reliability/leak_scan.ts";
+import { installErrorObserver } from "../fixtures/error_observer.ts";
+import { formatLeakReport, scanLeakDir } from "../reliability/leak_report.ts";
 import { runRssCheck } from "../reliability/rss.ts";
 
 const SEED = Number(Deno.env.get("OCIPART_STRESS_SEED") ?? "20240607");
@@ -24,6 +25,13 @@ function row(name: string, count: string, detail: string, failed: string[]) {
 }
 
 console.error(`stress seed ${SEED}`);
+
+// Every error the library builds in this process and in the kill-anywhere children (which
+// inherit the directory) is collected and scanned for leaks at the end.
+const leakDir = Deno.env.get("OCIPART_LEAK_SCAN_DIR") ||
+  await Deno.makeTempDir({ prefix: "ocipart-stress-leaks-" });
+const ownLeakDir = leakDir !== Deno.env.get("OCIPART_LEAK_SCAN_DIR");
+installErrorObserver(leakDir);
 
 const fuzzSeed = SEED;
 for (const target of FUZZ_TARGETS) {
@@ -83,14 +91,19 @@ row(
   rssFailures,
 );
 
-const strings = collected();
-const leaks = strings.filter(({ text }) => findLeaks(text).length > 0)
-  .map(({ source, text }) => `leak in ${source}: ${findLeaks(text).join(", ")}`);
+const leakReport = await scanLeakDir(leakDir);
+if (ownLeakDir) await Deno.remove(leakDir, { recursive: true });
+const leakFailures = leakReport.hits.map((hit) =>
+  `leak [${hit.rules.join(", ")}] ${hit.where}: ${hit.text}`
+);
+if (leakReport.strings === 0) leakFailures.push("leak scan: nothing was collected");
 row(
-  "leak scan",
-  `${strings.length} error strings`,
-  "urls, hosts, queries, tokens, digests, realms",
-  leaks,
+  "leak scan (whole run)",
+  `${leakReport.strings} strings`,
+  `${
+    formatLeakReport(leakReport)
+  }; rules: urls, hosts, host:port, queries, digests, hex runs, tokens, credentials, realms, registry and temp paths, planted secrets`,
+  leakFailures,
 );
 
 const minutes = ((performance.now() - started) / 60_000).toFixed(1);
