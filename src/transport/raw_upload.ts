@@ -1,0 +1,563 @@
+/**
+ * Uploads a file range with one HTTP/1.1 request on a connection of its own, written straight
+ * from the file to the socket (Deno only). About a third less client CPU than `node:http` for
+ * large bodies.
+ *
+ * @module
+ */
+import { isIP } from "node:net";
+import { lookup } from "node:dns/promises";
+import { LocalFileError, NetworkError, PeerRefusedError } from "../errors/kinds.ts";
+import type { FileRange } from "./file_body.ts";
+
+/** What {@linkcode rawFileUpload} sends. */
+export interface RawUploadRequest {
+  /** The target; `http:` or `https:`. */
+  url: URL;
+  /** The request method. */
+  method: string;
+  /** Lower-case header names; `content-length` must equal `range.length` (not checked). */
+  headers: Record<string, string>;
+  /** The file range that is the body. */
+  range: FileRange;
+  /** Aborts the exchange with its reason. */
+  signal: AbortSignal;
+  /** Vets resolved and connected peer addresses; `false` refuses with `PeerRefusedError`. */
+  peerGuard?: (address: string, family: 4 | 6) => boolean;
+  /** Extra PEM roots for HTTPS. */
+  caCerts?: string[];
+}
+
+/** Messages shared with the node:http path, so both fail alike. */
+export interface RawUploadMessages {
+  operation: string;
+  connectFailed: string;
+  certificateRefused: string;
+  bodyReadFailed: string;
+  isCertificateFailure(err: unknown): boolean;
+}
+
+interface DenoNetApi {
+  connect(options: { hostname: string; port: number }): Promise<DenoConn>;
+  startTls(
+    conn: DenoConn,
+    options: { hostname: string; caCerts?: string[]; alpnProtocols?: string[] },
+  ): Promise<DenoConn & { handshake(): Promise<unknown> }>;
+  open(path: string, options: { read: true }): Promise<DenoFile>;
+}
+interface DenoConn {
+  readonly remoteAddr: { hostname?: string };
+  read(buffer: Uint8Array): Promise<number | null>;
+  write(buffer: Uint8Array): Promise<number>;
+  close(): void;
+}
+interface DenoFile {
+  seek(offset: number, whence: 0): Promise<number>;
+  read(buffer: Uint8Array): Promise<number | null>;
+  close(): void;
+}
+
+function denoNet(): DenoNetApi | undefined {
+  const deno = (globalThis as { Deno?: Partial<DenoNetApi> }).Deno;
+  return typeof deno?.connect === "function" && typeof deno.startTls === "function" &&
+      typeof deno.open === "function"
+    ? deno as DenoNetApi
+    : undefined;
+}
+
+/**
+ * Whether {@linkcode rawFileUpload} can run here (Deno with TCP, TLS and file access).
+ *
+ * @example
+ * ```ts
+ * import { rawUploadAvailable } from "./raw_upload.ts";
+ * console.log(typeof rawUploadAvailable()); // "boolean"
+ * ```
+ */
+export function rawUploadAvailable(): boolean {
+  return denoNet() !== undefined;
+}
+
+const CHUNK = 1 << 20;
+const READ_CHUNK = 64 * 1024;
+const MAX_HEAD = 64 * 1024;
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * Sends `request` on a new connection (`Connection: close`): dials (every resolved address
+ * and then the connected one vetted by `peerGuard` before any byte), starts TLS for `https:`,
+ * writes the head and then the file range in 1 MiB reads, and resolves with the answer, whose
+ * body (content-length, chunked, or up to the close) streams from the connection. An answer
+ * that arrives before the body is complete stops the upload and is returned. A file that ends
+ * before its range fails with `LocalFileError` before the last byte is sent.
+ *
+ * @example
+ * ```ts ignore
+ * const response = await rawFileUpload({ url, method: "PUT", headers, range, signal }, messages);
+ * ```
+ */
+export async function rawFileUpload(
+  request: RawUploadRequest,
+  messages: RawUploadMessages,
+): Promise<Response> {
+  const net = denoNet();
+  if (net === undefined) throw new TypeError("raw upload: not available on this runtime");
+  const { url, signal, peerGuard } = request;
+  if (signal.aborted) throw signal.reason;
+  const secure = url.protocol === "https:";
+  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
+
+  let conn: DenoConn | undefined;
+  let failure: unknown;
+  const onAbort = () => {
+    failure ??= signal.reason;
+    try {
+      conn?.close();
+    } catch { /* already closed */ }
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  const release = () => {
+    signal.removeEventListener("abort", onAbort);
+    try {
+      conn?.close();
+    } catch { /* already closed */ }
+  };
+  const check = () => {
+    if (failure !== undefined) throw failure;
+  };
+
+  try {
+    // Dial: a name resolves to the addresses the guard accepts; the first one is used.
+    let dialAddress = hostname;
+    if (peerGuard && isIP(hostname) === 0) {
+      let addresses: { address: string; family: number }[];
+      try {
+        addresses = await lookup(hostname, { all: true });
+      } catch (err) {
+        check();
+        throw new NetworkError(messages.connectFailed, { cause: err });
+      }
+      const allowed = addresses.find((a) => peerGuard(a.address, a.family as 4 | 6));
+      if (allowed === undefined) throw new PeerRefusedError(messages.operation);
+      dialAddress = allowed.address;
+    }
+    check();
+    try {
+      conn = await abortable(net.connect({ hostname: dialAddress, port }), signal, (late) => {
+        try {
+          late.close();
+        } catch { /* closed */ }
+      });
+    } catch (err) {
+      check();
+      throw new NetworkError(messages.connectFailed, { cause: err });
+    }
+    if (failure !== undefined) onAbort();
+    check();
+    if (peerGuard) {
+      const address = conn.remoteAddr.hostname ?? "";
+      const family = isIP(address);
+      if (family === 0 || !peerGuard(address, family as 4 | 6)) {
+        throw new PeerRefusedError(messages.operation);
+      }
+    }
+    if (secure) {
+      try {
+        const tlsConn = await net.startTls(conn, {
+          hostname,
+          alpnProtocols: ["http/1.1"],
+          ...(request.caCerts?.length ? { caCerts: request.caCerts } : {}),
+        });
+        conn = tlsConn;
+        await abortable(tlsConn.handshake(), signal);
+      } catch (err) {
+        check();
+        throw messages.isCertificateFailure(err)
+          ? new NetworkError(messages.certificateRefused, { cause: err, retryable: false })
+          : new NetworkError(messages.connectFailed, { cause: err });
+      }
+    }
+    check();
+    return await exchange(net, conn, request, messages, () => failure, release);
+  } catch (err) {
+    release();
+    throw failure ?? err;
+  }
+}
+
+async function exchange(
+  net: DenoNetApi,
+  conn: DenoConn,
+  request: RawUploadRequest,
+  messages: RawUploadMessages,
+  aborted: () => unknown,
+  release: () => void,
+): Promise<Response> {
+  const { url, range } = request;
+  let head = `${request.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (name === "host" || name === "connection") continue;
+    head += `${name}: ${value}\r\n`;
+  }
+  head += "connection: close\r\n\r\n";
+
+  const input = new ConnReader(conn);
+  // The answer is read while the body is written: an early answer (413, 401) ends the upload.
+  let answered = false;
+  const answer = readHead(input, request.method).then((parsed) => {
+    answered = true;
+    return parsed;
+  });
+  answer.catch(() => {});
+
+  let writeError: unknown;
+  let file: DenoFile | undefined;
+  try {
+    await writeAll(conn, encoder.encode(head));
+    file = await openRange(net, range);
+    const buffers = [new Uint8Array(Math.min(CHUNK, range.length)), new Uint8Array(0)];
+    if (range.length > CHUNK) buffers[1] = new Uint8Array(CHUNK);
+    let sent = 0;
+    let next = range.length > 0 ? readChunk(file, buffers[0], range.length) : undefined;
+    // Settles once the answer's head is in or cannot come: either way the upload is over.
+    const answerSettled = answer.then(() => true, () => true);
+    for (let k = 0; next !== undefined && !answered; k++) {
+      const bytes = await next;
+      if (answered) break;
+      if (bytes === 0) {
+        throw new LocalFileError("file body: file ended before the requested range");
+      }
+      sent += bytes;
+      const chunk = buffers[k & 1].subarray(0, bytes);
+      // The next read runs while this chunk goes out; the last chunk is written only once
+      // the file has proven to hold the whole range (a read past it is not needed: the range
+      // length is what was declared).
+      next = sent < range.length
+        ? readChunk(file, buffers[(k + 1) & 1], range.length - sent)
+        : undefined;
+      if (next !== undefined) next.catch(() => {});
+      const written = writeAll(conn, chunk).then(() => false);
+      // A server that answered may have stopped reading: a pending write must not hold the
+      // answer back (it fails once the connection is released).
+      if (await Promise.race([written, answerSettled])) {
+        written.catch(() => {});
+        break;
+      }
+      range.onBytes?.(bytes);
+    }
+  } catch (err) {
+    if (err instanceof LocalFileError) throw err;
+    if (aborted() !== undefined) throw aborted();
+    if (isFileError(err)) {
+      throw new LocalFileError("file body: read failed", { cause: err });
+    }
+    writeError = err;
+  } finally {
+    try {
+      file?.close();
+    } catch { /* closed */ }
+  }
+
+  let parsed: ParsedHead;
+  try {
+    parsed = await answer;
+  } catch (err) {
+    if (aborted() !== undefined) throw aborted();
+    throw new NetworkError(
+      writeError === undefined ? messages.bodyReadFailed : messages.connectFailed,
+      { cause: writeError ?? err },
+    );
+  }
+  const headers = new Headers();
+  for (const [name, value] of parsed.headers) {
+    try {
+      headers.append(name, value);
+    } catch { /* drop a header the Fetch API cannot represent */ }
+  }
+  let body: ReadableStream<Uint8Array> | null = null;
+  if (NULL_BODY_STATUSES.has(parsed.status)) {
+    release();
+  } else {
+    body = responseBody(input, parsed, messages, aborted, release);
+  }
+  const response = new Response(body, {
+    status: parsed.status,
+    statusText: parsed.statusText,
+    headers,
+  });
+  Object.defineProperty(response, "url", { value: url.href });
+  return response;
+}
+
+// `promise`, or the signal's reason as soon as it aborts; a value that arrives too late goes to
+// `discard`.
+function abortable<T>(
+  promise: Promise<T>,
+  signal: AbortSignal,
+  discard?: (value: T) => void,
+): Promise<T> {
+  if (signal.aborted) {
+    promise.then((v) => discard?.(v), () => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    let done = false;
+    const onAbort = () => {
+      done = true;
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then((value) => {
+      signal.removeEventListener("abort", onAbort);
+      if (done) discard?.(value);
+      else resolve(value);
+    }, (err) => {
+      signal.removeEventListener("abort", onAbort);
+      if (!done) reject(err);
+    });
+  });
+}
+
+function isFileError(err: unknown): boolean {
+  return (err as { fileRead?: boolean } | null)?.fileRead === true;
+}
+
+async function openRange(net: DenoNetApi, range: FileRange): Promise<DenoFile> {
+  let file: DenoFile | undefined;
+  try {
+    file = await net.open(range.path, { read: true });
+    if (range.offset > 0) await file.seek(range.offset, 0);
+    return file;
+  } catch (err) {
+    try {
+      file?.close();
+    } catch { /* closed */ }
+    throw new LocalFileError("file body: read failed", { cause: err });
+  }
+}
+
+// Fills `buffer` up to `limit` bytes from the file's current position; 0 at the end of file.
+async function readChunk(file: DenoFile, buffer: Uint8Array, limit: number): Promise<number> {
+  const want = Math.min(buffer.byteLength, limit);
+  let filled = 0;
+  try {
+    while (filled < want) {
+      const n = await file.read(buffer.subarray(filled, want));
+      if (n === null) break;
+      filled += n;
+    }
+  } catch (err) {
+    throw Object.assign(new Error("file read failed", { cause: err }), { fileRead: true });
+  }
+  return filled;
+}
+
+async function writeAll(conn: DenoConn, bytes: Uint8Array): Promise<void> {
+  for (let offset = 0; offset < bytes.byteLength;) {
+    offset += await conn.write(bytes.subarray(offset));
+  }
+}
+
+/** Buffered reads from a connection. */
+class ConnReader {
+  readonly #conn: DenoConn;
+  #buffer = new Uint8Array(READ_CHUNK);
+  #start = 0;
+  #end = 0;
+  #eof = false;
+
+  constructor(conn: DenoConn) {
+    this.#conn = conn;
+  }
+
+  get buffered(): number {
+    return this.#end - this.#start;
+  }
+
+  get eof(): boolean {
+    return this.#eof && this.buffered === 0;
+  }
+
+  /** Reads more bytes into the buffer; false at the end of the stream. */
+  async fill(): Promise<boolean> {
+    if (this.#eof) return false;
+    if (this.#start > 0 && this.#start === this.#end) this.#start = this.#end = 0;
+    if (this.#end === this.#buffer.byteLength) {
+      const size = this.buffered > this.#buffer.byteLength / 2
+        ? this.#buffer.byteLength * 2
+        : this.#buffer.byteLength;
+      const next = new Uint8Array(size);
+      next.set(this.#buffer.subarray(this.#start, this.#end));
+      this.#end -= this.#start;
+      this.#start = 0;
+      this.#buffer = next;
+    }
+    const n = await this.#conn.read(this.#buffer.subarray(this.#end));
+    if (n === null) {
+      this.#eof = true;
+      return false;
+    }
+    this.#end += n;
+    return true;
+  }
+
+  /** A line without its CRLF, or undefined when the stream ends first. */
+  async line(limit: number): Promise<string | undefined> {
+    for (let scanned = this.#start;;) {
+      const at = this.#buffer.subarray(scanned, this.#end).indexOf(10);
+      if (at >= 0) {
+        const stop = scanned + at;
+        const text = decoder.decode(this.#buffer.subarray(this.#start, stop));
+        this.#start = stop + 1;
+        return text.endsWith("\r") ? text.slice(0, -1) : text;
+      }
+      scanned = this.#end;
+      if (this.buffered > limit) throw new Error("line too long");
+      const before = this.#start;
+      if (!await this.fill()) return undefined;
+      scanned += this.#start - before;
+    }
+  }
+
+  /** Up to `max` buffered (or newly read) bytes as a copy; empty at the end of the stream. */
+  async take(max: number): Promise<Uint8Array> {
+    if (this.buffered === 0 && !await this.fill()) return new Uint8Array(0);
+    const n = Math.min(max, this.buffered);
+    const out = this.#buffer.slice(this.#start, this.#start + n);
+    this.#start += n;
+    return out;
+  }
+}
+
+interface ParsedHead {
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  /** How the body is framed. */
+  framing: { kind: "length"; length: number } | { kind: "chunked" } | { kind: "close" };
+}
+
+async function readHead(input: ConnReader, method: string): Promise<ParsedHead> {
+  for (;;) {
+    const statusLine = await input.line(MAX_HEAD);
+    if (statusLine === undefined) throw new Error("connection closed before an answer");
+    const match = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(statusLine);
+    if (!match) throw new Error("malformed status line");
+    const status = Number(match[1]);
+    const headers: [string, string][] = [];
+    let size = statusLine.length;
+    for (;;) {
+      const line = await input.line(MAX_HEAD);
+      if (line === undefined) throw new Error("connection closed in the answer's head");
+      if (line === "") break;
+      size += line.length;
+      if (size > MAX_HEAD) throw new Error("answer head too large");
+      const colon = line.indexOf(":");
+      if (colon <= 0) throw new Error("malformed header line");
+      headers.push([line.slice(0, colon).trim(), line.slice(colon + 1).trim()]);
+    }
+    // 1xx answers (100 Continue) are interim: the final answer follows.
+    if (status >= 100 && status < 200) {
+      if (status === 101) throw new Error("unexpected protocol switch");
+      continue;
+    }
+    const get = (name: string) =>
+      headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
+    let framing: ParsedHead["framing"];
+    const transfer = get("transfer-encoding").join(",").toLowerCase();
+    if (method === "HEAD" || NULL_BODY_STATUSES.has(status)) {
+      framing = { kind: "length", length: 0 };
+    } else if (transfer !== "") {
+      if (!/(^|,)\s*chunked\s*$/.test(transfer)) throw new Error("unsupported transfer encoding");
+      framing = { kind: "chunked" };
+    } else if (get("content-length").length > 0) {
+      const values = new Set(
+        get("content-length").flatMap((v) => v.split(",")).map((v) => v.trim()),
+      );
+      const [only] = values;
+      if (values.size !== 1 || !/^\d+$/.test(only) || !Number.isSafeInteger(Number(only))) {
+        throw new Error("malformed content-length");
+      }
+      framing = { kind: "length", length: Number(only) };
+    } else {
+      framing = { kind: "close" };
+    }
+    return { status, statusText: match[2] ?? "", headers, framing };
+  }
+}
+
+function responseBody(
+  input: ConnReader,
+  head: ParsedHead,
+  messages: RawUploadMessages,
+  aborted: () => unknown,
+  release: () => void,
+): ReadableStream<Uint8Array> {
+  const framing = head.framing;
+  let remaining = framing.kind === "length" ? framing.length : 0;
+  let chunkLeft = 0;
+  let trailers = false;
+  const next = async (): Promise<Uint8Array | undefined> => {
+    if (framing.kind === "length") {
+      if (remaining === 0) return undefined;
+      const bytes = await input.take(Math.min(remaining, READ_CHUNK));
+      if (bytes.byteLength === 0) throw new Error("connection closed before the body ended");
+      remaining -= bytes.byteLength;
+      return bytes;
+    }
+    if (framing.kind === "close") {
+      const bytes = await input.take(READ_CHUNK);
+      return bytes.byteLength === 0 ? undefined : bytes;
+    }
+    for (;;) {
+      if (trailers) return undefined;
+      if (chunkLeft > 0) {
+        const bytes = await input.take(Math.min(chunkLeft, READ_CHUNK));
+        if (bytes.byteLength === 0) throw new Error("connection closed in a chunk");
+        chunkLeft -= bytes.byteLength;
+        if (chunkLeft === 0 && (await input.line(1024)) !== "") {
+          throw new Error("malformed chunk end");
+        }
+        return bytes;
+      }
+      const line = await input.line(1024);
+      if (line === undefined) throw new Error("connection closed in a chunk size");
+      const size = parseInt(line.split(";")[0].trim(), 16);
+      if (!Number.isSafeInteger(size) || size < 0) throw new Error("malformed chunk size");
+      if (size === 0) {
+        // Trailer lines up to the empty one.
+        for (;;) {
+          const trailer = await input.line(MAX_HEAD);
+          if (trailer === undefined || trailer === "") break;
+        }
+        trailers = true;
+        return undefined;
+      }
+      chunkLeft = size;
+    }
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let bytes: Uint8Array | undefined;
+      try {
+        bytes = await next();
+      } catch (err) {
+        release();
+        controller.error(aborted() ?? new NetworkError(messages.bodyReadFailed, { cause: err }));
+        return;
+      }
+      if (bytes === undefined) {
+        release();
+        controller.close();
+      } else {
+        controller.enqueue(bytes);
+      }
+    },
+    cancel() {
+      release();
+    },
+  }, { highWaterMark: 0 });
+}
