@@ -26,8 +26,10 @@ async function env() {
   const dir = await tempDir();
   const src = `${dir.path}/src.bin`;
   const digest = await writePatternFile(src, 3 * P, 20240694);
-  // The package's own transport, warmed before every PUT so that the PUT goes out on a reused
-  // keep-alive connection: the case the runtime's HTTP client resends by itself.
+  // The package's own transport, warmed before every PUT so that a PUT it sends through its
+  // pool goes out on a reused keep-alive connection: the case the runtime's HTTP client resends
+  // by itself. (Where the transport sends a file-range body on a connection of its own, the
+  // test still checks the outcome: one PUT per session.)
   const transport = new HttpTransport();
   const warmed = async (request: Request): Promise<Response> => {
     if (request.method === "PUT") {
