@@ -34,7 +34,10 @@ export interface LeakHit {
 export interface LeakReport {
   /** Files read. */
   files: number;
-  /** Test isolates that reported how many errors they saw (those that unloaded normally). */
+  /**
+   * Isolates (test modules, the stress process, driver child processes) that reported how many
+   * errors they saw: those that were not killed.
+   */
   isolates: number;
   /** Errors of the package built in those isolates (all, before de-duplication). */
   errorsObserved: number;
@@ -61,6 +64,7 @@ export async function scanLeakDir(dir: string): Promise<LeakReport> {
   for await (const entry of Deno.readDir(dir)) {
     if (!entry.isFile || !entry.name.endsWith(".jsonl")) continue;
     report.files++;
+    let counted = false;
     const content = await Deno.readTextFile(`${dir}/${entry.name}`);
     for (const line of content.split("\n")) {
       if (line.trim() === "") continue;
@@ -71,7 +75,8 @@ export async function scanLeakDir(dir: string): Promise<LeakReport> {
         continue; // a line cut by a SIGKILLed writer
       }
       if (record.kind === "count" && typeof record.errors === "number") {
-        report.isolates++;
+        if (!counted) report.isolates++;
+        counted = true;
         report.errorsObserved += record.errors;
       } else if (record.kind === "error" && typeof record.text === "string") {
         if (!texts.has(record.text)) texts.set(record.text, String(record.where ?? "?"));

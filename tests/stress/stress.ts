@@ -9,7 +9,7 @@ import { FUZZ_TARGETS, runFuzzTarget } from "../fuzz/fuzz.ts";
 import { runManifestPullFuzz } from "../fuzz/manifest_pull.ts";
 import { runFaultStorm } from "../reliability/fault_storm.ts";
 import { runKillAnywhere } from "../reliability/kill_anywhere.ts";
-import { installErrorObserver } from "../fixtures/error_observer.ts";
+import { flushErrorCount, installErrorObserver } from "../fixtures/error_observer.ts";
 import { formatLeakReport, scanLeakDir } from "../reliability/leak_report.ts";
 import { runRssCheck } from "../reliability/rss.ts";
 
@@ -91,6 +91,7 @@ row(
   rssFailures,
 );
 
+flushErrorCount(); // this process has not unloaded yet
 const leakReport = await scanLeakDir(leakDir);
 if (ownLeakDir) await Deno.remove(leakDir, { recursive: true });
 const leakFailures = leakReport.hits.map((hit) =>
