@@ -1,5 +1,8 @@
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
-import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { registryTest, startRegistry, toolTest } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
 import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { seedBlob } from "../fixtures/seed.ts";
 import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
@@ -161,3 +164,186 @@ Deno.test("fault proxy: cutRequestAfter breaks an upload after the scripted byte
     assertEquals(patch.status, undefined);
   }
 });
+
+/** What an upstream sink saw of one request: body bytes, and whether it ended or broke. */
+interface Sink {
+  url: string;
+  /** Resolves when a request's body ended or its connection closed. */
+  seen(): Promise<{ bytes: number; complete: boolean }>;
+  requests: number;
+  close(): Promise<void>;
+}
+
+/**
+ * An upstream that only answers a complete body (like a registry waiting for Content-Length
+ * bytes); with `refuse`, it answers 404 at once and closes the connection mid-upload.
+ */
+async function startSink(options: { refuse?: boolean } = {}): Promise<Sink> {
+  const waiters: ((v: { bytes: number; complete: boolean }) => void)[] = [];
+  const results: { bytes: number; complete: boolean }[] = [];
+  const report = (v: { bytes: number; complete: boolean }) => {
+    const waiter = waiters.shift();
+    if (waiter) waiter(v);
+    else results.push(v);
+  };
+  const sink: Sink = {
+    url: "",
+    requests: 0,
+    seen: () => {
+      const ready = results.shift();
+      return ready ? Promise.resolve(ready) : new Promise((resolve) => waiters.push(resolve));
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+  const server = createServer((req, res) => {
+    sink.requests++;
+    if (options.refuse) {
+      res.writeHead(404, { "content-length": "0", connection: "close" });
+      res.end(() => req.socket.destroy());
+      report({ bytes: 0, complete: false });
+      return;
+    }
+    let bytes = 0;
+    let reported = false;
+    req.on("data", (chunk: Uint8Array) => bytes += chunk.byteLength);
+    req.on("end", () => {
+      if (!reported) report({ bytes, complete: reported = true });
+      res.writeHead(201, { "content-length": "0" });
+      res.end();
+    });
+    req.on("close", () => {
+      if (!reported) report({ bytes, complete: (reported = true) && false });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  sink.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return sink;
+}
+
+/** Sends one request with node:http; resolves with its status or the error it broke with. */
+function send(
+  url: string,
+  method: string,
+  body: Uint8Array,
+  options: { chunked?: boolean } = {},
+): Promise<number | Error> {
+  return new Promise((resolve) => {
+    const headers = options.chunked
+      ? { "transfer-encoding": "chunked" }
+      : { "content-length": String(body.byteLength) };
+    const req = httpRequest(url, { method, headers, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode!));
+      res.on("error", (error) => resolve(error));
+    });
+    req.on("error", (error) => resolve(error));
+    // Several writes: the cut may fall in any chunk, including the last.
+    for (let at = 0; at < body.byteLength; at += 256 * 1024) {
+      req.write(body.subarray(at, at + 256 * 1024));
+    }
+    req.end();
+  });
+}
+
+/** Rejects when `promise` has not settled within `ms`: turns a hang into a failure. */
+function hangGuard<T>(promise: Promise<T>, what: string, ms = 20_000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const guard = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`hang: ${what}`)), ms);
+  });
+  return Promise.race([promise, guard]).finally(() => clearTimeout(timer));
+}
+
+Deno.test("fault proxy: cutRequestAfter drops the client at the byte and forwards exactly the prefix", async () => {
+  const sink = await startSink();
+  const proxy = await startFaultProxy({ target: sink.url });
+  try {
+    const body = patternBytes(1 << 20, 4);
+    // Cuts in the first chunk, mid-body, in the last chunk, at the last byte, and at zero.
+    const cuts = [1, 300_000, (1 << 20) - 1000, 1 << 20, 0];
+    for (const [i, cut] of cuts.entries()) {
+      proxy.clearFaults();
+      proxy.fault({ method: "PUT", cutRequestAfter: cut });
+      const outcome = await hangGuard(
+        send(`${proxy.url}/v2/a/blobs/uploads/x`, "PUT", body),
+        `cut ${cut}`,
+      );
+      assert(outcome instanceof Error, `cut ${cut}: the client got an answer (${outcome})`);
+      assertEquals(await hangGuard(sink.seen(), `upstream of cut ${cut}`), {
+        bytes: cut,
+        complete: cut === body.byteLength, // a cut at the last byte leaves the body whole
+      });
+      assertEquals(proxy.log[i].bodyBytes, cut);
+      assertEquals(proxy.log[i].status, undefined);
+    }
+    // A chunked body is cut the same way.
+    proxy.clearFaults();
+    proxy.fault({ method: "PATCH", cutRequestAfter: 500_000 });
+    const chunked = await hangGuard(
+      send(`${proxy.url}/v2/a/blobs/uploads/x`, "PATCH", body, { chunked: true }),
+      "chunked cut",
+    );
+    assert(chunked instanceof Error);
+    assertEquals(await sink.seen(), { bytes: 500_000, complete: false });
+    // A body shorter than the cut, and requests after the rule, go through untouched.
+    proxy.fault({ method: "PUT", cutRequestAfter: 2 << 20 });
+    assertEquals(await send(`${proxy.url}/v2/a/blobs/uploads/x`, "PUT", body), 201);
+    assertEquals(await sink.seen(), { bytes: 1 << 20, complete: true });
+    assertEquals(await send(`${proxy.url}/v2/a/blobs/uploads/x`, "PUT", body), 201);
+    assertEquals(await sink.seen(), { bytes: 1 << 20, complete: true });
+  } finally {
+    await proxy.close();
+    await sink.close();
+  }
+});
+
+toolTest(
+  "fault proxy: curl -T through a cut, against an upstream that closes mid-upload, never crashes the proxy",
+  { needs: ["curl"] },
+  async () => {
+    await using dir = await tempDir();
+    const file = `${dir.path}/upload.bin`;
+    await Deno.writeFile(file, patternBytes(8 << 20, 5));
+    const curl = async (url: string): Promise<number> => {
+      const { code } = await new Deno.Command("curl", {
+        args: ["-sS", "-o", "/dev/null", "-T", file, url],
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      return code;
+    };
+    const refusing = await startSink({ refuse: true });
+    const accepting = await startSink();
+    const intoRefusing = await startFaultProxy({ target: refusing.url });
+    const intoAccepting = await startFaultProxy({ target: accepting.url });
+    try {
+      // The upstream answers and closes while the proxy still writes: EPIPE / ECONNRESET on
+      // the upstream socket, and on the client socket when curl goes away.
+      for (const cut of [6 << 20, 1000, 0]) {
+        intoRefusing.clearFaults();
+        intoRefusing.fault({ method: "PUT", cutRequestAfter: cut });
+        assert(await hangGuard(curl(`${intoRefusing.url}/v2/a/blobs/uploads/x`), "curl") !== 0);
+      }
+      // Without a fault the early answer reaches curl or the upload breaks, never a crash.
+      await hangGuard(curl(`${intoRefusing.url}/v2/a/blobs/uploads/x`), "curl");
+      // curl's Expect: 100-continue upload, cut in its last chunk.
+      intoAccepting.fault({ method: "PUT", cutRequestAfter: (8 << 20) - 10 });
+      assert(await hangGuard(curl(`${intoAccepting.url}/v2/a/blobs/uploads/x`), "curl") !== 0);
+      assertEquals(await accepting.seen(), { bytes: (8 << 20) - 10, complete: false });
+      // Both proxies still serve.
+      assertEquals(await curl(`${intoAccepting.url}/v2/a/blobs/uploads/x`), 0);
+      assertEquals(await accepting.seen(), { bytes: 8 << 20, complete: true });
+      assert(refusing.requests >= 4);
+    } finally {
+      await intoRefusing.close();
+      await intoAccepting.close();
+      await refusing.close();
+      await accepting.close();
+    }
+  },
+);
