@@ -154,7 +154,8 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
   const signal = timeout ? AbortSignal.any([controller.signal, timeout]) : controller.signal;
   const trap = trapStopSignals(controller);
   try {
-    const client = new PartedClient({
+    // Closed when the command ends, so no pooled connection outlives it.
+    using client = new PartedClient({
       plainHttp: command.plainHttp,
       ...(caCerts ? { caCerts } : {}),
       ...(credential ? { credential } : {}),

@@ -7,7 +7,7 @@
 import { fromFile, PartedClient, toFile } from "../src/parted/mod.ts";
 
 const [op, ref, path, partSize, workers] = Deno.args;
-const client = new PartedClient({ plainHttp: true });
+using client = new PartedClient({ plainHttp: true });
 const options = {
   ...(partSize ? { partSize: Number(partSize) } : {}),
   ...(workers ? { workers: Number(workers) } : {}),

@@ -106,7 +106,7 @@ try {
   const src = `${dir}/demo.bin`;
   console.log(`generating ${size} bytes …`);
   const digest = await generate(src);
-  const client = new PartedClient({ plainHttp: true });
+  using client = new PartedClient({ plainHttp: true });
   const ref = `${registry.host}/demo/file:v1`;
 
   let t = performance.now();

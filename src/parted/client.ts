@@ -10,7 +10,7 @@ import type { Fetch } from "../transport/fetch.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
-import { connect, type ExplicitCredential } from "./connection.ts";
+import { ClientTransports, connect, type ExplicitCredential } from "./connection.ts";
 import { DEFAULT_PART_SIZE, DEFAULT_WORKERS } from "./format.ts";
 import type { PullDestination } from "./fs_partial.ts";
 import type { PushSource } from "./fs_source.ts";
@@ -88,6 +88,8 @@ export interface PullOptions {
 export class PartedClient {
   readonly #options: PartedClientOptions;
   readonly #policy: RetryPolicy;
+  readonly #transports: ClientTransports | undefined;
+  #closed = false;
 
   /** Creates a client; nothing is opened until a transfer starts. */
   constructor(options: PartedClientOptions = {}) {
@@ -101,6 +103,41 @@ export class PartedClient {
     validateRetryPolicy(this.#policy);
     validateStallTimeout(options.stallTimeoutMs);
     this.#options = { ...options };
+    // The default transports serve every transfer of this client (keep-alive connections are
+    // reused); a caller's fetch is the caller's to manage.
+    if (options.fetch === undefined) this.#transports = new ClientTransports(options.caCerts);
+  }
+
+  /**
+   * Closes the pooled keep-alive connections of the default transports, which every push and
+   * pull of this client shares. Call it once its transfers have settled (a transfer still
+   * running loses its connections). The client is usable until closed; afterwards `push` and
+   * `pull` reject with a `TypeError`. Idle connections never keep a process alive, but a
+   * long-lived program should close the clients it no longer needs.
+   *
+   * @example
+   * ```ts
+   * import { PartedClient } from "./client.ts";
+   * const client = new PartedClient({ plainHttp: true });
+   * client.close();
+   * ```
+   */
+  close(): void {
+    this.#closed = true;
+    this.#transports?.close();
+  }
+
+  /**
+   * {@linkcode PartedClient.close}, for `using client = new PartedClient(…)`.
+   *
+   * @example
+   * ```ts
+   * import { PartedClient } from "./client.ts";
+   * using client = new PartedClient({ plainHttp: true });
+   * ```
+   */
+  [Symbol.dispose](): void {
+    this.close();
   }
 
   /**
@@ -114,6 +151,7 @@ export class PartedClient {
     const partSize = positive(options.partSize, DEFAULT_PART_SIZE, "part size");
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
     if (source?.kind !== "file") throw new TypeError("push: source must come from fromFile()");
+    this.#checkOpen();
     const reference = parseReference(ref);
     return await runPush({
       reference,
@@ -124,7 +162,7 @@ export class PartedClient {
       signal: options.signal,
       policy: this.#policy,
       clock: this.#options.clock ?? systemClock,
-    }, () => connect(reference, this.#options));
+    }, () => connect(reference, this.#options, this.#transports));
   }
 
   /**
@@ -140,6 +178,7 @@ export class PartedClient {
     if (destination?.kind !== "file") {
       throw new TypeError("pull: destination must come from toFile()");
     }
+    this.#checkOpen();
     const reference = parseReference(ref);
     await runPull({
       reference,
@@ -149,7 +188,11 @@ export class PartedClient {
       signal: options.signal,
       policy: this.#policy,
       clock: this.#options.clock ?? systemClock,
-    }, () => connect(reference, this.#options));
+    }, () => connect(reference, this.#options, this.#transports));
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new TypeError("PartedClient: the client is closed");
   }
 }
 

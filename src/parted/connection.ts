@@ -39,21 +39,61 @@ export interface ConnectionOptions {
   stallTimeoutMs?: number;
 }
 
-/** The transports of one transfer; `close()` releases the connections it opened. */
+/** The transports of one transfer; `close()` releases the connections it owns. */
 export interface Connection {
   /** The request layer of the reference's repository. */
   readonly requests: PartedRequests;
   /** The authenticator of the registry. */
   readonly authenticator: RegistryAuthenticator;
-  /** Releases pooled connections of the default transport. */
+  /** Releases pooled connections of the default transport unless they are shared. */
   close(): void;
+}
+
+/**
+ * The default transports of one client, shared by all its transfers and repositories: the
+ * registry transport and the peer-guarded clone for cross-host requests, each created on first
+ * use, so keep-alive connections are reused from one push or pull to the next.
+ *
+ * @example
+ * ```ts
+ * import { ClientTransports } from "./connection.ts";
+ * const transports = new ClientTransports();
+ * transports.close();
+ * ```
+ */
+export class ClientTransports {
+  readonly #caCerts: string[] | undefined;
+  #transport: HttpTransport | undefined;
+  #external: GuardedTransport | undefined;
+
+  /** Nothing is opened until {@linkcode ClientTransports.get}. */
+  constructor(caCerts?: string[]) {
+    this.#caCerts = caCerts;
+  }
+
+  /** The registry transport and its guarded cross-host clone, created on the first call. */
+  get(): { transport: HttpTransport; external: GuardedTransport } {
+    this.#transport ??= new HttpTransport(this.#caCerts ? { caCerts: this.#caCerts } : {});
+    // The clone itself is created on its first request.
+    this.#external ??= guardedExternalTransport(this.#transport);
+    return { transport: this.#transport, external: this.#external };
+  }
+
+  /** Closes every pooled connection of both transports. */
+  close(): void {
+    this.#external?.close();
+    this.#transport?.close();
+    this.#external = undefined;
+    this.#transport = undefined;
+  }
 }
 
 /**
  * Opens the transports for `reference`. With the default transport, cross-host requests use a
  * separately pooled clone that refuses loopback, private, link-local and unspecified peers
  * (the registry's own host is exempt); with a caller's `fetch`, cross-host requests fail closed
- * unless `unverifiedExternalTransport` is set.
+ * unless `unverifiedExternalTransport` is set. The default transports come from `shared` when
+ * given (and outlive the connection), else they are the connection's own.
  *
  * @example
  * ```ts ignore
@@ -62,12 +102,15 @@ export interface Connection {
  * connection.close();
  * ```
  */
-export function connect(reference: Reference, options: ConnectionOptions): Connection {
+export function connect(
+  reference: Reference,
+  options: ConnectionOptions,
+  shared?: ClientTransports,
+): Connection {
   const origin = registryOrigin(reference.registry, { plainHttp: options.plainHttp ?? false });
   let base: Fetch;
   let external: Fetch;
-  let transport: HttpTransport | undefined;
-  let externalTransport: GuardedTransport | undefined;
+  let owned: ClientTransports | undefined;
   if (options.fetch !== undefined) {
     base = options.fetch;
     // The caller's transport hides the peer: cross-host requests fail closed unless opted in.
@@ -77,15 +120,15 @@ export function connect(reference: Reference, options: ConnectionOptions): Conne
       ...(options.unverifiedExternalTransport ? { crossHost: options.fetch } : {}),
     });
   } else {
-    transport = new HttpTransport(options.caCerts ? { caCerts: options.caCerts } : {});
-    base = transport.fetch;
+    if (shared === undefined) owned = new ClientTransports(options.caCerts);
+    const transports = (shared ?? owned!).get();
+    base = transports.transport.fetch;
     // The registry's own hostname (any port, even a private address) stays on its transport;
     // other hosts go through a lazily created, separately pooled, peer-guarded clone.
-    externalTransport = guardedExternalTransport(transport);
     external = crossHostFetch({
       registry: origin,
       sameHost: base,
-      crossHost: externalTransport.fetch,
+      crossHost: transports.external.fetch,
     });
   }
   // A silent peer costs one attempt of the retry budget instead of hanging the transfer.
@@ -111,8 +154,7 @@ export function connect(reference: Reference, options: ConnectionOptions): Conne
     requests,
     authenticator,
     close() {
-      externalTransport?.close();
-      transport?.close();
+      owned?.close();
     },
   };
 }

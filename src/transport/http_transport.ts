@@ -101,7 +101,9 @@ type LookupCallback = (
  * - A request with a body must carry a `content-length` header (else `TypeError`); the body is
  *   streamed with exactly that length and never with chunked transfer encoding. A body that
  *   turns out shorter or longer destroys the request before it is complete and rejects with
- *   `BodyLengthError`. Bodies made by `fileBody()` are read from the file directly.
+ *   `BodyLengthError`. Bodies made by `fileBody()` are read from the file directly; on Deno
+ *   they go out on a connection of their own (`Connection: close`, peer guard and TLS roots
+ *   as usual, not counted by `maxSocketsPerOrigin`) written by a minimal HTTP/1.1 client.
  * - The response body is a `ReadableStream` that pulls from the socket with backpressure; HEAD,
  *   204, 205 and 304 answers have a null body; 1xx answers are never surfaced.
  * - Redirects are returned, never followed; nothing is decompressed; there is no cookie jar.

@@ -29,7 +29,7 @@ registryTest(
     const digest = await writePatternFile(src, SIZE);
     const host = registry.host;
 
-    const explicit = new PartedClient({
+    using explicit = new PartedClient({
       plainHttp: true,
       fetch: transport.fetch,
       credential: { username: "alice", password: "pw" },
@@ -48,7 +48,7 @@ registryTest(
       configPath,
       JSON.stringify({ auths: { [`http://${host}`]: { username: "alice", password: "pw" } } }),
     );
-    const fromConfig = new PartedClient({
+    using fromConfig = new PartedClient({
       plainHttp: true,
       credentials: dockerConfigCredentials({ configPath }),
     });
@@ -58,7 +58,7 @@ registryTest(
     await withCredentialHelper(async (asked) => {
       const helperConfig = `${dir.path}/helper.json`;
       await Deno.writeTextFile(helperConfig, JSON.stringify({ credsStore: "ocitest" }));
-      const fromHelper = new PartedClient({
+      using fromHelper = new PartedClient({
         plainHttp: true,
         credentials: dockerConfigCredentials({ configPath: helperConfig }),
       });
@@ -87,7 +87,7 @@ registryTest(
     ];
     for (const { credentials, requests } of cases) {
       transport.log.length = 0;
-      const client = new PartedClient({ plainHttp: true, fetch: transport.fetch, credentials });
+      using client = new PartedClient({ plainHttp: true, fetch: transport.fetch, credentials });
       const err = await assertRejects(() =>
         client.push(`${registry.host}/team/data:v1`, fromFile(src), { partSize: PART, workers: 1 })
       );

@@ -48,7 +48,7 @@ registryTest(
     using transport = countingTransport();
     const src = `${dir.path}/src.bin`;
     const digest = await writePatternFile(src, SIZE);
-    const client = new PartedClient({
+    using client = new PartedClient({
       plainHttp: true,
       fetch: transport.fetch,
       credential: { username: "alice", password: "pw" },
@@ -79,7 +79,7 @@ registryTest(
     using transport = countingTransport();
     const src = `${dir.path}/src.bin`;
     const digest = await writePatternFile(src, SIZE);
-    const client = new PartedClient({
+    using client = new PartedClient({
       plainHttp: true,
       fetch: transport.fetch,
       credential: { username: "alice", password: "pw" },
@@ -117,7 +117,7 @@ registryTest(
       configPath,
       JSON.stringify({ auths: { [host]: { auth: btoa("alice:pw") } } }),
     );
-    const fromConfig = new PartedClient({
+    using fromConfig = new PartedClient({
       plainHttp: true,
       credentials: dockerConfigCredentials({ configPath }),
     });
@@ -131,7 +131,7 @@ registryTest(
         helperConfig,
         JSON.stringify({ credHelpers: { [host]: "ocitest" } }),
       );
-      const fromHelper = new PartedClient({
+      using fromHelper = new PartedClient({
         plainHttp: true,
         credentials: dockerConfigCredentials({ configPath: helperConfig }),
       });
@@ -154,14 +154,14 @@ registryTest(
     const src = `${dir.path}/src.bin`;
     const digest = await writePatternFile(src, SIZE);
     const host = auth.registry.host;
-    const alice = new PartedClient({
+    using alice = new PartedClient({
       plainHttp: true,
       credential: { username: "alice", password: "pw" },
     });
     await alice.push(`${host}/public/data:v1`, fromFile(src), { partSize: PART });
     await alice.push(`${host}/team/data:v1`, fromFile(src), { partSize: PART });
 
-    const anonymous = new PartedClient({ plainHttp: true, credentials: staticCredentials({}) });
+    using anonymous = new PartedClient({ plainHttp: true, credentials: staticCredentials({}) });
     await anonymous.pull(`${host}/public/data:v1`, toFile(`${dir.path}/pub.bin`));
     assertEquals(await sha256File(`${dir.path}/pub.bin`), digest);
 
@@ -184,7 +184,7 @@ registryTest(
     const src = `${dir.path}/src.bin`;
     await writePatternFile(src, SIZE);
     const host = auth.registry.host;
-    const wrong = new PartedClient({
+    using wrong = new PartedClient({
       plainHttp: true,
       fetch: transport.fetch,
       credential: { username: "alice", password: "wrong" },
@@ -205,7 +205,7 @@ registryTest(
       JSON.stringify({ auths: { [host]: { auth: btoa("alice:"), identitytoken: "refresh" } } }),
     );
     const tokenRequests = auth.tokens.requests.length;
-    const identity = new PartedClient({
+    using identity = new PartedClient({
       plainHttp: true,
       credentials: dockerConfigCredentials({ configPath }),
     });
@@ -314,9 +314,8 @@ registryTest(
     const client = (password: string) =>
       new PartedClient({ plainHttp: true, credential: { username: "alice", password } });
     // Refused credential, through the parted client.
-    await capture(() =>
-      client("wrong").push(`${host}/team/data:v1`, fromFile(src), { partSize: PART })
-    );
+    using refused = client("wrong");
+    await capture(() => refused.push(`${host}/team/data:v1`, fromFile(src), { partSize: PART }));
     // Token endpoint failures, through the authenticated fetch.
     using transport = countingTransport();
     const authFetch = createAuthFetch({
@@ -359,7 +358,7 @@ registryTest(
     const src = `${dir.path}/src.bin`;
     await writePatternFile(src, SIZE);
     const host = auth.registry.host;
-    const client = new PartedClient({
+    using client = new PartedClient({
       plainHttp: true,
       credential: { username: "alice", password: "pw" },
     });
@@ -444,7 +443,7 @@ registryTest(
     await using dir = await tempDir();
     const src = `${dir.path}/src.bin`;
     const digest = await writePatternFile(src, SIZE);
-    const client = new PartedClient({
+    using client = new PartedClient({
       plainHttp: true,
       credential: { username: "alice", password: "pw" },
     });

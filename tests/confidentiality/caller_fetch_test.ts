@@ -68,7 +68,7 @@ registryTest("confidentiality: a caller's transport and cross-host requests", as
   const bytes = await writeRandomFile(source, 20_000, 5);
   try {
     await t.step("without the opt-in a cross-host token realm fails closed", async () => {
-      const client = new PartedClient({
+      using client = new PartedClient({
         plainHttp: true,
         credential,
         fetch: caller.fetch,
@@ -84,7 +84,7 @@ registryTest("confidentiality: a caller's transport and cross-host requests", as
     });
 
     await t.step("with the opt-in it goes through the caller's transport", async () => {
-      const client = new PartedClient({
+      using client = new PartedClient({
         plainHttp: true,
         credential,
         fetch: caller.fetch,
@@ -105,7 +105,7 @@ registryTest("confidentiality: a caller's transport and cross-host requests", as
     });
 
     await t.step("without the opt-in a cross-host blob redirect fails closed", async () => {
-      const client = new PartedClient({
+      using client = new PartedClient({
         plainHttp: true,
         fetch: caller.fetch,
         retryPolicy: FAST_POLICY,
@@ -121,7 +121,7 @@ registryTest("confidentiality: a caller's transport and cross-host requests", as
     });
 
     await t.step("the default transport refuses the loopback realm as well", async () => {
-      const client = new PartedClient({ plainHttp: true, credential, retryPolicy: FAST_POLICY });
+      using client = new PartedClient({ plainHttp: true, credential, retryPolicy: FAST_POLICY });
       const before = token.requests.length;
       const err = await ledger.rejection(
         client.pull(`${registry.host}/conf/caller:v1`, toFile(join(work, "default.out"))),

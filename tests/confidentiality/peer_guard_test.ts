@@ -149,7 +149,7 @@ registryTest("peer guard: a realm on localhost while the registry is 127.0.0.1",
       },
     });
     ledger.forbid(counter.port, registry.port);
-    const client = new PartedClient({
+    using client = new PartedClient({
       plainHttp: true,
       credential: { username: "alice", password: "s3cret-pass" },
       retryPolicy: FAST_POLICY,
@@ -226,7 +226,7 @@ Deno.test("peer guard: forbidden realm and upload-location literals are never di
   const realms = await startMiniRegistry({ realm: () => current });
   const uploads = await startMiniRegistry({ uploadLocation: () => current });
   ledger.forbid(counter.port, realms.port, uploads.port);
-  const client = new PartedClient({ plainHttp: true, retryPolicy: FAST_POLICY });
+  using client = new PartedClient({ plainHttp: true, retryPolicy: FAST_POLICY });
   const source = join(work, "source.bin");
   await writeRandomFile(source, 2048);
   try {
@@ -273,7 +273,7 @@ Deno.test("peer guard: a realm on the registry's own hostname and another port i
   const mini = await startMiniRegistry({ realm: () => `http://localhost:${tokenPort}/token` });
   ledger.forbid(tokenPort, mini.port);
   try {
-    const client = new PartedClient({ plainHttp: true, retryPolicy: FAST_POLICY });
+    using client = new PartedClient({ plainHttp: true, retryPolicy: FAST_POLICY });
     const err = await ledger.rejection(
       client.pull(`localhost:${mini.port}/conf/exempt:v1`, toFile(join(work, "out.bin"))),
     );

@@ -54,7 +54,7 @@ registryTest("confidentiality: blob redirects to storage", async (t) => {
   ledger.forbid(registry.port, files.port, new URL(token.url).port, proxy.port);
   ledger.forbid("s3cret-pass", "abc123", "def456");
 
-  const client = new PartedClient({
+  using client = new PartedClient({
     plainHttp: true,
     credential: { username: "alice", password: "s3cret-pass" },
     retryPolicy: FAST_POLICY,

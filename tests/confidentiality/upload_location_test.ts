@@ -65,7 +65,7 @@ registryTest("confidentiality: off-origin upload sessions", async (t) => {
   ledger.forbid(registry.port, storage.port, proxy.port, new URL(token.url).port);
   ledger.forbid("s3cret-pass", "abc123", "def456");
 
-  const client = new PartedClient({
+  using client = new PartedClient({
     plainHttp: true,
     credential: { username: "alice", password: "s3cret-pass" },
     retryPolicy: FAST_POLICY,

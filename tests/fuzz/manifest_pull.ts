@@ -71,7 +71,7 @@ export async function runManifestPullFuzz(
   };
   const dir = await makeTempDir("ocipart-fuzz-");
   const registry = await startFakeRegistry();
-  const client = new PartedClient({
+  using client = new PartedClient({
     plainHttp: true,
     retryPolicy: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
     stallTimeoutMs: 5_000,

@@ -20,7 +20,7 @@ registryTest(
     const digest = await writePatternFile(src, 300_000, 3);
     const ref = `${proxy.host}/auth/f:v1`;
 
-    const anonymous = new PartedClient({
+    using anonymous = new PartedClient({
       plainHttp: true,
       credentials: { get: () => Promise.resolve({}) },
     });
@@ -31,7 +31,7 @@ registryTest(
     assertEquals(proxy.count({ method: "PUT" }), 0, "no part upload attempted");
     assert(!(err as Error).message.includes("s3cret"));
 
-    const explicit = new PartedClient({
+    using explicit = new PartedClient({
       plainHttp: true,
       credential: { username: "alice", password: "s3cret-pw" },
     });
@@ -44,14 +44,14 @@ registryTest(
       config,
       JSON.stringify({ auths: { [proxy.host]: { auth: btoa("alice:s3cret-pw") } } }),
     );
-    const fromConfig = new PartedClient({
+    using fromConfig = new PartedClient({
       plainHttp: true,
       credentials: dockerConfigCredentials({ configPath: config }),
     });
     await fromConfig.pull(ref, toFile(`${dir.path}/b.bin`));
     assertEquals(await sha256File(`${dir.path}/b.bin`), digest);
 
-    const wrong = new PartedClient({
+    using wrong = new PartedClient({
       plainHttp: true,
       credential: { username: "alice", password: "wrong" },
     });

@@ -37,6 +37,7 @@ async function env() {
     clock,
     client,
     async [Symbol.asyncDispose]() {
+      client.close();
       await fake.close();
       await dir[Symbol.asyncDispose]();
     },

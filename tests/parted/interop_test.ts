@@ -24,7 +24,7 @@ registryTest(
     await using dir = await tempDir();
     const src = `${dir.path}/src.bin`;
     const fileDigest = await writePatternFile(src, 3 * 1024 * 1024 + 12345, 5);
-    const client = new PartedClient({ plainHttp: true });
+    using client = new PartedClient({ plainHttp: true });
     const descriptor = await client.push(`${registry.host}/interop/file:v1`, fromFile(src), {
       partSize: 1024 * 1024,
     });

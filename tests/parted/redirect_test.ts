@@ -21,7 +21,7 @@ registryTest(
     await using dir = await tempDir();
     const src = `${dir.path}/src.bin`;
     const digest = await writePatternFile(src, 700_000, 8);
-    const client = new PartedClient({
+    using client = new PartedClient({
       plainHttp: true,
       credential: { username: "bob", password: "pw-bob-123" },
     });

@@ -10,7 +10,7 @@ Deno.test("references: a digest-only push writes the manifest by its digest; pul
   await using dir = await tempDir();
   const src = `${dir.path}/src.bin`;
   const digest = await writePatternFile(src, 200_000, 2);
-  const client = new PartedClient({ plainHttp: true });
+  using client = new PartedClient({ plainHttp: true });
   const tagged = await client.push(`${fake.host}/refs/a:v1`, fromFile(src), { partSize: 65536 });
 
   fake.log.length = 0;

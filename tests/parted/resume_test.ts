@@ -18,7 +18,7 @@ registryTest(
     await using dir = await tempDir();
     const src = `${dir.path}/src.bin`;
     const fileDigest = await writePatternFile(src, SIZE);
-    const client = new PartedClient({ plainHttp: true });
+    using client = new PartedClient({ plainHttp: true });
     const ref = `${proxy.host}/resume/f:v1`;
     await client.push(ref, fromFile(src), { partSize: P });
     const dest = `${dir.path}/dest.bin`;
@@ -77,7 +77,7 @@ registryTest(
     await using dir = await tempDir();
     const src = `${dir.path}/src.bin`;
     const fileDigest = await writePatternFile(src, SIZE, 9);
-    const client = new PartedClient({ plainHttp: true });
+    using client = new PartedClient({ plainHttp: true });
     const ref = `${registry.host}/resume/g:v1`;
     await client.push(ref, fromFile(src), { partSize: P });
     const dest = `${dir.path}/dest.bin`;

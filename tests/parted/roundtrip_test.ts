@@ -18,7 +18,7 @@ registryTest(
     const src = `${dir.path}/big.bin`;
     const fileDigest = await writePatternFile(src, GiB);
     const parts = GiB / PART;
-    const client = new PartedClient({ plainHttp: true });
+    using client = new PartedClient({ plainHttp: true });
     const ref = `${proxy.host}/rt/big:v1`;
 
     const pushSnaps: ProgressSnapshot[] = [];

@@ -19,7 +19,7 @@ const P = 1024 * 1024;
 registryTest("split rule on the real registry: sizes 0, 1, P-1, P, P+1, 3P, 3P+1", async () => {
   await using registry = await startRegistry();
   await using dir = await tempDir();
-  const client = new PartedClient({ plainHttp: true });
+  using client = new PartedClient({ plainHttp: true });
   for (const [i, size] of [0, 1, P - 1, P, P + 1, 3 * P, 3 * P + 1].entries()) {
     const path = `${dir.path}/f${i}.bin`;
     const fileDigest = await writePatternFile(path, size, i + 1);
@@ -51,7 +51,7 @@ Deno.test("split rule: more than 4096 parts is refused before any request", asyn
   await using dir = await tempDir();
   const path = `${dir.path}/f.bin`;
   await writePatternFile(path, 4096 * 3 + 1);
-  const client = new PartedClient({ plainHttp: true });
+  using client = new PartedClient({ plainHttp: true });
   const err = await assertRejects(
     () => client.push(`${fake.host}/split/f:v1`, fromFile(path), { partSize: 3 }),
     TooManyPartsError,

@@ -145,7 +145,7 @@ export async function runFaultStorm(options: {
   await using registry = await startRegistry();
   await using proxy = await startFaultProxy({ target: registry.url, seed });
   const secrets = [registry.host, proxy.host, dir];
-  const client = new PartedClient({
+  using client = new PartedClient({
     plainHttp: true,
     retryPolicy: { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 50 },
     stallTimeoutMs: 400,

@@ -122,7 +122,7 @@ export async function runKillAnywhere(options: {
   await using registry = await startRegistry();
   await using proxy = await startFaultProxy({ target: registry.url, seed });
   const secrets = [registry.host, proxy.host, dir];
-  const client = new PartedClient({ plainHttp: true });
+  using client = new PartedClient({ plainHttp: true });
   try {
     const parts = planParts(fileSize, partSize);
     // Calibrate: one unkilled push and pull give the range of kill delays.

@@ -33,7 +33,7 @@ export async function runRssCheck(
 ): Promise<RssReport> {
   const dir = await makeTempDir("ocipart-rss-");
   const registry = await startFakeRegistry();
-  const client = new PartedClient({ plainHttp: true });
+  using client = new PartedClient({ plainHttp: true });
   const failures: string[] = [];
   let warm = 0;
   let warmHeap = 0;
