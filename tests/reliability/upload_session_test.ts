@@ -39,7 +39,7 @@ async function env() {
     }
     return await transport.fetch(request);
   };
-  using client = new PartedClient({
+  const client = new PartedClient({
     fetch: warmed,
     plainHttp: true,
     retryPolicy: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5 },
