@@ -11,7 +11,10 @@ import { cliArgv, cliEnv, type CliOptions, PROJECT_ROOT, runCli } from "./_cli.t
 const MiB = 1024 * 1024;
 const ESC = String.fromCharCode(0x1b);
 /** `deno run`'s own status-line clearing, emitted on a terminal before the program runs. */
-const DENO_PREAMBLE = new RegExp(`^(?:${ESC}\\[0G${ESC}\\[2K${ESC}\\[J)+`);
+// `deno run` clears its own module-loading status line (ESC[0G ESC[2K ESC[J) on a terminal before
+// the program starts and again when a worker's module graph loads (the hashing threads start on
+// first use, mid-transfer). A compiled binary loads nothing at run time and prints none of it.
+const DENO_STATUS_CLEAR = new RegExp(`(?:${ESC}\\[0G${ESC}\\[2K${ESC}\\[J)+`, "g");
 /** One or more in-place redraws: carriage return, a line without breaks, erase to its end. */
 const REDRAWS = `(?:\\r[^\\r\\n]*${ESC}\\[K)+`;
 
@@ -37,10 +40,8 @@ async function runOnPty(
     stderr: "piped",
   }).output();
   // The terminal turns every "\n" into "\r\n"; undo that to see the program's own bytes.
-  // `deno run` itself clears its module-loading status line on a terminal before the program
-  // starts (a compiled binary does not); that preamble is not the CLI's output.
   const tty = new TextDecoder().decode(output.stdout).replaceAll("\r\n", "\n")
-    .replace(DENO_PREAMBLE, "");
+    .replace(DENO_STATUS_CLEAR, "");
   return { code: output.code, tty };
 }
 
