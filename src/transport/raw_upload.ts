@@ -222,6 +222,8 @@ async function exchange(
     if (range.length > CHUNK) buffers[1] = new Uint8Array(CHUNK);
     let sent = 0;
     let next = range.length > 0 ? readChunk(file, buffers[0], range.length) : undefined;
+    // An answer that is already in skips the loop; the read still settles when the file closes.
+    next?.catch(() => {});
     // Settles once the answer's head is in or cannot come: either way the upload is over.
     const answerSettled = answer.then(() => true, () => true);
     for (let k = 0; next !== undefined && !answered; k++) {
