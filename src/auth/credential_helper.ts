@@ -7,6 +7,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { CredentialError } from "../errors/kinds.ts";
 import type { Credential } from "./credential.ts";
+import { concatBytes } from "../registry/bytes.ts";
 
 /** The user name a helper answers when its secret is an identity token. */
 export const IDENTITY_TOKEN_USERNAME = "<token>";
@@ -96,7 +97,7 @@ export function runCredentialHelper(
     child.stderr.on("data", () => {});
     child.stdin.on("error", () => {}); // a helper that exits without reading stdin
     child.on("close", (code: number | null) => {
-      const text = new TextDecoder().decode(concat(stdout, stdoutBytes));
+      const text = new TextDecoder().decode(concatBytes(stdout, stdoutBytes));
       if (code !== 0) {
         if (/credentials not found/i.test(text)) finish(undefined, {});
         else finish(new CredentialError("credential helper failed"));
@@ -110,16 +111,6 @@ export function runCredentialHelper(
     });
     child.stdin.end(serverUrl);
   });
-}
-
-function concat(chunks: Uint8Array[], length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }
 
 function parseHelperAnswer(text: string): Credential {

@@ -22,6 +22,7 @@ import { sha256Digest } from "../registry/sha256.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import { followRedirects } from "../transport/follow_redirects.ts";
+import { concatBytes } from "../registry/bytes.ts";
 
 /** Blob reads follow at most this many redirects. */
 export const BLOB_REDIRECT_HOPS = 3;
@@ -313,11 +314,5 @@ async function readLimited(
       retryable: true,
     });
   }
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, length);
 }

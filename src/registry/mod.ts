@@ -24,3 +24,4 @@ export * from "./status.ts";
 export * from "./range.ts";
 export * from "./location.ts";
 export * from "./retry_after.ts";
+export * from "./bytes.ts";

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { MemoryStore } from "./memory_store.ts";
 import { matchRoute } from "./routes.ts";
 import type { Route } from "./routes.ts";
+import { concatBytes } from "../registry/bytes.ts";
 
 /** Options of {@linkcode RegistryHandler}. */
 export interface RegistryHandlerOptions {
@@ -46,17 +47,6 @@ interface ErrorEntry {
   detail?: unknown;
 }
 
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1 && chunks[0]!.byteLength === size) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
-}
-
 /** Reads a request body chunk by chunk; `limit` bytes at most (returns undefined beyond). */
 async function readBody(request: Request, limit = Infinity): Promise<Uint8Array | undefined> {
   const chunks: Uint8Array[] = [];
@@ -77,7 +67,7 @@ async function readBody(request: Request, limit = Infinity): Promise<Uint8Array 
   } finally {
     reader.releaseLock();
   }
-  return concat(chunks, size);
+  return concatBytes(chunks, size);
 }
 
 function mediaTypeOf(value: string | null): string {
@@ -360,7 +350,7 @@ export class RegistryHandler {
     }
     const actual = `sha256:${session.hash.digest("hex")}`;
     if (actual !== digest) return this.#error(400, [{ code: "DIGEST_INVALID" }]);
-    this.store.linkBlob(route.repository, digest, concat(session.chunks, session.size));
+    this.store.linkBlob(route.repository, digest, concatBytes(session.chunks, session.size));
     session.chunks = [];
     return this.#empty(201, {
       "location": new URL(`/v2/${route.repository}/blobs/${digest}`, url).href,
