@@ -4,9 +4,8 @@
  *
  * @module
  */
-import type { Reference } from "../registry/reference.ts";
-import { type Clock, systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
+import { systemClock } from "../transport/clock.ts";
+import { PARTED_RETRY_POLICY, retry } from "../transport/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { HashPool } from "./fs_hash_pool.ts";
@@ -14,25 +13,14 @@ import { HashThreads } from "./hash_offload.ts";
 import { PartialFile, removeEmptyPartial } from "./fs_partial.ts";
 import { decodeManifest, type PartDescriptor, type PartedManifest } from "./manifest.ts";
 import { downloadPart } from "./part_download.ts";
-import { type ProgressCallback, ProgressTracker } from "./progress.ts";
+import { ProgressTracker } from "./progress.ts";
 import { attachSentinel } from "./sentinel.ts";
+import type { TransferJob } from "./transfer_job.ts";
 
 /** What the pull procedure needs, already validated. */
-export interface PullJob {
-  /** The source reference (tag and/or digest). */
-  reference: Reference;
+export interface PullJob extends TransferJob {
   /** The destination path. */
   destination: string;
-  /** Concurrent part fetches (and resume hashing). */
-  workers: number;
-  /** Progress callback. */
-  onProgress?: ProgressCallback;
-  /** The caller's signal. */
-  signal?: AbortSignal;
-  /** Retry budget of the manifest and of every part. */
-  policy?: RetryPolicy;
-  /** Backoff time source. */
-  clock?: Clock;
   /** Threads of the resume hashing pass; default the hardware concurrency, at most `workers`. */
   hashThreads?: number;
 }

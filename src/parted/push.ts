@@ -11,7 +11,6 @@ import {
   OCI_MANIFEST_MEDIA_TYPE,
 } from "../registry/media_types.ts";
 import type { Descriptor } from "../registry/media_types.ts";
-import type { Reference } from "../registry/reference.ts";
 import { sha256Digest } from "../registry/sha256.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
@@ -23,28 +22,17 @@ import { checkReadable, sameStamp, type SourceStamp, statSource } from "./fs_sou
 import { encodeManifest, type PartDescriptor } from "./manifest.ts";
 import { uploadPart } from "./part_upload.ts";
 import { planParts } from "./plan.ts";
-import { type ProgressCallback, ProgressTracker } from "./progress.ts";
+import { ProgressTracker } from "./progress.ts";
 import type { PartedRequests } from "./requests.ts";
 import { attachSentinel } from "./sentinel.ts";
+import type { TransferJob } from "./transfer_job.ts";
 
 /** What the push procedure needs, already validated. */
-export interface PushJob {
-  /** The target reference (tag and/or digest). */
-  reference: Reference;
+export interface PushJob extends TransferJob {
   /** The source file. */
   path: string;
   /** Part size in bytes. */
   partSize: number;
-  /** Concurrent part uploads. */
-  workers: number;
-  /** Progress callback. */
-  onProgress?: ProgressCallback;
-  /** The caller's signal. */
-  signal?: AbortSignal;
-  /** Retry budget of every part, the config blob and the manifest. */
-  policy?: RetryPolicy;
-  /** Backoff time source. */
-  clock?: Clock;
 }
 
 /**

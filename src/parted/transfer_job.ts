@@ -1,0 +1,32 @@
+/**
+ * What every parted transfer is told, whichever direction it goes.
+ *
+ * @module
+ */
+import type { Reference } from "../registry/reference.ts";
+import type { Clock } from "../transport/clock.ts";
+import type { RetryPolicy } from "../transport/retry.ts";
+import type { ProgressCallback } from "./progress.ts";
+
+/**
+ * The fields a push job and a pull job share.
+ *
+ * @example
+ * ```ts ignore
+ * const job: TransferJob = { reference, workers: 8 };
+ * ```
+ */
+export interface TransferJob {
+  /** The artifact's reference (tag and/or digest). */
+  reference: Reference;
+  /** Concurrent part transfers (and, for pull, resume hashing). */
+  workers: number;
+  /** Progress callback. */
+  onProgress?: ProgressCallback;
+  /** The caller's signal. */
+  signal?: AbortSignal;
+  /** Retry budget of every part, the config blob and each manifest call. */
+  policy?: RetryPolicy;
+  /** Backoff time source. */
+  clock?: Clock;
+}
