@@ -1,4 +1,4 @@
-import { assertEquals } from "../fixtures/_assert_min.ts";
+import { assertEquals } from "../fixtures/assert.ts";
 
 // In a sandbox without the env permission node:child_process cannot copy the environment, and
 // the spawn throws synchronously. That refusal is permanent: it must be a terminal

@@ -1,7 +1,7 @@
 /**
  * The blob library against the real CNCF Distribution registry.
  */
-import { assert, assertEquals } from "../fixtures/_assert_min.ts";
+import { assert, assertEquals } from "../fixtures/assert.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { startFileServer } from "../fixtures/file_server.ts";
 import { writePatternFile } from "../fixtures/files.ts";

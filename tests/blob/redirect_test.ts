@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../fixtures/_assert_min.ts";
+import { assert, assertEquals } from "../fixtures/assert.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { BlobClient } from "../../src/blob/mod.ts";

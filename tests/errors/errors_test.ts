@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../fixtures/_assert_min.ts";
+import { assert, assertEquals } from "../fixtures/assert.ts";
 import {
   ContentEncodingError,
   DigestMismatchError,

@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../fixtures/_assert_min.ts";
+import { assert, assertEquals } from "../fixtures/assert.ts";
 import { findError } from "../../src/errors/find_error.ts";
 import { LocationError, RedirectError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
