@@ -16,6 +16,7 @@ import { downloadPart } from "./part_download.ts";
 import { ProgressTracker } from "./progress.ts";
 import { attachSentinel } from "./sentinel.ts";
 import type { TransferJob } from "./transfer_job.ts";
+import { FirstFailure, runPartWorkers } from "./part_workers.ts";
 
 /** What the pull procedure needs, already validated. */
 export interface PullJob extends TransferJob {
@@ -66,11 +67,7 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
   const cores = globalThis.navigator?.hardwareConcurrency ?? 2;
   // Receiving and writing keep this thread busy: hash on the other cores.
   const hashThreads = new HashThreads(Math.min(job.workers, Math.max(1, cores - 1)));
-  let failure = undefined as { err: unknown; part?: number } | undefined;
-  const fail = (err: unknown, part?: number) => {
-    if (failure === undefined && !(job.signal?.aborted)) failure = { err, part };
-    controller.abort(err);
-  };
+  const latch = new FirstFailure(job.signal, controller);
   try {
     progress = new ProgressTracker(manifest.fileSize, "resolving", job.onProgress);
     progress.onFailure = (err) => controller.abort(err);
@@ -86,7 +83,7 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
         else queue.push(part);
       }).then(() => queue.close(), (err) => {
         queue.close();
-        fail(err);
+        latch.fail(err);
       });
     } else {
       await partial.resize(manifest.fileSize);
@@ -94,42 +91,29 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
       queue.close();
       feeding = Promise.resolve();
     }
-    const workers = Array.from(
-      { length: Math.min(job.workers, manifest.parts.length) },
-      async () => {
-        for (;;) {
-          const part = await queue.take();
-          if (part === undefined || signal.aborted) return;
-          tracker.setPhase("downloading");
-          try {
-            await downloadPart({
-              requests: connection.requests,
-              partial: openPartial,
-              progress: tracker,
-              signal,
-              policy,
-              clock,
-              hashThreads,
-            }, part);
-          } catch (err) {
-            fail(err, part.index);
-            return;
-          }
-          tracker.completePart(part.size);
-        }
-      },
-    );
+    const count = Math.min(job.workers, manifest.parts.length);
+    const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
+      tracker.setPhase("downloading");
+      await downloadPart({
+        requests: connection.requests,
+        partial: openPartial,
+        progress: tracker,
+        signal,
+        policy,
+        clock,
+        hashThreads,
+      }, part);
+      tracker.completePart(part.size);
+    });
     await Promise.all([feeding, ...workers]);
     if (job.signal?.aborted) throw job.signal.reason;
-    if (failure !== undefined) throw failure.err;
+    latch.throwIfFailed();
     if (progress.failure !== undefined) throw progress.failure;
     progress.setPhase("committing");
     await partial.commit();
     progress.setPhase("done");
   } catch (err) {
-    if (job.signal?.aborted) throw job.signal.reason;
-    const known = failure as { err: unknown; part?: number } | undefined;
-    throw attachSentinel(err, known !== undefined && known.err === err ? known.part : undefined);
+    throw latch.publicError(err);
   } finally {
     pool.close();
     hashThreads.close();

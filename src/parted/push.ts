@@ -24,8 +24,8 @@ import { uploadPart } from "./part_upload.ts";
 import { planParts } from "./plan.ts";
 import { ProgressTracker } from "./progress.ts";
 import type { PartedRequests } from "./requests.ts";
-import { attachSentinel } from "./sentinel.ts";
 import type { TransferJob } from "./transfer_job.ts";
+import { FirstFailure, runPartWorkers } from "./part_workers.ts";
 
 /** What the push procedure needs, already validated. */
 export interface PushJob extends TransferJob {
@@ -60,11 +60,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   const pool = new HashPool(plan.length > 1 ? 2 : 1);
   const policy = job.policy ?? PARTED_RETRY_POLICY;
   const clock = job.clock ?? systemClock;
-  let failure = undefined as { err: unknown; part?: number } | undefined;
-  const fail = (err: unknown, part?: number) => {
-    if (failure === undefined && !(job.signal?.aborted)) failure = { err, part };
-    controller.abort(err);
-  };
+  const latch = new FirstFailure(job.signal, controller);
   try {
     const queue = new AsyncQueue<PartDescriptor>();
     const digests: string[] = new Array(plan.length);
@@ -77,7 +73,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       queue.close();
     }, (err) => {
       queue.close();
-      fail(err);
+      latch.fail(err);
     });
     // Renew a token before a part PUT when, at the throughput measured so far, it would expire
     // while the body is still being sent (the registry checks it when the headers arrive).
@@ -94,31 +90,23 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
         signal,
       );
     };
-    const workers = Array.from({ length: Math.min(job.workers, plan.length) }, async () => {
-      for (;;) {
-        const part = await queue.take();
-        if (part === undefined || signal.aborted) return;
-        progress.setPhase("uploading");
-        try {
-          await uploadPart({
-            requests: connection.requests,
-            path: job.path,
-            progress,
-            signal,
-            policy,
-            clock,
-            beforeUpload,
-          }, part);
-        } catch (err) {
-          fail(err, part.index);
-          return;
-        }
-        progress.completePart(part.size);
-      }
+    const count = Math.min(job.workers, plan.length);
+    const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
+      progress.setPhase("uploading");
+      await uploadPart({
+        requests: connection.requests,
+        path: job.path,
+        progress,
+        signal,
+        policy,
+        clock,
+        beforeUpload,
+      }, part);
+      progress.completePart(part.size);
     });
     await Promise.all([hashing, ...workers]);
     if (job.signal?.aborted) throw job.signal.reason;
-    if (failure !== undefined) throw failure.err;
+    latch.throwIfFailed();
     if (progress.failure !== undefined) throw progress.failure;
     await checkUnchanged(job.path, stamp);
     progress.setPhase("config");
@@ -150,9 +138,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       artifactType: PARTED_ARTIFACT_TYPE,
     };
   } catch (err) {
-    if (job.signal?.aborted) throw job.signal.reason;
-    const known = failure as { err: unknown; part?: number } | undefined;
-    throw attachSentinel(err, known !== undefined && known.err === err ? known.part : undefined);
+    throw latch.publicError(err);
   } finally {
     pool.close();
     connection.close();

@@ -1,0 +1,84 @@
+/**
+ * The worker pool shape both parted directions share: a fixed set of workers draining a part
+ * queue, and a latch that keeps the first failure (with its part index) and stops the rest.
+ *
+ * @module
+ */
+import type { AsyncQueue } from "./async_queue.ts";
+import type { PartDescriptor } from "./manifest.ts";
+import { attachSentinel } from "./sentinel.ts";
+
+/**
+ * Keeps the first failure of a transfer and aborts the transfer's controller on every failure.
+ * A failure after the caller's own abort is not kept: the caller's reason wins.
+ *
+ * @example
+ * ```ts ignore
+ * const latch = new FirstFailure(job.signal, controller);
+ * latch.fail(err, 3);
+ * ```
+ */
+export class FirstFailure {
+  #first: { err: unknown; part: number | undefined } | undefined;
+  readonly #callerSignal: AbortSignal | undefined;
+  readonly #controller: AbortController;
+
+  /** Latches failures for the transfer that `controller` stops. */
+  constructor(callerSignal: AbortSignal | undefined, controller: AbortController) {
+    this.#callerSignal = callerSignal;
+    this.#controller = controller;
+  }
+
+  /** Records `err` (if it is the first) and stops the transfer. */
+  fail(err: unknown, part?: number): void {
+    if (this.#first === undefined && !this.#callerSignal?.aborted) {
+      this.#first = { err, part };
+    }
+    this.#controller.abort(err);
+  }
+
+  /** Throws the first failure, if there was one. */
+  throwIfFailed(): void {
+    if (this.#first !== undefined) throw this.#first.err;
+  }
+
+  /**
+   * The error a transfer returns for `err`: the caller's abort reason when it aborted, else `err`
+   * with its sentinel attached, naming the part when `err` is the latched part failure.
+   */
+  publicError(err: unknown): unknown {
+    if (this.#callerSignal?.aborted) return this.#callerSignal.reason;
+    const first = this.#first;
+    return attachSentinel(err, first !== undefined && first.err === err ? first.part : undefined);
+  }
+}
+
+/**
+ * Starts `count` workers that take parts from `queue` until it is closed and drained or `signal`
+ * aborts, running `work` on each. A failing part is reported to `latch` and ends that worker.
+ *
+ * @example
+ * ```ts ignore
+ * await Promise.all(runPartWorkers(queue, 8, signal, latch, (part) => upload(part)));
+ * ```
+ */
+export function runPartWorkers(
+  queue: AsyncQueue<PartDescriptor>,
+  count: number,
+  signal: AbortSignal,
+  latch: FirstFailure,
+  work: (part: PartDescriptor) => Promise<void>,
+): Promise<void>[] {
+  return Array.from({ length: count }, async () => {
+    for (;;) {
+      const part = await queue.take();
+      if (part === undefined || signal.aborted) return;
+      try {
+        await work(part);
+      } catch (err) {
+        latch.fail(err, part.index);
+        return;
+      }
+    }
+  });
+}
