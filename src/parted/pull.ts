@@ -61,10 +61,8 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     throw attachSentinel(err);
   }
   let partial: PartialFile | undefined;
-  const pool = new HashPool(
-    Math.min(job.workers, job.hashThreads ?? globalThis.navigator?.hardwareConcurrency ?? 2),
-  );
   const cores = globalThis.navigator?.hardwareConcurrency ?? 2;
+  const pool = new HashPool(Math.min(job.workers, job.hashThreads ?? cores));
   // Receiving and writing keep this thread busy: hash on the other cores.
   const hashThreads = new HashThreads(Math.min(job.workers, Math.max(1, cores - 1)));
   const latch = new FirstFailure(job.signal, controller);
