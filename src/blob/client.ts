@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { Sha256Threads } from "../registry/sha256_threads.ts";
 import { BodyLengthError } from "../errors/kinds.ts";
 import { isSha256Digest } from "../registry/digest.ts";
 import { blobUrl, registryOrigin, uploadUrl } from "../registry/endpoints.ts";
@@ -196,6 +197,9 @@ export class BlobClient {
     // A silent peer costs one attempt of the retry policy instead of hanging the call.
     transport = withStallGuard(transport, { stallTimeoutMs });
     storageTransport = withStallGuard(storageTransport, { stallTimeoutMs });
+    // Started on the first large pull; one per concurrent pull up to the core count.
+    const hashThreads = new Sha256Threads(globalThis.navigator?.hardwareConcurrency ?? 2);
+    this.#owned.push(hashThreads);
     this.#context = {
       transport,
       storageTransport,
@@ -205,6 +209,7 @@ export class BlobClient {
       clock,
       chunkSize,
       parallelPull,
+      hashThreads,
     };
   }
 
@@ -440,7 +445,8 @@ export class BlobClient {
   }
 
   /**
-   * Closes the connections of the library-owned default transports (not those passed in).
+   * Closes the connections of the library-owned default transports (not those passed in) and
+   * stops the hashing threads of large pulls.
    *
    * @example
    * ```ts

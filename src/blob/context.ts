@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Sha256Threads } from "../registry/sha256_threads.ts";
 import type { Clock } from "../transport/clock.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import {
@@ -31,6 +32,8 @@ export interface BlobContext {
   chunkSize: number | undefined;
   /** Parallel pull settings, when enabled. */
   parallelPull: { workers: number; chunkSize: number } | undefined;
+  /** Where large downloads are hashed (threads start on first use, idle ones never hold the process). */
+  hashThreads: Sha256Threads;
 }
 
 /**

@@ -10,7 +10,7 @@ import { ProtocolError } from "../errors/kinds.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { blobUrl } from "../registry/endpoints.ts";
 import { formatRange, parseContentRange, validateContentRange } from "../registry/range.ts";
-import { Sha256 } from "../registry/sha256.ts";
+import { openStreamHash } from "../registry/stream_sha256.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
 import { AttemptBudget } from "./attempt_budget.ts";
 import { type BlobContext, discard, send } from "./context.ts";
@@ -142,7 +142,7 @@ export async function parallelPullBlob(
   for (let start = 0; start < total; start += chunkSize) {
     chunks.push({ start, end: Math.min(total, start + chunkSize) - 1, pieces: [], done: false });
   }
-  const hash = new Sha256();
+  const hash = openStreamHash(total, context.hashThreads);
   const { progress } = request;
   let head = 0; // the chunk being emitted
   let next = 0; // the next chunk a worker takes
@@ -201,6 +201,7 @@ export async function parallelPullBlob(
   let closed = false;
   const finish = () => {
     closed = true;
+    hash.close();
     progress.close();
   };
 
@@ -211,7 +212,9 @@ export async function parallelPullBlob(
           if (failure !== undefined) throw failure;
           if (abort.signal.aborted) throw signal.reason;
           if (head >= chunks.length) {
-            if (hash.digest() !== request.digest) throw new DigestMismatchError(operation);
+            if ((await hash.digest()) !== request.digest) {
+              throw new DigestMismatchError(operation);
+            }
             finish();
             controller.close();
             await settled();
@@ -222,7 +225,7 @@ export async function parallelPullBlob(
           if (piece !== undefined) {
             buffered -= piece.byteLength;
             observer.buffered?.(buffered);
-            hash.update(piece);
+            await hash.update(piece);
             controller.enqueue(piece);
             progress.committed(hash.bytes, total);
             return;

@@ -9,7 +9,7 @@ import { DigestMismatchError } from "../errors/sentinels.ts";
 import { NetworkError, ProtocolError } from "../errors/kinds.ts";
 import { blobUrl } from "../registry/endpoints.ts";
 import { formatRange, parseContentRange, validateContentRange } from "../registry/range.ts";
-import { Sha256 } from "../registry/sha256.ts";
+import { openStreamHash } from "../registry/stream_sha256.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
 import { AttemptBudget } from "./attempt_budget.ts";
 import { bodyError } from "./body_error.ts";
@@ -179,19 +179,20 @@ export function verifiedStream(
   signal: AbortSignal,
 ): ReadableStream<Uint8Array> {
   const operation = "GET blob";
-  const hash = new Sha256();
   const { progress, digest } = request;
   let total = first.total;
+  const hash = openStreamHash(total, context.hashThreads);
   let ranges = first.ranges;
   let skip = first.skip;
   let reader = first.body.getReader();
   let offset = 0;
 
-  const finish = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+  const finish = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
     if (total !== undefined && offset !== total) {
       throw new NetworkError(`${operation}: body ended early`);
     }
-    if (hash.digest() !== digest) throw new DigestMismatchError(operation);
+    if ((await hash.digest()) !== digest) throw new DigestMismatchError(operation);
+    hash.close();
     progress.committed(offset, total ?? offset);
     progress.close();
     controller.close();
@@ -228,10 +229,10 @@ export function verifiedStream(
             }
           } catch (err) {
             if (signal.aborted || isAbortError(err)) throw signal.reason ?? err;
-            if (await resume(bodyError(err, operation))) return finish(controller);
+            if (await resume(bodyError(err, operation))) return await finish(controller);
             continue;
           }
-          if (chunk.done) return finish(controller);
+          if (chunk.done) return await finish(controller);
           let value = chunk.value;
           if (skip > 0) {
             const dropped = Math.min(skip, value.byteLength);
@@ -242,13 +243,14 @@ export function verifiedStream(
           if (total !== undefined && offset + value.byteLength > total) {
             throw new ProtocolError(`${operation}: body longer than the blob size`);
           }
-          hash.update(value);
+          await hash.update(value);
           offset += value.byteLength;
           controller.enqueue(value);
           progress.committed(offset, total ?? -1);
           return;
         }
       } catch (err) {
+        hash.close();
         progress.close();
         abort.abort();
         reader.cancel().catch(() => {});
@@ -256,6 +258,7 @@ export function verifiedStream(
       }
     },
     async cancel(reason) {
+      hash.close();
       progress.close();
       abort.abort(reason);
       await reader.cancel(reason).catch(() => {});

@@ -8,11 +8,12 @@ import { isAbortError } from "../errors/find_error.ts";
 import { NetworkError, ProtocolError } from "../errors/kinds.ts";
 import { OciError } from "../errors/oci_error.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
+import { BufferPool } from "../registry/buffer_pool.ts";
 import { validateContentRange } from "../registry/range.ts";
+import type { RunningHash, Sha256Threads } from "../registry/sha256_threads.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
 import type { PartialFile } from "./fs_partial.ts";
-import type { HashThreads, RunningHash } from "./hash_offload.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import type { ProgressTracker } from "./progress.ts";
 import type { PartedRequests } from "./requests.ts";
@@ -35,7 +36,7 @@ export interface PartDownloadContext {
   /** Time source of the backoff. */
   clock?: Clock;
   /** Where the running hashes of parts are computed. */
-  hashThreads: HashThreads;
+  hashThreads: Sha256Threads;
 }
 
 /**
@@ -57,7 +58,7 @@ export async function downloadPart(
 ): Promise<void> {
   const { requests, signal, partial, progress } = context;
   const operation = "GET blob";
-  const pool = new BufferPool();
+  const pool = new BufferPool(BUFFERS_PER_PART, WRITE_BUFFER_SIZE);
   const hash = context.hashThreads.open((buffer) => pool.release(buffer));
   let reached = 0;
   try {
@@ -138,29 +139,6 @@ export async function downloadPart(
 
 /** At most this many 1 MiB buffers per part download (written, hashing, or being filled). */
 const BUFFERS_PER_PART = 4;
-
-/** Fixed-size buffers handed out and given back; `acquire()` waits when all are in use. */
-class BufferPool {
-  readonly #free: ArrayBuffer[] = [];
-  readonly #waiters: ((buffer: ArrayBuffer) => void)[] = [];
-  #created = 0;
-
-  acquire(): Promise<ArrayBuffer> {
-    const buffer = this.#free.pop();
-    if (buffer !== undefined) return Promise.resolve(buffer);
-    if (this.#created < BUFFERS_PER_PART) {
-      this.#created++;
-      return Promise.resolve(new ArrayBuffer(WRITE_BUFFER_SIZE));
-    }
-    return new Promise((resolve) => this.#waiters.push(resolve));
-  }
-
-  release(buffer: ArrayBuffer): void {
-    const waiter = this.#waiters.shift();
-    if (waiter !== undefined) waiter(buffer);
-    else this.#free.push(buffer);
-  }
-}
 
 /**
  * Gathers chunks into 1 MiB positional writes (one in flight at a time, in order); each buffer

@@ -4,6 +4,8 @@
  *
  * @module
  */
+// node:timers for unref(): a watchdog alone must not hold the process open (a pending read does).
+import { clearTimeout as nodeClearTimeout, setTimeout as nodeSetTimeout } from "node:timers";
 import { StallError } from "../errors/kinds.ts";
 import type { Fetch } from "./fetch.ts";
 import { fileBody, fileBodyRange } from "./file_body.ts";
@@ -122,7 +124,7 @@ class Watch {
   readonly #timeout: number;
   readonly #onStall: (err: StallError) => void;
   readonly #operation: string;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: ReturnType<typeof nodeSetTimeout> | undefined;
   #deadline = 0;
   #armed = false;
   #stopped = false;
@@ -151,12 +153,12 @@ class Watch {
   stop(): void {
     this.#stopped = true;
     this.#armed = false;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#timer !== undefined) nodeClearTimeout(this.#timer);
     this.#timer = undefined;
   }
 
   #schedule(delay: number): void {
-    this.#timer = setTimeout(() => {
+    this.#timer = nodeSetTimeout(() => {
       this.#timer = undefined;
       if (!this.#armed || this.#stopped) return;
       const left = this.#deadline - performance.now();
@@ -170,6 +172,7 @@ class Watch {
       );
       this.#onStall(this.failure);
     }, Math.max(1, Math.ceil(delay)));
+    this.#timer.unref();
   }
 }
 

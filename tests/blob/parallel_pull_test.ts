@@ -7,6 +7,8 @@ import { ProgressReporter } from "../../src/blob/progress.ts";
 import { findError } from "../../src/errors/find_error.ts";
 import { RetriesExhaustedError } from "../../src/errors/kinds.ts";
 import { DigestMismatchError } from "../../src/errors/sentinels.ts";
+import { Sha256Threads } from "../../src/registry/sha256_threads.ts";
+import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
 import { BLOB_RETRY_POLICY } from "../../src/transport/retry.ts";
 import type { Clock } from "../../src/transport/clock.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";
@@ -14,6 +16,7 @@ import { assertSafeError, blob, collect, instantClock } from "./_helpers.ts";
 import { startStorageServer } from "./_storage_server.ts";
 
 const KiB = 1024;
+const MiB = 1024 * KiB;
 const GET = { method: "GET", path: /\/blobs\/sha256:/ };
 
 function served(bytes: Uint8Array, digest: string, name = "pp/x") {
@@ -87,68 +90,77 @@ Deno.test("parallel pull: empty blob and digest mismatch", async () => {
   assert(findError(error, DigestMismatchError), String(error));
 });
 
-Deno.test("parallel pull: buffered bytes stay within workers x chunk size", async () => {
-  const workers = 3;
-  const chunkSize = 32 * KiB;
-  const { bytes, digest } = blob(2000 * KiB, 4);
-  await using server = await startStorageServer({ blobs: served(bytes, digest) });
-  const transport = new HttpTransport();
-  try {
-    const context: BlobContext = {
-      transport: transport.fetch,
-      storageTransport: transport.fetch,
-      policy: BLOB_RETRY_POLICY,
-      writeRedirects: true,
-      plainHttp: true,
-      clock: instantClock(),
-      chunkSize: undefined,
-      parallelPull: { workers, chunkSize },
-    };
-    let buffered = 0;
-    let peak = 0;
-    const stream = await parallelPullBlob(
-      context,
-      {
-        origin: new URL(server.url),
-        name: "pp/x",
-        digest,
-        size: undefined,
-        signal: undefined,
-        progress: new ProgressReporter(),
-      },
-      { workers, chunkSize },
-      {
-        buffered: (n) => {
-          buffered = n;
-          peak = Math.max(peak, n);
+for (
+  const { label, size, chunkSize } of [
+    { label: "hashed inline", size: 2000 * KiB, chunkSize: 32 * KiB },
+    { label: "hashed on a thread", size: THREADED_HASH_MIN_BYTES + 3 * MiB, chunkSize: MiB },
+  ]
+) {
+  Deno.test(`parallel pull: buffered bytes stay within workers x chunk size (${label})`, async () => {
+    const workers = 3;
+    const { bytes, digest } = blob(size, 4);
+    await using server = await startStorageServer({ blobs: served(bytes, digest) });
+    const transport = new HttpTransport();
+    const hashThreads = new Sha256Threads(1);
+    try {
+      const context: BlobContext = {
+        transport: transport.fetch,
+        storageTransport: transport.fetch,
+        policy: BLOB_RETRY_POLICY,
+        writeRedirects: true,
+        plainHttp: true,
+        clock: instantClock(),
+        chunkSize: undefined,
+        parallelPull: { workers, chunkSize },
+        hashThreads,
+      };
+      let buffered = 0;
+      let peak = 0;
+      const stream = await parallelPullBlob(
+        context,
+        {
+          origin: new URL(server.url),
+          name: "pp/x",
+          digest,
+          size: undefined,
+          signal: undefined,
+          progress: new ProgressReporter(),
         },
-      },
-    );
-    const reader = stream.getReader();
-    const first = await reader.read();
-    // Stop reading until the workers have nothing left they may fetch.
-    let stable = 0;
-    let last = -1;
-    while (stable < 20) {
-      await new Promise((r) => setTimeout(r, 10));
-      stable = buffered === last ? stable + 1 : 0;
-      last = buffered;
+        { workers, chunkSize },
+        {
+          buffered: (n) => {
+            buffered = n;
+            peak = Math.max(peak, n);
+          },
+        },
+      );
+      const reader = stream.getReader();
+      const first = await reader.read();
+      // Stop reading until the workers have nothing left they may fetch.
+      let stable = 0;
+      let last = -1;
+      while (stable < 20) {
+        await new Promise((r) => setTimeout(r, 10));
+        stable = buffered === last ? stable + 1 : 0;
+        last = buffered;
+      }
+      assert(peak <= workers * chunkSize, `peak ${peak}`);
+      assert(server.log.length <= workers + 1, `requests ${server.log.length}`);
+      const rest: Uint8Array[] = [first.value!];
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        rest.push(value);
+      }
+      assertEquals(new Uint8Array(await new Blob(rest as BlobPart[]).arrayBuffer()), bytes);
+      assert(peak <= workers * chunkSize, `peak ${peak}`);
+      assertEquals(buffered, 0);
+    } finally {
+      hashThreads.close();
+      transport.close();
     }
-    assert(peak <= workers * chunkSize, `peak ${peak}`);
-    assert(server.log.length <= workers + 1, `requests ${server.log.length}`);
-    const rest: Uint8Array[] = [first.value!];
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      rest.push(value);
-    }
-    assertEquals(new Uint8Array(await new Blob(rest as BlobPart[]).arrayBuffer()), bytes);
-    assert(peak <= workers * chunkSize, `peak ${peak}`);
-    assertEquals(buffered, 0);
-  } finally {
-    transport.close();
-  }
-});
+  });
+}
 
 Deno.test("parallel pull: closing the stream cancels probe, queued work, bodies and backoff", async () => {
   const { bytes, digest } = blob(1000 * KiB, 5);

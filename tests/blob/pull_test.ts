@@ -10,7 +10,11 @@ import {
 } from "../../src/errors/sentinels.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { statusCode } from "../../src/errors/status_code.ts";
+import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
+import { tempDir } from "../fixtures/tmp.ts";
 import { assertSafeError, blob, collect, instantClock, rejection } from "./_helpers.ts";
+
+const MiB = 1024 * 1024;
 
 const GET = { method: "GET", path: /\/blobs\/sha256:/ };
 
@@ -52,34 +56,82 @@ Deno.test("pull: a verified round trip with progress that only grows", async () 
   );
 });
 
-Deno.test("pull: a blob that does not hash to its digest errors instead of ending", async () => {
-  await using registry = await startFakeRegistry();
-  using client = new BlobClient({ plainHttp: true });
-  const { bytes, digest } = blob(300_000, 3);
-  registry.store.putBlob("p/x", bytes);
-  const tampered = bytes.slice();
-  tampered[12345] ^= 1;
-  registry.store.tamperBlob(digest, tampered);
-  const { bytes: read, error } = await drain(await client.pull(`${registry.host}/p/x`, digest));
-  assertEquals(read, bytes.length);
-  assert(findError(error, DigestMismatchError), String(error));
-});
+// Large bodies are hashed on a thread, small ones inline: both paths must behave the same.
+const PATHS = [
+  { label: "inline hash", base: 0 },
+  { label: "threaded hash", base: THREADED_HASH_MIN_BYTES },
+];
 
-Deno.test("pull: a cut body resumes from the last verified byte", async () => {
+for (const { label, base } of PATHS) {
+  Deno.test(`pull: a blob that does not hash to its digest errors instead of ending (${label})`, async () => {
+    await using registry = await startFakeRegistry();
+    using client = new BlobClient({ plainHttp: true });
+    const { bytes, digest } = blob(base + 300_000, 3);
+    registry.store.putBlob("p/x", bytes);
+    const tampered = bytes.slice();
+    tampered[base + 12345] ^= 1;
+    registry.store.tamperBlob(digest, tampered);
+    const { bytes: read, error } = await drain(await client.pull(`${registry.host}/p/x`, digest));
+    assertEquals(read, bytes.length);
+    assert(findError(error, DigestMismatchError), String(error));
+  });
+
+  Deno.test(`pull: a cut body resumes from the last verified byte (${label})`, async () => {
+    await using registry = await startFakeRegistry();
+    using client = new BlobClient({ plainHttp: true, clock: instantClock() });
+    const { bytes, digest } = blob(base + 2_000_000, 4);
+    registry.store.putBlob("p/x", bytes);
+    const first = base + 777_777;
+    registry.fault({ ...GET, cutAfter: first });
+    registry.fault({ ...GET, nth: 2, cutAfter: 500_000 });
+    const got = await collect(await client.pull(`${registry.host}/p/x`, digest));
+    assertEquals(got, bytes);
+    const gets = registry.log.filter((r) => r.method === "GET");
+    assertEquals(gets.map((r) => r.headers.range), [
+      undefined,
+      `bytes=${first}-`,
+      `bytes=${first + 500_000}-`,
+    ]);
+  });
+}
+
+Deno.test("pull: an abandoned large pull does not hold the process open", async () => {
   await using registry = await startFakeRegistry();
-  using client = new BlobClient({ plainHttp: true, clock: instantClock() });
-  const { bytes, digest } = blob(2_000_000, 4);
+  const { bytes, digest } = blob(THREADED_HASH_MIN_BYTES + MiB, 8);
   registry.store.putBlob("p/x", bytes);
-  registry.fault({ ...GET, cutAfter: 777_777 });
-  registry.fault({ ...GET, nth: 2, cutAfter: 500_000 });
-  const got = await collect(await client.pull(`${registry.host}/p/x`, digest));
-  assertEquals(got, bytes);
-  const gets = registry.log.filter((r) => r.method === "GET");
-  assertEquals(gets.map((r) => r.headers.range), [
-    undefined,
-    "bytes=777777-",
-    `bytes=${777_777 + 500_000}-`,
-  ]);
+  await using dir = await tempDir();
+  const script = `${dir.path}/abandon.ts`;
+  const mod = new URL("../../src/blob/mod.ts", import.meta.url).href;
+  await Deno.writeTextFile(
+    script,
+    `import { BlobClient } from ${JSON.stringify(mod)};
+const client = new BlobClient({ plainHttp: true });
+const stream = await client.pull(${JSON.stringify(`${registry.host}/p/x`)}, ${
+      JSON.stringify(digest)
+    });
+const reader = stream.getReader();
+let read = 0;
+while (read < 4 * 1024 * 1024) read += (await reader.read()).value!.byteLength;
+console.log("abandoned after", read > 0);
+`,
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--no-check", script],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  // A deadline far beyond a normal exit: only a process held open by the pull reaches it (the
+  // stall watchdog's 60 s timer or a hashing thread did before).
+  let held = false;
+  const deadline = setTimeout(() => {
+    held = true;
+    child.kill("SIGKILL");
+  }, 30_000);
+  const { code, stdout, stderr } = await child.output();
+  clearTimeout(deadline);
+  assert(!held, "the process stayed open after the pull was abandoned");
+  assertEquals(code, 0, new TextDecoder().decode(stderr));
+  assertEquals(new TextDecoder().decode(stdout).trim(), "abandoned after true");
 });
 
 Deno.test("pull: the resume budget is the whole pull's attempt budget", async () => {

@@ -1,36 +1,9 @@
-import { createHash } from "node:crypto";
 import { assertEquals, assertInstanceOf, assertRejects } from "../fixtures/assert.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { writePatternFile } from "../fixtures/files.ts";
-import { HashThreads } from "../../src/parted/hash_offload.ts";
 import { HashPool, hashRangeInline, ShortFileError } from "../../src/parted/fs_hash_pool.ts";
 import { sliceDigest } from "./_helpers.ts";
 
-const sha = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
-
-Deno.test("hash threads: running hashes continue, reset, and give every buffer back", async () => {
-  const threads = new HashThreads(2);
-  try {
-    const recycled: ArrayBuffer[] = [];
-    const a = threads.open((b) => recycled.push(b));
-    const b = threads.open(() => {});
-    const data = new Uint8Array(3000).map((_, i) => i * 7);
-    for (const [start, end] of [[0, 1000], [1000, 2500], [2500, 3000]]) {
-      const buffer = new ArrayBuffer(4096);
-      new Uint8Array(buffer).set(data.subarray(start, end));
-      a.update(buffer, end - start);
-    }
-    assertEquals(await a.digest(), sha(data));
-    assertEquals(recycled.length, 3);
-    a.reset();
-    assertEquals(await a.digest(), sha(new Uint8Array()));
-    assertEquals(await b.digest(), sha(new Uint8Array()));
-    a.close();
-    b.close();
-  } finally {
-    threads.close();
-  }
-});
 
 Deno.test("hash pool: ranges hash like an independent hash; a short file and an abort reject", async () => {
   await using dir = await tempDir();
