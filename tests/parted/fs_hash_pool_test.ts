@@ -4,7 +4,6 @@ import { writePatternFile } from "../fixtures/files.ts";
 import { HashPool, hashRangeInline, ShortFileError } from "../../src/parted/fs_hash_pool.ts";
 import { sliceDigest } from "./_helpers.ts";
 
-
 Deno.test("hash pool: ranges hash like an independent hash; a short file and an abort reject", async () => {
   await using dir = await tempDir();
   const path = `${dir.path}/f.bin`;
