@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { relayByob } from "./byob_body.ts";
 import * as http from "node:http";
 import * as https from "node:https";
 import * as net from "node:net";
@@ -261,27 +262,37 @@ export class HttpTransport {
     }
     const source = response.body;
     if (source === null) return response;
-    const reader = source.getReader();
     // Read failures become the retryable NetworkError (the runtime rejects with TypeError), an
     // abort the signal's reason.
+    const mapped = async (
+      next: () => Promise<ReadableStreamReadResult<Uint8Array>>,
+    ): Promise<ReadableStreamReadResult<Uint8Array>> => {
+      try {
+        return await next();
+      } catch (err) {
+        throw signal.aborted ? signal.reason : new NetworkError(BODY_READ_FAILED, { cause: err });
+      }
+    };
+    // Taken on first read, so a bring-your-own-buffer consumer can still reach the source.
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
+        const current = reader ??= source.getReader();
         let result: ReadableStreamReadResult<Uint8Array>;
         try {
-          result = await reader.read();
+          result = await mapped(() => current.read());
         } catch (err) {
-          controller.error(
-            signal.aborted ? signal.reason : new NetworkError(BODY_READ_FAILED, { cause: err }),
-          );
+          controller.error(err);
           return;
         }
         if (result.done) controller.close();
         else controller.enqueue(result.value);
       },
       cancel(reason) {
-        return reader.cancel(reason);
+        return (reader ?? source).cancel(reason);
       },
     }, { highWaterMark: 0 });
+    relayByob(body, source, { read: mapped });
     const wrapped = new Response(body, {
       status: response.status,
       statusText: response.statusText,

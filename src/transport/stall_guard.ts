@@ -8,6 +8,7 @@
 import { clearTimeout as nodeClearTimeout, setTimeout as nodeSetTimeout } from "node:timers";
 import { StallError } from "../errors/kinds.ts";
 import type { Fetch } from "./fetch.ts";
+import { relayByob } from "./byob_body.ts";
 import { fileBody, fileBodyRange } from "./file_body.ts";
 
 /** The stall timeout of both clients when none is given: 60 s without progress. */
@@ -212,42 +213,57 @@ function watchedResponseBody(
   operation: string,
   onStall: (err: StallError) => void,
 ): ReadableStream<Uint8Array> {
-  const reader = source.getReader();
+  // Taken on first read, so a bring-your-own-buffer consumer can still reach the source.
+  let reader: { cancel(reason?: unknown): Promise<void> } | undefined;
   // Its own watch: it runs only while the caller waits for a chunk, never while nobody reads.
   // On a stall, cancelling the reader settles the pending read; no promise outlives a read
   // (racing every read against one long-lived promise would keep every chunk reachable).
   const watch = new Watch(timeout, (err) => {
     onStall(err);
-    reader.cancel(err).catch(() => {});
+    reader?.cancel(err).catch(() => {});
   }, operation);
-  return new ReadableStream<Uint8Array>({
+  const watched = async (
+    next: () => Promise<ReadableStreamReadResult<Uint8Array>>,
+  ): Promise<ReadableStreamReadResult<Uint8Array>> => {
+    watch.arm();
+    let result: ReadableStreamReadResult<Uint8Array>;
+    try {
+      result = await next();
+    } catch (err) {
+      watch.stop();
+      throw watch.failure ?? err;
+    }
+    if (watch.failure !== undefined) throw watch.failure;
+    if (result.done) watch.stop();
+    else watch.pause();
+    return result;
+  };
+  let plain: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  const wrapper = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      watch.arm();
+      const current = plain ??= source.getReader();
+      reader = current;
       let result: ReadableStreamReadResult<Uint8Array>;
       try {
-        result = await reader.read();
+        result = await watched(() => current.read());
       } catch (err) {
-        watch.stop();
-        controller.error(watch.failure ?? err);
+        controller.error(err);
         return;
       }
-      if (watch.failure !== undefined) {
-        controller.error(watch.failure);
-        return;
-      }
-      if (result.done) {
-        watch.stop();
-        controller.close();
-        return;
-      }
-      watch.pause();
-      controller.enqueue(result.value);
+      if (result.done) controller.close();
+      else controller.enqueue(result.value);
     },
     cancel(reason) {
       watch.stop();
-      return reader.cancel(reason);
+      return (plain ?? source).cancel(reason);
     },
   }, { highWaterMark: 0 });
+  relayByob(wrapper, source, {
+    read: watched,
+    opened: (inner) => reader = inner,
+    cancel: () => watch.stop(),
+  });
+  return wrapper;
 }
 
 function formatDuration(ms: number): string {
