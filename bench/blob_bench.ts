@@ -2,7 +2,7 @@
  * Blob library benchmark on the real Distribution registry, against curl on the same registry
  * in the same run: monolithic push vs `curl -T`, single-stream pull + verify vs `curl -o` +
  * `openssl dgst -sha256`, parallel pull (4 workers, 64 MiB chunks) vs `curl -o`, with the peak
- * RSS of each. Prints a markdown table of medians and ratios.
+ * RSS of each; both pulls again with `hashThreads: 0` (hashing inline). Prints a markdown table of medians and ratios.
  *
  * Usage: `deno run -A bench/blob_bench.ts [--size-mib 1024] [--runs 3]`. Each measured library
  * operation runs in its own process (`--op push|pull|ppull`) so its peak RSS is its own.
@@ -44,8 +44,14 @@ async function child(op: string): Promise<void> {
   const digest = values.digest!;
   const size = Number(values.size);
   const file = values.file!;
-  const parallel = op === "ppull" ? { workers: 4, chunkSize: 64 * MiB } : undefined;
-  using client = new BlobClient({ plainHttp: true, parallelPull: parallel });
+  // "pull0" and "ppull0": the same pulls hashing inline (`hashThreads: 0`).
+  const inline = op.endsWith("0");
+  const parallel = op.startsWith("ppull") ? { workers: 4, chunkSize: 64 * MiB } : undefined;
+  using client = new BlobClient({
+    plainHttp: true,
+    parallelPull: parallel,
+    ...(inline ? { hashThreads: 0 } : {}),
+  });
   if (op === "push") {
     await client.push(repo, digest, size, () => fileBody(file, 0, size));
     return;
@@ -118,6 +124,8 @@ async function main(): Promise<void> {
       record("curl -o + openssl", await curlPull());
       record("parallel pull 4×64 MiB", await op("ppull", "bench/pull", target));
       record("curl -o", await curlGet());
+      record("pull + verify, hashThreads 0", await op("pull0", "bench/pull", target));
+      record("parallel pull, hashThreads 0", await op("ppull0", "bench/pull", target));
     }
     const wall = (name: string) => median(results[name]!.map((m) => m.wallSeconds));
     const rss = (name: string) => Math.max(...results[name]!.map((m) => m.peakRssMiB));
@@ -136,6 +144,8 @@ async function main(): Promise<void> {
     console.log(row("push", "curl -T", "≤ 1.1×"));
     console.log(row("pull + verify", "curl -o + openssl", "≤ 1.0×"));
     console.log(row("parallel pull 4×64 MiB", "curl -o", "≤ 0.8×"));
+    console.log(row("pull + verify, hashThreads 0", "curl -o + openssl", "≤ 1.0×"));
+    console.log(row("parallel pull, hashThreads 0", "curl -o", "≤ 0.8×"));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

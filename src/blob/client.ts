@@ -75,6 +75,13 @@ export interface BlobClientOptions {
    * Default: 60 000.
    */
   stallTimeoutMs?: number;
+  /**
+   * Most threads that hash pulls of 16 MiB or more, so receiving and hashing overlap; each
+   * concurrent large pull takes one, started on first use and stopped by `close()`. `0` hashes
+   * every pull inline on the calling thread: about 15 MiB less memory per thread, slower where
+   * hashing is the bound. Default: the number of cores.
+   */
+  hashThreads?: number;
 }
 
 /** Options every call accepts. */
@@ -197,9 +204,13 @@ export class BlobClient {
     // A silent peer costs one attempt of the retry policy instead of hanging the call.
     transport = withStallGuard(transport, { stallTimeoutMs });
     storageTransport = withStallGuard(storageTransport, { stallTimeoutMs });
-    // Started on the first large pull; one per concurrent pull up to the core count.
-    const hashThreads = new Sha256Threads(globalThis.navigator?.hardwareConcurrency ?? 2);
-    this.#owned.push(hashThreads);
+    // Started on the first large pull; one per concurrent pull up to the limit.
+    const threadLimit = options.hashThreads ?? globalThis.navigator?.hardwareConcurrency ?? 2;
+    if (!Number.isSafeInteger(threadLimit) || threadLimit < 0 || threadLimit > 256) {
+      throw new RangeError("BlobClient: hashThreads must be an integer in 0..256");
+    }
+    const hashThreads = threadLimit === 0 ? undefined : new Sha256Threads(threadLimit);
+    if (hashThreads !== undefined) this.#owned.push(hashThreads);
     this.#context = {
       transport,
       storageTransport,

@@ -32,8 +32,8 @@ export interface BlobContext {
   chunkSize: number | undefined;
   /** Parallel pull settings, when enabled. */
   parallelPull: { workers: number; chunkSize: number } | undefined;
-  /** Where large downloads are hashed (threads start on first use, idle ones never hold the process). */
-  hashThreads: Sha256Threads;
+  /** Where large downloads are hashed (threads start on first use, idle ones never hold the process); undefined: inline. */
+  hashThreads: Sha256Threads | undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../fixtures/assert.ts";
+import { assert, assertEquals, assertThrows } from "../fixtures/assert.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { BlobClient } from "../../src/blob/mod.ts";
 import { findError } from "../../src/errors/find_error.ts";
@@ -58,14 +58,15 @@ Deno.test("pull: a verified round trip with progress that only grows", async () 
 
 // Large bodies are hashed on a thread, small ones inline: both paths must behave the same.
 const PATHS = [
-  { label: "inline hash", base: 0 },
-  { label: "threaded hash", base: THREADED_HASH_MIN_BYTES },
+  { label: "inline hash", base: 0, hashThreads: undefined },
+  { label: "threaded hash", base: THREADED_HASH_MIN_BYTES, hashThreads: undefined },
+  { label: "threads off", base: THREADED_HASH_MIN_BYTES, hashThreads: 0 },
 ];
 
-for (const { label, base } of PATHS) {
+for (const { label, base, hashThreads } of PATHS) {
   Deno.test(`pull: a blob that does not hash to its digest errors instead of ending (${label})`, async () => {
     await using registry = await startFakeRegistry();
-    using client = new BlobClient({ plainHttp: true });
+    using client = new BlobClient({ plainHttp: true, hashThreads });
     const { bytes, digest } = blob(base + 300_000, 3);
     registry.store.putBlob("p/x", bytes);
     const tampered = bytes.slice();
@@ -78,7 +79,7 @@ for (const { label, base } of PATHS) {
 
   Deno.test(`pull: a cut body resumes from the last verified byte (${label})`, async () => {
     await using registry = await startFakeRegistry();
-    using client = new BlobClient({ plainHttp: true, clock: instantClock() });
+    using client = new BlobClient({ plainHttp: true, clock: instantClock(), hashThreads });
     const { bytes, digest } = blob(base + 2_000_000, 4);
     registry.store.putBlob("p/x", bytes);
     const first = base + 777_777;
@@ -94,6 +95,13 @@ for (const { label, base } of PATHS) {
     ]);
   });
 }
+
+Deno.test("pull: hashThreads must be an integer in 0..256", () => {
+  for (const hashThreads of [-1, 1.5, 257, Number.NaN]) {
+    const err = assertThrows(() => new BlobClient({ hashThreads }), RangeError);
+    assertEquals(err.message, "BlobClient: hashThreads must be an integer in 0..256");
+  }
+});
 
 Deno.test("pull: an abandoned large pull does not hold the process open", async () => {
   await using registry = await startFakeRegistry();
