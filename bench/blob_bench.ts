@@ -5,7 +5,7 @@
  * RSS of each; both pulls again with `hashThreads: 0` (hashing inline). Prints a markdown table of medians and ratios.
  *
  * Usage: `deno run -A bench/blob_bench.ts [--size-mib 1024] [--runs 3]`. Each measured library
- * operation runs in its own process (`--op push|pull|ppull`) so its peak RSS is its own.
+ * operation runs in its own process (`--op push|pull|ppull|pull0|ppull0`) so its peak RSS is its own.
  *
  * @module
  */
