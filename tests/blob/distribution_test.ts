@@ -1,6 +1,7 @@
 /**
  * The blob library against the real CNCF Distribution registry.
  */
+import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
 import { assert, assertEquals } from "../fixtures/assert.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { startFileServer } from "../fixtures/file_server.ts";
@@ -134,10 +135,15 @@ registryTest(
       clock: instantClock(),
       retryPolicy: { maxAttempts: 4 },
     });
-    const { bytes, digest } = blob(2 * MiB + 123, 8);
+    const small = blob(2 * MiB + 123, 8);
+    // Every fifth trial pulls a blob large enough to be hashed on a thread.
+    const large = blob(THREADED_HASH_MIN_BYTES + 321, 9);
     const repo = `${proxy.host}/resume/blob`;
-    await client.push(repo, digest, bytes.length, bytes);
+    for (const { bytes, digest } of [small, large]) {
+      await client.push(repo, digest, bytes.length, bytes);
+    }
     for (let trial = 0; trial < trials; trial++) {
+      const { bytes, digest } = trial % 5 === 4 ? large : small;
       proxy.clearFaults();
       const cuts = 1 + (trial % 3);
       const offsets: number[] = [];
