@@ -106,9 +106,10 @@ export class HashPool {
   #closed = false;
   #inline = false;
 
-  /** Creates a pool of at most `size` threads (started lazily). */
+  /** Creates a pool of at most `size` threads (started lazily); `0` hashes on this thread. */
   constructor(size: number) {
     this.#size = Math.max(1, size);
+    this.#inline = size === 0;
   }
 
   /**

@@ -5,6 +5,7 @@
  * @module
  */
 import { Sha256Threads } from "../registry/sha256_threads.ts";
+import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import { systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry } from "../transport/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
@@ -61,7 +62,10 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     throw attachSentinel(err);
   }
   let partial: PartialFile | undefined;
-  const cores = globalThis.navigator?.hardwareConcurrency ?? 2;
+  // A small file hashes faster here than a thread starts: no threads for it.
+  const cores = manifest.fileSize < THREADED_HASH_MIN_BYTES
+    ? 0
+    : globalThis.navigator?.hardwareConcurrency ?? 2;
   const pool = new HashPool(Math.min(job.workers, job.hashThreads ?? cores));
   // As many hashing threads as cores: hashing is the bound, and the receiving thread's share of
   // a core is small (measured: one thread fewer pulled 20% slower on two cores).

@@ -12,6 +12,7 @@ import {
 } from "../registry/media_types.ts";
 import type { Descriptor } from "../registry/media_types.ts";
 import { sha256Digest } from "../registry/sha256.ts";
+import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
@@ -57,7 +58,9 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     : AbortSignal.any([job.signal, controller.signal]);
   const progress = new ProgressTracker(stamp.size, "hashing", job.onProgress);
   progress.onFailure = (err) => controller.abort(err);
-  const pool = new HashPool(plan.length > 1 ? 2 : 1);
+  // A small file hashes faster here than a thread starts (and starting none keeps a process
+  // that moves many small files lean).
+  const pool = new HashPool(stamp.size < THREADED_HASH_MIN_BYTES ? 0 : plan.length > 1 ? 2 : 1);
   const policy = job.policy ?? PARTED_RETRY_POLICY;
   const clock = job.clock ?? systemClock;
   const latch = new FirstFailure(job.signal, controller);

@@ -89,9 +89,13 @@ export class Sha256Threads {
   #nextId = 0;
   #failed: unknown = undefined;
 
-  /** At most `count` threads, each started when first needed (none where unavailable). */
+  /**
+   * At most `count` threads, each started when first needed (none where unavailable); `0`
+   * hashes on this thread.
+   */
   constructor(count: number) {
     this.#count = Math.max(1, count);
+    this.#unavailable = count === 0;
   }
 
   #pick(): Thread | undefined {

@@ -82,7 +82,7 @@ row(
 
 const rss = await runRssCheck({ transfers: 100, warmup: 20 });
 const rssFailures = [...rss.failures];
-if (rss.heapGrowthMiB >= 32) rssFailures.push(`heap grew ${rss.heapGrowthMiB} MiB`);
+if (rss.heapGrowthMiB >= 16) rssFailures.push(`heap grew ${rss.heapGrowthMiB} MiB`);
 if (rss.growthMiB >= 160) rssFailures.push(`RSS grew ${rss.growthMiB} MiB`);
 row(
   "RSS over small transfers",
