@@ -6,27 +6,31 @@ import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { DigestMismatchError, findError, RetriesExhaustedError } from "../../src/errors/mod.ts";
 import { fromFile, PartedClient, type ProgressSnapshot, toFile } from "../../src/parted/mod.ts";
+import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
 import { exists, overwrite, rawManifest, recordingClock } from "./_helpers.ts";
 
 const P = 512 * 1024;
 const SIZE = 4 * P + 5; // 5 parts
 const TRIALS = Number(Deno.env.get("PARTED_TRIALS") ?? 50);
+// Files this large hash on threads (smaller ones inline): the same rules must hold.
+const LARGE = THREADED_HASH_MIN_BYTES + 12_345;
+const LARGE_P = 4 * 1024 * 1024; // 5 parts
 
 interface Layer {
   digest: string;
   size: number;
 }
 
-async function setup(seed: number) {
+async function setup(seed: number, size = SIZE, partSize = P) {
   const registry = await startRegistry();
   const proxy = await startFaultProxy({ target: registry.url, seed });
   const dir = await tempDir();
   const src = `${dir.path}/src.bin`;
-  const fileDigest = await writePatternFile(src, SIZE, seed);
+  const fileDigest = await writePatternFile(src, size, seed);
   const clock = recordingClock();
   const client = new PartedClient({ plainHttp: true, clock });
   const pushed = await client.push(`${registry.host}/faults/base:v1`, fromFile(src), {
-    partSize: P,
+    partSize,
   });
   const { json } = await rawManifest(registry.url, "faults/base", "v1");
   const layers = json.layers as Layer[];
@@ -213,5 +217,45 @@ registryTest(
     assertEquals(await Deno.readTextFile(dest), "previous content");
     assert(await exists(`${dest}.parted-partial`), "partial kept with the failing bytes");
     assertEquals(env.clock.waits.length, 0, "not retried");
+  },
+);
+
+registryTest(
+  "faults: a file hashed on threads survives cuts and an ignored range; tampering is a mismatch",
+  async () => {
+    await using env = await setup(16, LARGE, LARGE_P);
+    const { proxy, client, layers, dir, registry } = env;
+    for (let trial = 0; trial < 8; trial++) {
+      proxy.clearFaults();
+      proxy.log.length = 0;
+      const k = randomInt(proxy.random, 0, layers.length - 1);
+      const path = hexOf(layers[k].digest);
+      proxy.fault({
+        method: "GET",
+        path,
+        cutAfter: randomInt(proxy.random, 1, layers[k].size - 1),
+      });
+      // The last two trials also ignore the continuation's range.
+      const ignore = trial >= 6;
+      if (ignore) proxy.fault({ method: "GET", path, nth: 2, ignoreRange: true });
+      let last: ProgressSnapshot | undefined;
+      const dest = `${dir.path}/t${trial}.bin`;
+      await client.pull(`${proxy.host}/faults/base:v1`, toFile(dest), {
+        onProgress: (s) => (last = s),
+      });
+      assertEquals(await sha256File(dest), env.fileDigest, `trial ${trial}: content`);
+      assertEquals(proxy.count({ method: "GET", path }), 2, `trial ${trial}: one more GET`);
+      if (ignore) assert(last!.wireBytes > LARGE, `trial ${trial}: the re-sent prefix counts`);
+      else assertEquals(last!.wireBytes, LARGE, `trial ${trial}: a continuation redoes no work`);
+      await Deno.remove(dest);
+    }
+    const dest = `${dir.path}/dest.bin`;
+    await overwrite(registry.blobPath(layers[2].digest), 1_000_000, new Uint8Array([1, 2, 3]));
+    const err = await assertRejects(() =>
+      client.pull(`${registry.host}/faults/base:v1`, toFile(dest))
+    );
+    assert(findError(err, DigestMismatchError), String(err));
+    assert((err as Error).message.includes("part 2"), (err as Error).message);
+    assert(!(await exists(dest)), "no destination from a mismatch");
   },
 );

@@ -10,65 +10,74 @@ import { exists, overwrite } from "./_helpers.ts";
 const P = 1024 * 1024;
 const SIZE = 5 * P + 3; // 6 parts
 
-registryTest(
-  "resume: every interruption point of resume rule 2 fetches only what fails its check",
-  async () => {
-    await using registry = await startRegistry();
-    await using proxy = await startFaultProxy({ target: registry.url });
-    await using dir = await tempDir();
-    const src = `${dir.path}/src.bin`;
-    const fileDigest = await writePatternFile(src, SIZE);
-    using client = new PartedClient({ plainHttp: true });
-    const ref = `${proxy.host}/resume/f:v1`;
-    await client.push(ref, fromFile(src), { partSize: P });
-    const dest = `${dir.path}/dest.bin`;
-    const partial = `${dest}.parted-partial`;
+// 6 parts of 1 MiB hash inline; 6 parts of 4 MiB make a file large enough to hash on threads.
+const RESUME_CASES = [
+  { P: 1024 * 1024, label: "hashed inline" },
+  { P: 4 * 1024 * 1024, label: "hashed on threads" },
+];
 
-    const pull = async (label: string, expectedGets: number) => {
-      proxy.log.length = 0;
-      const snaps: ProgressSnapshot[] = [];
-      await client.pull(ref, toFile(dest), { workers: 3, onProgress: (s) => snaps.push(s) });
-      assertEquals(proxy.count({ method: "GET", route: "blob" }), expectedGets, `${label}: GETs`);
-      assertEquals(await sha256File(dest), fileDigest, `${label}: content`);
-      assert(!(await exists(partial)), `${label}: partial renamed`);
-      assertEquals(snaps.at(-1)?.completedBytes, SIZE);
-      if (expectedGets === 6) assertEquals(snaps.at(-1)?.wireBytes, SIZE, `${label}: wire`);
-      return snaps;
-    };
+for (const { P, label } of RESUME_CASES) {
+  const SIZE = 5 * P + 3; // 6 parts
+  registryTest(
+    `resume: every interruption point of resume rule 2 fetches only what fails its check (${label})`,
+    async () => {
+      await using registry = await startRegistry();
+      await using proxy = await startFaultProxy({ target: registry.url });
+      await using dir = await tempDir();
+      const src = `${dir.path}/src.bin`;
+      const fileDigest = await writePatternFile(src, SIZE);
+      using client = new PartedClient({ plainHttp: true });
+      const ref = `${proxy.host}/resume/f:v1`;
+      await client.push(ref, fromFile(src), { partSize: P });
+      const dest = `${dir.path}/dest.bin`;
+      const partial = `${dest}.parted-partial`;
 
-    // Interrupted before the resize: the partial is empty; everything is fetched.
-    await Deno.writeFile(partial, new Uint8Array());
-    await pull("empty partial", 6);
+      const pull = async (label: string, expectedGets: number) => {
+        proxy.log.length = 0;
+        const snaps: ProgressSnapshot[] = [];
+        await client.pull(ref, toFile(dest), { workers: 3, onProgress: (s) => snaps.push(s) });
+        assertEquals(proxy.count({ method: "GET", route: "blob" }), expectedGets, `${label}: GETs`);
+        assertEquals(await sha256File(dest), fileDigest, `${label}: content`);
+        assert(!(await exists(partial)), `${label}: partial renamed`);
+        assertEquals(snaps.at(-1)?.completedBytes, SIZE);
+        if (expectedGets === 6) assertEquals(snaps.at(-1)?.wireBytes, SIZE, `${label}: wire`);
+        return snaps;
+      };
 
-    // Between resize and first write: all zeros of the full length; everything is fetched.
-    await Deno.remove(dest);
-    await Deno.writeFile(partial, new Uint8Array());
-    await truncate(partial, SIZE);
-    await pull("all-zero partial", 6);
+      // Interrupted before the resize: the partial is empty; everything is fetched.
+      await Deno.writeFile(partial, new Uint8Array());
+      await pull("empty partial", 6);
 
-    // Mid-write: a torn range in part 2 and a torn tail of part 5 fail their check.
-    await copyFile(dest, partial);
-    await Deno.remove(dest);
-    await overwrite(partial, 2 * P + 4096, new Uint8Array(100_000));
-    await overwrite(partial, SIZE - 2, new Uint8Array([0, 0]));
-    const torn = await pull("torn ranges", 2);
-    assertEquals(torn.at(-1)?.wireBytes, P + 3, "only the two failing parts crossed the wire");
-    assert(torn.some((s) => s.phase === "verifying"), "a verifying phase was reported");
+      // Between resize and first write: all zeros of the full length; everything is fetched.
+      await Deno.remove(dest);
+      await Deno.writeFile(partial, new Uint8Array());
+      await truncate(partial, SIZE);
+      await pull("all-zero partial", 6);
 
-    // After the last write, before the rename: commit with no blob request at all.
-    await copyFile(dest, partial);
-    await Deno.remove(dest);
-    const complete = await pull("complete partial", 0);
-    assertEquals(complete.at(-1)?.wireBytes, 0);
+      // Mid-write: a torn range in part 2 and a torn tail of part 5 fail their check.
+      await copyFile(dest, partial);
+      await Deno.remove(dest);
+      await overwrite(partial, 2 * P + 4096, new Uint8Array(100_000));
+      await overwrite(partial, SIZE - 2, new Uint8Array([0, 0]));
+      const torn = await pull("torn ranges", 2);
+      assertEquals(torn.at(-1)?.wireBytes, P + 3, "only the two failing parts crossed the wire");
+      assert(torn.some((s) => s.phase === "verifying"), "a verifying phase was reported");
 
-    // After the rename: the destination is complete and a rerun starts over.
-    await pull("after rename", 6);
+      // After the last write, before the rename: commit with no blob request at all.
+      await copyFile(dest, partial);
+      await Deno.remove(dest);
+      const complete = await pull("complete partial", 0);
+      assertEquals(complete.at(-1)?.wireBytes, 0);
 
-    // A partial of another length (longer) is cut and everything is fetched.
-    await Deno.writeFile(partial, new Uint8Array(SIZE + 5000).fill(1));
-    await pull("longer partial", 6);
-  },
-);
+      // After the rename: the destination is complete and a rerun starts over.
+      await pull("after rename", 6);
+
+      // A partial of another length (longer) is cut and everything is fetched.
+      await Deno.writeFile(partial, new Uint8Array(SIZE + 5000).fill(1));
+      await pull("longer partial", 6);
+    },
+  );
+}
 
 registryTest(
   "resume: a cancelled pull keeps its partial, leaves no destination, and a later pull completes it",
