@@ -54,6 +54,30 @@ async function setup(seed: number, size = SIZE, partSize = P) {
 
 const hexOf = (digest: string) => new RegExp(digest.slice("sha256:".length));
 
+type Env = Awaited<ReturnType<typeof setup>>;
+
+/**
+ * One pull through a stream cut at a seeded offset of a seeded part, the continuation's range
+ * ignored when asked; returns the last snapshot and the part's GET count, after checking bytes.
+ */
+async function cutTrial(env: Env, name: string, ignoreRange: boolean) {
+  const { proxy, client, layers, dir } = env;
+  proxy.clearFaults();
+  proxy.log.length = 0;
+  const k = randomInt(proxy.random, 0, layers.length - 1);
+  const path = hexOf(layers[k].digest);
+  proxy.fault({ method: "GET", path, cutAfter: randomInt(proxy.random, 1, layers[k].size - 1) });
+  if (ignoreRange) proxy.fault({ method: "GET", path, nth: 2, ignoreRange: true });
+  let last: ProgressSnapshot | undefined;
+  const dest = `${dir.path}/${name}.bin`;
+  await client.pull(`${proxy.host}/faults/base:v1`, toFile(dest), {
+    onProgress: (s) => (last = s),
+  });
+  assertEquals(await sha256File(dest), env.fileDigest, `${name}: content`);
+  await Deno.remove(dest);
+  return { last: last!, gets: proxy.count({ method: "GET", path }) };
+}
+
 registryTest(`faults: ${TRIALS} pulls with the stream cut at seeded random offsets`, async () => {
   await using env = await setup(11);
   const { proxy, client, layers, dir } = env;
@@ -114,26 +138,10 @@ registryTest(
   "faults: a registry that ignores the continuation's range is consumed from byte zero",
   async () => {
     await using env = await setup(13);
-    const { proxy, client, layers, dir } = env;
     for (let trial = 0; trial < 10; trial++) {
-      proxy.clearFaults();
-      proxy.log.length = 0;
-      const k = randomInt(proxy.random, 0, layers.length - 1);
-      const path = hexOf(layers[k].digest);
-      proxy.fault({
-        method: "GET",
-        path,
-        cutAfter: randomInt(proxy.random, 1, layers[k].size - 1),
-      });
-      proxy.fault({ method: "GET", path, nth: 2, ignoreRange: true });
-      let last: ProgressSnapshot | undefined;
-      const dest = `${dir.path}/r${trial}.bin`;
-      await client.pull(`${proxy.host}/faults/base:v1`, toFile(dest), {
-        onProgress: (s) => (last = s),
-      });
-      assertEquals(await sha256File(dest), env.fileDigest);
-      assertEquals(proxy.count({ method: "GET", path }), 2, "no extra request for the 200");
-      assert(last!.wireBytes > SIZE, "the re-sent prefix shows in wireBytes");
+      const { last, gets } = await cutTrial(env, `r${trial}`, true);
+      assertEquals(gets, 2, "no extra request for the 200");
+      assert(last.wireBytes > SIZE, "the re-sent prefix shows in wireBytes");
     }
   },
 );
@@ -224,30 +232,14 @@ registryTest(
   "faults: a file hashed on threads survives cuts and an ignored range; tampering is a mismatch",
   async () => {
     await using env = await setup(16, LARGE, LARGE_P);
-    const { proxy, client, layers, dir, registry } = env;
+    const { client, layers, dir, registry } = env;
     for (let trial = 0; trial < 8; trial++) {
-      proxy.clearFaults();
-      proxy.log.length = 0;
-      const k = randomInt(proxy.random, 0, layers.length - 1);
-      const path = hexOf(layers[k].digest);
-      proxy.fault({
-        method: "GET",
-        path,
-        cutAfter: randomInt(proxy.random, 1, layers[k].size - 1),
-      });
       // The last two trials also ignore the continuation's range.
       const ignore = trial >= 6;
-      if (ignore) proxy.fault({ method: "GET", path, nth: 2, ignoreRange: true });
-      let last: ProgressSnapshot | undefined;
-      const dest = `${dir.path}/t${trial}.bin`;
-      await client.pull(`${proxy.host}/faults/base:v1`, toFile(dest), {
-        onProgress: (s) => (last = s),
-      });
-      assertEquals(await sha256File(dest), env.fileDigest, `trial ${trial}: content`);
-      assertEquals(proxy.count({ method: "GET", path }), 2, `trial ${trial}: one more GET`);
-      if (ignore) assert(last!.wireBytes > LARGE, `trial ${trial}: the re-sent prefix counts`);
-      else assertEquals(last!.wireBytes, LARGE, `trial ${trial}: a continuation redoes no work`);
-      await Deno.remove(dest);
+      const { last, gets } = await cutTrial(env, `t${trial}`, ignore);
+      assertEquals(gets, 2, `trial ${trial}: one more GET`);
+      if (ignore) assert(last.wireBytes > LARGE, `trial ${trial}: the re-sent prefix counts`);
+      else assertEquals(last.wireBytes, LARGE, `trial ${trial}: a continuation redoes no work`);
     }
     const dest = `${dir.path}/dest.bin`;
     await overwrite(registry.blobPath(layers[2].digest), 1_000_000, new Uint8Array([1, 2, 3]));

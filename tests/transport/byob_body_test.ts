@@ -1,31 +1,18 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertInstanceOf } from "../fixtures/assert.ts";
 import { NetworkError, StallError } from "../../src/errors/kinds.ts";
 import { type ByobSource, openByob, relayByob } from "../../src/transport/byob_body.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";
 import { withStallGuard } from "../../src/transport/stall_guard.ts";
+import { startLoopbackServer } from "../fixtures/loopback_server.ts";
 import { recordErrors } from "../reliability/leak_scan.ts";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 async function serve(handler: Handler) {
-  const sockets = new Set<Socket>();
-  const server = createServer(handler);
-  server.on("connection", (s: Socket) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/x`,
-    async [Symbol.asyncDispose]() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  const server = await startLoopbackServer(async (req, res) => handler(req, res));
+  return { url: `http://${server.host}/x`, [Symbol.asyncDispose]: () => server.close() };
 }
 
 /** Reads a whole body through one reused buffer; returns the bytes' sha256 and count. */

@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import assert from "node:assert/strict";
 import { StallError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
@@ -10,26 +9,14 @@ import {
   validateStallTimeout,
   withStallGuard,
 } from "../../src/transport/stall_guard.ts";
+import { startLoopbackServer } from "../fixtures/loopback_server.ts";
 import { recordErrors } from "../reliability/leak_scan.ts";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 async function serve(handler: Handler) {
-  const sockets = new Set<Socket>();
-  const server = createServer(handler);
-  server.on("connection", (s: Socket) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/x`,
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  const server = await startLoopbackServer(async (req, res) => handler(req, res));
+  return { url: `http://${server.host}/x`, close: () => server.close() };
 }
 
 /** Runs `fn` with a guarded default transport; fails the test if it hangs past 10 s. */
