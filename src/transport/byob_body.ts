@@ -58,8 +58,11 @@ export interface RelayRules {
   read(
     next: () => Promise<ReadableStreamReadResult<Uint8Array>>,
   ): Promise<ReadableStreamReadResult<Uint8Array>>;
-  /** Called with the layer below's read once it is opened (a watchdog may need to cancel it). */
-  opened?(inner: ByobSource): void;
+  /**
+   * Called with the reader of the layer below once it is taken, default or bring-your-own-buffer
+   * (a watchdog may need to cancel it).
+   */
+  opened?(reader: { cancel(reason?: unknown): Promise<void> }): void;
   /** Called when the consumer cancels. */
   cancel?(reason: unknown): void;
 }
@@ -97,4 +100,49 @@ export function relayByob(
     };
   };
   Object.defineProperty(wrapper, BYOB, { value: provider });
+}
+
+/**
+ * A layer's body over `source`: a default stream (the fastest for ordinary readers) that applies
+ * `rules` to every read, takes its reader of `source` only on first read, and lets
+ * {@linkcode openByob} reach through it with the same rules.
+ *
+ * @example Mapping read errors
+ * ```ts
+ * import { relayBody } from "./byob_body.ts";
+ * const body = relayBody(new Response("abc").body!, {
+ *   read: (next) => next().catch((err) => Promise.reject(new Error("read failed", { cause: err }))),
+ * });
+ * console.log(await new Response(body).text()); // "abc"
+ * ```
+ */
+export function relayBody(
+  source: ReadableStream<Uint8Array>,
+  rules: RelayRules,
+): ReadableStream<Uint8Array> {
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  const wrapper = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (reader === undefined) {
+        reader = source.getReader();
+        rules.opened?.(reader);
+      }
+      const current = reader;
+      let result: ReadableStreamReadResult<Uint8Array>;
+      try {
+        result = await rules.read(() => current.read());
+      } catch (err) {
+        controller.error(err);
+        return;
+      }
+      if (result.done) controller.close();
+      else controller.enqueue(result.value);
+    },
+    cancel(reason) {
+      rules.cancel?.(reason);
+      return (reader ?? source).cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  relayByob(wrapper, source, rules);
+  return wrapper;
 }

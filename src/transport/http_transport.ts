@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { relayByob } from "./byob_body.ts";
+import { relayBody } from "./byob_body.ts";
 import * as http from "node:http";
 import * as https from "node:https";
 import * as net from "node:net";
@@ -273,26 +273,7 @@ export class HttpTransport {
         throw signal.aborted ? signal.reason : new NetworkError(BODY_READ_FAILED, { cause: err });
       }
     };
-    // Taken on first read, so a bring-your-own-buffer consumer can still reach the source.
-    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const current = reader ??= source.getReader();
-        let result: ReadableStreamReadResult<Uint8Array>;
-        try {
-          result = await mapped(() => current.read());
-        } catch (err) {
-          controller.error(err);
-          return;
-        }
-        if (result.done) controller.close();
-        else controller.enqueue(result.value);
-      },
-      cancel(reason) {
-        return (reader ?? source).cancel(reason);
-      },
-    }, { highWaterMark: 0 });
-    relayByob(body, source, { read: mapped });
+    const body = relayBody(source, { read: mapped });
     const wrapped = new Response(body, {
       status: response.status,
       statusText: response.statusText,

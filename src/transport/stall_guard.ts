@@ -8,7 +8,7 @@
 import { clearTimeout as nodeClearTimeout, setTimeout as nodeSetTimeout } from "node:timers";
 import { StallError } from "../errors/kinds.ts";
 import type { Fetch } from "./fetch.ts";
-import { relayByob } from "./byob_body.ts";
+import { relayBody } from "./byob_body.ts";
 import { fileBody, fileBodyRange } from "./file_body.ts";
 
 /** The stall timeout of both clients when none is given: 60 s without progress. */
@@ -238,32 +238,11 @@ function watchedResponseBody(
     else watch.pause();
     return result;
   };
-  let plain: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  const wrapper = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const current = plain ??= source.getReader();
-      reader = current;
-      let result: ReadableStreamReadResult<Uint8Array>;
-      try {
-        result = await watched(() => current.read());
-      } catch (err) {
-        controller.error(err);
-        return;
-      }
-      if (result.done) controller.close();
-      else controller.enqueue(result.value);
-    },
-    cancel(reason) {
-      watch.stop();
-      return (plain ?? source).cancel(reason);
-    },
-  }, { highWaterMark: 0 });
-  relayByob(wrapper, source, {
+  return relayBody(source, {
     read: watched,
-    opened: (inner) => reader = inner,
+    opened: (taken) => reader = taken,
     cancel: () => watch.stop(),
   });
-  return wrapper;
 }
 
 function formatDuration(ms: number): string {

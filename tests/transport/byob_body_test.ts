@@ -11,7 +11,7 @@ import { recordErrors } from "../reliability/leak_scan.ts";
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 async function serve(handler: Handler) {
-  const server = await startLoopbackServer(async (req, res) => handler(req, res));
+  const server = await startLoopbackServer((req, res) => Promise.resolve(handler(req, res)));
   return { url: `http://${server.host}/x`, [Symbol.asyncDispose]: () => server.close() };
 }
 
