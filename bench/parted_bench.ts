@@ -79,6 +79,24 @@ async function uploadLocation(url: string, repository: string): Promise<string> 
   return new URL(response.headers.get("location")!, url).href;
 }
 
+/** `curl -T` of the source as one blob: a session opened unmeasured, then the measured PUT. */
+async function curlUpload(url: string, repository: string, digest: string): Promise<Measurement> {
+  const location = await uploadLocation(url, repository);
+  const sep = location.includes("?") ? "&" : "?";
+  return measure([
+    "curl",
+    "-sS",
+    "-f",
+    "-o",
+    "/dev/null",
+    "-T",
+    src,
+    "-H",
+    "content-type: application/octet-stream",
+    `${location}${sep}digest=${encodeURIComponent(digest)}`,
+  ]);
+}
+
 const fmt = (s: number) => s.toFixed(2);
 const gbps = (s: number) => (SIZE / 1e9 / s).toFixed(2);
 
@@ -93,23 +111,10 @@ try {
     "cold push",
     () => withFreshRegistry((host) => ours("push", `${host}/bench/file:v1`, src)),
   );
-  const curlPush = await medianOf("curl -T", () =>
-    withFreshRegistry(async (_host, url) => {
-      const location = await uploadLocation(url, "bench/curl");
-      const sep = location.includes("?") ? "&" : "?";
-      return measure([
-        "curl",
-        "-sS",
-        "-f",
-        "-o",
-        "/dev/null",
-        "-T",
-        src,
-        "-H",
-        "content-type: application/octet-stream",
-        `${location}${sep}digest=${encodeURIComponent(fileDigest)}`,
-      ]);
-    }));
+  const curlPush = await medianOf(
+    "curl -T",
+    () => withFreshRegistry((_host, url) => curlUpload(url, "bench/curl", fileDigest)),
+  );
   let skopeoPush: { wall: number; cpu: number; rss: number } | undefined;
   if (!values["no-skopeo"]) {
     const layout = `${dir}/layout`;
@@ -162,22 +167,7 @@ try {
   try {
     const ref = `${registry.host}/bench/file:v1`;
     ok(await ours("push", ref, src), "push");
-    const location = await uploadLocation(registry.url, "bench/file");
-    ok(
-      await measure([
-        "curl",
-        "-sS",
-        "-f",
-        "-o",
-        "/dev/null",
-        "-T",
-        src,
-        "-H",
-        "content-type: application/octet-stream",
-        `${location}${location.includes("?") ? "&" : "?"}digest=${encodeURIComponent(fileDigest)}`,
-      ]),
-      "curl push",
-    );
+    ok(await curlUpload(registry.url, "bench/file", fileDigest), "curl push");
     const rePush = await medianOf("re-push", () => ours("push", ref, src));
     const sequentialHash = await medianOf("openssl sha256", () => sha256Cli(src));
     const out = `${dir}/out.bin`;
