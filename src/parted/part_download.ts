@@ -8,7 +8,7 @@ import { isAbortError } from "../errors/find_error.ts";
 import { NetworkError, ProtocolError } from "../errors/kinds.ts";
 import { OciError } from "../errors/oci_error.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
-import { BufferPool } from "../registry/buffer_pool.ts";
+import { BufferFill, BufferPool } from "../registry/buffer_pool.ts";
 import { type ByobSource, openByob } from "../transport/byob_body.ts";
 import { validateContentRange } from "../registry/range.ts";
 import type { RunningHash, Sha256Threads } from "../registry/sha256_threads.ts";
@@ -159,29 +159,22 @@ const BUFFERS_PER_PART = 4;
 class PartWriter {
   readonly #partial: PartialFile;
   readonly #pool: BufferPool;
+  readonly #fill: BufferFill;
   readonly #hash: RunningHash;
   #position: number;
-  #current: ArrayBuffer | undefined;
-  #length = 0;
   #inflight: Promise<void> | undefined;
 
   constructor(partial: PartialFile, position: number, pool: BufferPool, hash: RunningHash) {
     this.#partial = partial;
     this.#position = position;
     this.#pool = pool;
+    this.#fill = new BufferFill(pool);
     this.#hash = hash;
   }
 
-  async add(chunk: Uint8Array): Promise<void> {
-    let offset = 0;
-    while (offset < chunk.byteLength) {
-      this.#current ??= await this.#pool.acquire();
-      const take = Math.min(chunk.byteLength - offset, WRITE_BUFFER_SIZE - this.#length);
-      new Uint8Array(this.#current, this.#length, take).set(chunk.subarray(offset, offset + take));
-      this.#length += take;
-      offset += take;
-      if (this.#length === WRITE_BUFFER_SIZE) await this.#submit();
-    }
+  /** Copies `chunk` into the write buffers, writing each as it fills. */
+  add(chunk: Uint8Array): Promise<void> {
+    return this.#fill.add(chunk, (buffer, length) => this.#write(buffer, length));
   }
 
   /**
@@ -195,7 +188,7 @@ class PartWriter {
     received: (n: number) => void,
     overlong: () => Error,
   ): Promise<void> {
-    if (this.#length > 0) await this.#submit();
+    await this.#writeFilled();
     for (;;) {
       const buffer = await this.#pool.acquire();
       // Past the part's end one byte is still asked for: the body must end there.
@@ -217,33 +210,34 @@ class PartWriter {
       }
       room -= value.byteLength;
       received(value.byteLength);
-      this.#current = filled;
-      this.#length = value.byteLength;
-      await this.#submit();
+      await this.#write(filled, value.byteLength);
     }
   }
 
+  /** Writes what is gathered and waits for every write (and its hand-over to the hash). */
   async flush(): Promise<void> {
-    if (this.#length > 0) await this.#submit();
+    await this.#writeFilled();
     const inflight = this.#inflight;
     this.#inflight = undefined;
-    try {
-      await inflight;
-    } finally {
-      if (this.#current !== undefined) this.#pool.release(this.#current);
-      this.#current = undefined;
-    }
+    await inflight;
   }
 
-  async #submit(): Promise<void> {
+  #writeFilled(): Promise<void> {
+    const rest = this.#fill.take();
+    return rest === undefined ? Promise.resolve() : this.#write(rest.buffer, rest.length);
+  }
+
+  /** Starts the positional write of `buffer` once the previous one is done (writes stay in order). */
+  async #write(buffer: ArrayBuffer, length: number): Promise<void> {
     const previous = this.#inflight;
     this.#inflight = undefined;
-    await previous;
-    const buffer = this.#current!;
-    const length = this.#length;
+    try {
+      await previous;
+    } catch (err) {
+      this.#pool.release(buffer);
+      throw err;
+    }
     const position = this.#position;
-    this.#current = undefined;
-    this.#length = 0;
     this.#position += length;
     this.#inflight = this.#partial.writeAt(new Uint8Array(buffer, 0, length), position).then(
       () => this.#hash.update(buffer, length),

@@ -52,3 +52,68 @@ export class BufferPool {
     else this.#free.push(buffer);
   }
 }
+
+/**
+ * Copies chunks of any size into the pool's buffers, handing each buffer on as it fills, so a
+ * consumer of whole buffers (a positional write, a hashing thread) sees few, large pieces.
+ *
+ * @example Filling 4-byte buffers
+ * ```ts
+ * import { BufferFill, BufferPool } from "./buffer_pool.ts";
+ * const pool = new BufferPool(2, 4);
+ * const fill = new BufferFill(pool);
+ * const full: number[] = [];
+ * await fill.add(new Uint8Array(6), (buffer, length) => {
+ *   full.push(length);
+ *   pool.release(buffer);
+ * });
+ * console.log(full, fill.take()?.length); // [ 4 ] 2
+ * ```
+ */
+export class BufferFill {
+  readonly #pool: BufferPool;
+  #buffer: ArrayBuffer | undefined;
+  #length = 0;
+
+  /** Fills buffers of `pool`. */
+  constructor(pool: BufferPool) {
+    this.#pool = pool;
+  }
+
+  /** Bytes in the buffer being filled. */
+  get length(): number {
+    return this.#length;
+  }
+
+  /**
+   * Copies all of `chunk`; each time a buffer fills it goes to `full` (awaited) and copying goes
+   * on in the next one. Once the promise settles `chunk` may be reused.
+   */
+  async add(
+    chunk: Uint8Array,
+    full: (buffer: ArrayBuffer, length: number) => void | Promise<void>,
+  ): Promise<void> {
+    const size = this.#pool.size;
+    let offset = 0;
+    while (offset < chunk.byteLength) {
+      this.#buffer ??= await this.#pool.acquire();
+      const take = Math.min(chunk.byteLength - offset, size - this.#length);
+      new Uint8Array(this.#buffer, this.#length, take).set(chunk.subarray(offset, offset + take));
+      this.#length += take;
+      offset += take;
+      if (this.#length === size) await full(this.take()!.buffer, size);
+    }
+  }
+
+  /** Hands over the buffer being filled and its length, if it holds anything. */
+  take(): { buffer: ArrayBuffer; length: number } | undefined {
+    const buffer = this.#buffer;
+    const length = this.#length;
+    this.#buffer = undefined;
+    this.#length = 0;
+    if (buffer === undefined) return undefined;
+    if (length > 0) return { buffer, length };
+    this.#pool.release(buffer);
+    return undefined;
+  }
+}

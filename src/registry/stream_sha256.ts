@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { BufferPool } from "./buffer_pool.ts";
+import { BufferFill, BufferPool } from "./buffer_pool.ts";
 import { Sha256 } from "./sha256.ts";
 import type { RunningHash, Sha256Threads } from "./sha256_threads.ts";
 
@@ -74,9 +74,8 @@ function inlineStreamHash(): StreamHash {
 
 class ThreadedStreamHash implements StreamHash {
   readonly #pool = new BufferPool(STAGING_BUFFERS, STAGING_SIZE);
+  readonly #fill = new BufferFill(this.#pool);
   readonly #hash: RunningHash;
-  #current: ArrayBuffer | undefined;
-  #length = 0;
   #bytes = 0;
 
   constructor(threads: Sha256Threads) {
@@ -88,30 +87,17 @@ class ThreadedStreamHash implements StreamHash {
   }
 
   async update(chunk: Uint8Array): Promise<void> {
-    let offset = 0;
-    while (offset < chunk.byteLength) {
-      this.#current ??= await this.#pool.acquire();
-      const take = Math.min(chunk.byteLength - offset, STAGING_SIZE - this.#length);
-      new Uint8Array(this.#current, this.#length, take).set(chunk.subarray(offset, offset + take));
-      this.#length += take;
-      offset += take;
-      if (this.#length === STAGING_SIZE) this.#submit();
-    }
+    await this.#fill.add(chunk, (buffer, length) => this.#hash.update(buffer, length));
     this.#bytes += chunk.byteLength;
   }
 
   digest(): Promise<string> {
-    if (this.#length > 0) this.#submit();
+    const rest = this.#fill.take();
+    if (rest !== undefined) this.#hash.update(rest.buffer, rest.length);
     return this.#hash.digest();
   }
 
   close(): void {
     this.#hash.close();
-  }
-
-  #submit(): void {
-    this.#hash.update(this.#current!, this.#length);
-    this.#current = undefined;
-    this.#length = 0;
   }
 }
