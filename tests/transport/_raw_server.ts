@@ -95,8 +95,6 @@ export function startRawServer(
   const port = (listener.addr as Deno.NetAddr).port;
   const requests: RawRequest[] = [];
   const connections: RawConnection[] = [];
-  const done: Promise<void>[] = [];
-  const conns = new Set<Deno.Conn>();
 
   const serve = async (conn: Deno.Conn, record: RawConnection) => {
     let buffer = new Uint8Array(0);
@@ -197,40 +195,22 @@ export function startRawServer(
       ended = true;
       record.ended = true;
       resolveEnded();
-      conns.delete(conn);
-      try {
-        conn.close();
-      } catch { /* already closed */ }
     }
   };
 
-  const accepting = (async () => {
-    for await (const conn of listener) {
-      const record: RawConnection = { id: connections.length, bytesReceived: 0, ended: false };
-      connections.push(record);
-      conns.add(conn);
-      done.push(serve(conn, record));
-    }
-  })().catch(() => {});
+  const accepted = acceptConnections(listener, (conn) => {
+    const record: RawConnection = { id: connections.length, bytesReceived: 0, ended: false };
+    connections.push(record);
+    return serve(conn, record);
+  });
 
   return {
     port,
     origin: `http://127.0.0.1:${port}`,
     requests,
     connections,
-    async closed() {
-      await Promise.all(done);
-    },
-    async close() {
-      listener.close();
-      for (const conn of conns) {
-        try {
-          conn.close();
-        } catch { /* already closed */ }
-      }
-      await accepting;
-      await Promise.all(done);
-    },
+    closed: accepted.served,
+    close: accepted.close,
   };
 }
 
@@ -241,4 +221,41 @@ function indexOfHeadEnd(bytes: Uint8Array): number {
     }
   }
   return -1;
+}
+
+/**
+ * Serves every connection `listener` accepts with `serve`, closing each when its `serve` ends.
+ * `served()` waits for every connection accepted so far; `close()` stops accepting, closes every
+ * open connection and waits for all of them.
+ */
+export function acceptConnections(
+  listener: Deno.Listener,
+  serve: (conn: Deno.Conn) => Promise<void>,
+): { served(): Promise<void>; close(): Promise<void> } {
+  const conns = new Set<Deno.Conn>();
+  const done: Promise<void>[] = [];
+  const closeConn = (conn: Deno.Conn) => {
+    conns.delete(conn);
+    try {
+      conn.close();
+    } catch { /* already closed */ }
+  };
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      conns.add(conn);
+      done.push(serve(conn).finally(() => closeConn(conn)));
+    }
+  })().catch(() => {});
+  const served = async () => {
+    await Promise.all(done);
+  };
+  return {
+    served,
+    async close() {
+      listener.close();
+      for (const conn of [...conns]) closeConn(conn);
+      await accepting;
+      await served();
+    },
+  };
 }

@@ -11,6 +11,7 @@ import { retryable } from "../../src/errors/retryable.ts";
 import { fileBody } from "../../src/transport/file_body.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";
 import { makeTempDir, removeDir } from "../fixtures/tmp.ts";
+import { acceptConnections } from "./_raw_server.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -29,8 +30,6 @@ interface SeenRequest {
 function startCuttingServer(cutAfter: number) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const seen: SeenRequest[] = [];
-  const conns = new Set<Deno.Conn>();
-  const served: Promise<void>[] = [];
   let connections = 0;
   const serve = async (conn: Deno.Conn, id: number) => {
     let buffer = new Uint8Array(0);
@@ -44,52 +43,31 @@ function startCuttingServer(cutAfter: number) {
       buffer = next;
       return true;
     };
-    try {
-      for (;;) {
-        let end: number;
-        while ((end = decoder.decode(buffer).indexOf("\r\n\r\n")) < 0) if (!await more()) return;
-        const head = decoder.decode(buffer.subarray(0, end));
-        buffer = buffer.slice(end + 4);
-        const [method, path] = head.split(" ");
-        const request = { connection: id, method, path, bodyBytes: 0 };
-        seen.push(request);
-        if (method === "GET") {
-          await conn.write(encoder.encode("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
-          continue;
-        }
-        while (buffer.byteLength < cutAfter) if (!await more()) break;
-        request.bodyBytes = Math.min(buffer.byteLength, cutAfter);
-        return; // closes the connection mid-body
+    for (;;) {
+      let end: number;
+      while ((end = decoder.decode(buffer).indexOf("\r\n\r\n")) < 0) if (!await more()) return;
+      const head = decoder.decode(buffer.subarray(0, end));
+      buffer = buffer.slice(end + 4);
+      const [method, path] = head.split(" ");
+      const request = { connection: id, method, path, bodyBytes: 0 };
+      seen.push(request);
+      if (method === "GET") {
+        await conn.write(encoder.encode("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
+        continue;
       }
-    } finally {
-      conns.delete(conn);
-      try {
-        conn.close();
-      } catch { /* already closed */ }
+      while (buffer.byteLength < cutAfter) if (!await more()) break;
+      request.bodyBytes = Math.min(buffer.byteLength, cutAfter);
+      return; // closes the connection mid-body
     }
   };
-  const accepting = (async () => {
-    for await (const conn of listener) {
-      conns.add(conn);
-      served.push(serve(conn, connections++));
-    }
-  })().catch(() => {});
+  const accepted = acceptConnections(listener, (conn) => serve(conn, connections++));
   return {
     origin: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
     seen,
     get connections() {
       return connections;
     },
-    async close() {
-      listener.close();
-      for (const conn of conns) {
-        try {
-          conn.close();
-        } catch { /* already closed */ }
-      }
-      await accepting;
-      await Promise.all(served);
-    },
+    close: accepted.close,
   };
 }
 
