@@ -1,17 +1,83 @@
 /**
  * Move very large files and blobs through OCI registries.
  *
+ * The root export holds what a program calls: {@linkcode PartedClient} (one large file as
+ * ordered parts, with {@linkcode fromFile} and {@linkcode toFile}), {@linkcode BlobClient}
+ * (single blobs), {@linkcode createAuthFetch} (an authenticated {@linkcode Fetch} for the blob
+ * client), {@linkcode sha256Digest}, and the error classes with {@linkcode findError},
+ * {@linkcode statusCode} and {@linkcode retryable}. Building blocks live behind the subpath
+ * exports `./parted`, `./blob`, `./auth`, `./errors`, `./transport` and `./testing`.
+ *
+ * @example Round trip of a blob through the embedded testing registry
+ * ```ts
+ * import { BlobClient, sha256Digest } from "@ocipart/ocipart";
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ *
+ * await using registry = await startMemoryRegistry();
+ * using client = new BlobClient({ plainHttp: true });
+ * const bytes = new TextEncoder().encode("hello");
+ * const digest = sha256Digest(bytes);
+ * await client.push(`${registry.host}/demo/blob`, digest, bytes.length, bytes);
+ * const stream = await client.pull(`${registry.host}/demo/blob`, digest);
+ * console.log(await new Response(stream).text()); // "hello"
+ * ```
+ *
  * @example Classifying an error
  * ```ts
- * import { findError, NotFoundError } from "./mod.ts";
- * const err: unknown = new NotFoundError("GET manifest: status 404");
+ * import { findError, NotFoundError } from "@ocipart/ocipart";
+ * const err: unknown = new Error("pull", { cause: new NotFoundError("GET manifest: status 404") });
  * console.log(findError(err, NotFoundError) !== undefined); // true
  * ```
  *
  * @module
  */
-export * from "./src/errors/mod.ts";
-export * from "./src/transport/mod.ts";
-export * from "./src/blob/mod.ts";
-export * from "./src/parted/mod.ts";
-export * from "./src/auth/mod.ts";
+
+// The parted client and what its calls take and return.
+export {
+  PartedClient,
+  type PartedClientOptions,
+  type PullOptions,
+  type PushOptions,
+} from "./src/parted/client.ts";
+export { fromFile, type PushSource } from "./src/parted/fs_source.ts";
+export { type PullDestination, toFile } from "./src/parted/fs_partial.ts";
+export type { ProgressCallback, ProgressPhase, ProgressSnapshot } from "./src/parted/progress.ts";
+export type { ExplicitCredential } from "./src/parted/connection.ts";
+export type { Descriptor } from "./src/registry/media_types.ts";
+
+// The blob client and what its calls take.
+export {
+  type BlobCallOptions,
+  BlobClient,
+  type BlobClientOptions,
+  type BlobPullOptions,
+  type BlobPullRangeOptions,
+  type BlobPushOptions,
+} from "./src/blob/client.ts";
+export type { Repository } from "./src/blob/repository.ts";
+export type { BlobProgressCallback, WireProgressCallback } from "./src/blob/progress.ts";
+export type { PushBody } from "./src/blob/upload_source.ts";
+
+// Shared by both clients' options.
+export type { Fetch } from "./src/transport/fetch.ts";
+export type { RetryPolicy } from "./src/transport/retry.ts";
+export type { Clock } from "./src/transport/clock.ts";
+export type { Credential, CredentialSource } from "./src/auth/credential.ts";
+export { type AuthFetchOptions, createAuthFetch } from "./src/auth/create_auth_fetch.ts";
+export type { RegistryAuthenticatorOptions } from "./src/auth/authenticator.ts";
+export { sha256Digest } from "./src/registry/sha256.ts";
+
+// Errors: the sentinels a caller matches, and the helpers that inspect any error.
+export { OciError } from "./src/errors/oci_error.ts";
+export {
+  DigestMismatchError,
+  NotFoundError,
+  NotPartedArtifactError,
+  PartTooLargeError,
+  SentinelError,
+  TooLargeError,
+  UnauthorizedError,
+} from "./src/errors/sentinels.ts";
+export { type ErrorClass, findError } from "./src/errors/find_error.ts";
+export { statusCode } from "./src/errors/status_code.ts";
+export { retryable, type RetryClassification } from "./src/errors/retryable.ts";

@@ -1,31 +1,44 @@
 /**
- * Registry authentication: credentials from the docker configuration and its credential
- * helpers (or one explicit credential), `WWW-Authenticate` challenges, the token exchange and
- * its cache, offered as an authenticated {@linkcode Fetch}: {@linkcode createAuthFetch}, or
- * {@linkcode RegistryAuthenticator} for its counters and {@linkcode RegistryAuthenticator.ensureFresh}.
+ * Registry authentication for the blob client: {@linkcode createAuthFetch} returns a
+ * {@linkcode Fetch} that answers `WWW-Authenticate` challenges (Bearer token exchange with a
+ * cache, or Basic) with credentials from the docker configuration and its credential helpers
+ * ({@linkcode dockerConfigCredentials}, the default) or one fixed credential
+ * ({@linkcode staticCredentials}). Credentials are only ever sent to the registry's origin.
  *
- * @example An authenticated transport for the blob library
- * ```ts ignore
- * import { createAuthFetch, staticCredentials } from "./mod.ts";
- * const authFetch = createAuthFetch({
- *   registry: "registry.example",
- *   fetch: (request) => fetch(request, { redirect: "manual" }),
- *   credentials: staticCredentials({ username: "ci", password: "secret" }),
+ * @example An authenticated transport for the blob client
+ * ```ts
+ * import { BlobClient } from "@ocipart/ocipart/blob";
+ * import { createAuthFetch, staticCredentials } from "@ocipart/ocipart/auth";
+ * import { HttpTransport } from "@ocipart/ocipart/transport";
+ *
+ * const transport = new HttpTransport();
+ * using blobs = new BlobClient({
+ *   transport: createAuthFetch({
+ *     registry: "registry.example",
+ *     fetch: transport.fetch,
+ *     credentials: staticCredentials({ username: "ci", password: "secret" }),
+ *   }),
  * });
+ * // blobs.pull("registry.example/org/data", digest) now authenticates as "ci".
+ * transport.close();
  * ```
  *
  * @module
  */
+export { type AuthFetchOptions, createAuthFetch } from "./create_auth_fetch.ts";
+export type { RegistryAuthenticatorOptions } from "./authenticator.ts";
+export { AuthRetryError } from "./auth_retry_error.ts";
+export {
+  anonymousCredentials,
+  type Credential,
+  type CredentialSource,
+  staticCredentials,
+} from "./credential.ts";
+export {
+  dockerConfigCredentials,
+  type DockerConfigOptions,
+  type HelperRunner,
+} from "./docker_config.ts";
 export type { Fetch } from "../transport/fetch.ts";
 export type { Clock } from "../transport/clock.ts";
-export type { OciError, OciErrorOptions } from "../errors/oci_error.ts";
-export * from "./credential.ts";
-export * from "./docker_config.ts";
-export * from "./credential_helper.ts";
-export * from "./challenge.ts";
-export * from "./scope.ts";
-export * from "./token_cache.ts";
-export * from "./token_exchange.ts";
-export * from "./auth_retry_error.ts";
-export * from "./authenticator.ts";
-export * from "./create_auth_fetch.ts";
+export { OciError } from "../errors/oci_error.ts";

@@ -6,27 +6,35 @@
  * {@linkcode BlobClient} performs no authentication: pass an authenticated `transport` for the
  * registry origin; off-origin storage requests use `storageTransport` without credentials.
  *
- * @example Round trip
- * ```ts ignore
+ * @example Round trip through the embedded testing registry
+ * ```ts
  * import { BlobClient } from "@ocipart/ocipart/blob";
  * import { sha256Digest } from "@ocipart/ocipart";
- * const client = new BlobClient({ plainHttp: true });
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ *
+ * await using registry = await startMemoryRegistry();
+ * using client = new BlobClient({ plainHttp: true });
+ * const repository = { host: registry.host, name: "demo/blob" };
  * const bytes = new TextEncoder().encode("hello");
  * const digest = sha256Digest(bytes);
- * await client.push({ host: "127.0.0.1:5000", name: "demo/blob" }, digest, bytes.length, bytes);
- * const stream = await client.pull({ host: "127.0.0.1:5000", name: "demo/blob" }, digest);
+ * await client.push(repository, digest, bytes.length, bytes);
+ * const stream = await client.pull(repository, digest);
  * console.log(await new Response(stream).text()); // "hello"
- * client.close();
  * ```
  *
  * @module
  */
-export * from "./client.ts";
-export type * from "./repository.ts";
+export {
+  type BlobCallOptions,
+  BlobClient,
+  type BlobClientOptions,
+  type BlobPullOptions,
+  type BlobPullRangeOptions,
+  type BlobPushOptions,
+} from "./client.ts";
+export type { Repository } from "./repository.ts";
 export type { BlobProgressCallback, WireProgressCallback } from "./progress.ts";
 export type { PushBody } from "./upload_source.ts";
-export { statusCode } from "../errors/status_code.ts";
-export { retryable, type RetryClassification } from "../errors/retryable.ts";
 export type { Fetch } from "../transport/fetch.ts";
 export type { RetryPolicy } from "../transport/retry.ts";
 export type { Clock } from "../transport/clock.ts";

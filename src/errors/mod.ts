@@ -9,7 +9,7 @@
  *
  * @example Matching a sentinel
  * ```ts
- * import { findError, NotFoundError } from "./mod.ts";
+ * import { findError, NotFoundError } from "@ocipart/ocipart/errors";
  * const err: unknown = new Error("pull", { cause: new NotFoundError("GET manifest: status 404") });
  * if (findError(err, NotFoundError)) console.log("no such artifact");
  * ```
@@ -19,6 +19,6 @@
 export * from "./oci_error.ts";
 export * from "./sentinels.ts";
 export * from "./kinds.ts";
-export * from "./find_error.ts";
-export * from "./status_code.ts";
-export * from "./retryable.ts";
+export { type ErrorClass, findError } from "./find_error.ts";
+export { statusCode } from "./status_code.ts";
+export { retryable, type RetryClassification } from "./retryable.ts";

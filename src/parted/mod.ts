@@ -8,32 +8,40 @@
  * {@linkcode ANNOTATION_FILE_SIZE} and {@linkcode ANNOTATION_FORMAT_VERSION}, at most
  * {@linkcode MAX_PARTS} parts.
  *
- * @example Push, then pull by digest
- * ```ts ignore
- * import { fromFile, PartedClient, toFile } from "./mod.ts";
- * const client = new PartedClient();
- * const pushed = await client.push("ghcr.io/org/weights:v1", fromFile("./weights.bin"), {
- *   onProgress: (s) => console.log(s.phase, s.completedBytes, s.totalBytes),
+ * @example Push a file, then pull it back by digest (embedded testing registry)
+ * ```ts
+ * import { fromFile, PartedClient, toFile } from "@ocipart/ocipart/parted";
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ *
+ * await using registry = await startMemoryRegistry();
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeFile(`${dir}/weights.bin`, new Uint8Array(3 * 1024 * 1024).fill(7));
+ *
+ * using client = new PartedClient({ plainHttp: true });
+ * const source = fromFile(`${dir}/weights.bin`);
+ * const pushed = await client.push(`${registry.host}/org/weights:v1`, source, {
+ *   partSize: 1024 * 1024, // three parts
+ *   onProgress: (s) => s.phase === "done" && console.log(s.completedBytes, s.totalBytes),
  * });
- * await client.pull(`ghcr.io/org/weights@${pushed.digest}`, toFile("./weights-copy.bin"));
+ * await client.pull(`${registry.host}/org/weights@${pushed.digest}`, toFile(`${dir}/copy.bin`));
+ * console.log((await Deno.stat(`${dir}/copy.bin`)).size); // 3145728
+ * await Deno.remove(dir, { recursive: true });
  * ```
  *
  * @module
  */
-export * from "./client.ts";
+export {
+  PartedClient,
+  type PartedClientOptions,
+  type PullOptions,
+  type PushOptions,
+} from "./client.ts";
 export * from "./format.ts";
 export { fromFile, type PushSource } from "./fs_source.ts";
 export { PARTIAL_SUFFIX, type PullDestination, toFile } from "./fs_partial.ts";
 export type { ProgressCallback, ProgressPhase, ProgressSnapshot } from "./progress.ts";
 export { TooManyPartsError } from "./too_many_parts_error.ts";
 export type { ExplicitCredential } from "./connection.ts";
-export {
-  decodeManifest,
-  encodeManifest,
-  type PartDescriptor,
-  type PartedManifest,
-} from "./manifest.ts";
-export type { PartRange } from "./plan.ts";
 export type { Descriptor } from "../registry/media_types.ts";
 export { OciError } from "../errors/oci_error.ts";
 export type { Fetch } from "../transport/fetch.ts";

@@ -3,12 +3,8 @@
  *
  * @module
  */
-import {
-  ContentEncodingError,
-  HttpStatusError,
-  isRetryableStatus,
-  ProtocolError,
-} from "../errors/mod.ts";
+import { ContentEncodingError, HttpStatusError, ProtocolError } from "../errors/kinds.ts";
+import { isRetryableStatus } from "../errors/retryable.ts";
 
 import { parseRetryAfter } from "./retry_after.ts";
 /** How many bytes of an error body {@linkcode expectStatus} keeps by default. */

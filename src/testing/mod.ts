@@ -6,16 +6,24 @@
  * inspects content.
  *
  * @example Testing a push against an embedded registry
- * ```ts ignore
+ * ```ts
+ * import { BlobClient, sha256Digest } from "@ocipart/ocipart";
  * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ *
  * await using registry = await startMemoryRegistry();
- * // push to `${registry.host}/demo/model:v1` with plain HTTP, then inspect:
- * console.log(registry.store.tags("demo/model"));
+ * using client = new BlobClient({ plainHttp: true });
+ * const bytes = new TextEncoder().encode("model weights");
+ * const digest = sha256Digest(bytes);
+ * await client.push(`${registry.host}/demo/model`, digest, bytes.length, bytes);
+ * console.log(registry.store.hasBlob("demo/model", digest)); // true
  * ```
  *
  * @module
  */
-export * from "./memory_registry.ts";
-export * from "./registry_handler.ts";
-export * from "./memory_store.ts";
-export * from "./routes.ts";
+export {
+  type MemoryRegistry,
+  type MemoryRegistryOptions,
+  startMemoryRegistry,
+} from "./memory_registry.ts";
+export { RegistryHandler, type RegistryHandlerOptions } from "./registry_handler.ts";
+export { MemoryStore, type StoredManifest, type UploadSession } from "./memory_store.ts";

@@ -1,26 +1,29 @@
 /**
- * Transports and the retry loop: the {@linkcode Fetch} shape, the default
- * {@linkcode HttpTransport} (exact Content-Length framing, keep-alive pools, peer guard),
- * {@linkcode fileBody} for file ranges as request bodies, {@linkcode isForbiddenPeerAddress},
- * {@linkcode guardedExternalTransport} and {@linkcode crossHostFetch} for cross-host requests,
- * {@linkcode retry} with full-jitter backoff and a Retry-After floor, and an injectable
- * {@linkcode Clock}.
+ * The HTTP transport under both clients, for callers who build their own {@linkcode Fetch}: the
+ * {@linkcode HttpTransport} (exact Content-Length framing, keep-alive pools, cancellation by
+ * `request.signal`, optional extra CA roots), {@linkcode fileBody} for a file range as a
+ * request body, and for storage requests off the registry's origin
+ * {@linkcode guardedExternalTransport}, which refuses peers for which
+ * {@linkcode isForbiddenPeerAddress} holds (loopback, private, link-local, unspecified).
  *
- * @example Retrying a request
+ * @example The blob client on a transport the caller owns
  * ```ts
- * import { BLOB_RETRY_POLICY, retry } from "./mod.ts";
- * const status = await retry("HEAD blob", () => Promise.resolve(200), { policy: BLOB_RETRY_POLICY });
+ * import { BlobClient } from "@ocipart/ocipart/blob";
+ * import { guardedExternalTransport, HttpTransport } from "@ocipart/ocipart/transport";
+ *
+ * const transport = new HttpTransport({ maxIdleSocketsPerOrigin: 4 });
+ * const storage = guardedExternalTransport(transport);
+ * const client = new BlobClient({ transport: transport.fetch, storageTransport: storage.fetch });
+ * // … pushes and pulls …
+ * client.close();
+ * storage.close();
+ * transport.close();
  * ```
  *
  * @module
  */
-export type * from "./fetch.ts";
-export * from "./clock.ts";
-export * from "../registry/retry_after.ts";
-export * from "./retry.ts";
-export * from "./http_transport.ts";
-export * from "./file_body.ts";
-export * from "./peer_policy.ts";
-export * from "./stall_guard.ts";
-export * from "./peer_guard.ts";
-export * from "./cross_host_fetch.ts";
+export type { Fetch } from "./fetch.ts";
+export { HttpTransport, type HttpTransportOptions } from "./http_transport.ts";
+export { fileBody, type FileBodyOptions } from "./file_body.ts";
+export { guardedExternalTransport, type GuardedTransport } from "./peer_guard.ts";
+export { isForbiddenPeerAddress } from "./peer_policy.ts";

@@ -4,8 +4,6 @@ import {
   DigestMismatchError,
   findError,
   HttpStatusError,
-  isAbortError,
-  isRetryableStatus,
   NetworkError,
   NotFoundError,
   NotPartedArtifactError,
@@ -18,6 +16,8 @@ import {
   TooLargeError,
   UnauthorizedError,
 } from "../../src/errors/mod.ts";
+import { isAbortError } from "../../src/errors/find_error.ts";
+import { isRetryableStatus } from "../../src/errors/retryable.ts";
 
 Deno.test("sentinel is found anywhere in the cause chain, never by equality", () => {
   const status = new HttpStatusError("GET manifest", { status: 404, body: new Uint8Array([1]) });

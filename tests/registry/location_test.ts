@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { causeChain, LocationError } from "../../src/errors/mod.ts";
+import { LocationError } from "../../src/errors/mod.ts";
+import { causeChain } from "../../src/errors/find_error.ts";
 import { resolveLocation, withDigestQuery } from "../../src/registry/location.ts";
 
 const D = "sha256:" + "0123456789abcdef".repeat(4);

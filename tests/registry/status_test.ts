@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  ContentEncodingError,
-  HttpStatusError,
-  isRetryableStatus,
-  ProtocolError,
-} from "../../src/errors/mod.ts";
+import { ContentEncodingError, HttpStatusError, ProtocolError } from "../../src/errors/mod.ts";
+import { isRetryableStatus } from "../../src/errors/retryable.ts";
 import {
   ERROR_BODY_LIMIT,
   expectStatus,
