@@ -13,8 +13,8 @@ import { OciError, type OciErrorOptions } from "../errors/oci_error.ts";
  *
  * @example Letting a retry loop rebuild the request
  * ```ts
- * import { AuthRetryError } from "./auth_retry_error.ts";
- * import { retryable } from "../errors/retryable.ts";
+ * import { AuthRetryError } from "@ocipart/ocipart/auth";
+ * import { retryable } from "@ocipart/ocipart";
  * const err = new AuthRetryError("PUT", { status: 401 });
  * console.log(err.code, retryable(err).retryable); // "ERR_AUTH_RETRY" true
  * ```

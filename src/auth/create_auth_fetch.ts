@@ -20,7 +20,7 @@ export type AuthFetchOptions = RegistryAuthenticatorOptions;
  *
  * @example Pulling a manifest with docker's stored credentials
  * ```ts ignore
- * import { createAuthFetch } from "./create_auth_fetch.ts";
+ * import { createAuthFetch } from "@ocipart/ocipart";
  * const authFetch = createAuthFetch({
  *   registry: "ghcr.io",
  *   fetch: (request) => fetch(request, { redirect: "manual" }),

@@ -51,7 +51,7 @@ export function isAnonymous(credential: Credential): boolean {
  *
  * @example Passing an explicit credential
  * ```ts
- * import { staticCredentials } from "./credential.ts";
+ * import { staticCredentials } from "@ocipart/ocipart/auth";
  * const source = staticCredentials({ username: "ci", password: "secret" });
  * console.log((await source.get("registry.example")).username); // "ci"
  * ```
@@ -71,7 +71,7 @@ export function staticCredentials(credential: Credential): CredentialSource {
  *
  * @example
  * ```ts
- * import { anonymousCredentials } from "./credential.ts";
+ * import { anonymousCredentials } from "@ocipart/ocipart/auth";
  * console.log(await anonymousCredentials.get("registry.example")); // {}
  * ```
  */

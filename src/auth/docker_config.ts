@@ -286,7 +286,7 @@ export async function resolveDockerCredential(
  *
  * @example Reading the standard location
  * ```ts ignore
- * import { dockerConfigCredentials } from "./docker_config.ts";
+ * import { dockerConfigCredentials } from "@ocipart/ocipart/auth";
  * const credential = await dockerConfigCredentials().get("ghcr.io");
  * ```
  */

@@ -461,7 +461,7 @@ export class BlobClient {
    *
    * @example
    * ```ts
-   * import { BlobClient } from "./client.ts";
+   * import { BlobClient } from "@ocipart/ocipart";
    * new BlobClient().close();
    * ```
    */

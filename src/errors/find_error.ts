@@ -34,8 +34,7 @@ export function* causeChain(err: unknown): Generator<unknown> {
  *
  * @example Finding a sentinel under wrapping
  * ```ts
- * import { findError } from "./find_error.ts";
- * import { NotFoundError } from "./sentinels.ts";
+ * import { findError, NotFoundError } from "@ocipart/ocipart";
  * const err = new Error("pull failed", { cause: new NotFoundError("GET manifest: status 404") });
  * console.log(findError(err, NotFoundError) !== undefined); // true
  * ```

@@ -21,7 +21,7 @@ export interface HttpStatusErrorOptions extends OciErrorOptions {
  *
  * @example Inspecting a status
  * ```ts
- * import { HttpStatusError } from "./kinds.ts";
+ * import { HttpStatusError } from "@ocipart/ocipart/errors";
  * const err = new HttpStatusError("HEAD blob", { status: 503, retryable: true });
  * console.log(err.message, err.status); // "HEAD blob: status 503" 503
  * ```
@@ -54,7 +54,7 @@ export class HttpStatusError extends OciError {
  *
  * @example Wrapping a raw failure
  * ```ts
- * import { NetworkError } from "./kinds.ts";
+ * import { NetworkError } from "@ocipart/ocipart/errors";
  * const err = new NetworkError("GET blob: connection failed", { cause: new Error("reset") });
  * console.log(err.retryable); // true
  * ```
@@ -73,7 +73,7 @@ export class NetworkError extends OciError {
  *
  * @example
  * ```ts
- * import { StallError } from "./kinds.ts";
+ * import { StallError } from "@ocipart/ocipart/errors";
  * console.log(new StallError("GET blob: no bytes for 60 s").code); // "ERR_STALLED"
  * ```
  */
@@ -92,7 +92,7 @@ export class StallError extends OciError {
  *
  * @example
  * ```ts
- * import { RetriesExhaustedError } from "./kinds.ts";
+ * import { RetriesExhaustedError } from "@ocipart/ocipart/errors";
  * const err = new RetriesExhaustedError("PUT blob upload", 4);
  * console.log(err.message); // "PUT blob upload: failed after 4 attempts"
  * ```
@@ -118,7 +118,7 @@ export class RetriesExhaustedError extends OciError {
  *
  * @example
  * ```ts
- * import { ProtocolError } from "./kinds.ts";
+ * import { ProtocolError } from "@ocipart/ocipart/errors";
  * console.log(new ProtocolError("GET blob: unexpected status 204").retryable); // false
  * ```
  */
@@ -137,7 +137,7 @@ export class ProtocolError extends OciError {
  *
  * @example
  * ```ts
- * import { ContentEncodingError } from "./kinds.ts";
+ * import { ContentEncodingError } from "@ocipart/ocipart/errors";
  * console.log(new ContentEncodingError("GET blob").message);
  * ```
  */
@@ -159,7 +159,7 @@ export class ContentEncodingError extends OciError {
  *
  * @example
  * ```ts
- * import { LocationError } from "./kinds.ts";
+ * import { LocationError } from "@ocipart/ocipart/errors";
  * console.log(new LocationError("POST blob upload", "missing").message);
  * ```
  */
@@ -181,7 +181,7 @@ export class LocationError extends OciError {
  *
  * @example
  * ```ts
- * import { RedirectError } from "./kinds.ts";
+ * import { RedirectError } from "@ocipart/ocipart/errors";
  * console.log(new RedirectError("GET blob: too many redirects").code); // "ERR_REDIRECT"
  * ```
  */
@@ -200,7 +200,7 @@ export class RedirectError extends OciError {
  *
  * @example
  * ```ts
- * import { PeerRefusedError } from "./kinds.ts";
+ * import { PeerRefusedError } from "@ocipart/ocipart/errors";
  * console.log(new PeerRefusedError("token request").message);
  * ```
  */
@@ -221,7 +221,7 @@ export class PeerRefusedError extends OciError {
  *
  * @example
  * ```ts
- * import { BodyLengthError } from "./kinds.ts";
+ * import { BodyLengthError } from "@ocipart/ocipart/errors";
  * console.log(new BodyLengthError("PUT blob upload: body shorter than declared").code);
  * ```
  */
@@ -239,7 +239,7 @@ export class BodyLengthError extends OciError {
  *
  * @example
  * ```ts
- * import { InvalidReferenceError } from "./kinds.ts";
+ * import { InvalidReferenceError } from "@ocipart/ocipart/errors";
  * console.log(new InvalidReferenceError("missing registry").message);
  * ```
  */
@@ -258,7 +258,7 @@ export class InvalidReferenceError extends OciError {
  *
  * @example
  * ```ts
- * import { InvalidManifestError } from "./kinds.ts";
+ * import { InvalidManifestError } from "@ocipart/ocipart/errors";
  * console.log(new InvalidManifestError("layers: count disagrees with the split rule").message);
  * ```
  */
@@ -276,7 +276,7 @@ export class InvalidManifestError extends OciError {
  *
  * @example
  * ```ts
- * import { SourceChangedError } from "./kinds.ts";
+ * import { SourceChangedError } from "@ocipart/ocipart/errors";
  * console.log(new SourceChangedError("part 2").message);
  * ```
  */
@@ -295,7 +295,7 @@ export class SourceChangedError extends OciError {
  *
  * @example
  * ```ts
- * import { CredentialError } from "./kinds.ts";
+ * import { CredentialError } from "@ocipart/ocipart/errors";
  * console.log(new CredentialError("identity tokens are not supported").code);
  * ```
  */
@@ -314,7 +314,7 @@ export class CredentialError extends OciError {
  *
  * @example
  * ```ts
- * import { AuthChallengeError } from "./kinds.ts";
+ * import { AuthChallengeError } from "@ocipart/ocipart/errors";
  * console.log(new AuthChallengeError("token response has no token").code);
  * ```
  */
@@ -333,7 +333,7 @@ export class AuthChallengeError extends OciError {
  *
  * @example
  * ```ts
- * import { LocalFileError } from "./kinds.ts";
+ * import { LocalFileError } from "@ocipart/ocipart/errors";
  * console.log(new LocalFileError("push source is not a regular file").code);
  * ```
  */

@@ -34,7 +34,7 @@ const ERROR_OBSERVER: symbol = Symbol.for("ocipart.errorObserver");
  *
  * @example Matching by stable code
  * ```ts
- * import { OciError } from "./oci_error.ts";
+ * import { OciError } from "@ocipart/ocipart";
  * const err: unknown = new OciError("HEAD blob: connection failed");
  * if (err instanceof OciError) console.log(err.code); // "ERR_OCI"
  * ```

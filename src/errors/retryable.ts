@@ -21,8 +21,8 @@ export interface RetryClassification {
  *
  * @example After the budget ran out
  * ```ts
- * import { retryable } from "./retryable.ts";
- * import { HttpStatusError, RetriesExhaustedError } from "./kinds.ts";
+ * import { retryable } from "@ocipart/ocipart";
+ * import { HttpStatusError, RetriesExhaustedError } from "@ocipart/ocipart/errors";
  * const last = new HttpStatusError("GET blob", { status: 429, retryable: true, retryAfterMs: 2000 });
  * const err = new RetriesExhaustedError("GET blob", 4, { cause: last });
  * console.log(retryable(err)); // { retryable: true, retryAfterMs: 2000 }

@@ -13,8 +13,7 @@ import { OciError, type OciErrorOptions } from "./oci_error.ts";
  *
  * @example Finding any sentinel
  * ```ts
- * import { NotFoundError, SentinelError } from "./sentinels.ts";
- * import { findError } from "./find_error.ts";
+ * import { findError, NotFoundError, SentinelError } from "@ocipart/ocipart";
  * const err = new Error("wrapped", { cause: new NotFoundError("GET manifest: status 404") });
  * console.log(findError(err, SentinelError)?.code); // "ERR_NOT_FOUND"
  * ```
@@ -31,8 +30,7 @@ export class SentinelError extends OciError {
  *
  * @example Matching
  * ```ts
- * import { NotFoundError } from "./sentinels.ts";
- * import { findError } from "./find_error.ts";
+ * import { findError, NotFoundError } from "@ocipart/ocipart";
  * const err = new NotFoundError("GET manifest: status 404");
  * if (findError(err, NotFoundError)) console.log(err.code); // "ERR_NOT_FOUND"
  * ```
@@ -52,7 +50,7 @@ export class NotFoundError extends SentinelError {
  *
  * @example Matching
  * ```ts
- * import { UnauthorizedError } from "./sentinels.ts";
+ * import { UnauthorizedError } from "@ocipart/ocipart";
  * const err = new UnauthorizedError("PUT manifest: status 401");
  * console.log(err.message); // "unauthorized: PUT manifest: status 401"
  * ```
@@ -71,7 +69,7 @@ export class UnauthorizedError extends SentinelError {
  *
  * @example Matching
  * ```ts
- * import { TooLargeError } from "./sentinels.ts";
+ * import { TooLargeError } from "@ocipart/ocipart";
  * const err = new TooLargeError("PUT blob upload: status 413");
  * console.log(err.code); // "ERR_TOO_LARGE"
  * ```
@@ -91,7 +89,7 @@ export class TooLargeError extends SentinelError {
  *
  * @example Matching
  * ```ts
- * import { PartTooLargeError, TooLargeError } from "./sentinels.ts";
+ * import { PartTooLargeError, TooLargeError } from "@ocipart/ocipart";
  * const err = new PartTooLargeError("part 3: PUT blob upload: status 413");
  * console.log(err instanceof TooLargeError, err.code); // true "ERR_PART_TOO_LARGE"
  * ```
@@ -111,7 +109,7 @@ export class PartTooLargeError extends TooLargeError {
  *
  * @example Matching
  * ```ts
- * import { DigestMismatchError } from "./sentinels.ts";
+ * import { DigestMismatchError } from "@ocipart/ocipart";
  * const err = new DigestMismatchError("part 0");
  * console.log(err.message); // "digest mismatch: part 0"
  * ```
@@ -131,7 +129,7 @@ export class DigestMismatchError extends SentinelError {
  *
  * @example Matching
  * ```ts
- * import { NotPartedArtifactError } from "./sentinels.ts";
+ * import { NotPartedArtifactError } from "@ocipart/ocipart";
  * const err = new NotPartedArtifactError("artifactType differs");
  * console.log(err.code); // "ERR_NOT_PARTED_ARTIFACT"
  * ```

@@ -11,8 +11,8 @@ import { OciError } from "./oci_error.ts";
  *
  * @example
  * ```ts
- * import { statusCode } from "./status_code.ts";
- * import { HttpStatusError } from "./kinds.ts";
+ * import { statusCode } from "@ocipart/ocipart";
+ * import { HttpStatusError } from "@ocipart/ocipart/errors";
  * const err = new Error("wrapped", { cause: new HttpStatusError("HEAD blob", { status: 404 }) });
  * console.log(statusCode(err)); // 404
  * ```

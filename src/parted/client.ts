@@ -18,7 +18,21 @@ import type { ProgressCallback } from "./progress.ts";
 import { runPull } from "./pull.ts";
 import { runPush } from "./push.ts";
 
-/** Options of {@linkcode PartedClient}. */
+/**
+ * Options of {@linkcode PartedClient}.
+ *
+ * @example Plain HTTP with one explicit credential
+ * ```ts
+ * import { PartedClient, type PartedClientOptions } from "@ocipart/ocipart";
+ * const options: PartedClientOptions = {
+ *   plainHttp: true,
+ *   credential: { username: "ci", password: "secret" },
+ *   retryPolicy: { maxAttempts: 6, baseDelayMs: 500, maxDelayMs: 30_000 },
+ *   stallTimeoutMs: 120_000,
+ * };
+ * using client = new PartedClient(options);
+ * ```
+ */
 export interface PartedClientOptions {
   /**
    * The caller's transport, used for every registry request including token exchanges. It must
@@ -51,7 +65,22 @@ export interface PartedClientOptions {
   clock?: Clock;
 }
 
-/** Options of {@linkcode PartedClient.push}. */
+/**
+ * Options of {@linkcode PartedClient.push}.
+ *
+ * @example Smaller parts, fewer workers, a time limit
+ * ```ts
+ * import type { PushOptions } from "@ocipart/ocipart";
+ * const options: PushOptions = {
+ *   partSize: 64 * 1024 * 1024,
+ *   workers: 4,
+ *   onProgress: (s) => console.log(s.phase, s.completedBytes, s.totalBytes),
+ *   signal: AbortSignal.timeout(3_600_000),
+ * };
+ * // await client.push("ghcr.io/acme/weights:v1", fromFile("./weights.bin"), options);
+ * console.log(options.partSize); // 67108864
+ * ```
+ */
 export interface PushOptions {
   /** Part size in bytes; default 512 MiB. Recorded in the manifest. */
   partSize?: number;
@@ -63,7 +92,19 @@ export interface PushOptions {
   signal?: AbortSignal;
 }
 
-/** Options of {@linkcode PartedClient.pull}. */
+/**
+ * Options of {@linkcode PartedClient.pull}.
+ *
+ * @example Cancelling a pull on Ctrl-C
+ * ```ts
+ * import type { PullOptions } from "@ocipart/ocipart";
+ * const stop = new AbortController();
+ * const options: PullOptions = { workers: 4, signal: stop.signal };
+ * // Deno.addSignalListener("SIGINT", () => stop.abort());
+ * // await client.pull("ghcr.io/acme/weights:v1", toFile("./weights.bin"), options);
+ * console.log(options.signal?.aborted); // false
+ * ```
+ */
 export interface PullOptions {
   /** Concurrent part fetches and resume hashing; default 8. */
   workers?: number;
@@ -77,12 +118,20 @@ export interface PullOptions {
  * Pushes one large file to an OCI registry as fixed-size parts (one blob each, listed by an
  * OCI image manifest) and pulls it back with resume and verification.
  *
- * @example Push then pull
- * ```ts ignore
- * import { fromFile, PartedClient, toFile } from "./mod.ts";
- * const client = new PartedClient({ plainHttp: true });
- * const descriptor = await client.push("127.0.0.1:5000/org/weights:v1", fromFile("./w.bin"));
- * await client.pull(`127.0.0.1:5000/org/weights@${descriptor.digest}`, toFile("./copy.bin"));
+ * @example Push then pull (embedded testing registry)
+ * ```ts
+ * import { fromFile, PartedClient, toFile } from "@ocipart/ocipart";
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ *
+ * await using registry = await startMemoryRegistry();
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/w.bin`, "weights");
+ *
+ * using client = new PartedClient({ plainHttp: true }); // HTTPS unless plainHttp
+ * const descriptor = await client.push(`${registry.host}/org/weights:v1`, fromFile(`${dir}/w.bin`));
+ * await client.pull(`${registry.host}/org/weights@${descriptor.digest}`, toFile(`${dir}/copy.bin`));
+ * console.log(await Deno.readTextFile(`${dir}/copy.bin`)); // "weights"
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export class PartedClient {
@@ -115,9 +164,9 @@ export class PartedClient {
    * `pull` reject with a `TypeError`. Idle connections never keep a process alive, but a
    * long-lived program should close the clients it no longer needs.
    *
-   * @example
+   * @example Closing a client
    * ```ts
-   * import { PartedClient } from "./client.ts";
+   * import { PartedClient } from "@ocipart/ocipart";
    * const client = new PartedClient({ plainHttp: true });
    * client.close();
    * ```
@@ -130,9 +179,9 @@ export class PartedClient {
   /**
    * {@linkcode PartedClient.close}, for `using client = new PartedClient(…)`.
    *
-   * @example
+   * @example Closing a client at the end of its scope
    * ```ts
-   * import { PartedClient } from "./client.ts";
+   * import { PartedClient } from "@ocipart/ocipart";
    * using client = new PartedClient({ plainHttp: true });
    * ```
    */

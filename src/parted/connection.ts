@@ -16,7 +16,18 @@ import { withStallGuard } from "../transport/stall_guard.ts";
 import { guardedExternalTransport, type GuardedTransport } from "../transport/peer_guard.ts";
 import { PartedRequests } from "./requests.ts";
 
-/** One explicit credential: basic, or a registry token presented verbatim. */
+/**
+ * One explicit credential: basic, or a registry token presented verbatim.
+ *
+ * @example A robot account, or a registry token
+ * ```ts
+ * import { type ExplicitCredential, PartedClient } from "@ocipart/ocipart";
+ * const basic: ExplicitCredential = { username: "ci", password: "secret" };
+ * const token: ExplicitCredential = { registryToken: "eyJ…" };
+ * using client = new PartedClient({ credential: basic });
+ * console.log("registryToken" in token); // true
+ * ```
+ */
 export type ExplicitCredential = { username: string; password: string } | {
   registryToken: string;
 };

@@ -9,9 +9,9 @@
  * The format version recorded in the {@linkcode ANNOTATION_FORMAT_VERSION} annotation and carried
  * in the media types below.
  *
- * @example
+ * @example The current format version
  * ```ts
- * import { FORMAT_VERSION } from "./format.ts";
+ * import { FORMAT_VERSION } from "@ocipart/ocipart/parted";
  * console.log(FORMAT_VERSION); // "1"
  * ```
  */
@@ -20,9 +20,9 @@ export const FORMAT_VERSION = "1";
 /**
  * The manifest's `artifactType`: identifies a parted file artifact, format version 1.
  *
- * @example
+ * @example Recognising a parted manifest
  * ```ts
- * import { PARTED_ARTIFACT_TYPE } from "./format.ts";
+ * import { PARTED_ARTIFACT_TYPE } from "@ocipart/ocipart/parted";
  * console.log(PARTED_ARTIFACT_TYPE); // "application/vnd.ocipart.parted.v1"
  * ```
  */
@@ -31,9 +31,9 @@ export const PARTED_ARTIFACT_TYPE = "application/vnd.ocipart.parted.v1";
 /**
  * The media type of every layer (one per part) of a parted manifest, format version 1.
  *
- * @example
+ * @example The media type of each part
  * ```ts
- * import { PARTED_LAYER_MEDIA_TYPE } from "./format.ts";
+ * import { PARTED_LAYER_MEDIA_TYPE } from "@ocipart/ocipart/parted";
  * console.log(PARTED_LAYER_MEDIA_TYPE); // "application/vnd.ocipart.parted.part.v1"
  * ```
  */
@@ -42,10 +42,11 @@ export const PARTED_LAYER_MEDIA_TYPE = "application/vnd.ocipart.parted.part.v1";
 /**
  * Manifest annotation: the part size in bytes, a decimal integer.
  *
- * @example
+ * @example Reading the part size of a manifest
  * ```ts
- * import { ANNOTATION_PART_SIZE } from "./format.ts";
- * console.log(ANNOTATION_PART_SIZE); // "dev.ocipart.parted.v1.part-size"
+ * import { ANNOTATION_PART_SIZE } from "@ocipart/ocipart/parted";
+ * const annotations: Record<string, string> = { "dev.ocipart.parted.v1.part-size": "536870912" };
+ * console.log(annotations[ANNOTATION_PART_SIZE]); // "536870912"
  * ```
  */
 export const ANNOTATION_PART_SIZE = "dev.ocipart.parted.v1.part-size";
@@ -54,10 +55,13 @@ export const ANNOTATION_PART_SIZE = "dev.ocipart.parted.v1.part-size";
  * Manifest annotation: the sha256 digest of the whole file, `sha256:<hex>`. Not verified by
  * pull (that would need a second sequential read); callers may compare it themselves.
  *
- * @example
+ * @example Reading the file digest of a manifest
  * ```ts
- * import { ANNOTATION_FILE_DIGEST } from "./format.ts";
- * console.log(ANNOTATION_FILE_DIGEST); // "dev.ocipart.parted.v1.file-digest"
+ * import { ANNOTATION_FILE_DIGEST } from "@ocipart/ocipart/parted";
+ * const annotations: Record<string, string> = {
+ *   "dev.ocipart.parted.v1.file-digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+ * };
+ * console.log(annotations[ANNOTATION_FILE_DIGEST]?.startsWith("sha256:")); // true
  * ```
  */
 export const ANNOTATION_FILE_DIGEST = "dev.ocipart.parted.v1.file-digest";
@@ -65,10 +69,11 @@ export const ANNOTATION_FILE_DIGEST = "dev.ocipart.parted.v1.file-digest";
 /**
  * Manifest annotation: the file size in bytes, a decimal integer.
  *
- * @example
+ * @example Reading the file size of a manifest
  * ```ts
- * import { ANNOTATION_FILE_SIZE } from "./format.ts";
- * console.log(ANNOTATION_FILE_SIZE); // "dev.ocipart.parted.v1.file-size"
+ * import { ANNOTATION_FILE_SIZE } from "@ocipart/ocipart/parted";
+ * const annotations: Record<string, string> = { "dev.ocipart.parted.v1.file-size": "1073741824" };
+ * console.log(annotations[ANNOTATION_FILE_SIZE]); // "1073741824"
  * ```
  */
 export const ANNOTATION_FILE_SIZE = "dev.ocipart.parted.v1.file-size";
@@ -76,10 +81,11 @@ export const ANNOTATION_FILE_SIZE = "dev.ocipart.parted.v1.file-size";
 /**
  * Manifest annotation: the format version, {@linkcode FORMAT_VERSION}.
  *
- * @example
+ * @example Reading the format version of a manifest
  * ```ts
- * import { ANNOTATION_FORMAT_VERSION } from "./format.ts";
- * console.log(ANNOTATION_FORMAT_VERSION); // "dev.ocipart.parted.v1.format-version"
+ * import { ANNOTATION_FORMAT_VERSION } from "@ocipart/ocipart/parted";
+ * const annotations: Record<string, string> = { "dev.ocipart.parted.v1.format-version": "1" };
+ * console.log(annotations[ANNOTATION_FORMAT_VERSION]); // "1"
  * ```
  */
 export const ANNOTATION_FORMAT_VERSION = "dev.ocipart.parted.v1.format-version";
@@ -87,9 +93,9 @@ export const ANNOTATION_FORMAT_VERSION = "dev.ocipart.parted.v1.format-version";
 /**
  * The default part size: 512 MiB.
  *
- * @example
+ * @example The default part size
  * ```ts
- * import { DEFAULT_PART_SIZE } from "./format.ts";
+ * import { DEFAULT_PART_SIZE } from "@ocipart/ocipart/parted";
  * console.log(DEFAULT_PART_SIZE === 512 * 1024 * 1024); // true
  * ```
  */
@@ -98,9 +104,9 @@ export const DEFAULT_PART_SIZE: number = 512 * 1024 * 1024;
 /**
  * The default number of concurrent workers of push and pull.
  *
- * @example
+ * @example The default worker count
  * ```ts
- * import { DEFAULT_WORKERS } from "./format.ts";
+ * import { DEFAULT_WORKERS } from "@ocipart/ocipart/parted";
  * console.log(DEFAULT_WORKERS); // 8
  * ```
  */
@@ -109,10 +115,11 @@ export const DEFAULT_WORKERS = 8;
 /**
  * The most parts one artifact may have. A file that needs more is rejected by push.
  *
- * @example
+ * @example The smallest part size for a file
  * ```ts
- * import { MAX_PARTS } from "./format.ts";
- * console.log(MAX_PARTS); // 4096
+ * import { MAX_PARTS } from "@ocipart/ocipart/parted";
+ * const fileSize = 3 * 1024 ** 4; // 3 TiB
+ * console.log(Math.ceil(fileSize / MAX_PARTS)); // 805306368 bytes: 768 MiB parts or larger
  * ```
  */
 export const MAX_PARTS = 4096;

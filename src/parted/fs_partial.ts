@@ -7,10 +7,27 @@
 import { type FileHandle, open, rename, stat, unlink } from "node:fs/promises";
 import { LocalFileError } from "../errors/kinds.ts";
 
-/** The suffix of the partial file next to the destination. */
+/**
+ * The suffix of the partial file next to the destination.
+ *
+ * @example Where an interrupted pull keeps its data
+ * ```ts
+ * import { PARTIAL_SUFFIX } from "@ocipart/ocipart/parted";
+ * console.log(`./weights.bin${PARTIAL_SUFFIX}`); // "./weights.bin.parted-partial"
+ * ```
+ */
 export const PARTIAL_SUFFIX = ".parted-partial";
 
-/** What {@linkcode toFile} returns: a pull destination naming a file. */
+/**
+ * What {@linkcode toFile} returns: a pull destination naming a file.
+ *
+ * @example Naming the file to pull into
+ * ```ts
+ * import { type PullDestination, toFile } from "@ocipart/ocipart";
+ * const destination: PullDestination = toFile("./weights.bin");
+ * console.log(destination.kind, destination.path); // "file" "./weights.bin"
+ * ```
+ */
 export interface PullDestination {
   /** The destination kind. */
   readonly kind: "file";
@@ -22,7 +39,7 @@ export interface PullDestination {
  * A pull destination at `path`. While pulling, `<path>.parted-partial` holds the data; the
  * destination only ever appears complete and verified.
  *
- * @example
+ * @example A pull destination for a file
  * ```ts
  * import { toFile } from "./fs_partial.ts";
  * console.log(toFile("./weights.bin").path); // "./weights.bin"

@@ -6,7 +6,16 @@
 import { open, stat } from "node:fs/promises";
 import { LocalFileError } from "../errors/kinds.ts";
 
-/** What {@linkcode fromFile} returns: a push source naming a file. Opened by push, not here. */
+/**
+ * What {@linkcode fromFile} returns: a push source naming a file. Opened by push, not here.
+ *
+ * @example Naming the file to push
+ * ```ts
+ * import { fromFile, type PushSource } from "@ocipart/ocipart";
+ * const source: PushSource = fromFile("./weights.bin");
+ * console.log(source.kind, source.path); // "file" "./weights.bin"
+ * ```
+ */
 export interface PushSource {
   /** The source kind. */
   readonly kind: "file";
@@ -18,7 +27,7 @@ export interface PushSource {
  * A push source reading the regular file at `path`. The file is opened (and a missing,
  * unreadable or non-regular file reported) by `push`, which re-streams failed parts from disk.
  *
- * @example
+ * @example A push source for a file
  * ```ts
  * import { fromFile } from "./fs_source.ts";
  * console.log(fromFile("./weights.bin").path); // "./weights.bin"

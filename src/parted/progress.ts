@@ -4,7 +4,19 @@
  * @module
  */
 
-/** The stage a transfer is in; the end of a transfer is a phase, not a byte count. */
+/**
+ * The stage a transfer is in; the end of a transfer is a phase, not a byte count.
+ *
+ * @example Reporting phase changes only
+ * ```ts
+ * import type { ProgressPhase, ProgressSnapshot } from "@ocipart/ocipart";
+ * let last: ProgressPhase | undefined;
+ * const onProgress = (s: ProgressSnapshot) => {
+ *   if (s.phase !== last) console.log((last = s.phase));
+ * };
+ * onProgress({ phase: "hashing", completedBytes: 0, wireBytes: 0, totalBytes: 10 });
+ * ```
+ */
 export type ProgressPhase =
   | "resolving"
   | "hashing"
@@ -16,7 +28,19 @@ export type ProgressPhase =
   | "committing"
   | "done";
 
-/** What a progress callback receives. */
+/**
+ * What a progress callback receives.
+ *
+ * @example A percentage and the bytes redone
+ * ```ts
+ * import type { ProgressSnapshot } from "@ocipart/ocipart";
+ * const describe = (s: ProgressSnapshot) =>
+ *   `${s.phase} ${Math.floor((100 * s.completedBytes) / Math.max(s.totalBytes, 1))}%` +
+ *   ` (${Math.max(0, s.wireBytes - s.totalBytes)} bytes resent)`;
+ * console.log(describe({ phase: "uploading", completedBytes: 5, wireBytes: 5, totalBytes: 10 }));
+ * // "uploading 50% (0 bytes resent)"
+ * ```
+ */
 export interface ProgressSnapshot {
   /** Bytes of the file provably in final place; only grows, in whole-part steps. */
   completedBytes: number;
@@ -32,7 +56,17 @@ export interface ProgressSnapshot {
   phase: ProgressPhase;
 }
 
-/** A progress callback; called synchronously on the transfer's own path. */
+/**
+ * A progress callback; called synchronously on the transfer's own path.
+ *
+ * @example Passing a callback to a transfer
+ * ```ts
+ * import type { ProgressCallback } from "@ocipart/ocipart";
+ * const onProgress: ProgressCallback = (s) => console.log(s.phase, s.completedBytes, s.totalBytes);
+ * // await client.push(ref, fromFile(path), { onProgress });
+ * onProgress({ phase: "done", completedBytes: 10, wireBytes: 10, totalBytes: 10 });
+ * ```
+ */
 export type ProgressCallback = (snapshot: ProgressSnapshot) => void;
 
 /**

@@ -12,7 +12,7 @@ import { MAX_PARTS } from "./format.ts";
  *
  * @example Choosing a part size that fits
  * ```ts
- * import { TooManyPartsError } from "./too_many_parts_error.ts";
+ * import { TooManyPartsError } from "@ocipart/ocipart/parted";
  * const err = new TooManyPartsError(8193);
  * console.log(err.minPartSize, err.code); // 8193 "ERR_TOO_MANY_PARTS"
  * ```

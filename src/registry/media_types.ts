@@ -72,7 +72,20 @@ export const OCI_EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json";
  */
 export const EMPTY_CONFIG_BYTES: Uint8Array = new Uint8Array([0x7b, 0x7d]);
 
-/** A content descriptor: what a manifest says about a blob or another manifest. */
+/**
+ * A content descriptor: what a manifest says about a blob or another manifest.
+ *
+ * @example What a parted push returns
+ * ```ts
+ * import type { Descriptor } from "@ocipart/ocipart";
+ * const pushed: Descriptor = {
+ *   mediaType: "application/vnd.oci.image.manifest.v1+json",
+ *   digest: "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+ *   size: 2,
+ * };
+ * console.log(`registry.example/org/weights@${pushed.digest}`); // a pullable reference
+ * ```
+ */
 export interface Descriptor {
   /** The media type of the referenced content. */
   mediaType: string;

@@ -82,7 +82,7 @@ export class Sha256 {
  *
  * @example One-shot digest
  * ```ts
- * import { sha256Digest } from "./sha256.ts";
+ * import { sha256Digest } from "@ocipart/ocipart";
  * console.log(sha256Digest(new TextEncoder().encode("{}")));
  * // "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
  * ```

@@ -43,7 +43,7 @@ export interface MemoryRegistry {
  *
  * @example Pointing a client at an embedded registry
  * ```ts ignore
- * import { startMemoryRegistry } from "./memory_registry.ts";
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
  * await using registry = await startMemoryRegistry();
  * const reference = `${registry.host}/demo/model:v1`; // push/pull with plain HTTP
  * ```

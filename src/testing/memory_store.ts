@@ -44,7 +44,7 @@ function sha256(bytes: Uint8Array): string {
  *
  * @example Seeding a blob and a manifest
  * ```ts
- * import { MemoryStore } from "./memory_store.ts";
+ * import { MemoryStore } from "@ocipart/ocipart/testing";
  * const store = new MemoryStore();
  * const config = store.putBlob("demo/app", new TextEncoder().encode("{}"));
  * console.log(store.hasBlob("demo/app", config)); // true

@@ -84,7 +84,7 @@ function mediaTypeOf(value: string | null): string {
  *
  * @example Pushing and reading a blob without any socket
  * ```ts
- * import { RegistryHandler } from "./registry_handler.ts";
+ * import { RegistryHandler } from "@ocipart/ocipart/testing";
  * const registry = new RegistryHandler();
  * const started = await registry.fetch(
  *   new Request("http://registry.test/v2/demo/blobs/uploads/", { method: "POST" }),

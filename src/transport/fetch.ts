@@ -11,7 +11,7 @@
  *
  * @example Wrapping a transport to log methods
  * ```ts
- * import type { Fetch } from "./fetch.ts";
+ * import type { Fetch } from "@ocipart/ocipart";
  * const logging = (inner: Fetch): Fetch => (request) => {
  *   console.log(request.method);
  *   return inner(request);

@@ -50,8 +50,7 @@ const ranges = new WeakMap<ReadableStream<Uint8Array>, FileRange>();
  *
  * @example Uploading the second MiB of a file
  * ```ts ignore
- * import { fileBody } from "./file_body.ts";
- * import { HttpTransport } from "./http_transport.ts";
+ * import { fileBody, HttpTransport } from "@ocipart/ocipart/transport";
  * const transport = new HttpTransport();
  * const body = fileBody("./weights.bin", 1 << 20, 1 << 20);
  * await transport.fetch(new Request("http://127.0.0.1:5000/upload", {

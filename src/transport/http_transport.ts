@@ -121,7 +121,7 @@ type LookupCallback = (
  *
  * @example A request and its streamed answer
  * ```ts ignore
- * import { HttpTransport } from "./http_transport.ts";
+ * import { HttpTransport } from "@ocipart/ocipart/transport";
  * const transport = new HttpTransport();
  * const response = await transport.fetch(new Request("http://127.0.0.1:5000/v2/"));
  * console.log(response.status);
@@ -189,7 +189,7 @@ export class HttpTransport {
    *
    * @example
    * ```ts
-   * import { HttpTransport } from "./http_transport.ts";
+   * import { HttpTransport } from "@ocipart/ocipart/transport";
    * const transport = new HttpTransport();
    * console.log(transport.external() === transport.external()); // true
    * transport.close();
@@ -205,8 +205,7 @@ export class HttpTransport {
    *
    * @example A guarded copy
    * ```ts
-   * import { HttpTransport } from "./http_transport.ts";
-   * import { isForbiddenPeerAddress } from "./peer_policy.ts";
+   * import { HttpTransport, isForbiddenPeerAddress } from "@ocipart/ocipart/transport";
    * const transport = new HttpTransport();
    * const guarded = transport.clone({ peerGuard: (address) => !isForbiddenPeerAddress(address) });
    * guarded.close();
@@ -224,7 +223,7 @@ export class HttpTransport {
    *
    * @example
    * ```ts
-   * import { HttpTransport } from "./http_transport.ts";
+   * import { HttpTransport } from "@ocipart/ocipart/transport";
    * new HttpTransport().close();
    * ```
    */

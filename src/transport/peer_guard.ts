@@ -45,8 +45,7 @@ export interface GuardedTransport {
  *
  * @example
  * ```ts
- * import { HttpTransport } from "./http_transport.ts";
- * import { guardedExternalTransport } from "./peer_guard.ts";
+ * import { guardedExternalTransport, HttpTransport } from "@ocipart/ocipart/transport";
  * const base = new HttpTransport();
  * const external = guardedExternalTransport(base);
  * // external.fetch(new Request("http://10.0.0.1/")) rejects with PeerRefusedError, unsent.

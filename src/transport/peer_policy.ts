@@ -81,7 +81,7 @@ function parseV6(text: string): number[] | undefined {
  *
  * @example A guard for cross-host requests
  * ```ts
- * import { isForbiddenPeerAddress } from "./peer_policy.ts";
+ * import { isForbiddenPeerAddress } from "@ocipart/ocipart/transport";
  * console.log(isForbiddenPeerAddress("169.254.169.254")); // true
  * console.log(isForbiddenPeerAddress("::ffff:7f00:1")); // true
  * console.log(isForbiddenPeerAddress("203.0.113.7")); // false
