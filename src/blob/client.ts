@@ -31,7 +31,21 @@ import { cleanup, pushBlob } from "./push.ts";
 import { type Repository, toRepository } from "./repository.ts";
 import { type PushBody, toUploadSource } from "./upload_source.ts";
 
-/** Options of {@linkcode BlobClient}. */
+/**
+ * Options of {@linkcode BlobClient}.
+ *
+ * @example Chunked uploads and parallel pulls with a custom retry policy
+ * ```ts
+ * import { BlobClient, type BlobClientOptions } from "@ocipart/ocipart";
+ * const options: BlobClientOptions = {
+ *   chunkedUpload: { chunkSize: 16 * 1024 * 1024 },
+ *   parallelPull: { workers: 4, chunkSize: 64 * 1024 * 1024 },
+ *   retryPolicy: { maxAttempts: 6 },
+ *   hashThreads: 0,
+ * };
+ * using client = new BlobClient(options);
+ * ```
+ */
 export interface BlobClientOptions {
   /**
    * The already-authenticated transport for the registry origin. It must return redirects
@@ -84,13 +98,36 @@ export interface BlobClientOptions {
   hashThreads?: number;
 }
 
-/** Options every call accepts. */
+/**
+ * Options every call accepts.
+ *
+ * @example A time limit for one call
+ * ```ts
+ * import type { BlobCallOptions } from "@ocipart/ocipart";
+ * const options: BlobCallOptions = { signal: AbortSignal.timeout(30_000) };
+ * // await client.exists("ghcr.io/acme/data", digest, options);
+ * console.log(options.signal?.aborted); // false
+ * ```
+ */
 export interface BlobCallOptions {
   /** Stops network work, retries and backoff; its reason is what the call rejects with. */
   signal?: AbortSignal;
 }
 
-/** Options of {@linkcode BlobClient.pull}. */
+/**
+ * Options of {@linkcode BlobClient.pull}.
+ *
+ * @example A pull with a known size and progress
+ * ```ts
+ * import type { BlobPullOptions } from "@ocipart/ocipart";
+ * const options: BlobPullOptions = {
+ *   size: 1024,
+ *   onProgress: (done, total) => console.log(`${done}/${total}`),
+ * };
+ * // const stream = await client.pull("ghcr.io/acme/data", digest, options);
+ * options.onProgress?.(512, 1024); // "512/1024"
+ * ```
+ */
 export interface BlobPullOptions extends BlobCallOptions {
   /** Cumulative bytes delivered to the caller, and the total (−1 while unknown). */
   onProgress?: BlobProgressCallback;
@@ -98,13 +135,38 @@ export interface BlobPullOptions extends BlobCallOptions {
   size?: number;
 }
 
-/** Options of {@linkcode BlobClient.pullRange}. */
+/**
+ * Options of {@linkcode BlobClient.pullRange}.
+ *
+ * @example Progress of a ranged pull
+ * ```ts
+ * import type { BlobPullRangeOptions } from "@ocipart/ocipart";
+ * const options: BlobPullRangeOptions = { onProgress: (done, total) => console.log(done, total) };
+ * // const stream = await client.pullRange("ghcr.io/acme/data", digest, 0, 512, options);
+ * options.onProgress?.(512, 512);
+ * ```
+ */
 export interface BlobPullRangeOptions extends BlobCallOptions {
   /** Cumulative bytes delivered to the caller, out of the requested length. */
   onProgress?: BlobProgressCallback;
 }
 
-/** Options of {@linkcode BlobClient.push}. */
+/**
+ * Options of {@linkcode BlobClient.push}.
+ *
+ * @example Committed progress and bytes on the wire
+ * ```ts
+ * import type { BlobPushOptions } from "@ocipart/ocipart";
+ * let sent = 0;
+ * const options: BlobPushOptions = {
+ *   onProgress: (done, total) => console.log(`committed ${done} of ${total}`),
+ *   onWireProgress: (delta) => (sent += delta),
+ * };
+ * // await client.push("ghcr.io/acme/data", digest, size, body, options);
+ * options.onWireProgress?.(100);
+ * console.log(sent); // 100
+ * ```
+ */
 export interface BlobPushOptions extends BlobCallOptions {
   /**
    * Committed progress: once after the final 201 for a monolithic upload, after each PATCH
@@ -129,17 +191,19 @@ export interface BlobPushOptions extends BlobCallOptions {
  * `DigestMismatchError`. Use `statusCode(err)` and `retryable(err)` for details. Messages never
  * contain a location, URL, query, path, userinfo or response body.
  *
- * @example Push, check and pull a blob
- * ```ts ignore
+ * @example Push, check and pull a blob (embedded testing registry)
+ * ```ts
  * import { BlobClient, sha256Digest } from "@ocipart/ocipart";
- * const client = new BlobClient({ plainHttp: true });
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ * await using registry = await startMemoryRegistry(); // or a real registry host
+ * using client = new BlobClient({ plainHttp: true });
+ * const repository = `${registry.host}/demo/blob`;
  * const bytes = new TextEncoder().encode("hello");
  * const digest = sha256Digest(bytes);
- * await client.push("127.0.0.1:5000/demo/blob", digest, bytes.length, bytes);
- * console.log(await client.exists("127.0.0.1:5000/demo/blob", digest)); // true
- * const stream = await client.pull("127.0.0.1:5000/demo/blob", digest);
+ * await client.push(repository, digest, bytes.length, bytes);
+ * console.log(await client.exists(repository, digest)); // true
+ * const stream = await client.pull(repository, digest);
  * console.log(await new Response(stream).text()); // "hello"
- * client.close();
  * ```
  */
 export class BlobClient {
@@ -228,9 +292,19 @@ export class BlobClient {
    * Reports whether the repository has the blob: HEAD answered 200 (true) or, on the registry
    * origin, 404 (false). Redirects are followed.
    *
-   * @example
-   * ```ts ignore
-   * const present = await client.exists("127.0.0.1:5000/demo/blob", digest);
+   * @example Checking before pushing
+   * ```ts
+   * import { BlobClient, sha256Digest } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry(); // or a real registry host
+   * using client = new BlobClient({ plainHttp: true });
+   * const repository = `${registry.host}/demo/blob`;
+   * const bytes = new TextEncoder().encode("hello");
+   * const digest = sha256Digest(bytes);
+   * if (!await client.exists(repository, digest)) {
+   *   await client.push(repository, digest, bytes.length, bytes);
+   * }
+   * console.log(await client.exists(repository, digest)); // true
    * ```
    */
   async exists(
@@ -269,12 +343,23 @@ export class BlobClient {
    * registry serves ranges. With the `parallelPull` option, chunks are fetched concurrently and
    * emitted in order (single stream when the registry does not serve ranges).
    *
-   * @example
-   * ```ts ignore
-   * const stream = await client.pull("127.0.0.1:5000/demo/blob", digest, {
-   *   onProgress: (done, total) => console.log(done, total),
+   * @example Pulling into a file, with progress
+   * ```ts
+   * import { BlobClient, sha256Digest } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry(); // or a real registry host
+   * using client = new BlobClient({ plainHttp: true });
+   * const repository = `${registry.host}/demo/blob`;
+   * const bytes = new TextEncoder().encode("hello");
+   * const digest = sha256Digest(bytes);
+   * await client.push(repository, digest, bytes.length, bytes);
+   * const path = await Deno.makeTempFile();
+   * const stream = await client.pull(repository, digest, {
+   *   onProgress: (done, total) => console.log(done, total), // 5 5
    * });
-   * await stream.pipeTo(destination);
+   * await stream.pipeTo((await Deno.create(path)).writable); // errors on a digest mismatch
+   * console.log(await Deno.readTextFile(path)); // "hello"
+   * await Deno.remove(path);
    * ```
    */
   async pull(
@@ -310,9 +395,18 @@ export class BlobClient {
    * are exposed; a shorter valid answer is continued, through at most 16 successful 206
    * responses. The digest is not verified (it covers the whole blob).
    *
-   * @example
-   * ```ts ignore
-   * const head = await client.pullRange("127.0.0.1:5000/demo/blob", digest, 0, 512);
+   * @example Reading the first bytes of a blob
+   * ```ts
+   * import { BlobClient, sha256Digest } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry(); // or a real registry host
+   * using client = new BlobClient({ plainHttp: true });
+   * const repository = `${registry.host}/demo/blob`;
+   * const bytes = new TextEncoder().encode("hello");
+   * const digest = sha256Digest(bytes);
+   * await client.push(repository, digest, bytes.length, bytes);
+   * const head = await client.pullRange(repository, digest, 0, 4);
+   * console.log(await new Response(head).text()); // "hell"
    * ```
    */
   async pullRange(
@@ -351,9 +445,19 @@ export class BlobClient {
    * bare `ReadableStream` allows one attempt. Abandoned sessions are DELETEd (best effort,
    * within 5 s). Callbacks stop before this resolves or rejects.
    *
-   * @example
-   * ```ts ignore
-   * await client.push("127.0.0.1:5000/demo/blob", digest, bytes.length, bytes);
+   * @example Pushing bytes, a Blob, or a stream factory
+   * ```ts
+   * import { BlobClient, sha256Digest } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry(); // or a real registry host
+   * using client = new BlobClient({ plainHttp: true });
+   * const repository = `${registry.host}/demo/blob`;
+   * const bytes = new TextEncoder().encode("hello");
+   * const digest = sha256Digest(bytes);
+   * await client.push(repository, digest, bytes.length, bytes);
+   * await client.push(repository, digest, bytes.length, new Blob([bytes]));
+   * await client.push(repository, digest, bytes.length, () => new Blob([bytes]).stream());
+   * console.log(registry.store.hasBlob("demo/blob", digest)); // true
    * ```
    */
   async push(
@@ -399,11 +503,21 @@ export class BlobClient {
    *
    * @throws {TypeError} The repositories are on different registries.
    *
-   * @example
-   * ```ts ignore
-   * if (!await client.mount("127.0.0.1:5000/b", "127.0.0.1:5000/a", digest)) {
-   *   await client.push("127.0.0.1:5000/b", digest, bytes.length, bytes);
+   * @example Mounting from another repository, pushing when declined
+   * ```ts
+   * import { BlobClient, sha256Digest } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry(); // or a real registry host
+   * using client = new BlobClient({ plainHttp: true });
+   * const repository = `${registry.host}/demo/blob`;
+   * const bytes = new TextEncoder().encode("hello");
+   * const digest = sha256Digest(bytes);
+   * await client.push(repository, digest, bytes.length, bytes);
+   * const copy = `${registry.host}/demo/copy`;
+   * if (!await client.mount(copy, repository, digest)) {
+   *   await client.push(copy, digest, bytes.length, bytes);
    * }
+   * console.log(await client.exists(copy, digest)); // true
    * ```
    */
   async mount(
@@ -459,7 +573,7 @@ export class BlobClient {
    * Closes the connections of the library-owned default transports (not those passed in) and
    * stops the hashing threads of large pulls.
    *
-   * @example
+   * @example Closing a client
    * ```ts
    * import { BlobClient } from "@ocipart/ocipart";
    * new BlobClient().close();
@@ -469,7 +583,15 @@ export class BlobClient {
     for (const transport of this.#owned) transport.close();
   }
 
-  /** Same as {@linkcode BlobClient.close}, for `using`. */
+  /**
+   * Same as {@linkcode BlobClient.close}, for `using`.
+   *
+   * @example Closing a client at the end of its scope
+   * ```ts
+   * import { BlobClient } from "@ocipart/ocipart";
+   * using client = new BlobClient();
+   * ```
+   */
   [Symbol.dispose](): void {
     this.close();
   }

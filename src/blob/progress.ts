@@ -5,10 +5,31 @@
  * @module
  */
 
-/** Cumulative committed progress: `done` bytes of `total` (−1 when the total is unknown). */
+/**
+ * Cumulative committed progress: `done` bytes of `total` (−1 when the total is unknown).
+ *
+ * @example A percentage, when the total is known
+ * ```ts
+ * import type { BlobProgressCallback } from "@ocipart/ocipart";
+ * const onProgress: BlobProgressCallback = (done, total) =>
+ *   console.log(total < 0 ? `${done} bytes` : `${Math.floor((100 * done) / total)}%`);
+ * onProgress(50, 200); // "25%"
+ * ```
+ */
 export type BlobProgressCallback = (done: number, total: number) => void;
 
-/** A positive number of upload bytes the transport consumed since the previous call. */
+/**
+ * A positive number of upload bytes the transport consumed since the previous call.
+ *
+ * @example Counting upload bytes, retries included
+ * ```ts
+ * import type { WireProgressCallback } from "@ocipart/ocipart";
+ * let sent = 0;
+ * const onWireProgress: WireProgressCallback = (delta) => (sent += delta);
+ * onWireProgress(1024);
+ * console.log(sent); // 1024
+ * ```
+ */
 export type WireProgressCallback = (delta: number) => void;
 
 /**

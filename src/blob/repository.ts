@@ -5,7 +5,17 @@
  */
 import { isRegistryHost, isRepositoryName } from "../registry/reference.ts";
 
-/** A repository on a registry: the host (with an optional port) and the repository path. */
+/**
+ * A repository on a registry: the host (with an optional port) and the repository path.
+ *
+ * @example The object form and the string form
+ * ```ts
+ * import type { Repository } from "@ocipart/ocipart";
+ * const repository: Repository = { host: "127.0.0.1:5000", name: "team/model" };
+ * // client.exists(repository, digest) is the same as client.exists("127.0.0.1:5000/team/model", digest)
+ * console.log(`${repository.host}/${repository.name}`); // "127.0.0.1:5000/team/model"
+ * ```
+ */
 export interface Repository {
   /** The registry host, optionally with a port: `<host>[:<port>]`. */
   host: string;

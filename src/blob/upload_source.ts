@@ -10,6 +10,19 @@ import { BodyLengthError } from "../errors/kinds.ts";
  * What `push` accepts as the blob's bytes. `Uint8Array`, `Blob` and a stream factory are
  * re-readable (a failed attempt restarts from byte zero); a bare `ReadableStream` allows one
  * attempt only.
+ *
+ * @example The accepted shapes
+ * ```ts
+ * import type { PushBody } from "@ocipart/ocipart";
+ * const bytes = new TextEncoder().encode("hello");
+ * const bodies: PushBody[] = [
+ *   bytes, // re-readable
+ *   new Blob([bytes]), // re-readable
+ *   () => new Blob([bytes]).stream(), // re-readable: a new stream per attempt
+ *   new Blob([bytes]).stream(), // one attempt only
+ * ];
+ * console.log(bodies.length); // 4
+ * ```
  */
 export type PushBody =
   | Uint8Array
