@@ -18,7 +18,25 @@ import { mergeScopes, repositoryScope, type ScopeAction, scopeActionOf } from ".
 import { type CachedToken, TokenCache } from "./token_cache.ts";
 import { basicAuthorization, requestToken } from "./token_exchange.ts";
 
-/** Options of {@linkcode RegistryAuthenticator}. */
+/**
+ * Options of {@linkcode RegistryAuthenticator}.
+ *
+ * @example Token realms on other hosts through the guarded transport
+ * ```ts
+ * import { createAuthFetch, type RegistryAuthenticatorOptions } from "@ocipart/ocipart";
+ * import { guardedExternalTransport, HttpTransport } from "@ocipart/ocipart/transport";
+ * const transport = new HttpTransport();
+ * const external = guardedExternalTransport(transport); // refuses private peer addresses
+ * const options: RegistryAuthenticatorOptions = {
+ *   registry: "ghcr.io",
+ *   fetch: transport.fetch,
+ *   externalFetch: external.fetch,
+ * };
+ * const authFetch = createAuthFetch(options);
+ * external.close();
+ * transport.close();
+ * ```
+ */
 export interface RegistryAuthenticatorOptions {
   /** The registry `host[:port]` that is dialed; credentials are looked up for this host. */
   registry: string;

@@ -6,7 +6,25 @@
 import type { Fetch } from "../transport/fetch.ts";
 import { RegistryAuthenticator, type RegistryAuthenticatorOptions } from "./authenticator.ts";
 
-/** Options of {@linkcode createAuthFetch}; see {@linkcode RegistryAuthenticatorOptions}. */
+/**
+ * Options of {@linkcode createAuthFetch}; see {@linkcode RegistryAuthenticatorOptions}.
+ *
+ * @example A registry on plain HTTP with a fixed credential
+ * ```ts
+ * import { type AuthFetchOptions, createAuthFetch } from "@ocipart/ocipart";
+ * import { staticCredentials } from "@ocipart/ocipart/auth";
+ * import { HttpTransport } from "@ocipart/ocipart/transport";
+ * const transport = new HttpTransport();
+ * const options: AuthFetchOptions = {
+ *   registry: "127.0.0.1:5000",
+ *   plainHttp: true,
+ *   fetch: transport.fetch,
+ *   credentials: staticCredentials({ username: "ci", password: "secret" }),
+ * };
+ * const authFetch = createAuthFetch(options);
+ * transport.close();
+ * ```
+ */
 export type AuthFetchOptions = RegistryAuthenticatorOptions;
 
 /**
@@ -18,18 +36,23 @@ export type AuthFetchOptions = RegistryAuthenticatorOptions;
  * A refused request with a body rejects with a retryable `AuthRetryError` once the credential
  * is renewed: rebuild the request and send it again (a retry loop does exactly that).
  *
- * @example Pulling a manifest with docker's stored credentials
- * ```ts ignore
- * import { createAuthFetch } from "@ocipart/ocipart";
+ * @example An authenticated transport for the blob client
+ * ```ts
+ * import { BlobClient, createAuthFetch, sha256Digest } from "@ocipart/ocipart";
+ * import { HttpTransport } from "@ocipart/ocipart/transport";
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ *
+ * await using registry = await startMemoryRegistry(); // or "ghcr.io" without plainHttp
+ * const transport = new HttpTransport();
  * const authFetch = createAuthFetch({
- *   registry: "ghcr.io",
- *   fetch: (request) => fetch(request, { redirect: "manual" }),
- * });
- * const response = await authFetch(
- *   new Request("https://ghcr.io/v2/org/data/manifests/v1", {
- *     headers: { accept: "application/vnd.oci.image.manifest.v1+json" },
- *   }),
- * );
+ *   registry: registry.host,
+ *   plainHttp: true,
+ *   fetch: transport.fetch, // must not follow redirects
+ * }); // credentials: docker's configuration and helpers, asked only when challenged
+ * using client = new BlobClient({ plainHttp: true, transport: authFetch });
+ * const digest = sha256Digest(new TextEncoder().encode("absent"));
+ * console.log(await client.exists(`${registry.host}/org/data`, digest)); // false
+ * transport.close();
  * ```
  */
 export function createAuthFetch(options: AuthFetchOptions): Fetch {

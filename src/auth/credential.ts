@@ -7,6 +7,15 @@
 /**
  * What a credential source returns for one registry. All fields absent (or empty) means
  * anonymous, which is a valid answer and not an error.
+ *
+ * @example Basic credentials, and a registry token presented as is
+ * ```ts
+ * import type { Credential } from "@ocipart/ocipart";
+ * const basic: Credential = { username: "ci", password: "secret" };
+ * const token: Credential = { registryToken: "eyJ…" };
+ * const anonymous: Credential = {};
+ * console.log([basic, token, anonymous].length); // 3
+ * ```
  */
 export interface Credential {
   /** Basic credential user. */
@@ -22,7 +31,21 @@ export interface Credential {
   registryToken?: string;
 }
 
-/** Looks up the credential of a registry host. */
+/**
+ * Looks up the credential of a registry host.
+ *
+ * @example Credentials from the environment
+ * ```ts
+ * import { type Credential, type CredentialSource, PartedClient } from "@ocipart/ocipart";
+ * const fromEnv: CredentialSource = {
+ *   get(registryHost: string): Promise<Credential> {
+ *     const password = registryHost === "ghcr.io" ? Deno.env.get("GHCR_TOKEN") : undefined;
+ *     return Promise.resolve(password === undefined ? {} : { username: "ci", password });
+ *   },
+ * };
+ * using client = new PartedClient({ credentials: fromEnv });
+ * ```
+ */
 export interface CredentialSource {
   /**
    * Returns the credential for `registryHost` (the `host[:port]` that is dialed). A registry the
@@ -69,7 +92,7 @@ export function staticCredentials(credential: Credential): CredentialSource {
 /**
  * A source that always answers anonymous.
  *
- * @example
+ * @example Never sending credentials
  * ```ts
  * import { anonymousCredentials } from "@ocipart/ocipart/auth";
  * console.log(await anonymousCredentials.get("registry.example")); // {}

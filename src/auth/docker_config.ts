@@ -47,14 +47,39 @@ export interface DockerConfig {
   credHelpers?: Record<string, string>;
 }
 
-/** Runs a credential helper; replaceable for embedding. */
+/**
+ * Runs a credential helper; replaceable for embedding.
+ *
+ * @example Answering helper lookups in process
+ * ```ts
+ * import { dockerConfigCredentials, type HelperRunner } from "@ocipart/ocipart/auth";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify({ credsStore: "vault" }));
+ * const runHelper: HelperRunner = (name, serverUrl) =>
+ *   Promise.resolve({ username: `${name}-user`, password: serverUrl });
+ * const source = dockerConfigCredentials({ configPath: `${dir}/config.json`, runHelper });
+ * console.log((await source.get("ghcr.io")).username); // "vault-user"
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export type HelperRunner = (
   name: string,
   serverUrl: string,
   signal?: AbortSignal,
 ) => Promise<Credential>;
 
-/** Options of {@linkcode dockerConfigCredentials}. */
+/**
+ * Options of {@linkcode dockerConfigCredentials}.
+ *
+ * @example A configuration in a directory of its own
+ * ```ts
+ * import { dockerConfigCredentials, type DockerConfigOptions } from "@ocipart/ocipart/auth";
+ * const options: DockerConfigOptions = {
+ *   env: (name) => (name === "DOCKER_CONFIG" ? "/etc/ci-docker" : undefined),
+ * };
+ * const source = dockerConfigCredentials(options); // reads /etc/ci-docker/config.json
+ * ```
+ */
 export interface DockerConfigOptions {
   /** Reads the configuration from this file instead of the standard location. */
   configPath?: string;
@@ -284,10 +309,17 @@ export async function resolveDockerCredential(
  * or an unknown registry yields anonymous without error; an unreadable or malformed file, an
  * identity token, or a failing helper is a `CredentialError`.
  *
- * @example Reading the standard location
- * ```ts ignore
+ * @example Reading a configuration file
+ * ```ts
  * import { dockerConfigCredentials } from "@ocipart/ocipart/auth";
- * const credential = await dockerConfigCredentials().get("ghcr.io");
+ * const dir = await Deno.makeTempDir();
+ * const auths = { "ghcr.io": { auth: btoa("ci:secret") } };
+ * await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify({ auths }));
+ * // Without configPath: $DOCKER_CONFIG/config.json, else ~/.docker/config.json.
+ * const source = dockerConfigCredentials({ configPath: `${dir}/config.json` });
+ * console.log((await source.get("ghcr.io")).username); // "ci"
+ * console.log(await source.get("quay.io")); // {} (anonymous)
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export function dockerConfigCredentials(options: DockerConfigOptions = {}): CredentialSource {

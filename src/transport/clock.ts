@@ -4,7 +4,26 @@
  * @module
  */
 
-/** Monotonic time, abortable sleep and randomness, as used by retries and caches. */
+/**
+ * Monotonic time, abortable sleep and randomness, as used by retries and caches.
+ *
+ * @example A clock that never waits, for tests of retry behaviour
+ * ```ts
+ * import { BlobClient, type Clock } from "@ocipart/ocipart";
+ * let now = 0;
+ * const waits: number[] = [];
+ * const instant: Clock = {
+ *   now: () => now,
+ *   sleep: (ms) => {
+ *     waits.push(ms);
+ *     now += ms;
+ *     return Promise.resolve();
+ *   },
+ *   random: () => 0.5,
+ * };
+ * using client = new BlobClient({ clock: instant, retryPolicy: { maxAttempts: 4 } });
+ * ```
+ */
 export interface Clock {
   /** Monotonic milliseconds; only differences are meaningful. */
   now(): number;

@@ -8,7 +8,16 @@ import { RetriesExhaustedError } from "../errors/kinds.ts";
 import { retryable } from "../errors/retryable.ts";
 import { type Clock, systemClock } from "./clock.ts";
 
-/** How often and how patiently work is repeated. */
+/**
+ * How often and how patiently work is repeated.
+ *
+ * @example More patience than the default
+ * ```ts
+ * import { PartedClient, type RetryPolicy } from "@ocipart/ocipart";
+ * const patient: RetryPolicy = { maxAttempts: 8, baseDelayMs: 2_000, maxDelayMs: 60_000 };
+ * using client = new PartedClient({ retryPolicy: patient });
+ * ```
+ */
 export interface RetryPolicy {
   /** Total attempts including the first; 1 means no retry. Must be a positive integer. */
   maxAttempts: number;
