@@ -4,7 +4,17 @@
  * @module
  */
 
-/** A constructor of an error class, as accepted by {@linkcode findError}. */
+/**
+ * A constructor of an error class, as accepted by {@linkcode findError}.
+ *
+ * @example Any error class, this package's or not
+ * ```ts
+ * import { type ErrorClass, findError, NotFoundError } from "@ocipart/ocipart";
+ * const classes: ErrorClass<Error>[] = [NotFoundError, TypeError];
+ * const err = new Error("pull", { cause: new TypeError("bad") });
+ * console.log(classes.map((cls) => findError(err, cls) !== undefined)); // [false, true]
+ * ```
+ */
 // deno-lint-ignore no-explicit-any
 export type ErrorClass<T> = abstract new (...args: any[]) => T;
 

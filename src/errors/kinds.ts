@@ -5,7 +5,20 @@
  */
 import { OciError, type OciErrorOptions } from "./oci_error.ts";
 
-/** Options of {@linkcode HttpStatusError}. */
+/**
+ * Options of {@linkcode HttpStatusError}.
+ *
+ * @example A retryable status with the start of its body
+ * ```ts
+ * import { HttpStatusError, type HttpStatusErrorOptions } from "@ocipart/ocipart/errors";
+ * const options: HttpStatusErrorOptions = {
+ *   status: 503,
+ *   retryable: true,
+ *   body: new TextEncoder().encode('{"errors":[]}'),
+ * };
+ * console.log(new HttpStatusError("GET blob", options).message); // "GET blob: status 503"
+ * ```
+ */
 export interface HttpStatusErrorOptions extends OciErrorOptions {
   /** The HTTP status the server answered. */
   status: number;
@@ -71,7 +84,7 @@ export class NetworkError extends OciError {
 /**
  * A transfer moved no bytes for longer than the stall timeout; transient.
  *
- * @example
+ * @example Its stable code
  * ```ts
  * import { StallError } from "@ocipart/ocipart/errors";
  * console.log(new StallError("GET blob: no bytes for 60 s").code); // "ERR_STALLED"
@@ -90,7 +103,7 @@ export class StallError extends OciError {
  * Work that was retryable failed on every attempt of its budget. Classification and the
  * Retry-After floor of the last failure stay reachable through `cause`.
  *
- * @example
+ * @example The message names the attempts
  * ```ts
  * import { RetriesExhaustedError } from "@ocipart/ocipart/errors";
  * const err = new RetriesExhaustedError("PUT blob upload", 4);
@@ -116,7 +129,7 @@ export class RetriesExhaustedError extends OciError {
  * A server broke the protocol: an unexpected 2xx, an invalid Range or Content-Range, a refused
  * content encoding, a missing header. Terminal unless said otherwise.
  *
- * @example
+ * @example Not retryable
  * ```ts
  * import { ProtocolError } from "@ocipart/ocipart/errors";
  * console.log(new ProtocolError("GET blob: unexpected status 204").retryable); // false
@@ -135,7 +148,7 @@ export class ProtocolError extends OciError {
  * A response carried a content encoding other than identity; the hashed bytes must equal the
  * stored bytes, so this is refused and not retried.
  *
- * @example
+ * @example The message
  * ```ts
  * import { ContentEncodingError } from "@ocipart/ocipart/errors";
  * console.log(new ContentEncodingError("GET blob").message);
@@ -157,7 +170,7 @@ export class ContentEncodingError extends OciError {
  * An upload Location (or redirect Location) failed validation: missing, malformed, hostless,
  * credential-bearing, unsupported scheme, or HTTPS to HTTP. The location is never rendered.
  *
- * @example
+ * @example The message names the problem, never the location
  * ```ts
  * import { LocationError } from "@ocipart/ocipart/errors";
  * console.log(new LocationError("POST blob upload", "missing").message);
@@ -179,7 +192,7 @@ export class LocationError extends OciError {
  * A redirect was refused by policy: too many hops, a write redirect that is not 307/308, write
  * redirects disabled, or a non-HTTP(S) or downgrading target. Terminal.
  *
- * @example
+ * @example Its stable code
  * ```ts
  * import { RedirectError } from "@ocipart/ocipart/errors";
  * console.log(new RedirectError("GET blob: too many redirects").code); // "ERR_REDIRECT"
@@ -198,7 +211,7 @@ export class RedirectError extends OciError {
  * A connection to a forbidden peer (loopback, private, link-local or unspecified address on a
  * cross-host request) was refused before any byte was sent. Terminal.
  *
- * @example
+ * @example The message names the request, never the address
  * ```ts
  * import { PeerRefusedError } from "@ocipart/ocipart/errors";
  * console.log(new PeerRefusedError("token request").message);
@@ -219,7 +232,7 @@ export class PeerRefusedError extends OciError {
 /**
  * A request body was shorter or longer than its declared Content-Length or size.
  *
- * @example
+ * @example Its stable code
  * ```ts
  * import { BodyLengthError } from "@ocipart/ocipart/errors";
  * console.log(new BodyLengthError("PUT blob upload: body shorter than declared").code);
@@ -237,7 +250,7 @@ export class BodyLengthError extends OciError {
 /**
  * A reference string is malformed: no registry, uppercase repository, neither tag nor digest.
  *
- * @example
+ * @example The message names the problem, never the reference
  * ```ts
  * import { InvalidReferenceError } from "@ocipart/ocipart/errors";
  * console.log(new InvalidReferenceError("missing registry").message);
@@ -256,7 +269,7 @@ export class InvalidReferenceError extends OciError {
  * A manifest claims to be a parted artifact but is structurally broken. The message names only
  * fixed fields, rules and bounded part indexes.
  *
- * @example
+ * @example The message names the broken field
  * ```ts
  * import { InvalidManifestError } from "@ocipart/ocipart/errors";
  * console.log(new InvalidManifestError("layers: count disagrees with the split rule").message);
@@ -274,7 +287,7 @@ export class InvalidManifestError extends OciError {
 /**
  * The push source changed while it was read; nothing is retried and no manifest is written.
  *
- * @example
+ * @example The message names the part
  * ```ts
  * import { SourceChangedError } from "@ocipart/ocipart/errors";
  * console.log(new SourceChangedError("part 2").message);
@@ -293,7 +306,7 @@ export class SourceChangedError extends OciError {
  * Credentials could not be used: an identity token (refused, never exchanged), a credential
  * helper that failed, or an unreadable docker configuration. Terminal.
  *
- * @example
+ * @example Its stable code
  * ```ts
  * import { CredentialError } from "@ocipart/ocipart/errors";
  * console.log(new CredentialError("identity tokens are not supported").code);
@@ -312,7 +325,7 @@ export class CredentialError extends OciError {
  * An authentication challenge could not be read or answered, or the token endpoint answered
  * without a token. Terminal; never includes challenge text, realm or response body.
  *
- * @example
+ * @example Its stable code
  * ```ts
  * import { AuthChallengeError } from "@ocipart/ocipart/errors";
  * console.log(new AuthChallengeError("token response has no token").code);
@@ -331,7 +344,7 @@ export class AuthChallengeError extends OciError {
  * A local file could not be used: a missing, unreadable or non-regular push source, a missing
  * destination directory, or a disk that will not take bytes. Terminal.
  *
- * @example
+ * @example Its stable code
  * ```ts
  * import { LocalFileError } from "@ocipart/ocipart/errors";
  * console.log(new LocalFileError("push source is not a regular file").code);

@@ -4,7 +4,16 @@
  * @module
  */
 
-/** Options accepted by every error class of this package. */
+/**
+ * Options accepted by every error class of this package.
+ *
+ * @example Wrapping a cause and classifying it
+ * ```ts
+ * import { OciError, type OciErrorOptions, retryable } from "@ocipart/ocipart/errors";
+ * const options: OciErrorOptions = { cause: new Error("socket hang up"), retryable: true };
+ * console.log(retryable(new OciError("GET blob: connection lost", options))); // { retryable: true, retryAfterMs: undefined }
+ * ```
+ */
 export interface OciErrorOptions {
   /** The error this one wraps; stays reachable through {@linkcode findError}. */
   cause?: unknown;

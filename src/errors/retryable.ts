@@ -6,7 +6,18 @@
 import { causeChain, isAbortError } from "./find_error.ts";
 import { OciError } from "./oci_error.ts";
 
-/** What {@linkcode retryable} tells about an error. */
+/**
+ * What {@linkcode retryable} tells about an error.
+ *
+ * @example Waiting as long as the server asked before trying again
+ * ```ts
+ * import { type RetryClassification, retryable } from "@ocipart/ocipart";
+ * import { HttpStatusError } from "@ocipart/ocipart/errors";
+ * const err = new HttpStatusError("GET blob", { status: 429, retryable: true, retryAfterMs: 1500 });
+ * const verdict: RetryClassification = retryable(err);
+ * if (verdict.retryable) console.log(`retry in ${verdict.retryAfterMs ?? 1000} ms`); // "retry in 1500 ms"
+ * ```
+ */
 export interface RetryClassification {
   /** True when repeating the work may succeed. */
   retryable: boolean;

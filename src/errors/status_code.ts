@@ -9,7 +9,7 @@ import { OciError } from "./oci_error.ts";
 /**
  * Returns the first HTTP status retained anywhere in the `cause` chain, or `undefined`.
  *
- * @example
+ * @example The status below a wrapped error
  * ```ts
  * import { statusCode } from "@ocipart/ocipart";
  * import { HttpStatusError } from "@ocipart/ocipart/errors";

@@ -22,7 +22,21 @@ export interface FileRange {
   readonly onBytes?: (bytes: number) => void;
 }
 
-/** Options of {@linkcode fileBody}. */
+/**
+ * Options of {@linkcode fileBody}.
+ *
+ * @example Counting the bytes read from the file
+ * ```ts
+ * import { fileBody, type FileBodyOptions } from "@ocipart/ocipart/transport";
+ * const path = await Deno.makeTempFile();
+ * await Deno.writeFile(path, new Uint8Array(3000));
+ * let read = 0;
+ * const options: FileBodyOptions = { onBytes: (bytes) => (read += bytes) };
+ * await new Response(fileBody(path, 1000, 2000, options)).arrayBuffer();
+ * console.log(read); // 2000
+ * await Deno.remove(path);
+ * ```
+ */
 export interface FileBodyOptions {
   /**
    * Called with each chunk's byte count as it leaves the file for the network: when the stream
@@ -48,18 +62,32 @@ const ranges = new WeakMap<ReadableStream<Uint8Array>, FileRange>();
  * `new Request(request, …)` hides the stream and the ordinary path is used, with the same
  * bytes).
  *
- * @example Uploading the second MiB of a file
- * ```ts ignore
+ * @example Uploading the second MiB of a file as a blob (embedded testing registry)
+ * ```ts
+ * import { sha256Digest } from "@ocipart/ocipart";
  * import { fileBody, HttpTransport } from "@ocipart/ocipart/transport";
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ * await using registry = await startMemoryRegistry();
+ * const path = await Deno.makeTempFile();
+ * const bytes = new Uint8Array(2 << 20).map((_, i) => i % 251);
+ * await Deno.writeFile(path, bytes);
+ *
  * const transport = new HttpTransport();
- * const body = fileBody("./weights.bin", 1 << 20, 1 << 20);
- * await transport.fetch(new Request("http://127.0.0.1:5000/upload", {
+ * const uploads = `${registry.url}/v2/demo/blobs/uploads/`;
+ * const started = await transport.fetch(new Request(uploads, { method: "POST" }));
+ * await started.body?.cancel();
+ * const session = new URL(started.headers.get("location")!, registry.url);
+ * session.searchParams.set("digest", sha256Digest(bytes.subarray(1 << 20)));
+ * const done = await transport.fetch(new Request(session, {
  *   method: "PUT",
- *   body,
+ *   body: fileBody(path, 1 << 20, 1 << 20),
  *   headers: { "content-length": String(1 << 20) },
  *   duplex: "half",
  * } as RequestInit));
+ * await done.body?.cancel();
+ * console.log(done.status); // 201
  * transport.close();
+ * await Deno.remove(path);
  * ```
  */
 export function fileBody(

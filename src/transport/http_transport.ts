@@ -24,7 +24,20 @@ import type { Fetch } from "./fetch.ts";
 import { type PlatformFetch, platformFetch } from "./platform_fetch.ts";
 import { rawFileUpload, rawUploadAvailable, type RawUploadMessages } from "./raw_upload.ts";
 
-/** Options of {@linkcode HttpTransport}. */
+/**
+ * Options of {@linkcode HttpTransport}.
+ *
+ * @example A registry behind a private certificate authority
+ * ```ts
+ * import { HttpTransport, type HttpTransportOptions } from "@ocipart/ocipart/transport";
+ * const options: HttpTransportOptions = {
+ *   caCerts: [], // e.g. [await Deno.readTextFile("./corp-ca.pem")]
+ *   maxSocketsPerOrigin: 8,
+ * };
+ * const transport = new HttpTransport(options);
+ * transport.close();
+ * ```
+ */
 export interface HttpTransportOptions {
   /** Extra PEM root certificates trusted for HTTPS, in addition to the runtime's roots. */
   caCerts?: string[];
@@ -119,12 +132,14 @@ type LookupCallback = (
  * - `request.signal` aborts the request at any point (also mid-body) with the signal's reason
  *   and destroys its socket. Connection failures reject with a retryable `NetworkError`.
  *
- * @example A request and its streamed answer
- * ```ts ignore
+ * @example A request and its streamed answer (embedded testing registry)
+ * ```ts
  * import { HttpTransport } from "@ocipart/ocipart/transport";
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ * await using registry = await startMemoryRegistry();
  * const transport = new HttpTransport();
- * const response = await transport.fetch(new Request("http://127.0.0.1:5000/v2/"));
- * console.log(response.status);
+ * const response = await transport.fetch(new Request(`${registry.url}/v2/`));
+ * console.log(response.status); // 200
  * await response.body?.cancel();
  * transport.close();
  * ```

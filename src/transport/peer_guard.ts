@@ -28,7 +28,18 @@ export function crossHostPeerGuard(address: string, _family?: 4 | 6): boolean {
   return !isForbiddenPeerAddress(address);
 }
 
-/** A transport created on first use; {@linkcode GuardedTransport.close} releases it. */
+/**
+ * A transport created on first use; {@linkcode GuardedTransport.close} releases it.
+ *
+ * @example Closing the clone with its base
+ * ```ts
+ * import { guardedExternalTransport, type GuardedTransport, HttpTransport } from "@ocipart/ocipart/transport";
+ * const base = new HttpTransport();
+ * const storage: GuardedTransport = guardedExternalTransport(base);
+ * storage.close(); // nothing was created: no request was sent
+ * base.close();
+ * ```
+ */
 export interface GuardedTransport {
   /** Sends through the guarded transport, creating it on the first request. */
   readonly fetch: Fetch;
@@ -43,12 +54,13 @@ export interface GuardedTransport {
  * connected, before any request byte is written. `base` itself is not modified. The clone is
  * created on the first request, so a transfer that never leaves the registry never has one.
  *
- * @example
+ * @example A private address is refused before dialing
  * ```ts
  * import { guardedExternalTransport, HttpTransport } from "@ocipart/ocipart/transport";
  * const base = new HttpTransport();
  * const external = guardedExternalTransport(base);
- * // external.fetch(new Request("http://10.0.0.1/")) rejects with PeerRefusedError, unsent.
+ * const refused = await external.fetch(new Request("http://10.0.0.1/")).catch((err) => err);
+ * console.log(refused.code); // "ERR_PEER_REFUSED"
  * external.close();
  * base.close();
  * ```
