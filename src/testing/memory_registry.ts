@@ -9,7 +9,18 @@ import type { MemoryStore } from "./memory_store.ts";
 import { RegistryHandler } from "./registry_handler.ts";
 import { toWebRequest, writeWebResponse } from "./node_adapter.ts";
 
-/** Options of {@linkcode startMemoryRegistry}. */
+/**
+ * Options of {@linkcode startMemoryRegistry}.
+ *
+ * @example Two registries sharing one store
+ * ```ts
+ * import { MemoryStore, startMemoryRegistry } from "@ocipart/ocipart/testing";
+ * const store = new MemoryStore();
+ * await using first = await startMemoryRegistry({ store });
+ * await using second = await startMemoryRegistry({ store });
+ * console.log(first.store === second.store); // true
+ * ```
+ */
 export interface MemoryRegistryOptions {
   /** Port to listen on; 0 (default) picks a free one. */
   port?: number;
@@ -21,7 +32,17 @@ export interface MemoryRegistryOptions {
   store?: MemoryStore;
 }
 
-/** A running embedded registry. */
+/**
+ * A running embedded registry.
+ *
+ * @example A reference on the embedded registry
+ * ```ts
+ * import { type MemoryRegistry, startMemoryRegistry } from "@ocipart/ocipart/testing";
+ * await using registry: MemoryRegistry = await startMemoryRegistry();
+ * const reference = `${registry.host}/demo/model:v1`; // use with plainHttp: true
+ * console.log(reference.endsWith("/demo/model:v1")); // true
+ * ```
+ */
 export interface MemoryRegistry {
   /** `http://<host>`. */
   readonly url: string;
@@ -42,10 +63,13 @@ export interface MemoryRegistry {
  * Runtime-neutral: it uses `node:http`, so it runs on Deno, Node and Bun.
  *
  * @example Pointing a client at an embedded registry
- * ```ts ignore
+ * ```ts
+ * import { BlobClient, sha256Digest } from "@ocipart/ocipart";
  * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
  * await using registry = await startMemoryRegistry();
- * const reference = `${registry.host}/demo/model:v1`; // push/pull with plain HTTP
+ * using client = new BlobClient({ plainHttp: true });
+ * const digest = sha256Digest(new Uint8Array());
+ * console.log(await client.exists(`${registry.host}/demo/model`, digest)); // false
  * ```
  */
 export async function startMemoryRegistry(

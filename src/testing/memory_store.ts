@@ -6,7 +6,19 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Hash } from "node:crypto";
 
-/** A manifest as stored: the exact bytes, the media type it was pushed with, its digest. */
+/**
+ * A manifest as stored: the exact bytes, the media type it was pushed with, its digest.
+ *
+ * @example Inspecting a pushed manifest
+ * ```ts
+ * import { MemoryStore, type StoredManifest } from "@ocipart/ocipart/testing";
+ * const store = new MemoryStore();
+ * const bytes = new TextEncoder().encode('{"schemaVersion":2}');
+ * store.putManifest("demo/app", "v1", bytes, "application/vnd.oci.image.manifest.v1+json");
+ * const stored: StoredManifest | undefined = store.getManifest("demo/app", "v1");
+ * console.log(stored?.mediaType); // "application/vnd.oci.image.manifest.v1+json"
+ * ```
+ */
 export interface StoredManifest {
   /** The exact bytes that were pushed. */
   bytes: Uint8Array;
@@ -16,7 +28,19 @@ export interface StoredManifest {
   digest: string;
 }
 
-/** An open blob upload session. */
+/**
+ * An open blob upload session.
+ *
+ * @example Checking that no upload session was left open
+ * ```ts
+ * import { MemoryStore, type UploadSession } from "@ocipart/ocipart/testing";
+ * const store = new MemoryStore();
+ * const session: UploadSession = store.openUpload("demo/app");
+ * console.log(store.openUploads); // 1
+ * store.closeUpload(session.id);
+ * console.log(store.openUploads); // 0
+ * ```
+ */
 export interface UploadSession {
   /** Session id (the `Docker-Upload-UUID`). */
   readonly id: string;

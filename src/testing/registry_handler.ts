@@ -9,7 +9,20 @@ import { matchRoute } from "./routes.ts";
 import type { Route } from "./routes.ts";
 import { concatBytes } from "../registry/bytes.ts";
 
-/** Options of {@linkcode RegistryHandler}. */
+/**
+ * Options of {@linkcode RegistryHandler}.
+ *
+ * @example A registry that asks for large PATCH chunks
+ * ```ts
+ * import { RegistryHandler, type RegistryHandlerOptions } from "@ocipart/ocipart/testing";
+ * const options: RegistryHandlerOptions = { ociChunkMinLength: 5 * 1024 * 1024 };
+ * const registry = new RegistryHandler(options);
+ * const started = await registry.fetch(
+ *   new Request("http://registry.test/v2/demo/blobs/uploads/", { method: "POST" }),
+ * );
+ * console.log(started.headers.get("oci-chunk-min-length")); // "5242880"
+ * ```
+ */
 export interface RegistryHandlerOptions {
   /** The store to serve; a fresh one by default. */
   store?: MemoryStore;
