@@ -18,7 +18,8 @@ import { retryDelay, type RetryPolicy } from "../transport/retry.ts";
  * @example Running a request under the budget
  * ```ts
  * import { AttemptBudget } from "./attempt_budget.ts";
- * import { BLOB_RETRY_POLICY, systemClock } from "../transport/mod.ts";
+ * import { BLOB_RETRY_POLICY } from "../transport/retry.ts";
+ * import { systemClock } from "../transport/clock.ts";
  * const budget = new AttemptBudget(BLOB_RETRY_POLICY, systemClock);
  * const value = await budget.run("HEAD blob", () => Promise.resolve(7));
  * console.log(value, budget.used); // 7 1
