@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { LocationError } from "../errors/mod.ts";
+import { LocationError } from "../errors/kinds.ts";
 
 const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):/;
 // Spaces, control characters and backslashes are refused outright: the URL parser would

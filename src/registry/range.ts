@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ProtocolError } from "../errors/mod.ts";
+import { ProtocolError } from "../errors/kinds.ts";
 
 /** A satisfied `Content-Range`: inclusive `start`-`end`, and the total size when stated. */
 export interface ContentRange {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { InvalidReferenceError } from "../errors/mod.ts";
+import { InvalidReferenceError } from "../errors/kinds.ts";
 import { isSha256Digest } from "./digest.ts";
 
 /** A parsed reference. At least one of `tag` and `digest` is present. */
