@@ -195,6 +195,20 @@ export class PartedClient {
    *
    * @throws {RangeError} A part size or worker count that is not a positive integer, before
    * anything is opened.
+   *
+   * @example Pushing a file under a tag
+   * ```ts
+   * import { fromFile, PartedClient, toFile } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry(); // or a real registry host
+   * const dir = await Deno.makeTempDir();
+   * await Deno.writeTextFile(`${dir}/model.bin`, "weights");
+   * using client = new PartedClient({ plainHttp: true });
+   * const pushed = await client.push(`${registry.host}/org/model:v1`, fromFile(`${dir}/model.bin`));
+   * console.log(pushed.artifactType); // "application/vnd.ocipart.parted.v1"
+   * console.log(registry.store.tags("org/model")); // ["v1"]
+   * await Deno.remove(dir, { recursive: true });
+   * ```
    */
   async push(ref: string, source: PushSource, options: PushOptions = {}): Promise<Descriptor> {
     const partSize = positive(options.partSize, DEFAULT_PART_SIZE, "part size");
@@ -221,6 +235,24 @@ export class PartedClient {
    *
    * @throws {RangeError} A worker count that is not a positive integer, before anything is
    * opened.
+   *
+   * @example Pulling by tag, and matching a missing artifact
+   * ```ts
+   * import { fromFile, PartedClient, toFile } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry(); // or a real registry host
+   * const dir = await Deno.makeTempDir();
+   * await Deno.writeTextFile(`${dir}/model.bin`, "weights");
+   * using client = new PartedClient({ plainHttp: true });
+   * import { findError, NotFoundError } from "@ocipart/ocipart";
+   * await client.push(`${registry.host}/org/model:v1`, fromFile(`${dir}/model.bin`));
+   * await client.pull(`${registry.host}/org/model:v1`, toFile(`${dir}/copy.bin`));
+   * console.log(await Deno.readTextFile(`${dir}/copy.bin`)); // "weights"
+   * const missing = await client.pull(`${registry.host}/org/model:v2`, toFile(`${dir}/v2.bin`))
+   *   .catch((err) => err);
+   * console.log(findError(missing, NotFoundError) !== undefined); // true
+   * await Deno.remove(dir, { recursive: true });
+   * ```
    */
   async pull(ref: string, destination: PullDestination, options: PullOptions = {}): Promise<void> {
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");

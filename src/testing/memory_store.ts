@@ -81,20 +81,51 @@ export class MemoryStore {
   #tags = new Map<string, Map<string, string>>();
   #uploads = new Map<string, UploadSession>();
 
-  /** Names of repositories that hold at least one blob, manifest or tag, sorted. */
+  /**
+   * Names of repositories that hold at least one blob, manifest or tag, sorted.
+   *
+   * @example Listing repositories
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * store.putBlob("b/two", new Uint8Array([2]));
+   * store.putBlob("a/one", new Uint8Array([1]));
+   * console.log(store.repositories()); // ["a/one", "b/two"]
+   * ```
+   */
   repositories(): string[] {
     const names = new Set([...this.#links.keys(), ...this.#manifests.keys()]);
     return [...names].sort();
   }
 
-  /** Stores `bytes` as a blob of `repository`; returns its digest. */
+  /**
+   * Stores `bytes` as a blob of `repository`; returns its digest.
+   *
+   * @example Seeding a blob
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * console.log(store.putBlob("demo/app", new TextEncoder().encode("{}")));
+   * // "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+   * ```
+   */
   putBlob(repository: string, bytes: Uint8Array): string {
     const digest = sha256(bytes);
     this.linkBlob(repository, digest, bytes);
     return digest;
   }
 
-  /** Links an existing (or given) blob into `repository`. Returns false when it is unknown. */
+  /**
+   * Links an existing (or given) blob into `repository`. Returns false when it is unknown.
+   *
+   * @example Making a blob visible in a second repository
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * const digest = store.putBlob("demo/a", new Uint8Array([1]));
+   * console.log(store.linkBlob("demo/b", digest), store.hasBlob("demo/b", digest)); // true true
+   * ```
+   */
   linkBlob(repository: string, digest: string, bytes?: Uint8Array): boolean {
     if (bytes !== undefined) this.#blobs.set(digest, bytes);
     if (!this.#blobs.has(digest)) return false;
@@ -104,27 +135,79 @@ export class MemoryStore {
     return true;
   }
 
-  /** Whether `repository` holds the blob `digest`. */
+  /**
+   * Whether `repository` holds the blob `digest`.
+   *
+   * @example Blobs are linked per repository
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * const digest = store.putBlob("demo/a", new Uint8Array([1]));
+   * console.log(store.hasBlob("demo/a", digest), store.hasBlob("demo/b", digest)); // true false
+   * ```
+   */
   hasBlob(repository: string, digest: string): boolean {
     return this.#links.get(repository)?.has(digest) === true;
   }
 
-  /** The bytes of blob `digest` in `repository`, or undefined. */
+  /**
+   * The bytes of blob `digest` in `repository`, or undefined.
+   *
+   * @example Reading what a client pushed
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * const digest = store.putBlob("demo/a", new TextEncoder().encode("hi"));
+   * console.log(new TextDecoder().decode(store.getBlob("demo/a", digest))); // "hi"
+   * ```
+   */
   getBlob(repository: string, digest: string): Uint8Array | undefined {
     return this.hasBlob(repository, digest) ? this.#blobs.get(digest) : undefined;
   }
 
-  /** Digests linked in `repository`, sorted. */
+  /**
+   * Digests linked in `repository`, sorted.
+   *
+   * @example Counting the blobs of a repository
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * store.putBlob("demo/a", new Uint8Array([1]));
+   * store.putBlob("demo/a", new Uint8Array([2]));
+   * console.log(store.blobs("demo/a").length); // 2
+   * ```
+   */
   blobs(repository: string): string[] {
     return [...(this.#links.get(repository) ?? [])].sort();
   }
 
-  /** Unlinks blob `digest` from `repository`; returns whether it was linked. */
+  /**
+   * Unlinks blob `digest` from `repository`; returns whether it was linked.
+   *
+   * @example Removing a blob so the next push must upload it
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * const digest = store.putBlob("demo/a", new Uint8Array([1]));
+   * console.log(store.deleteBlob("demo/a", digest), store.hasBlob("demo/a", digest)); // true false
+   * ```
+   */
   deleteBlob(repository: string, digest: string): boolean {
     return this.#links.get(repository)?.delete(digest) === true;
   }
 
-  /** Replaces the stored bytes of a blob (for corruption tests); returns false when unknown. */
+  /**
+   * Replaces the stored bytes of a blob (for corruption tests); returns false when unknown.
+   *
+   * @example Corrupting a blob to test digest verification
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * const digest = store.putBlob("demo/a", new TextEncoder().encode("good"));
+   * store.tamperBlob(digest, new TextEncoder().encode("evil"));
+   * console.log(new TextDecoder().decode(store.getBlob("demo/a", digest))); // "evil"
+   * ```
+   */
   tamperBlob(digest: string, bytes: Uint8Array): boolean {
     if (!this.#blobs.has(digest)) return false;
     this.#blobs.set(digest, bytes);
@@ -134,6 +217,15 @@ export class MemoryStore {
   /**
    * Stores a manifest's exact bytes under its digest and, when `reference` is a tag, points the
    * tag at it. Does no validation (the HTTP handler validates). Returns the digest.
+   *
+   * @example Tagging a manifest
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * const bytes = new TextEncoder().encode('{"schemaVersion":2}');
+   * const digest = store.putManifest("demo/app", "v1", bytes, "application/vnd.oci.image.manifest.v1+json");
+   * console.log(store.getManifest("demo/app", digest)?.digest === digest); // true
+   * ```
    */
   putManifest(repository: string, reference: string, bytes: Uint8Array, mediaType: string): string {
     const digest = sha256(bytes);
@@ -148,13 +240,34 @@ export class MemoryStore {
     return digest;
   }
 
-  /** The manifest a tag or digest refers to in `repository`, or undefined. */
+  /**
+   * The manifest a tag or digest refers to in `repository`, or undefined.
+   *
+   * @example By tag or by digest
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * const bytes = new TextEncoder().encode("{}");
+   * const digest = store.putManifest("demo/app", "v1", bytes, "application/vnd.oci.image.manifest.v1+json");
+   * console.log(store.getManifest("demo/app", "v1")?.digest === digest); // true
+   * ```
+   */
   getManifest(repository: string, reference: string): StoredManifest | undefined {
     const digest = reference.includes(":") ? reference : this.#tags.get(repository)?.get(reference);
     return digest === undefined ? undefined : this.#manifests.get(repository)?.get(digest);
   }
 
-  /** Deletes a tag, or a manifest by digest together with the tags pointing at it. */
+  /**
+   * Deletes a tag, or a manifest by digest together with the tags pointing at it.
+   *
+   * @example Deleting a tag
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * store.putManifest("demo/app", "v1", new TextEncoder().encode("{}"), "application/vnd.oci.image.manifest.v1+json");
+   * console.log(store.deleteManifest("demo/app", "v1"), store.tags("demo/app")); // true []
+   * ```
+   */
   deleteManifest(repository: string, reference: string): boolean {
     const tags = this.#tags.get(repository);
     if (!reference.includes(":")) return tags?.delete(reference) === true;
@@ -165,13 +278,33 @@ export class MemoryStore {
     return deleted;
   }
 
-  /** Tags of `repository`, sorted; undefined when the repository is unknown. */
+  /**
+   * Tags of `repository`, sorted; undefined when the repository is unknown.
+   *
+   * @example The tags a push created
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * store.putManifest("demo/app", "v1", new TextEncoder().encode("{}"), "application/vnd.oci.image.manifest.v1+json");
+   * console.log(store.tags("demo/app"), store.tags("demo/other")); // ["v1"] undefined
+   * ```
+   */
   tags(repository: string): string[] | undefined {
     if (!this.#manifests.has(repository) && !this.#links.has(repository)) return undefined;
     return [...(this.#tags.get(repository)?.keys() ?? [])].sort();
   }
 
-  /** Opens an upload session in `repository`. */
+  /**
+   * Opens an upload session in `repository`.
+   *
+   * @example Opening a session
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * const session = store.openUpload("demo/app");
+   * console.log(session.repository, session.size); // "demo/app" 0
+   * ```
+   */
   openUpload(repository: string): UploadSession {
     const session: UploadSession = {
       id: randomUUID(),
@@ -185,18 +318,47 @@ export class MemoryStore {
     return session;
   }
 
-  /** The open session `id` of `repository`, or undefined. */
+  /**
+   * The open session `id` of `repository`, or undefined.
+   *
+   * @example Sessions belong to their repository
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * const { id } = store.openUpload("demo/app");
+   * console.log(store.getUpload("demo/app", id) !== undefined, store.getUpload("demo/x", id)); // true undefined
+   * ```
+   */
   getUpload(repository: string, id: string): UploadSession | undefined {
     const session = this.#uploads.get(id);
     return session?.repository === repository ? session : undefined;
   }
 
-  /** Closes a session, dropping its bytes; returns whether it was open. */
+  /**
+   * Closes a session, dropping its bytes; returns whether it was open.
+   *
+   * @example Abandoning a session
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * const { id } = store.openUpload("demo/app");
+   * console.log(store.closeUpload(id), store.closeUpload(id)); // true false
+   * ```
+   */
   closeUpload(id: string): boolean {
     return this.#uploads.delete(id);
   }
 
-  /** Number of open upload sessions (a client that leaks sessions shows here). */
+  /**
+   * Number of open upload sessions (a client that leaks sessions shows here).
+   *
+   * @example Checking a client cleaned up its sessions
+   * ```ts
+   * import { MemoryStore } from "@ocipart/ocipart/testing";
+   * const store = new MemoryStore();
+   * console.log(store.openUploads); // 0
+   * ```
+   */
   get openUploads(): number {
     return this.#uploads.size;
   }

@@ -121,7 +121,19 @@ export class RegistryHandler {
   /** Answers one request; the same as {@linkcode RegistryHandler.prototype.handle}. */
   readonly fetch = (request: Request): Promise<Response> => this.handle(request);
 
-  /** Answers one request. Unknown endpoints answer 404 `UNSUPPORTED`. */
+  /**
+   * Answers one request. Unknown endpoints answer 404 `UNSUPPORTED`.
+   *
+   * @example Serving the registry from `Deno.serve`
+   * ```ts
+   * import { RegistryHandler } from "@ocipart/ocipart/testing";
+   * const registry = new RegistryHandler();
+   * await using server = Deno.serve({ port: 0, onListen: () => {} }, (request) => registry.handle(request));
+   * const response = await fetch(`http://127.0.0.1:${server.addr.port}/v2/`);
+   * console.log(response.status); // 200
+   * await response.body?.cancel();
+   * ```
+   */
   async handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
     const method = request.method.toUpperCase();

@@ -202,7 +202,7 @@ export class HttpTransport {
    * token realms): same TLS roots, peer guard and tuning, its own connections. Created once and
    * cached; {@linkcode HttpTransport.close} closes it too.
    *
-   * @example
+   * @example One twin per transport
    * ```ts
    * import { HttpTransport } from "@ocipart/ocipart/transport";
    * const transport = new HttpTransport();
@@ -236,7 +236,7 @@ export class HttpTransport {
    * {@linkcode HttpTransport.external}. Requests in flight fail with `NetworkError`; a later
    * request opens new connections.
    *
-   * @example
+   * @example Closing a transport
    * ```ts
    * import { HttpTransport } from "@ocipart/ocipart/transport";
    * new HttpTransport().close();
