@@ -12,7 +12,7 @@ import { isRegistryHost, isRepositoryName } from "../registry/reference.ts";
  * ```ts
  * import type { Repository } from "@ocipart/ocipart";
  * const repository: Repository = { host: "127.0.0.1:5000", name: "team/model" };
- * // client.exists(repository, digest) is the same as client.exists("127.0.0.1:5000/team/model", digest)
+ * // client.exists(repository, digest) equals client.exists("127.0.0.1:5000/team/model", digest)
  * console.log(`${repository.host}/${repository.name}`); // "127.0.0.1:5000/team/model"
  * ```
  */

@@ -11,7 +11,8 @@
  * ```ts
  * import { OciError, type OciErrorOptions, retryable } from "@ocipart/ocipart/errors";
  * const options: OciErrorOptions = { cause: new Error("socket hang up"), retryable: true };
- * console.log(retryable(new OciError("GET blob: connection lost", options))); // { retryable: true, retryAfterMs: undefined }
+ * const err = new OciError("GET blob: connection lost", options);
+ * console.log(retryable(err).retryable); // true
  * ```
  */
 export interface OciErrorOptions {

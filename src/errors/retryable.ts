@@ -13,9 +13,9 @@ import { OciError } from "./oci_error.ts";
  * ```ts
  * import { type RetryClassification, retryable } from "@ocipart/ocipart";
  * import { HttpStatusError } from "@ocipart/ocipart/errors";
- * const err = new HttpStatusError("GET blob", { status: 429, retryable: true, retryAfterMs: 1500 });
- * const verdict: RetryClassification = retryable(err);
- * if (verdict.retryable) console.log(`retry in ${verdict.retryAfterMs ?? 1000} ms`); // "retry in 1500 ms"
+ * const options = { status: 429, retryable: true, retryAfterMs: 1500 };
+ * const verdict: RetryClassification = retryable(new HttpStatusError("GET blob", options));
+ * if (verdict.retryable) console.log(`retry in ${verdict.retryAfterMs ?? 1000} ms`); // 1500
  * ```
  */
 export interface RetryClassification {

@@ -128,8 +128,9 @@ export interface PullOptions {
  * await Deno.writeTextFile(`${dir}/w.bin`, "weights");
  *
  * using client = new PartedClient({ plainHttp: true }); // HTTPS unless plainHttp
- * const descriptor = await client.push(`${registry.host}/org/weights:v1`, fromFile(`${dir}/w.bin`));
- * await client.pull(`${registry.host}/org/weights@${descriptor.digest}`, toFile(`${dir}/copy.bin`));
+ * const repository = `${registry.host}/org/weights`;
+ * const descriptor = await client.push(`${repository}:v1`, fromFile(`${dir}/w.bin`));
+ * await client.pull(`${repository}@${descriptor.digest}`, toFile(`${dir}/copy.bin`));
  * console.log(await Deno.readTextFile(`${dir}/copy.bin`)); // "weights"
  * await Deno.remove(dir, { recursive: true });
  * ```
@@ -204,7 +205,8 @@ export class PartedClient {
    * const dir = await Deno.makeTempDir();
    * await Deno.writeTextFile(`${dir}/model.bin`, "weights");
    * using client = new PartedClient({ plainHttp: true });
-   * const pushed = await client.push(`${registry.host}/org/model:v1`, fromFile(`${dir}/model.bin`));
+   * const source = fromFile(`${dir}/model.bin`);
+   * const pushed = await client.push(`${registry.host}/org/model:v1`, source);
    * console.log(pushed.artifactType); // "application/vnd.ocipart.parted.v1"
    * console.log(registry.store.tags("org/model")); // ["v1"]
    * await Deno.remove(dir, { recursive: true });

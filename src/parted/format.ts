@@ -58,9 +58,8 @@ export const ANNOTATION_PART_SIZE = "dev.ocipart.parted.v1.part-size";
  * @example Reading the file digest of a manifest
  * ```ts
  * import { ANNOTATION_FILE_DIGEST } from "@ocipart/ocipart/parted";
- * const annotations: Record<string, string> = {
- *   "dev.ocipart.parted.v1.file-digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
- * };
+ * const digest = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+ * const annotations: Record<string, string> = { "dev.ocipart.parted.v1.file-digest": digest };
  * console.log(annotations[ANNOTATION_FILE_DIGEST]?.startsWith("sha256:")); // true
  * ```
  */

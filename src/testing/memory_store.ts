@@ -223,7 +223,8 @@ export class MemoryStore {
    * import { MemoryStore } from "@ocipart/ocipart/testing";
    * const store = new MemoryStore();
    * const bytes = new TextEncoder().encode('{"schemaVersion":2}');
-   * const digest = store.putManifest("demo/app", "v1", bytes, "application/vnd.oci.image.manifest.v1+json");
+   * const mediaType = "application/vnd.oci.image.manifest.v1+json";
+   * const digest = store.putManifest("demo/app", "v1", bytes, mediaType);
    * console.log(store.getManifest("demo/app", digest)?.digest === digest); // true
    * ```
    */
@@ -248,7 +249,8 @@ export class MemoryStore {
    * import { MemoryStore } from "@ocipart/ocipart/testing";
    * const store = new MemoryStore();
    * const bytes = new TextEncoder().encode("{}");
-   * const digest = store.putManifest("demo/app", "v1", bytes, "application/vnd.oci.image.manifest.v1+json");
+   * const mediaType = "application/vnd.oci.image.manifest.v1+json";
+   * const digest = store.putManifest("demo/app", "v1", bytes, mediaType);
    * console.log(store.getManifest("demo/app", "v1")?.digest === digest); // true
    * ```
    */
@@ -264,7 +266,8 @@ export class MemoryStore {
    * ```ts
    * import { MemoryStore } from "@ocipart/ocipart/testing";
    * const store = new MemoryStore();
-   * store.putManifest("demo/app", "v1", new TextEncoder().encode("{}"), "application/vnd.oci.image.manifest.v1+json");
+   * const mediaType = "application/vnd.oci.image.manifest.v1+json";
+   * store.putManifest("demo/app", "v1", new TextEncoder().encode("{}"), mediaType);
    * console.log(store.deleteManifest("demo/app", "v1"), store.tags("demo/app")); // true []
    * ```
    */
@@ -285,7 +288,8 @@ export class MemoryStore {
    * ```ts
    * import { MemoryStore } from "@ocipart/ocipart/testing";
    * const store = new MemoryStore();
-   * store.putManifest("demo/app", "v1", new TextEncoder().encode("{}"), "application/vnd.oci.image.manifest.v1+json");
+   * const mediaType = "application/vnd.oci.image.manifest.v1+json";
+   * store.putManifest("demo/app", "v1", new TextEncoder().encode("{}"), mediaType);
    * console.log(store.tags("demo/app"), store.tags("demo/other")); // ["v1"] undefined
    * ```
    */
@@ -326,7 +330,8 @@ export class MemoryStore {
    * import { MemoryStore } from "@ocipart/ocipart/testing";
    * const store = new MemoryStore();
    * const { id } = store.openUpload("demo/app");
-   * console.log(store.getUpload("demo/app", id) !== undefined, store.getUpload("demo/x", id)); // true undefined
+   * console.log(store.getUpload("demo/app", id)?.id === id); // true
+   * console.log(store.getUpload("demo/other", id)); // undefined
    * ```
    */
   getUpload(repository: string, id: string): UploadSession | undefined {

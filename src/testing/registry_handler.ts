@@ -128,7 +128,8 @@ export class RegistryHandler {
    * ```ts
    * import { RegistryHandler } from "@ocipart/ocipart/testing";
    * const registry = new RegistryHandler();
-   * await using server = Deno.serve({ port: 0, onListen: () => {} }, (request) => registry.handle(request));
+   * const options = { port: 0, onListen: () => {} };
+   * await using server = Deno.serve(options, (request) => registry.handle(request));
    * const response = await fetch(`http://127.0.0.1:${server.addr.port}/v2/`);
    * console.log(response.status); // 200
    * await response.body?.cancel();

@@ -33,7 +33,8 @@ export function crossHostPeerGuard(address: string, _family?: 4 | 6): boolean {
  *
  * @example Closing the clone with its base
  * ```ts
- * import { guardedExternalTransport, type GuardedTransport, HttpTransport } from "@ocipart/ocipart/transport";
+ * import { guardedExternalTransport, HttpTransport } from "@ocipart/ocipart/transport";
+ * import type { GuardedTransport } from "@ocipart/ocipart/transport";
  * const base = new HttpTransport();
  * const storage: GuardedTransport = guardedExternalTransport(base);
  * storage.close(); // nothing was created: no request was sent
