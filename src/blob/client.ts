@@ -14,9 +14,13 @@ import { type Clock, systemClock } from "../transport/clock.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
 import { guardedExternalTransport } from "../transport/peer_guard.ts";
-import { BLOB_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from "../transport/retry.ts";
+import {
+  AttemptBudget,
+  BLOB_RETRY_POLICY,
+  resolveRetryPolicy,
+  type RetryPolicy,
+} from "../transport/retry.ts";
 import { validateStallTimeout, withStallGuard } from "../transport/stall_guard.ts";
-import { AttemptBudget } from "./attempt_budget.ts";
 import { type BlobContext, discard, send } from "./context.ts";
 import { parallelPullBlob } from "./parallel_pull.ts";
 import {
@@ -50,7 +54,7 @@ export interface BlobClientOptions {
   /**
    * Attempts and backoff of every operation. Omitted: 4 attempts, full jitter from 250 ms,
    * 30 s cap. A given policy takes `maxAttempts` 1 and the default delays for missing fields,
-   * so `{}` means exactly one attempt. `maxAttempts` bounds the whole operation, including
+   * so `{}` means exactly one attempt (the rule both clients share). `maxAttempts` bounds the whole operation, including
    * resumed downloads and parallel chunk retries.
    */
   retryPolicy?: Partial<RetryPolicy>;
@@ -166,7 +170,7 @@ export class BlobClient {
         throw new TypeError(`BlobClient: ${key} must be a boolean`);
       }
     }
-    const policy = resolvePolicy(options.retryPolicy);
+    const policy = resolveRetryPolicy(options.retryPolicy, BLOB_RETRY_POLICY, "BlobClient");
     let chunkSize: number | undefined;
     if (options.chunkedUpload !== undefined) {
       chunkSize = options.chunkedUpload?.chunkSize;
@@ -478,20 +482,6 @@ export class BlobClient {
     const { host, name } = toRepository(repository);
     return { host, name, origin: registryOrigin(host, { plainHttp: this.#context.plainHttp }) };
   }
-}
-
-function resolvePolicy(policy: Partial<RetryPolicy> | undefined): RetryPolicy {
-  if (policy === undefined) return { ...BLOB_RETRY_POLICY };
-  if (typeof policy !== "object" || policy === null) {
-    throw new TypeError("BlobClient: retryPolicy must be an object");
-  }
-  const resolved = {
-    maxAttempts: policy.maxAttempts ?? 1,
-    baseDelayMs: policy.baseDelayMs ?? BLOB_RETRY_POLICY.baseDelayMs,
-    maxDelayMs: policy.maxDelayMs ?? BLOB_RETRY_POLICY.maxDelayMs,
-  };
-  validateRetryPolicy(resolved);
-  return resolved;
 }
 
 function checkDigest(digest: string): void {

@@ -12,7 +12,7 @@ import { blobUrl } from "../registry/endpoints.ts";
 import { formatRange, parseContentRange, validateContentRange } from "../registry/range.ts";
 import { openStreamHash } from "../registry/stream_sha256.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
-import { AttemptBudget } from "./attempt_budget.ts";
+import { AttemptBudget } from "../transport/retry.ts";
 import { type BlobContext, discard, send } from "./context.ts";
 import { acceptsRanges, contentLength, type PullRequest, verifiedStream } from "./pull.ts";
 import { type RangePortion, readRange } from "./pull_range.ts";

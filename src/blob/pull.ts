@@ -11,7 +11,7 @@ import { blobUrl } from "../registry/endpoints.ts";
 import { formatRange, parseContentRange, validateContentRange } from "../registry/range.ts";
 import { openStreamHash } from "../registry/stream_sha256.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
-import { AttemptBudget } from "./attempt_budget.ts";
+import { AttemptBudget } from "../transport/retry.ts";
 import { bodyError } from "./body_error.ts";
 import { type BlobContext, discard, send } from "./context.ts";
 import type { ProgressReporter } from "./progress.ts";

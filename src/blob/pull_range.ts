@@ -10,7 +10,7 @@ import { NetworkError, ProtocolError } from "../errors/kinds.ts";
 import { blobUrl } from "../registry/endpoints.ts";
 import { formatRange, validateContentRange } from "../registry/range.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
-import { AttemptBudget } from "./attempt_budget.ts";
+import { AttemptBudget } from "../transport/retry.ts";
 import { bodyError } from "./body_error.ts";
 import { type BlobContext, discard, send } from "./context.ts";
 import type { ProgressReporter } from "./progress.ts";

@@ -9,7 +9,7 @@ import { uploadUrl } from "../registry/endpoints.ts";
 import { resolveLocation, withDigestQuery } from "../registry/location.ts";
 import { parseUploadRange } from "../registry/range.ts";
 import { expectStatus } from "../registry/status.ts";
-import { AttemptBudget } from "./attempt_budget.ts";
+import { AttemptBudget } from "../transport/retry.ts";
 import { type BlobContext, discard, send } from "./context.ts";
 import type { ProgressReporter } from "./progress.ts";
 import { ExactReader, stagedBody, type UploadSource } from "./upload_source.ts";

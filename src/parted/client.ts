@@ -8,7 +8,7 @@ import { parseReference } from "../registry/reference.ts";
 import type { Descriptor } from "../registry/media_types.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from "../transport/retry.ts";
+import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
 import { ClientTransports, connect, type ExplicitCredential } from "./connection.ts";
 import { DEFAULT_PART_SIZE, DEFAULT_WORKERS } from "./format.ts";
@@ -45,8 +45,13 @@ export interface PartedClientOptions {
    * `StallError`, so the retry budget applies. `0` disables. Default: 60 000.
    */
   stallTimeoutMs?: number;
-  /** Retry budget and backoff of every part, the config blob and the manifest. */
-  retryPolicy?: RetryPolicy;
+  /**
+   * Retry budget and backoff of every part, the config blob and the manifest. Omitted: 4
+   * attempts, full jitter from 1 s, 30 s cap. A given policy takes `maxAttempts` 1 and the
+   * default delays for missing fields, so `{}` means exactly one attempt (the rule both
+   * clients share).
+   */
+  retryPolicy?: Partial<RetryPolicy>;
   /** Time source of backoff waits (tests). */
   clock?: Clock;
 }
@@ -99,8 +104,7 @@ export class PartedClient {
     if (options.credential !== undefined && options.credentials !== undefined) {
       throw new TypeError("PartedClient: pass either credential or credentials, not both");
     }
-    this.#policy = options.retryPolicy ?? PARTED_RETRY_POLICY;
-    validateRetryPolicy(this.#policy);
+    this.#policy = resolveRetryPolicy(options.retryPolicy, PARTED_RETRY_POLICY, "PartedClient");
     validateStallTimeout(options.stallTimeoutMs);
     this.#options = { ...options };
     // The default transports serve every transfer of this client (keep-alive connections are
