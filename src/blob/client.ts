@@ -7,9 +7,7 @@
 import { Sha256Threads } from "../registry/sha256_threads.ts";
 import { BodyLengthError } from "../errors/kinds.ts";
 import { isSha256Digest } from "../registry/digest.ts";
-import { blobUrl, registryOrigin, uploadUrl } from "../registry/endpoints.ts";
-import { resolveLocation } from "../registry/location.ts";
-import { expectStatus } from "../registry/status.ts";
+import { registryOrigin } from "../registry/endpoints.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
@@ -21,17 +19,19 @@ import {
   type RetryPolicy,
 } from "../transport/retry.ts";
 import { validateStallTimeout, withStallGuard } from "../transport/stall_guard.ts";
-import { type BlobContext, discard, send } from "./context.ts";
+import type { BlobContext } from "./context.ts";
+import { RemoteRepository } from "../remote/repository.ts";
+import { mountBlob } from "../remote/uploads.ts";
 import { parallelPullBlob } from "./parallel_pull.ts";
 import {
   type BlobProgressCallback,
   ProgressReporter,
   type WireProgressCallback,
 } from "./progress.ts";
-import { toPublicError } from "./public_error.ts";
+import { attachSentinel } from "../errors/attach_sentinel.ts";
 import { pullBlob } from "./pull.ts";
 import { pullRangeBlob } from "./pull_range.ts";
-import { cleanup, pushBlob } from "./push.ts";
+import { pushBlob } from "./push.ts";
 import { type Repository, toRepository } from "./repository.ts";
 import { type PushBody, toUploadSource } from "./upload_source.ts";
 
@@ -215,11 +215,11 @@ export class BlobClient {
     }
     const hashThreads = threadLimit === 0 ? undefined : new Sha256Threads(threadLimit);
     if (hashThreads !== undefined) this.#owned.push(hashThreads);
+    const writeRedirects = options.writeRedirects ?? true;
     this.#context = {
-      transport,
-      storageTransport,
+      repository: (origin, name) =>
+        new RemoteRepository({ origin, name, transport, storageTransport, writeRedirects }),
       policy,
-      writeRedirects: options.writeRedirects ?? true,
       plainHttp: options.plainHttp ?? false,
       clock,
       chunkSize,
@@ -242,27 +242,13 @@ export class BlobClient {
     digest: string,
     options: BlobCallOptions = {},
   ): Promise<boolean> {
-    const { origin, name } = this.#target(repository);
+    const repo = this.#target(repository);
     checkDigest(digest);
-    const operation = "HEAD blob";
     try {
       const budget = new AttemptBudget(this.#context.policy, this.#context.clock, options.signal);
-      return await budget.run(operation, async () => {
-        const { response, offOrigin } = await send(this.#context, origin, {
-          method: "HEAD",
-          url: blobUrl(origin, name, digest),
-          signal: options.signal,
-        }, operation);
-        if (response.status === 404 && !offOrigin) {
-          await discard(response);
-          return false;
-        }
-        await expectStatus(response, [200], operation, { offOrigin });
-        await discard(response);
-        return true;
-      });
+      return await budget.run("HEAD blob", () => repo.exists(digest, options.signal));
     } catch (err) {
-      throw toPublicError(err);
+      throw attachSentinel(err);
     }
   }
 
@@ -286,13 +272,12 @@ export class BlobClient {
     digest: string,
     options: BlobPullOptions = {},
   ): Promise<ReadableStream<Uint8Array>> {
-    const { origin, name } = this.#target(repository);
+    const repo = this.#target(repository);
     checkDigest(digest);
     if (options.size !== undefined) checkSize(options.size, "size");
     const progress = new ProgressReporter(options.onProgress);
     const request = {
-      origin,
-      name,
+      repo,
       digest,
       size: options.size,
       signal: options.signal,
@@ -305,7 +290,7 @@ export class BlobClient {
         : await parallelPullBlob(this.#context, request, parallel);
     } catch (err) {
       progress.close();
-      throw toPublicError(err);
+      throw attachSentinel(err);
     }
   }
 
@@ -326,15 +311,14 @@ export class BlobClient {
     length: number,
     options: BlobPullRangeOptions = {},
   ): Promise<ReadableStream<Uint8Array>> {
-    const { origin, name } = this.#target(repository);
+    const repo = this.#target(repository);
     checkDigest(digest);
     checkSize(offset, "offset");
     checkSize(length, "length");
     const progress = new ProgressReporter(options.onProgress);
     try {
       return await pullRangeBlob(this.#context, {
-        origin,
-        name,
+        repo,
         digest,
         offset,
         length,
@@ -343,7 +327,7 @@ export class BlobClient {
       });
     } catch (err) {
       progress.close();
-      throw toPublicError(err);
+      throw attachSentinel(err);
     }
   }
 
@@ -367,7 +351,7 @@ export class BlobClient {
     body: PushBody,
     options: BlobPushOptions = {},
   ): Promise<void> {
-    const { origin, name } = this.#target(repository);
+    const repo = this.#target(repository);
     checkDigest(digest);
     checkSize(size, "size");
     const source = toUploadSource(body);
@@ -381,8 +365,7 @@ export class BlobClient {
         );
       }
       await pushBlob(this.#context, {
-        origin,
-        name,
+        repo,
         digest,
         size,
         source,
@@ -390,7 +373,7 @@ export class BlobClient {
         progress,
       });
     } catch (err) {
-      throw toPublicError(err);
+      throw attachSentinel(err);
     } finally {
       progress.close();
     }
@@ -416,46 +399,21 @@ export class BlobClient {
     digest: string,
     options: BlobCallOptions = {},
   ): Promise<boolean> {
-    const { origin, name, host } = this.#target(destination);
+    const repo = this.#target(destination);
     const from = toRepository(source);
-    if (from.host !== host) {
+    if (from.host !== toRepository(destination).host) {
       throw new TypeError("mount: source and destination must be on the same registry");
     }
     checkDigest(digest);
-    const operation = "POST blob mount";
     const context = this.#context;
     try {
       const budget = new AttemptBudget(context.policy, context.clock, options.signal);
-      return await budget.run(operation, async () => {
-        const { response, url, offOrigin } = await send(context, origin, {
-          method: "POST",
-          url: uploadUrl(origin, name, { mount: digest, from: from.name }),
-          headers: { "content-length": "0" },
-          signal: options.signal,
-        }, operation);
-        if (response.status === 201) {
-          await discard(response);
-          return true;
-        }
-        await expectStatus(response, [202], operation, { offOrigin });
-        await discard(response);
-        // Declined: the registry opened a session instead; it is not continued.
-        const location = response.headers.get("location");
-        if (location !== null) {
-          let session: URL | undefined;
-          try {
-            session = resolveLocation(location, url, operation);
-          } catch {
-            // A session that cannot be addressed cannot be cleaned up either.
-          }
-          if (session !== undefined) {
-            await cleanup(context, { origin, signal: options.signal }, session);
-          }
-        }
-        return false;
-      });
+      return await budget.run(
+        "POST blob mount",
+        () => mountBlob(repo, digest, from.name, options.signal),
+      );
     } catch (err) {
-      throw toPublicError(err);
+      throw attachSentinel(err);
     }
   }
 
@@ -478,9 +436,12 @@ export class BlobClient {
     this.close();
   }
 
-  #target(repository: Repository | string): Repository & { origin: URL } {
+  #target(repository: Repository | string): RemoteRepository {
     const { host, name } = toRepository(repository);
-    return { host, name, origin: registryOrigin(host, { plainHttp: this.#context.plainHttp }) };
+    return this.#context.repository(
+      registryOrigin(host, { plainHttp: this.#context.plainHttp }),
+      name,
+    );
   }
 }
 

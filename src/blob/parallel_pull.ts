@@ -6,17 +6,19 @@
  * @module
  */
 import { findError } from "../errors/find_error.ts";
-import { ProtocolError } from "../errors/kinds.ts";
+import { LengthMismatchError, ProtocolError } from "../errors/kinds.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { blobUrl } from "../registry/endpoints.ts";
 import { formatRange, parseContentRange, validateContentRange } from "../registry/range.ts";
 import { openStreamHash } from "../registry/stream_sha256.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
 import { AttemptBudget } from "../transport/retry.ts";
-import { type BlobContext, discard, send } from "./context.ts";
-import { acceptsRanges, contentLength, type PullRequest, verifiedStream } from "./pull.ts";
-import { type RangePortion, readRange } from "./pull_range.ts";
-import { toPublicError } from "./public_error.ts";
+import { discard } from "../registry/discard.ts";
+import { acceptsRanges, bodyOf, contentLength, type RangePortion } from "../remote/blob_reads.ts";
+import type { BlobContext } from "./context.ts";
+import { type PullRequest, verifiedStream } from "./pull.ts";
+import { readRange } from "./pull_range.ts";
+import { attachSentinel } from "../errors/attach_sentinel.ts";
 
 /** Parallel pull settings. */
 export interface ParallelPullSettings {
@@ -68,9 +70,9 @@ export async function parallelPullBlob(
   const { chunkSize, workers } = settings;
 
   const probe = await budget.run(operation, async () => {
-    const { response, offOrigin } = await send(context, request.origin, {
+    const { response, offOrigin } = await request.repo.send({
       method: "GET",
-      url: blobUrl(request.origin, request.name, request.digest),
+      url: blobUrl(request.repo.origin, request.repo.name, request.digest),
       headers: { "accept-encoding": "identity", range: formatRange(0, chunkSize - 1) },
       signal,
     }, operation);
@@ -107,7 +109,7 @@ export async function parallelPullBlob(
       if (range.end > chunkSize - 1) {
         throw new ProtocolError(`${operation}: Content-Range exceeds the request`);
       }
-      const body = response.body ?? new ReadableStream({ start: (c) => c.close() });
+      const body = bodyOf(response);
       const portion: RangePortion = { body, start: 0, end: range.end, total: range.total };
       return { kind: "ranged" as const, portion, total: range.total };
     } catch (err) {
@@ -119,12 +121,12 @@ export async function parallelPullBlob(
   if (probe.kind !== "ranged") {
     observer.fallback?.();
     const body = probe.kind === "whole"
-      ? (probe.response.body ?? new ReadableStream({ start: (c) => c.close() }))
+      ? bodyOf(probe.response)
       : new ReadableStream<Uint8Array>({ start: (c) => c.close() });
     const total = probe.kind === "whole" ? contentLength(probe.response) : 0;
     if (request.size !== undefined && total !== undefined && total !== request.size) {
       await body.cancel().catch(() => {});
-      throw new ProtocolError(`${operation}: Content-Length differs from the blob size`);
+      throw new LengthMismatchError(`${operation}: Content-Length differs from the blob size`);
     }
     const ranges = probe.kind === "whole" ? acceptsRanges(probe.response) : false;
     return verifiedStream(
@@ -170,7 +172,6 @@ export async function parallelPullBlob(
       }
       const chunk = chunks[next++]!;
       await readRange(
-        context,
         request,
         chunk.start,
         chunk.end,
@@ -242,7 +243,7 @@ export async function parallelPullBlob(
         abort.abort();
         notify();
         await settled();
-        const mapped = findError(err, DigestMismatchError) ? err : toPublicError(err);
+        const mapped = findError(err, DigestMismatchError) ? err : attachSentinel(err);
         throw mapped;
       }
     },

@@ -14,7 +14,10 @@ import { crossHostFetch } from "../transport/cross_host_fetch.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
 import { withStallGuard } from "../transport/stall_guard.ts";
 import { guardedExternalTransport, type GuardedTransport } from "../transport/peer_guard.ts";
-import { PartedRequests } from "./requests.ts";
+import { RemoteRepository } from "../remote/repository.ts";
+
+/** Blob reads follow at most this many redirects. */
+export const BLOB_REDIRECT_HOPS = 3;
 
 /** One explicit credential: basic, or a registry token presented verbatim. */
 export type ExplicitCredential = { username: string; password: string } | {
@@ -41,8 +44,8 @@ export interface ConnectionOptions {
 
 /** The transports of one transfer; `close()` releases the connections it owns. */
 export interface Connection {
-  /** The request layer of the reference's repository. */
-  readonly requests: PartedRequests;
+  /** The registry operations of the reference's repository. */
+  readonly repo: RemoteRepository;
   /** The authenticator of the registry. */
   readonly authenticator: RegistryAuthenticator;
   /** Releases pooled connections of the default transport unless they are shared. */
@@ -144,14 +147,17 @@ export function connect(
     externalFetch: external,
     ...(credentials !== undefined ? { credentials } : {}),
   });
-  const requests = new PartedRequests({
+  const repo = new RemoteRepository({
     origin,
-    repository: reference.repository,
-    fetch: authenticator.fetch,
-    externalFetch: external,
+    name: reference.repository,
+    transport: authenticator.fetch,
+    storageTransport: external,
+    writeRedirects: false,
+    readRedirects: BLOB_REDIRECT_HOPS,
+    redirectTargetsAreStorage: true,
   });
   return {
-    requests,
+    repo,
     authenticator,
     close() {
       owned?.close();

@@ -6,7 +6,8 @@
  */
 import type { AsyncQueue } from "./async_queue.ts";
 import type { PartDescriptor } from "./manifest.ts";
-import { attachSentinel } from "./sentinel.ts";
+import { attachSentinel } from "../errors/attach_sentinel.ts";
+import { PartTooLargeError } from "../errors/sentinels.ts";
 
 /**
  * Keeps the first failure of a transfer and aborts the transfer's controller on every failure.
@@ -49,7 +50,8 @@ export class FirstFailure {
   publicError(err: unknown): unknown {
     if (this.#callerSignal?.aborted) return this.#callerSignal.reason;
     const first = this.#first;
-    return attachSentinel(err, first !== undefined && first.err === err ? first.part : undefined);
+    const partIndex = first !== undefined && first.err === err ? first.part : undefined;
+    return attachSentinel(err, { partIndex, tooLarge: PartTooLargeError });
   }
 }
 

@@ -24,7 +24,9 @@ import { encodeManifest, type PartDescriptor } from "./manifest.ts";
 import { uploadPart } from "./part_upload.ts";
 import { planParts } from "./plan.ts";
 import { ProgressTracker } from "./progress.ts";
-import type { PartedRequests } from "./requests.ts";
+import { putManifest } from "../remote/manifests.ts";
+import type { RemoteRepository } from "../remote/repository.ts";
+import { completeUpload, openUpload } from "../remote/uploads.ts";
 import type { TransferJob } from "./transfer_job.ts";
 import { FirstFailure, runPartWorkers } from "./part_workers.ts";
 
@@ -97,7 +99,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
       progress.setPhase("uploading");
       await uploadPart({
-        requests: connection.requests,
+        repo: connection.repo,
         path: job.path,
         progress,
         signal,
@@ -113,7 +115,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     if (progress.failure !== undefined) throw progress.failure;
     await checkUnchanged(job.path, stamp);
     progress.setPhase("config");
-    await ensureConfig(connection.requests, signal, policy, clock);
+    await ensureConfig(connection.repo, signal, policy, clock);
     const manifest = encodeManifest({
       partSize: job.partSize,
       fileSize: stamp.size,
@@ -127,7 +129,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     progress.setPhase("manifest");
     await checkUnchanged(job.path, stamp);
     const target = job.reference.tag ?? digest;
-    await retry("PUT manifest", () => connection.requests.putManifest(target, manifest, signal), {
+    await retry("PUT manifest", () => putManifest(connection.repo, target, manifest, signal), {
       policy,
       signal,
       clock,
@@ -191,21 +193,18 @@ async function checkUnchanged(path: string, stamp: SourceStamp): Promise<void> {
 }
 
 async function ensureConfig(
-  requests: PartedRequests,
+  repo: RemoteRepository,
   signal: AbortSignal,
   policy: RetryPolicy,
   clock: Clock,
 ): Promise<void> {
   const digest = EMPTY_CONFIG_DESCRIPTOR.digest;
   await retry("config blob", async () => {
-    if (await requests.blobExists(digest, signal)) return;
-    const session = await requests.openUpload(signal);
-    await requests.completeUpload(
-      session,
-      digest,
-      EMPTY_CONFIG_BYTES.byteLength,
-      EMPTY_CONFIG_BYTES.slice(),
-      signal,
-    );
+    if (await repo.exists(digest, signal)) return;
+    const session = await openUpload(repo, signal);
+    await completeUpload(repo, session, digest, EMPTY_CONFIG_BYTES.byteLength, {
+      make: () => EMPTY_CONFIG_BYTES.slice(),
+      replayable: true,
+    }, signal);
   }, { policy, signal, clock });
 }
