@@ -10,15 +10,14 @@ import { isSha256Digest } from "../registry/digest.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import type { Fetch } from "../transport/fetch.ts";
-import { HttpTransport } from "../transport/http_transport.ts";
-import { guardedExternalTransport } from "../transport/peer_guard.ts";
 import {
   AttemptBudget,
   BLOB_RETRY_POLICY,
   resolveRetryPolicy,
   type RetryPolicy,
 } from "../transport/retry.ts";
-import { validateStallTimeout, withStallGuard } from "../transport/stall_guard.ts";
+import { validateStallTimeout } from "../transport/stall_guard.ts";
+import { ClientStack } from "../remote/client_stack.ts";
 import type { BlobContext } from "./context.ts";
 import { RemoteRepository } from "../remote/repository.ts";
 import { mountBlob } from "../remote/uploads.ts";
@@ -191,23 +190,14 @@ export class BlobClient {
     }
     const stallTimeoutMs = validateStallTimeout(options.stallTimeoutMs);
     const clock = options.clock ?? systemClock;
-    let transport = options.transport;
-    let storageTransport = options.storageTransport;
-    if (transport === undefined || storageTransport === undefined) {
-      const idle = parallelPull?.workers;
-      const base = new HttpTransport(idle === undefined ? {} : { maxIdleSocketsPerOrigin: idle });
-      this.#owned.push(base);
-      if (transport === undefined) transport = base.fetch;
-      if (storageTransport === undefined) {
-        // Created on first use: a client whose blobs never leave the registry has no second pool.
-        const guarded = guardedExternalTransport(base);
-        this.#owned.push(guarded);
-        storageTransport = guarded.fetch;
-      }
-    }
-    // A silent peer costs one attempt of the retry policy instead of hanging the call.
-    transport = withStallGuard(transport, { stallTimeoutMs });
-    storageTransport = withStallGuard(storageTransport, { stallTimeoutMs });
+    // Blob spec: every origin but the registry's goes to the storage transport.
+    const stack = new ClientStack({
+      transport: options.transport,
+      storageTransport: options.storageTransport,
+      maxIdleSocketsPerOrigin: parallelPull?.workers,
+      stallTimeoutMs,
+    });
+    this.#owned.push(stack);
     // Started on the first large pull; one per concurrent pull up to the limit.
     const threadLimit = options.hashThreads ?? globalThis.navigator?.hardwareConcurrency ?? 2;
     if (!Number.isSafeInteger(threadLimit) || threadLimit < 0 || threadLimit > 256) {
@@ -217,8 +207,10 @@ export class BlobClient {
     if (hashThreads !== undefined) this.#owned.push(hashThreads);
     const writeRedirects = options.writeRedirects ?? true;
     this.#context = {
-      repository: (origin, name) =>
-        new RemoteRepository({ origin, name, transport, storageTransport, writeRedirects }),
+      repository: (origin, name) => {
+        const { transport, storageTransport } = stack.route(origin, origin.host);
+        return new RemoteRepository({ origin, name, transport, storageTransport, writeRedirects });
+      },
       policy,
       plainHttp: options.plainHttp ?? false,
       clock,

@@ -10,7 +10,8 @@ import type { Fetch } from "../transport/fetch.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
-import { ClientTransports, connect, type ExplicitCredential } from "./connection.ts";
+import type { ClientStack } from "../remote/client_stack.ts";
+import { connect, type ExplicitCredential, partedStack } from "./connection.ts";
 import { DEFAULT_PART_SIZE, DEFAULT_WORKERS } from "./format.ts";
 import type { PullDestination } from "./fs_partial.ts";
 import type { PushSource } from "./fs_source.ts";
@@ -93,7 +94,7 @@ export interface PullOptions {
 export class PartedClient {
   readonly #options: PartedClientOptions;
   readonly #policy: RetryPolicy;
-  readonly #transports: ClientTransports | undefined;
+  readonly #stack: ClientStack;
   #closed = false;
 
   /** Creates a client; nothing is opened until a transfer starts. */
@@ -107,9 +108,9 @@ export class PartedClient {
     this.#policy = resolveRetryPolicy(options.retryPolicy, PARTED_RETRY_POLICY, "PartedClient");
     validateStallTimeout(options.stallTimeoutMs);
     this.#options = { ...options };
-    // The default transports serve every transfer of this client (keep-alive connections are
-    // reused); a caller's fetch is the caller's to manage.
-    if (options.fetch === undefined) this.#transports = new ClientTransports(options.caCerts);
+    // One stack serves every transfer of this client: keep-alive connections and tokens are
+    // reused; a caller's fetch is the caller's to manage.
+    this.#stack = partedStack(this.#options);
   }
 
   /**
@@ -128,7 +129,7 @@ export class PartedClient {
    */
   close(): void {
     this.#closed = true;
-    this.#transports?.close();
+    this.#stack.close();
   }
 
   /**
@@ -166,7 +167,7 @@ export class PartedClient {
       signal: options.signal,
       policy: this.#policy,
       clock: this.#options.clock ?? systemClock,
-    }, () => connect(reference, this.#options, this.#transports));
+    }, () => connect(this.#stack, reference, this.#options.plainHttp ?? false));
   }
 
   /**
@@ -192,7 +193,7 @@ export class PartedClient {
       signal: options.signal,
       policy: this.#policy,
       clock: this.#options.clock ?? systemClock,
-    }, () => connect(reference, this.#options, this.#transports));
+    }, () => connect(this.#stack, reference, this.#options.plainHttp ?? false));
   }
 
   #checkOpen(): void {

@@ -35,7 +35,7 @@ export interface PullJob extends TransferJob {
  * @example
  * ```ts ignore
  * import { runPull } from "./pull.ts";
- * await runPull(job, () => connect(reference, {}));
+ * await runPull(job, () => connect(stack, reference, false));
  * ```
  */
 export async function runPull(job: PullJob, connect: () => Connection): Promise<void> {
@@ -58,7 +58,6 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     );
     manifest = decodeManifest(fetched.bytes);
   } catch (err) {
-    connection.close();
     await removeEmptyPartial(job.destination);
     if (job.signal?.aborted) throw job.signal.reason;
     throw attachSentinel(err, { tooLarge: PartTooLargeError });
@@ -125,7 +124,6 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     pool.close();
     hashThreads.close();
     await partial?.close();
-    connection.close();
   }
 }
 

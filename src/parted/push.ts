@@ -45,7 +45,7 @@ export interface PushJob extends TransferJob {
  * @example
  * ```ts ignore
  * import { runPush } from "./push.ts";
- * const descriptor = await runPush(job, () => connect(reference, {}));
+ * const descriptor = await runPush(job, () => connect(stack, reference, false));
  * ```
  */
 export async function runPush(job: PushJob, connect: () => Connection): Promise<Descriptor> {
@@ -146,7 +146,6 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     throw latch.publicError(err);
   } finally {
     pool.close();
-    connection.close();
   }
 }
 
