@@ -85,7 +85,71 @@ export async function getBlob(
     });
   }
   await expectStatus(response, [200], operation, { offOrigin });
+  return await wholeBody(response, total, operation);
+}
+
+/** What the probe of a parallel download found. */
+export type ProbeAnswer =
+  | { kind: "empty" }
+  | { kind: "whole"; answer: BlobBody }
+  | { kind: "ranged"; portion: RangePortion; total: number };
+
+/**
+ * The first GET of a parallel download: `bytes=0-<end>`. A 206 is the first portion (its
+ * Content-Range must state the total); a 200 means the registry does not serve ranges (the
+ * whole blob follows); a 416 stating a total of 0 is an empty blob (`size` unknown or 0).
+ *
+ * @example
+ * ```ts ignore
+ * const probe = await probeBlob(repo, digest, chunkSize - 1, undefined, signal);
+ * ```
+ */
+export async function probeBlob(
+  repo: RemoteRepository,
+  digest: string,
+  end: number,
+  size: number | undefined,
+  signal: AbortSignal | undefined,
+): Promise<ProbeAnswer> {
+  const operation = "GET blob";
+  const { response, offOrigin } = await repo.send({
+    method: "GET",
+    url: blobUrl(repo.origin, repo.name, digest),
+    headers: { "accept-encoding": "identity", range: formatRange(0, end) },
+    signal,
+  }, operation);
+  // An empty blob: nothing can satisfy a range. Never read this body.
+  if (response.status === 416 && isCompleteAnswer(response, 0, size || undefined)) {
+    await discard(response);
+    return { kind: "empty" };
+  }
+  if (response.status === 200) {
+    return { kind: "whole", answer: await wholeBody(response, size, operation) };
+  }
+  await expectStatus(response, [206], operation, { offOrigin });
   return await validated(response, () => {
+    requireIdentityEncoding(response, operation);
+    const range = validateContentRange(
+      response.headers.get("content-range"),
+      { start: 0, total: size },
+      operation,
+    );
+    if (range.total === undefined) {
+      throw new ProtocolError(`${operation}: Content-Range has no total`);
+    }
+    if (range.end > end) throw new ProtocolError(`${operation}: Content-Range exceeds the request`);
+    const portion = { body: bodyOf(response), start: 0, end: range.end, total: range.total };
+    return { kind: "ranged", portion, total: range.total };
+  });
+}
+
+/** A 200 answer: the whole blob, whose Content-Length must equal a known `total`. */
+function wholeBody(
+  response: Response,
+  total: number | undefined,
+  operation: string,
+): Promise<BlobBody> {
+  return validated(response, () => {
     requireIdentityEncoding(response, operation);
     const length = contentLength(response);
     if (total !== undefined && length !== undefined && length !== total) {
