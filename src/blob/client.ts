@@ -275,15 +275,14 @@ export class BlobClient {
       signal: options.signal,
       progress,
     };
-    try {
-      const parallel = this.#context.parallelPull;
-      return parallel === undefined
-        ? await pullBlob(this.#context, request)
-        : await parallelPullBlob(this.#context, request, parallel);
-    } catch (err) {
-      progress.close();
-      throw attachSentinel(err);
-    }
+    const parallel = this.#context.parallelPull;
+    return await opened(
+      progress,
+      () =>
+        parallel === undefined
+          ? pullBlob(this.#context, request)
+          : parallelPullBlob(this.#context, request, parallel),
+    );
   }
 
   /**
@@ -308,19 +307,8 @@ export class BlobClient {
     checkSize(offset, "offset");
     checkSize(length, "length");
     const progress = new ProgressReporter(options.onProgress);
-    try {
-      return await pullRangeBlob(this.#context, {
-        repo,
-        digest,
-        offset,
-        length,
-        signal: options.signal,
-        progress,
-      });
-    } catch (err) {
-      progress.close();
-      throw attachSentinel(err);
-    }
+    const request = { repo, digest, offset, length, signal: options.signal, progress };
+    return await opened(progress, () => pullRangeBlob(this.#context, request));
   }
 
   /**
@@ -434,6 +422,19 @@ export class BlobClient {
       registryOrigin(host, { plainHttp: this.#context.plainHttp }),
       name,
     );
+  }
+}
+
+/** Opens a download stream; a failure before the first byte closes its progress. */
+async function opened(
+  progress: ProgressReporter,
+  open: () => Promise<ReadableStream<Uint8Array>>,
+): Promise<ReadableStream<Uint8Array>> {
+  try {
+    return await open();
+  } catch (err) {
+    progress.close();
+    throw attachSentinel(err);
   }
 }
 

@@ -11,7 +11,8 @@ import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
 import type { ClientStack } from "../remote/client_stack.ts";
-import { connect, type ExplicitCredential, partedStack } from "./connection.ts";
+import { connect, type Connection, type ExplicitCredential, partedStack } from "./connection.ts";
+import type { TransferJob } from "./transfer_job.ts";
 import { DEFAULT_PART_SIZE, DEFAULT_WORKERS } from "./format.ts";
 import type { PullDestination } from "./fs_partial.ts";
 import type { PushSource } from "./fs_source.ts";
@@ -157,17 +158,8 @@ export class PartedClient {
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
     if (source?.kind !== "file") throw new TypeError("push: source must come from fromFile()");
     this.#checkOpen();
-    const reference = parseReference(ref);
-    return await runPush({
-      reference,
-      path: source.path,
-      partSize,
-      workers,
-      onProgress: options.onProgress,
-      signal: options.signal,
-      policy: this.#policy,
-      clock: this.#options.clock ?? systemClock,
-    }, () => connect(this.#stack, reference, this.#options.plainHttp ?? false));
+    const { job, connection } = this.#transfer(ref, workers, options);
+    return await runPush({ ...job, path: source.path, partSize }, connection);
   }
 
   /**
@@ -184,16 +176,27 @@ export class PartedClient {
       throw new TypeError("pull: destination must come from toFile()");
     }
     this.#checkOpen();
+    const { job, connection } = this.#transfer(ref, workers, options);
+    await runPull({ ...job, destination: destination.path }, connection);
+  }
+
+  /** The job fields both directions share, and the connection to the reference's registry. */
+  #transfer(
+    ref: string,
+    workers: number,
+    options: PushOptions | PullOptions,
+  ): { job: TransferJob; connection: () => Connection } {
     const reference = parseReference(ref);
-    await runPull({
+    const job = {
       reference,
-      destination: destination.path,
       workers,
       onProgress: options.onProgress,
       signal: options.signal,
       policy: this.#policy,
       clock: this.#options.clock ?? systemClock,
-    }, () => connect(this.#stack, reference, this.#options.plainHttp ?? false));
+    };
+    const plainHttp = this.#options.plainHttp ?? false;
+    return { job, connection: () => connect(this.#stack, reference, plainHttp) };
   }
 
   #checkOpen(): void {

@@ -5,13 +5,12 @@
  * @module
  */
 import type { RegistryAuthenticator } from "../auth/authenticator.ts";
-import type { CredentialSource } from "../auth/credential.ts";
 import { staticCredentials } from "../auth/credential.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
 import { ClientStack } from "../remote/client_stack.ts";
 import { RemoteRepository } from "../remote/repository.ts";
-import type { Fetch } from "../transport/fetch.ts";
+import type { PartedClientOptions } from "./client.ts";
 
 /** Blob reads follow at most this many redirects. */
 export const BLOB_REDIRECT_HOPS = 3;
@@ -21,23 +20,17 @@ export type ExplicitCredential = { username: string; password: string } | {
   registryToken: string;
 };
 
-/** Transport options of the parted client. */
-export interface ConnectionOptions {
-  /** The caller's transport; it must not follow redirects. Default: `HttpTransport`. */
-  fetch?: Fetch;
-  /** Speak plain HTTP to the registry. */
-  plainHttp?: boolean;
-  /** Extra PEM roots trusted by the default transport. */
-  caCerts?: string[];
-  /** One explicit credential instead of the docker configuration. */
-  credential?: ExplicitCredential;
-  /** Where credentials come from (default: docker configuration and helpers). */
-  credentials?: CredentialSource;
-  /** Send cross-host requests through the caller's `fetch` without the peer check. */
-  unverifiedExternalTransport?: boolean;
-  /** Fail an exchange that moves no bytes for this long (ms; 0 = never). Default 60 000. */
-  stallTimeoutMs?: number;
-}
+/** The parted client's options that shape its transport stack. */
+export type ConnectionOptions = Pick<
+  PartedClientOptions,
+  | "fetch"
+  | "plainHttp"
+  | "caCerts"
+  | "credential"
+  | "credentials"
+  | "unverifiedExternalTransport"
+  | "stallTimeoutMs"
+>;
 
 /** What one transfer works with. */
 export interface Connection {

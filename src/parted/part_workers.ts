@@ -44,6 +44,17 @@ export class FirstFailure {
   }
 
   /**
+   * Waits for the feeder and the workers of a transfer, then throws what ended it: the
+   * caller's abort reason, else the first failure, else a failure of the progress callback.
+   */
+  async settle(running: Promise<unknown>[], progress: { failure: unknown }): Promise<void> {
+    await Promise.all(running);
+    if (this.#callerSignal?.aborted) throw this.#callerSignal.reason;
+    this.throwIfFailed();
+    if (progress.failure !== undefined) throw progress.failure;
+  }
+
+  /**
    * The error a transfer returns for `err`: the caller's abort reason when it aborted, else `err`
    * with its sentinel attached, naming the part when `err` is the latched part failure.
    */

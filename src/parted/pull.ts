@@ -111,10 +111,7 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
       }, part);
       tracker.completePart(part.size);
     });
-    await Promise.all([feeding, ...workers]);
-    if (job.signal?.aborted) throw job.signal.reason;
-    latch.throwIfFailed();
-    if (progress.failure !== undefined) throw progress.failure;
+    await latch.settle([feeding, ...workers], progress);
     progress.setPhase("committing");
     await partial.commit();
     progress.setPhase("done");

@@ -80,21 +80,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       queue.close();
       latch.fail(err);
     });
-    // Renew a token before a part PUT when, at the throughput measured so far, it would expire
-    // while the body is still being sent (the registry checks it when the headers arrive).
-    const started = clock.now();
-    const beforeUpload = async (part: PartDescriptor, signal: AbortSignal) => {
-      const elapsed = clock.now() - started;
-      const sent = progress.snapshot.wireBytes;
-      if (sent < 1024 * 1024 || elapsed <= 0) return;
-      const expectedMs = (part.size / (sent / elapsed)) * 2;
-      await connection.authenticator.ensureFresh(
-        job.reference.repository,
-        "push",
-        expectedMs,
-        signal,
-      );
-    };
+    const beforeUpload = tokenRenewal(connection, job.reference.repository, progress, clock);
     const count = Math.min(job.workers, plan.length);
     const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
       progress.setPhase("uploading");
@@ -109,10 +95,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       }, part);
       progress.completePart(part.size);
     });
-    await Promise.all([hashing, ...workers]);
-    if (job.signal?.aborted) throw job.signal.reason;
-    latch.throwIfFailed();
-    if (progress.failure !== undefined) throw progress.failure;
+    await latch.settle([hashing, ...workers], progress);
     await checkUnchanged(job.path, stamp);
     progress.setPhase("config");
     await ensureConfig(connection.repo, signal, policy, clock);
@@ -147,6 +130,26 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   } finally {
     pool.close();
   }
+}
+
+/**
+ * Renews a token before a part PUT when, at the throughput measured so far, it would expire
+ * while the body is still being sent (the registry checks it when the headers arrive).
+ */
+function tokenRenewal(
+  connection: Connection,
+  repository: string,
+  progress: ProgressTracker,
+  clock: Clock,
+): (part: PartDescriptor, signal: AbortSignal) => Promise<void> {
+  const started = clock.now();
+  return async (part, signal) => {
+    const elapsed = clock.now() - started;
+    const sent = progress.snapshot.wireBytes;
+    if (sent < 1024 * 1024 || elapsed <= 0) return;
+    const expectedMs = (part.size / (sent / elapsed)) * 2;
+    await connection.authenticator.ensureFresh(repository, "push", expectedMs, signal);
+  };
 }
 
 /**

@@ -6,11 +6,11 @@
  */
 import { ProtocolError } from "../errors/kinds.ts";
 import { discard } from "../registry/discard.ts";
-import { uploadUrl } from "../registry/endpoints.ts";
+import { type UploadQuery, uploadUrl } from "../registry/endpoints.ts";
 import { resolveLocation, withDigestQuery } from "../registry/location.ts";
 import { parseUploadRange } from "../registry/range.ts";
 import { expectStatus } from "../registry/status.ts";
-import type { RemoteRepository } from "./repository.ts";
+import type { RemoteRepository, RoutedResponse } from "./repository.ts";
 
 /** Upper bound of the best-effort DELETE of an abandoned session. */
 export const CLEANUP_TIMEOUT_MS = 5_000;
@@ -46,12 +46,7 @@ export async function openUpload(
   signal: AbortSignal | undefined,
 ): Promise<UploadSession> {
   const operation = "POST blob upload";
-  const { response, url, offOrigin } = await repo.send({
-    method: "POST",
-    url: uploadUrl(repo.origin, repo.name),
-    headers: { "content-length": "0" },
-    signal,
-  }, operation);
+  const { response, url, offOrigin } = await post(repo, operation, {}, signal);
   await expectStatus(response, [202], operation, { offOrigin });
   await discard(response);
   const location = resolveLocation(response.headers.get("location"), url, operation);
@@ -74,12 +69,7 @@ export async function mountBlob(
   signal: AbortSignal | undefined,
 ): Promise<boolean> {
   const operation = "POST blob mount";
-  const { response, url, offOrigin } = await repo.send({
-    method: "POST",
-    url: uploadUrl(repo.origin, repo.name, { mount: digest, from }),
-    headers: { "content-length": "0" },
-    signal,
-  }, operation);
+  const { response, url, offOrigin } = await post(repo, operation, { mount: digest, from }, signal);
   if (response.status === 201) {
     await discard(response);
     return true;
@@ -195,6 +185,21 @@ export async function cancelUpload(
   } catch {
     // Best effort: the original outcome stays what the caller sees.
   }
+}
+
+/** The bodyless POST to the repository's upload endpoint. */
+function post(
+  repo: RemoteRepository,
+  operation: string,
+  query: UploadQuery,
+  signal: AbortSignal | undefined,
+): Promise<RoutedResponse> {
+  return repo.send({
+    method: "POST",
+    url: uploadUrl(repo.origin, repo.name, query),
+    headers: { "content-length": "0" },
+    signal,
+  }, operation);
 }
 
 /** The `OCI-Chunk-Min-Length` a registry asks for, or 0. */
