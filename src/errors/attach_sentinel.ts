@@ -23,7 +23,7 @@ export interface AttachSentinelOptions {
  * (storage, a redirect target), a status that was only retried (not the one that decided the
  * outcome) and every other status are returned unchanged.
  *
- * @example
+ * @example A registry 404 becomes NotFoundError
  * ```ts
  * import { attachSentinel } from "./attach_sentinel.ts";
  * import { HttpStatusError, NotFoundError } from "./mod.ts";

@@ -135,7 +135,7 @@ export class ProtocolError extends OciError {
  * A blob answer's length differs from the size the caller knows: the server sends another
  * blob than expected. A `ProtocolError` (same code) that a client can tell apart by type.
  *
- * @example
+ * @example Telling a wrong-length answer apart
  * ```ts
  * import { LengthMismatchError, ProtocolError } from "./kinds.ts";
  * const err = new LengthMismatchError("GET blob: Content-Length differs from the blob size");
@@ -362,7 +362,7 @@ export class LocalFileError extends OciError {
 /**
  * A local file ended before the range being read from it: it shrank since it was measured.
  *
- * @example
+ * @example A shrunken file
  * ```ts
  * import { FileEndedError, LocalFileError } from "./kinds.ts";
  * const err = new FileEndedError("file body: file ended before the requested range");

@@ -13,7 +13,7 @@ import { OciError } from "./oci_error.ts";
  * throws `TypeError`, a body stream errors) a retryable `NetworkError` "`<operation>: <what>`"
  * whose raw text stays in `cause`, never in the message.
  *
- * @example
+ * @example A raw body failure becomes a retryable NetworkError
  * ```ts
  * import { asNetworkFailure } from "./network_failure.ts";
  * const err = asNetworkFailure("GET blob", new TypeError("reset"), undefined, "body read failed");

@@ -46,7 +46,7 @@ export interface Connection {
  * caller's `fetch`, other hosts fail closed unless `unverifiedExternalTransport` is set. One
  * authenticator per registry, so tokens are reused by every transfer of the client.
  *
- * @example
+ * @example A parted stack
  * ```ts
  * import { partedStack } from "./connection.ts";
  * partedStack({ plainHttp: true }).close();
@@ -74,7 +74,7 @@ export function partedStack(options: ConnectionOptions): ClientStack {
 /**
  * The connection of one transfer to `reference` on the client's `stack`.
  *
- * @example
+ * @example The connection of one transfer
  * ```ts
  * import { connect, partedStack } from "./connection.ts";
  * import { parseReference } from "../registry/reference.ts";

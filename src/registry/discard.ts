@@ -8,7 +8,7 @@
  * Cancels the unread body of `response` so its connection can be released. Never rejects:
  * the body is not needed, so a failure to cancel it changes nothing.
  *
- * @example
+ * @example Releasing a body nobody reads
  * ```ts
  * import { discard } from "./discard.ts";
  * await discard(new Response("unused"));

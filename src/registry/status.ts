@@ -144,7 +144,7 @@ export function requireIdentityEncoding(response: Response, operation: string): 
  * The OCI error codes (`{"errors":[{"code":"DIGEST_INVALID",…}]}`) of the error body an
  * `HttpStatusError` kept; empty when the body is absent or not that JSON.
  *
- * @example
+ * @example Reading the codes of a refusal
  * ```ts
  * import { registryErrorCodes } from "./status.ts";
  * import { HttpStatusError } from "../errors/mod.ts";

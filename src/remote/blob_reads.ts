@@ -45,9 +45,30 @@ export interface RangePortion {
  * `LengthMismatchError`). Returns `"complete"` for the terminal 416 case: `bytes *\/N` with N
  * equal to `offset` and to any known total (the 416 body is never read).
  *
- * @example
- * ```ts ignore
- * const answer = await getBlob(repo, digest, 0, undefined, signal);
+ * @example Reading a blob from an offset
+ * ```ts
+ * import { sha256Digest } from "../registry/sha256.ts";
+ * import { completeUpload, openUpload } from "./uploads.ts";
+ * import { getBlob } from "./blob_reads.ts";
+ * import { RegistryHandler } from "../testing/registry_handler.ts";
+ * import { RemoteRepository } from "./repository.ts";
+ * const registry = new RegistryHandler();
+ * const repo = new RemoteRepository({
+ *   origin: new URL("http://127.0.0.1:5000/"),
+ *   name: "demo/blob",
+ *   transport: (request) => registry.handle(request),
+ *   storageTransport: (request) => registry.handle(request),
+ * });
+ * const bytes = new TextEncoder().encode("hello");
+ * const digest = sha256Digest(bytes);
+ * const session = await openUpload(repo, undefined);
+ * await completeUpload(repo, session, digest, bytes.length, {
+ *   make: () => bytes,
+ *   replayable: true,
+ * }, undefined);
+ * const answer = await getBlob(repo, digest, 2, bytes.length, undefined);
+ * if (answer !== "complete") console.log(answer.start, await new Response(answer.body).text());
+ * // 2 "llo"
  * ```
  */
 export async function getBlob(
@@ -99,9 +120,30 @@ export type ProbeAnswer =
  * Content-Range must state the total); a 200 means the registry does not serve ranges (the
  * whole blob follows); a 416 stating a total of 0 is an empty blob (`size` unknown or 0).
  *
- * @example
- * ```ts ignore
- * const probe = await probeBlob(repo, digest, chunkSize - 1, undefined, signal);
+ * @example Probing whether the registry serves ranges
+ * ```ts
+ * import { sha256Digest } from "../registry/sha256.ts";
+ * import { completeUpload, openUpload } from "./uploads.ts";
+ * import { probeBlob } from "./blob_reads.ts";
+ * import { RegistryHandler } from "../testing/registry_handler.ts";
+ * import { RemoteRepository } from "./repository.ts";
+ * const registry = new RegistryHandler();
+ * const repo = new RemoteRepository({
+ *   origin: new URL("http://127.0.0.1:5000/"),
+ *   name: "demo/blob",
+ *   transport: (request) => registry.handle(request),
+ *   storageTransport: (request) => registry.handle(request),
+ * });
+ * const bytes = new TextEncoder().encode("hello");
+ * const digest = sha256Digest(bytes);
+ * const session = await openUpload(repo, undefined);
+ * await completeUpload(repo, session, digest, bytes.length, {
+ *   make: () => bytes,
+ *   replayable: true,
+ * }, undefined);
+ * const probe = await probeBlob(repo, digest, 1, undefined, undefined);
+ * if (probe.kind === "ranged") await probe.portion.body.cancel();
+ * console.log(probe.kind); // "ranged"
  * ```
  */
 export async function probeBlob(
@@ -169,9 +211,29 @@ function wholeBody(
  * at `start`, end at or before `end`, and agree with a known total. Anything but 206 is an
  * error (a 200 means the server ignored the range).
  *
- * @example
- * ```ts ignore
- * const portion = await getRange(repo, digest, 0, 1023, undefined, signal);
+ * @example Reading two bytes
+ * ```ts
+ * import { sha256Digest } from "../registry/sha256.ts";
+ * import { completeUpload, openUpload } from "./uploads.ts";
+ * import { getRange } from "./blob_reads.ts";
+ * import { RegistryHandler } from "../testing/registry_handler.ts";
+ * import { RemoteRepository } from "./repository.ts";
+ * const registry = new RegistryHandler();
+ * const repo = new RemoteRepository({
+ *   origin: new URL("http://127.0.0.1:5000/"),
+ *   name: "demo/blob",
+ *   transport: (request) => registry.handle(request),
+ *   storageTransport: (request) => registry.handle(request),
+ * });
+ * const bytes = new TextEncoder().encode("hello");
+ * const digest = sha256Digest(bytes);
+ * const session = await openUpload(repo, undefined);
+ * await completeUpload(repo, session, digest, bytes.length, {
+ *   make: () => bytes,
+ *   replayable: true,
+ * }, undefined);
+ * const portion = await getRange(repo, digest, 1, 2, undefined, undefined);
+ * console.log(await new Response(portion.body).text()); // "el"
  * ```
  */
 export async function getRange(

@@ -64,7 +64,7 @@ export interface RegistryRoute {
  * through the storage transport with credential headers removed (see `followRedirects`),
  * whose default refuses forbidden peers before dialing.
  *
- * @example
+ * @example The routes of a registry
  * ```ts
  * import { ClientStack } from "./client_stack.ts";
  * const stack = new ClientStack({});

@@ -46,9 +46,39 @@ export interface FetchedManifest {
  * `DigestMismatchError`; more than {@linkcode MANIFEST_SIZE_LIMIT} bytes is
  * `InvalidManifestError`.
  *
- * @example
- * ```ts ignore
- * const { bytes, digest } = await getManifest(repo, "v1", undefined, signal);
+ * @example Writing a manifest at a tag and reading it back
+ * ```ts
+ * import {
+ *   EMPTY_CONFIG_BYTES,
+ *   EMPTY_CONFIG_DESCRIPTOR,
+ *   OCI_MANIFEST_MEDIA_TYPE,
+ * } from "../registry/media_types.ts";
+ * import { getManifest, putManifest } from "./manifests.ts";
+ * import { completeUpload, openUpload } from "./uploads.ts";
+ * import { RegistryHandler } from "../testing/registry_handler.ts";
+ * import { RemoteRepository } from "./repository.ts";
+ * const registry = new RegistryHandler();
+ * const repo = new RemoteRepository({
+ *   origin: new URL("http://127.0.0.1:5000/"),
+ *   name: "demo/blob",
+ *   transport: (request) => registry.handle(request),
+ *   storageTransport: (request) => registry.handle(request),
+ * });
+ * const config = EMPTY_CONFIG_DESCRIPTOR;
+ * const session = await openUpload(repo, undefined);
+ * await completeUpload(repo, session, config.digest, config.size, {
+ *   make: () => EMPTY_CONFIG_BYTES.slice(),
+ *   replayable: true,
+ * }, undefined);
+ * const bytes = new TextEncoder().encode(JSON.stringify({
+ *   schemaVersion: 2,
+ *   mediaType: OCI_MANIFEST_MEDIA_TYPE,
+ *   config: { ...config },
+ *   layers: [],
+ * }));
+ * await putManifest(repo, "v1", bytes, undefined);
+ * const fetched = await getManifest(repo, "v1", undefined, undefined);
+ * console.log(fetched.bytes.length === bytes.length); // true
  * ```
  */
 export async function getManifest(
@@ -80,9 +110,37 @@ export async function getManifest(
 /**
  * PUT manifest at a tag or at its own digest.
  *
- * @example
- * ```ts ignore
- * await putManifest(repo, "v1", bytes, signal);
+ * @example Writing a manifest at a tag
+ * ```ts
+ * import {
+ *   EMPTY_CONFIG_BYTES,
+ *   EMPTY_CONFIG_DESCRIPTOR,
+ *   OCI_MANIFEST_MEDIA_TYPE,
+ * } from "../registry/media_types.ts";
+ * import { putManifest } from "./manifests.ts";
+ * import { completeUpload, openUpload } from "./uploads.ts";
+ * import { RegistryHandler } from "../testing/registry_handler.ts";
+ * import { RemoteRepository } from "./repository.ts";
+ * const registry = new RegistryHandler();
+ * const repo = new RemoteRepository({
+ *   origin: new URL("http://127.0.0.1:5000/"),
+ *   name: "demo/blob",
+ *   transport: (request) => registry.handle(request),
+ *   storageTransport: (request) => registry.handle(request),
+ * });
+ * const config = EMPTY_CONFIG_DESCRIPTOR;
+ * const session = await openUpload(repo, undefined);
+ * await completeUpload(repo, session, config.digest, config.size, {
+ *   make: () => EMPTY_CONFIG_BYTES.slice(),
+ *   replayable: true,
+ * }, undefined);
+ * const bytes = new TextEncoder().encode(JSON.stringify({
+ *   schemaVersion: 2,
+ *   mediaType: OCI_MANIFEST_MEDIA_TYPE,
+ *   config: { ...config },
+ *   layers: [],
+ * }));
+ * await putManifest(repo, "v1", bytes, undefined);
  * ```
  */
 export async function putManifest(

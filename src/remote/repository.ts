@@ -54,7 +54,7 @@ export interface RoutedResponse {
  * One repository of a registry: blob existence, reads, uploads, mounts and manifests (see
  * `blob_reads.ts`, `uploads.ts` and `manifests.ts`), all sent through {@linkcode send}.
  *
- * @example
+ * @example Checking whether a blob exists
  * ```ts
  * import { RemoteRepository } from "./repository.ts";
  * const repo = new RemoteRepository({

@@ -36,9 +36,27 @@ export interface UploadBody {
 /**
  * POST blob upload: opens a session and returns its validated location.
  *
- * @example
- * ```ts ignore
- * const session = await openUpload(repo, signal);
+ * @example Opening a session and completing it with the bytes
+ * ```ts
+ * import { sha256Digest } from "../registry/sha256.ts";
+ * import { completeUpload, openUpload } from "./uploads.ts";
+ * import { RegistryHandler } from "../testing/registry_handler.ts";
+ * import { RemoteRepository } from "./repository.ts";
+ * const registry = new RegistryHandler();
+ * const repo = new RemoteRepository({
+ *   origin: new URL("http://127.0.0.1:5000/"),
+ *   name: "demo/blob",
+ *   transport: (request) => registry.handle(request),
+ *   storageTransport: (request) => registry.handle(request),
+ * });
+ * const bytes = new TextEncoder().encode("hello");
+ * const digest = sha256Digest(bytes);
+ * const session = await openUpload(repo, undefined);
+ * await completeUpload(repo, session, digest, bytes.length, {
+ *   make: () => bytes,
+ *   replayable: true,
+ * }, undefined);
+ * console.log(await repo.exists(digest)); // true
  * ```
  */
 export async function openUpload(
@@ -57,9 +75,22 @@ export async function openUpload(
  * POST blob mount: asks the registry to mount `digest` from repository `from`. True when it
  * did (201); false when it declined (202 with a session, which is cancelled).
  *
- * @example
- * ```ts ignore
- * const mounted = await mountBlob(repo, digest, "team/source", signal);
+ * @example Mounting a blob from another repository
+ * ```ts
+ * import { sha256Digest } from "../registry/sha256.ts";
+ * import { mountBlob } from "./uploads.ts";
+ * import { RegistryHandler } from "../testing/registry_handler.ts";
+ * import { RemoteRepository } from "./repository.ts";
+ * const registry = new RegistryHandler();
+ * const repo = new RemoteRepository({
+ *   origin: new URL("http://127.0.0.1:5000/"),
+ *   name: "demo/blob",
+ *   transport: (request) => registry.handle(request),
+ *   storageTransport: (request) => registry.handle(request),
+ * });
+ * const bytes = new TextEncoder().encode("hello");
+ * const digest = sha256Digest(bytes);
+ * console.log(await mountBlob(repo, digest, "demo/absent", undefined)); // false
  * ```
  */
 export async function mountBlob(
@@ -91,9 +122,26 @@ export async function mountBlob(
  * PUT blob upload: completes `session` with the digest; `size` bytes of `body` (none when
  * omitted: the chunks were PATCHed) with an exact Content-Length.
  *
- * @example
- * ```ts ignore
- * await completeUpload(repo, session, digest, bytes.length, { make: () => bytes, replayable: true });
+ * @example Completing a session with the whole blob
+ * ```ts
+ * import { sha256Digest } from "../registry/sha256.ts";
+ * import { completeUpload, openUpload } from "./uploads.ts";
+ * import { RegistryHandler } from "../testing/registry_handler.ts";
+ * import { RemoteRepository } from "./repository.ts";
+ * const registry = new RegistryHandler();
+ * const repo = new RemoteRepository({
+ *   origin: new URL("http://127.0.0.1:5000/"),
+ *   name: "demo/blob",
+ *   transport: (request) => registry.handle(request),
+ *   storageTransport: (request) => registry.handle(request),
+ * });
+ * const bytes = new TextEncoder().encode("hello");
+ * const digest = sha256Digest(bytes);
+ * const session = await openUpload(repo, undefined);
+ * await completeUpload(repo, session, digest, bytes.length, {
+ *   make: () => bytes,
+ *   replayable: true,
+ * }, undefined);
  * ```
  */
 export async function completeUpload(
@@ -120,9 +168,28 @@ export async function completeUpload(
  * PATCH one chunk of `length` bytes at `start` into `session`; checks the acknowledged range
  * and returns the session to continue (a new Location when the registry gave one).
  *
- * @example
- * ```ts ignore
- * session = await patchUpload(repo, session, 0, chunk.length, body, signal);
+ * @example Sending the blob as one chunk, then committing
+ * ```ts
+ * import { sha256Digest } from "../registry/sha256.ts";
+ * import { completeUpload, openUpload, patchUpload } from "./uploads.ts";
+ * import { RegistryHandler } from "../testing/registry_handler.ts";
+ * import { RemoteRepository } from "./repository.ts";
+ * const registry = new RegistryHandler();
+ * const repo = new RemoteRepository({
+ *   origin: new URL("http://127.0.0.1:5000/"),
+ *   name: "demo/blob",
+ *   transport: (request) => registry.handle(request),
+ *   storageTransport: (request) => registry.handle(request),
+ * });
+ * const bytes = new TextEncoder().encode("hello");
+ * const digest = sha256Digest(bytes);
+ * let session = await openUpload(repo, undefined);
+ * session = await patchUpload(repo, session, 0, bytes.length, {
+ *   make: () => bytes,
+ *   replayable: true,
+ * }, undefined);
+ * await completeUpload(repo, session, digest, bytes.length, undefined, undefined);
+ * console.log(await repo.exists(digest)); // true
  * ```
  */
 export async function patchUpload(
@@ -163,9 +230,20 @@ export async function patchUpload(
  * DELETEs an abandoned session: best effort, bounded by 5 s, skipped when the caller's signal
  * ended, and never throwing.
  *
- * @example
- * ```ts ignore
- * await cancelUpload(repo, session.location, signal);
+ * @example Abandoning a session
+ * ```ts
+ * import { cancelUpload, openUpload } from "./uploads.ts";
+ * import { RegistryHandler } from "../testing/registry_handler.ts";
+ * import { RemoteRepository } from "./repository.ts";
+ * const registry = new RegistryHandler();
+ * const repo = new RemoteRepository({
+ *   origin: new URL("http://127.0.0.1:5000/"),
+ *   name: "demo/blob",
+ *   transport: (request) => registry.handle(request),
+ *   storageTransport: (request) => registry.handle(request),
+ * });
+ * const session = await openUpload(repo, undefined);
+ * await cancelUpload(repo, session.location, undefined);
  * ```
  */
 export async function cancelUpload(

@@ -78,7 +78,7 @@ export function validateRetryPolicy(policy: RetryPolicy): void {
  * @throws {TypeError} `given` is neither undefined nor an object.
  * @throws {RangeError} A field is out of range.
  *
- * @example
+ * @example A partial policy means one attempt unless it says more
  * ```ts
  * import { BLOB_RETRY_POLICY, resolveRetryPolicy } from "./retry.ts";
  * console.log(resolveRetryPolicy({}, BLOB_RETRY_POLICY, "BlobClient").maxAttempts); // 1
@@ -230,7 +230,7 @@ export interface RetryOptions {
  * ("… failed after N attempts") with the failure as `cause`. An invalid policy rejects with
  * `RangeError` before the first attempt.
  *
- * @example
+ * @example Retrying an operation under a fresh budget
  * ```ts
  * import { retry, BLOB_RETRY_POLICY } from "./retry.ts";
  * const value = await retry("HEAD blob", (attempt) => Promise.resolve(attempt), {
