@@ -4,6 +4,15 @@
  * and one authenticator (so one token cache) per registry, shared by all the client's
  * transfers.
  *
+ * Peer policy, the same for both clients: a request that is not for the registry origin never
+ * carries a credential, and unless the caller supplied the transport that carries it, it goes
+ * through one lazily created clone of the library pool whose peer guard refuses loopback,
+ * private, link-local and unspecified addresses before dialing. The stricter of the two
+ * previous policies is kept for every host but the registry's own; the registry's own
+ * hostname on another port is exempt only where the parted specification requires it (token
+ * realms and storage behind the registry's host: without the exemption those break), which is
+ * `ownHostnameIsRegistry`.
+ *
  * @module
  */
 import { RegistryAuthenticator } from "../auth/authenticator.ts";
