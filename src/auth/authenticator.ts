@@ -6,6 +6,7 @@
  */
 import { AuthChallengeError, CredentialError } from "../errors/kinds.ts";
 import { isAbortError } from "../errors/find_error.ts";
+import { discard } from "../registry/discard.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import { parseRegistryPath } from "../registry/endpoints.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
@@ -431,10 +432,4 @@ export class RegistryAuthenticator {
 
 function hasBasic(credential: Credential): boolean {
   return Boolean(credential.username || credential.password);
-}
-
-/** Cancels a body nobody will read, so the connection can be released; never throws. */
-function discard(response: Response): void {
-  if (response.body === null || response.bodyUsed) return;
-  response.body.cancel().catch(() => {});
 }

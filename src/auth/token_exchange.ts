@@ -3,16 +3,11 @@
  *
  * @module
  */
-import {
-  AuthChallengeError,
-  CredentialError,
-  HttpStatusError,
-  NetworkError,
-} from "../errors/kinds.ts";
-import { isAbortError } from "../errors/find_error.ts";
-import { OciError } from "../errors/oci_error.ts";
+import { AuthChallengeError, CredentialError, HttpStatusError } from "../errors/kinds.ts";
 import { isRetryableStatus } from "../errors/retryable.ts";
 import { UnauthorizedError } from "../errors/sentinels.ts";
+import { asNetworkFailure } from "../errors/network_failure.ts";
+import { discard } from "../registry/discard.ts";
 import { readBoundedBody } from "../registry/status.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import { parseRetryAfter } from "../transport/retry_after.ts";
@@ -146,12 +141,11 @@ export async function requestToken(options: TokenRequestOptions): Promise<TokenR
   try {
     response = await options.fetch(request);
   } catch (err) {
-    if (err instanceof OciError || isAbortError(err)) throw err;
-    throw new NetworkError(`${OPERATION}: connection failed`, { cause: err });
+    throw asNetworkFailure(OPERATION, err, undefined, "connection failed");
   }
   const offOrigin = options.offOrigin ?? false;
   if (response.status !== 200) {
-    response.body?.cancel().catch(() => {});
+    discard(response);
     const status = response.status;
     if (status === 401 || status === 403) {
       const refusal = new HttpStatusError(OPERATION, { status, retryable: false, offOrigin });

@@ -7,27 +7,30 @@
 import { Sha256Threads } from "../registry/sha256_threads.ts";
 import { BodyLengthError } from "../errors/kinds.ts";
 import { isSha256Digest } from "../registry/digest.ts";
-import { blobUrl, registryOrigin, uploadUrl } from "../registry/endpoints.ts";
-import { resolveLocation } from "../registry/location.ts";
-import { expectStatus } from "../registry/status.ts";
+import { registryOrigin } from "../registry/endpoints.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import type { Fetch } from "../transport/fetch.ts";
-import { HttpTransport } from "../transport/http_transport.ts";
-import { guardedExternalTransport } from "../transport/peer_guard.ts";
-import { BLOB_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from "../transport/retry.ts";
-import { validateStallTimeout, withStallGuard } from "../transport/stall_guard.ts";
-import { AttemptBudget } from "./attempt_budget.ts";
-import { type BlobContext, discard, send } from "./context.ts";
+import {
+  AttemptBudget,
+  BLOB_RETRY_POLICY,
+  resolveRetryPolicy,
+  type RetryPolicy,
+} from "../transport/retry.ts";
+import { validateStallTimeout } from "../transport/stall_guard.ts";
+import { ClientStack } from "../remote/client_stack.ts";
+import type { BlobContext } from "./context.ts";
+import { RemoteRepository } from "../remote/repository.ts";
+import { mountBlob } from "../remote/uploads.ts";
 import { parallelPullBlob } from "./parallel_pull.ts";
 import {
   type BlobProgressCallback,
   ProgressReporter,
   type WireProgressCallback,
 } from "./progress.ts";
-import { toPublicError } from "./public_error.ts";
+import { attachSentinel } from "../errors/attach_sentinel.ts";
 import { pullBlob } from "./pull.ts";
 import { pullRangeBlob } from "./pull_range.ts";
-import { cleanup, pushBlob } from "./push.ts";
+import { pushBlob } from "./push.ts";
 import { type Repository, toRepository } from "./repository.ts";
 import { type PushBody, toUploadSource } from "./upload_source.ts";
 
@@ -64,7 +67,7 @@ export interface BlobClientOptions {
   /**
    * Attempts and backoff of every operation. Omitted: 4 attempts, full jitter from 250 ms,
    * 30 s cap. A given policy takes `maxAttempts` 1 and the default delays for missing fields,
-   * so `{}` means exactly one attempt. `maxAttempts` bounds the whole operation, including
+   * so `{}` means exactly one attempt (the rule both clients share). `maxAttempts` bounds the whole operation, including
    * resumed downloads and parallel chunk retries.
    */
   retryPolicy?: Partial<RetryPolicy>;
@@ -230,7 +233,7 @@ export class BlobClient {
         throw new TypeError(`BlobClient: ${key} must be a boolean`);
       }
     }
-    const policy = resolvePolicy(options.retryPolicy);
+    const policy = resolveRetryPolicy(options.retryPolicy, BLOB_RETRY_POLICY, "BlobClient");
     let chunkSize: number | undefined;
     if (options.chunkedUpload !== undefined) {
       chunkSize = options.chunkedUpload?.chunkSize;
@@ -251,23 +254,14 @@ export class BlobClient {
     }
     const stallTimeoutMs = validateStallTimeout(options.stallTimeoutMs);
     const clock = options.clock ?? systemClock;
-    let transport = options.transport;
-    let storageTransport = options.storageTransport;
-    if (transport === undefined || storageTransport === undefined) {
-      const idle = parallelPull?.workers;
-      const base = new HttpTransport(idle === undefined ? {} : { maxIdleSocketsPerOrigin: idle });
-      this.#owned.push(base);
-      if (transport === undefined) transport = base.fetch;
-      if (storageTransport === undefined) {
-        // Created on first use: a client whose blobs never leave the registry has no second pool.
-        const guarded = guardedExternalTransport(base);
-        this.#owned.push(guarded);
-        storageTransport = guarded.fetch;
-      }
-    }
-    // A silent peer costs one attempt of the retry policy instead of hanging the call.
-    transport = withStallGuard(transport, { stallTimeoutMs });
-    storageTransport = withStallGuard(storageTransport, { stallTimeoutMs });
+    // Blob spec: every origin but the registry's goes to the storage transport.
+    const stack = new ClientStack({
+      transport: options.transport,
+      storageTransport: options.storageTransport,
+      maxIdleSocketsPerOrigin: parallelPull?.workers,
+      stallTimeoutMs,
+    });
+    this.#owned.push(stack);
     // Started on the first large pull; one per concurrent pull up to the limit.
     const threadLimit = options.hashThreads ?? globalThis.navigator?.hardwareConcurrency ?? 2;
     if (!Number.isSafeInteger(threadLimit) || threadLimit < 0 || threadLimit > 256) {
@@ -275,11 +269,13 @@ export class BlobClient {
     }
     const hashThreads = threadLimit === 0 ? undefined : new Sha256Threads(threadLimit);
     if (hashThreads !== undefined) this.#owned.push(hashThreads);
+    const writeRedirects = options.writeRedirects ?? true;
     this.#context = {
-      transport,
-      storageTransport,
+      repository: (origin, name) => {
+        const { transport, storageTransport } = stack.route(origin, origin.host);
+        return new RemoteRepository({ origin, name, transport, storageTransport, writeRedirects });
+      },
       policy,
-      writeRedirects: options.writeRedirects ?? true,
       plainHttp: options.plainHttp ?? false,
       clock,
       chunkSize,
@@ -312,27 +308,13 @@ export class BlobClient {
     digest: string,
     options: BlobCallOptions = {},
   ): Promise<boolean> {
-    const { origin, name } = this.#target(repository);
+    const repo = this.#target(repository);
     checkDigest(digest);
-    const operation = "HEAD blob";
     try {
       const budget = new AttemptBudget(this.#context.policy, this.#context.clock, options.signal);
-      return await budget.run(operation, async () => {
-        const { response, offOrigin } = await send(this.#context, origin, {
-          method: "HEAD",
-          url: blobUrl(origin, name, digest),
-          signal: options.signal,
-        }, operation);
-        if (response.status === 404 && !offOrigin) {
-          await discard(response);
-          return false;
-        }
-        await expectStatus(response, [200], operation, { offOrigin });
-        await discard(response);
-        return true;
-      });
+      return await budget.run("HEAD blob", () => repo.exists(digest, options.signal));
     } catch (err) {
-      throw toPublicError(err);
+      throw attachSentinel(err);
     }
   }
 
@@ -367,27 +349,25 @@ export class BlobClient {
     digest: string,
     options: BlobPullOptions = {},
   ): Promise<ReadableStream<Uint8Array>> {
-    const { origin, name } = this.#target(repository);
+    const repo = this.#target(repository);
     checkDigest(digest);
     if (options.size !== undefined) checkSize(options.size, "size");
     const progress = new ProgressReporter(options.onProgress);
     const request = {
-      origin,
-      name,
+      repo,
       digest,
       size: options.size,
       signal: options.signal,
       progress,
     };
-    try {
-      const parallel = this.#context.parallelPull;
-      return parallel === undefined
-        ? await pullBlob(this.#context, request)
-        : await parallelPullBlob(this.#context, request, parallel);
-    } catch (err) {
-      progress.close();
-      throw toPublicError(err);
-    }
+    const parallel = this.#context.parallelPull;
+    return await opened(
+      progress,
+      () =>
+        parallel === undefined
+          ? pullBlob(this.#context, request)
+          : parallelPullBlob(this.#context, request, parallel),
+    );
   }
 
   /**
@@ -416,25 +396,13 @@ export class BlobClient {
     length: number,
     options: BlobPullRangeOptions = {},
   ): Promise<ReadableStream<Uint8Array>> {
-    const { origin, name } = this.#target(repository);
+    const repo = this.#target(repository);
     checkDigest(digest);
     checkSize(offset, "offset");
     checkSize(length, "length");
     const progress = new ProgressReporter(options.onProgress);
-    try {
-      return await pullRangeBlob(this.#context, {
-        origin,
-        name,
-        digest,
-        offset,
-        length,
-        signal: options.signal,
-        progress,
-      });
-    } catch (err) {
-      progress.close();
-      throw toPublicError(err);
-    }
+    const request = { repo, digest, offset, length, signal: options.signal, progress };
+    return await opened(progress, () => pullRangeBlob(this.#context, request));
   }
 
   /**
@@ -467,7 +435,7 @@ export class BlobClient {
     body: PushBody,
     options: BlobPushOptions = {},
   ): Promise<void> {
-    const { origin, name } = this.#target(repository);
+    const repo = this.#target(repository);
     checkDigest(digest);
     checkSize(size, "size");
     const source = toUploadSource(body);
@@ -481,8 +449,7 @@ export class BlobClient {
         );
       }
       await pushBlob(this.#context, {
-        origin,
-        name,
+        repo,
         digest,
         size,
         source,
@@ -490,7 +457,7 @@ export class BlobClient {
         progress,
       });
     } catch (err) {
-      throw toPublicError(err);
+      throw attachSentinel(err);
     } finally {
       progress.close();
     }
@@ -526,46 +493,21 @@ export class BlobClient {
     digest: string,
     options: BlobCallOptions = {},
   ): Promise<boolean> {
-    const { origin, name, host } = this.#target(destination);
+    const repo = this.#target(destination);
     const from = toRepository(source);
-    if (from.host !== host) {
+    if (from.host !== toRepository(destination).host) {
       throw new TypeError("mount: source and destination must be on the same registry");
     }
     checkDigest(digest);
-    const operation = "POST blob mount";
     const context = this.#context;
     try {
       const budget = new AttemptBudget(context.policy, context.clock, options.signal);
-      return await budget.run(operation, async () => {
-        const { response, url, offOrigin } = await send(context, origin, {
-          method: "POST",
-          url: uploadUrl(origin, name, { mount: digest, from: from.name }),
-          headers: { "content-length": "0" },
-          signal: options.signal,
-        }, operation);
-        if (response.status === 201) {
-          await discard(response);
-          return true;
-        }
-        await expectStatus(response, [202], operation, { offOrigin });
-        await discard(response);
-        // Declined: the registry opened a session instead; it is not continued.
-        const location = response.headers.get("location");
-        if (location !== null) {
-          let session: URL | undefined;
-          try {
-            session = resolveLocation(location, url, operation);
-          } catch {
-            // A session that cannot be addressed cannot be cleaned up either.
-          }
-          if (session !== undefined) {
-            await cleanup(context, { origin, signal: options.signal }, session);
-          }
-        }
-        return false;
-      });
+      return await budget.run(
+        "POST blob mount",
+        () => mountBlob(repo, digest, from.name, options.signal),
+      );
     } catch (err) {
-      throw toPublicError(err);
+      throw attachSentinel(err);
     }
   }
 
@@ -596,24 +538,26 @@ export class BlobClient {
     this.close();
   }
 
-  #target(repository: Repository | string): Repository & { origin: URL } {
+  #target(repository: Repository | string): RemoteRepository {
     const { host, name } = toRepository(repository);
-    return { host, name, origin: registryOrigin(host, { plainHttp: this.#context.plainHttp }) };
+    return this.#context.repository(
+      registryOrigin(host, { plainHttp: this.#context.plainHttp }),
+      name,
+    );
   }
 }
 
-function resolvePolicy(policy: Partial<RetryPolicy> | undefined): RetryPolicy {
-  if (policy === undefined) return { ...BLOB_RETRY_POLICY };
-  if (typeof policy !== "object" || policy === null) {
-    throw new TypeError("BlobClient: retryPolicy must be an object");
+/** Opens a download stream; a failure before the first byte closes its progress. */
+async function opened(
+  progress: ProgressReporter,
+  open: () => Promise<ReadableStream<Uint8Array>>,
+): Promise<ReadableStream<Uint8Array>> {
+  try {
+    return await open();
+  } catch (err) {
+    progress.close();
+    throw attachSentinel(err);
   }
-  const resolved = {
-    maxAttempts: policy.maxAttempts ?? 1,
-    baseDelayMs: policy.baseDelayMs ?? BLOB_RETRY_POLICY.baseDelayMs,
-    maxDelayMs: policy.maxDelayMs ?? BLOB_RETRY_POLICY.maxDelayMs,
-  };
-  validateRetryPolicy(resolved);
-  return resolved;
 }
 
 function checkDigest(digest: string): void {

@@ -6,17 +6,14 @@
  * @module
  */
 import { findError } from "../errors/find_error.ts";
-import { ProtocolError } from "../errors/kinds.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
-import { blobUrl } from "../registry/endpoints.ts";
-import { formatRange, parseContentRange, validateContentRange } from "../registry/range.ts";
 import { openStreamHash } from "../registry/stream_sha256.ts";
-import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
-import { AttemptBudget } from "./attempt_budget.ts";
-import { type BlobContext, discard, send } from "./context.ts";
-import { acceptsRanges, contentLength, type PullRequest, verifiedStream } from "./pull.ts";
-import { type RangePortion, readRange } from "./pull_range.ts";
-import { toPublicError } from "./public_error.ts";
+import { AttemptBudget } from "../transport/retry.ts";
+import { bodyOf, probeBlob, type RangePortion } from "../remote/blob_reads.ts";
+import type { BlobContext } from "./context.ts";
+import { type PullRequest, verifiedStream } from "./pull.ts";
+import { readRange } from "./pull_range.ts";
+import { attachSentinel } from "../errors/attach_sentinel.ts";
 
 /** Parallel pull settings. */
 export interface ParallelPullSettings {
@@ -39,6 +36,98 @@ interface Chunk {
   end: number;
   pieces: Uint8Array[];
   done: boolean;
+}
+
+/** The chunks of a parallel download and where the workers and the consumer are. */
+class Schedule {
+  readonly chunks: Chunk[] = [];
+  /** The chunk being emitted. */
+  head = 0;
+  /** The next chunk a worker takes. */
+  next = 0;
+  /** Received bytes not yet emitted. */
+  buffered = 0;
+  /** The first failure of a worker. */
+  failure: unknown;
+  #changed = Promise.withResolvers<void>();
+  readonly #abort: AbortController;
+
+  constructor(total: number, chunkSize: number, abort: AbortController) {
+    for (let start = 0; start < total; start += chunkSize) {
+      const end = Math.min(total, start + chunkSize) - 1;
+      this.chunks.push({ start, end, pieces: [], done: false });
+    }
+    this.#abort = abort;
+  }
+
+  /** Resolves at the next change of any chunk or position. */
+  get changed(): Promise<void> {
+    return this.#changed.promise;
+  }
+
+  /** Wakes everyone waiting for a change. */
+  notify(): void {
+    this.#changed.resolve();
+    this.#changed = Promise.withResolvers<void>();
+  }
+
+  /** Records the first failure and stops the download. */
+  fail(err: unknown): void {
+    if (this.failure === undefined && !this.#abort.signal.aborted) this.failure = err;
+    this.#abort.abort();
+    this.notify();
+  }
+}
+
+/**
+ * Starts `workers` workers (the first continues the probe's portion) that take chunks in order,
+ * staying within `workers` chunks of the consumer; resolves when all have stopped.
+ */
+function runWorkers(
+  schedule: Schedule,
+  request: PullRequest,
+  download: Download,
+  workers: number,
+  observer: ParallelPullObserver,
+): Promise<void> {
+  const { probe, budget, abort, signal } = download;
+  const { chunks } = schedule;
+  const worker = async (firstPortion?: RangePortion) => {
+    let portion = firstPortion;
+    while (!abort.signal.aborted) {
+      if (schedule.next >= chunks.length) return;
+      // Stay within `workers` chunks of the consumer: bounds the buffered bytes.
+      if (schedule.next >= schedule.head + workers) {
+        await schedule.changed;
+        continue;
+      }
+      const chunk = chunks[schedule.next++]!;
+      const deliver = (bytes: Uint8Array) => {
+        chunk.pieces.push(bytes);
+        schedule.buffered += bytes.byteLength;
+        observer.buffered?.(schedule.buffered);
+        schedule.notify();
+      };
+      await readRange(
+        request,
+        chunk.start,
+        chunk.end,
+        probe.total,
+        budget,
+        signal,
+        deliver,
+        portion,
+      );
+      portion = undefined;
+      chunk.done = true;
+      schedule.notify();
+    }
+  };
+  const running = [worker(probe.portion).catch((err) => schedule.fail(err))];
+  for (let i = 1; i < Math.min(workers, chunks.length); i++) {
+    running.push(worker().catch((err) => schedule.fail(err)));
+  }
+  return Promise.all(running).then(() => {});
 }
 
 /**
@@ -65,138 +154,59 @@ export async function parallelPullBlob(
     ? abort.signal
     : AbortSignal.any([request.signal, abort.signal]);
   const budget = new AttemptBudget(context.policy, context.clock, signal);
-  const { chunkSize, workers } = settings;
+  const { chunkSize } = settings;
 
-  const probe = await budget.run(operation, async () => {
-    const { response, offOrigin } = await send(context, request.origin, {
-      method: "GET",
-      url: blobUrl(request.origin, request.name, request.digest),
-      headers: { "accept-encoding": "identity", range: formatRange(0, chunkSize - 1) },
-      signal,
-    }, operation);
-    if (response.status === 416) {
-      // An empty blob: nothing can satisfy a range. Never read this body.
-      const value = response.headers.get("content-range");
-      await discard(response);
-      const parsed = value === null ? undefined : tryParse(value);
-      if (parsed && "unsatisfied" in parsed && parsed.total === 0 && !request.size) {
-        return { kind: "empty" as const };
-      }
-      await expectStatus(response, [206], operation, { offOrigin });
-    }
-    if (response.status === 200) {
-      try {
-        requireIdentityEncoding(response, operation);
-      } catch (err) {
-        await discard(response);
-        throw err;
-      }
-      return { kind: "whole" as const, response };
-    }
-    await expectStatus(response, [206], operation, { offOrigin });
-    try {
-      requireIdentityEncoding(response, operation);
-      const range = validateContentRange(
-        response.headers.get("content-range"),
-        { start: 0, total: request.size },
-        operation,
-      );
-      if (range.total === undefined) {
-        throw new ProtocolError(`${operation}: Content-Range has no total`);
-      }
-      if (range.end > chunkSize - 1) {
-        throw new ProtocolError(`${operation}: Content-Range exceeds the request`);
-      }
-      const body = response.body ?? new ReadableStream({ start: (c) => c.close() });
-      const portion: RangePortion = { body, start: 0, end: range.end, total: range.total };
-      return { kind: "ranged" as const, portion, total: range.total };
-    } catch (err) {
-      await discard(response);
-      throw err;
-    }
-  });
-
+  const probe = await budget.run(
+    operation,
+    () => probeBlob(request.repo, request.digest, chunkSize - 1, request.size, signal),
+  );
   if (probe.kind !== "ranged") {
     observer.fallback?.();
-    const body = probe.kind === "whole"
-      ? (probe.response.body ?? new ReadableStream({ start: (c) => c.close() }))
-      : new ReadableStream<Uint8Array>({ start: (c) => c.close() });
-    const total = probe.kind === "whole" ? contentLength(probe.response) : 0;
-    if (request.size !== undefined && total !== undefined && total !== request.size) {
-      await body.cancel().catch(() => {});
-      throw new ProtocolError(`${operation}: Content-Length differs from the blob size`);
-    }
-    const ranges = probe.kind === "whole" ? acceptsRanges(probe.response) : false;
-    return verifiedStream(
-      context,
-      request,
-      { body, total, ranges, skip: 0 },
-      budget,
-      abort,
-      signal,
-    );
+    const first = probe.kind === "whole"
+      ? { ...probe.answer, skip: 0 }
+      : { body: bodyOf(new Response(null)), total: 0, ranges: false, skip: 0 };
+    return verifiedStream(context, request, first, budget, abort, signal);
   }
+  return orderedStream(context, request, settings, observer, {
+    probe,
+    budget,
+    abort,
+    signal,
+  });
+}
 
+/** The state a parallel download shares with its stream. */
+interface Download {
+  /** The probe's answer: the first portion and the blob's total. */
+  probe: { portion: RangePortion; total: number };
+  /** The operation's attempt budget. */
+  budget: AttemptBudget;
+  /** Ends every request of the download. */
+  abort: AbortController;
+  /** The caller's signal combined with `abort`. */
+  signal: AbortSignal;
+}
+
+/**
+ * Schedules the chunks on the workers (the probe's portion is the first chunk's start) and
+ * emits them in order through the verifying hash.
+ */
+function orderedStream(
+  context: BlobContext,
+  request: PullRequest,
+  settings: ParallelPullSettings,
+  observer: ParallelPullObserver,
+  download: Download,
+): ReadableStream<Uint8Array> {
+  const operation = "GET blob";
+  const { probe, abort, signal } = download;
+  const { chunkSize, workers } = settings;
   const total = probe.total;
-  const chunks: Chunk[] = [];
-  for (let start = 0; start < total; start += chunkSize) {
-    chunks.push({ start, end: Math.min(total, start + chunkSize) - 1, pieces: [], done: false });
-  }
+  const schedule = new Schedule(total, chunkSize, abort);
   const hash = openStreamHash(total, context.hashThreads);
   const { progress } = request;
-  let head = 0; // the chunk being emitted
-  let next = 0; // the next chunk a worker takes
-  let buffered = 0;
-  let failure: unknown;
-  let changed = Promise.withResolvers<void>();
-  const notify = () => {
-    changed.resolve();
-    changed = Promise.withResolvers<void>();
-  };
-  const fail = (err: unknown) => {
-    if (failure === undefined && !abort.signal.aborted) failure = err;
-    abort.abort();
-    notify();
-  };
-
-  const worker = async (firstPortion?: RangePortion) => {
-    let portion = firstPortion;
-    while (!abort.signal.aborted) {
-      if (next >= chunks.length) return;
-      // Stay within `workers` chunks of the consumer: bounds the buffered bytes.
-      if (next >= head + workers) {
-        await changed.promise;
-        continue;
-      }
-      const chunk = chunks[next++]!;
-      await readRange(
-        context,
-        request,
-        chunk.start,
-        chunk.end,
-        total,
-        budget,
-        signal,
-        (bytes) => {
-          chunk.pieces.push(bytes);
-          buffered += bytes.byteLength;
-          observer.buffered?.(buffered);
-          notify();
-        },
-        portion,
-      );
-      portion = undefined;
-      chunk.done = true;
-      notify();
-    }
-  };
-
-  const running: Promise<void>[] = [];
-  const start = (firstPortion?: RangePortion) =>
-    running.push(worker(firstPortion).catch((err) => fail(err)));
-  start(probe.portion);
-  for (let i = 1; i < Math.min(workers, chunks.length); i++) start();
-  const settled = () => Promise.all(running).then(() => {});
+  const settled = runWorkers(schedule, request, download, workers, observer);
+  const { chunks } = schedule;
 
   let closed = false;
   const finish = () => {
@@ -209,40 +219,40 @@ export async function parallelPullBlob(
     async pull(controller) {
       try {
         for (;;) {
-          if (failure !== undefined) throw failure;
+          if (schedule.failure !== undefined) throw schedule.failure;
           if (abort.signal.aborted) throw signal.reason;
-          if (head >= chunks.length) {
+          if (schedule.head >= chunks.length) {
             if ((await hash.digest()) !== request.digest) {
               throw new DigestMismatchError(operation);
             }
             finish();
             controller.close();
-            await settled();
+            await settled;
             return;
           }
-          const chunk = chunks[head]!;
+          const chunk = chunks[schedule.head]!;
           const piece = chunk.pieces.shift();
           if (piece !== undefined) {
-            buffered -= piece.byteLength;
-            observer.buffered?.(buffered);
+            schedule.buffered -= piece.byteLength;
+            observer.buffered?.(schedule.buffered);
             await hash.update(piece);
             controller.enqueue(piece);
             progress.committed(hash.bytes, total);
             return;
           }
           if (chunk.done) {
-            head++;
-            notify();
+            schedule.head++;
+            schedule.notify();
             continue;
           }
-          await changed.promise;
+          await schedule.changed;
         }
       } catch (err) {
         finish();
         abort.abort();
-        notify();
-        await settled();
-        const mapped = findError(err, DigestMismatchError) ? err : toPublicError(err);
+        schedule.notify();
+        await settled;
+        const mapped = findError(err, DigestMismatchError) ? err : attachSentinel(err);
         throw mapped;
       }
     },
@@ -250,16 +260,8 @@ export async function parallelPullBlob(
       if (closed) return;
       finish();
       abort.abort(reason);
-      notify();
-      await settled();
+      schedule.notify();
+      await settled;
     },
   }, { highWaterMark: 0 });
-}
-
-function tryParse(value: string): ReturnType<typeof parseContentRange> | undefined {
-  try {
-    return parseContentRange(value);
-  } catch {
-    return undefined;
-  }
 }

@@ -7,22 +7,19 @@
 import { isAbortError } from "../errors/find_error.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { NetworkError, ProtocolError } from "../errors/kinds.ts";
-import { blobUrl } from "../registry/endpoints.ts";
-import { formatRange, parseContentRange, validateContentRange } from "../registry/range.ts";
 import { openStreamHash } from "../registry/stream_sha256.ts";
-import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
-import { AttemptBudget } from "./attempt_budget.ts";
-import { bodyError } from "./body_error.ts";
-import { type BlobContext, discard, send } from "./context.ts";
+import { AttemptBudget } from "../transport/retry.ts";
+import { getBlob } from "../remote/blob_reads.ts";
+import type { RemoteRepository } from "../remote/repository.ts";
+import type { BlobContext } from "./context.ts";
+import { asNetworkFailure } from "../errors/network_failure.ts";
 import type { ProgressReporter } from "./progress.ts";
-import { toPublicError } from "./public_error.ts";
+import { attachSentinel } from "../errors/attach_sentinel.ts";
 
 /** Inputs of a blob download. */
 export interface PullRequest {
-  /** The registry origin. */
-  origin: URL;
-  /** The repository path. */
-  name: string;
+  /** The repository's registry operations. */
+  repo: RemoteRepository;
   /** The expected sha256 digest. */
   digest: string;
   /** The size, when the caller knows it (checked against the registry's answer). */
@@ -45,97 +42,21 @@ export interface BodyResponse {
   skip: number;
 }
 
-/** `Accept-Ranges: bytes` on a response. */
-export function acceptsRanges(response: Response): boolean {
-  return /\bbytes\b/i.test(response.headers.get("accept-ranges") ?? "");
-}
-
-/**
- * Sends one GET of the blob, ranged from `offset` when it is greater than zero, and checks the
- * answer. Returns `"complete"` for the terminal 416 case: `bytes *\/N` with N equal to `offset`
- * and to any known total (the 416 body is never read).
- */
-export async function getBlob(
-  context: BlobContext,
-  request: { origin: URL; name: string; digest: string },
+/** GET blob from `offset` as a body that skips what was already delivered. */
+async function getBody(
+  request: PullRequest,
   offset: number,
   total: number | undefined,
   signal: AbortSignal,
 ): Promise<BodyResponse | "complete"> {
-  const operation = "GET blob";
-  const headers = new Headers({ "accept-encoding": "identity" });
-  if (offset > 0) headers.set("range", formatRange(offset));
-  const { response, offOrigin } = await send(context, request.origin, {
-    method: "GET",
-    url: blobUrl(request.origin, request.name, request.digest),
-    headers,
-    signal,
-  }, operation);
-  if (offset > 0 && response.status === 416) {
-    const value = response.headers.get("content-range");
-    await discard(response);
-    const parsed = value === null ? undefined : safeParse(value);
-    if (
-      parsed !== undefined && "unsatisfied" in parsed && parsed.total === offset &&
-      (total === undefined || total === offset)
-    ) {
-      return "complete";
-    }
-  }
-  if (response.status === 206 && offset > 0) {
-    try {
-      requireIdentityEncoding(response, operation);
-      const range = validateContentRange(
-        response.headers.get("content-range"),
-        { start: offset, end: total === undefined ? undefined : total - 1, total },
-        operation,
-      );
-      if (range.total !== undefined && range.end !== range.total - 1) {
-        throw new ProtocolError(`${operation}: Content-Range does not reach the end`);
-      }
-      return { body: bodyOf(response), total: range.total ?? total, ranges: true, skip: 0 };
-    } catch (err) {
-      await discard(response);
-      throw err;
-    }
-  }
-  await expectStatus(response, [200], operation, { offOrigin });
-  try {
-    requireIdentityEncoding(response, operation);
-    const length = contentLength(response);
-    if (total !== undefined && length !== undefined && length !== total) {
-      throw new ProtocolError(`${operation}: Content-Length differs from the blob size`);
-    }
-    return {
-      body: bodyOf(response),
-      total: total ?? length,
-      ranges: acceptsRanges(response),
-      skip: offset,
-    };
-  } catch (err) {
-    await discard(response);
-    throw err;
-  }
-}
-
-function safeParse(value: string): ReturnType<typeof parseContentRange> | undefined {
-  try {
-    return parseContentRange(value);
-  } catch {
-    return undefined;
-  }
-}
-
-function bodyOf(response: Response): ReadableStream<Uint8Array> {
-  return response.body ?? new ReadableStream({ start: (c) => c.close() });
-}
-
-/** The Content-Length of a response, when present and valid. */
-export function contentLength(response: Response): number | undefined {
-  const value = response.headers.get("content-length");
-  if (value === null || !/^\d+$/.test(value)) return undefined;
-  const length = Number(value);
-  return Number.isSafeInteger(length) ? length : undefined;
+  const answer = await getBlob(request.repo, request.digest, offset, total, signal);
+  if (answer === "complete") return answer;
+  return {
+    body: answer.body,
+    total: answer.total,
+    ranges: answer.ranges,
+    skip: offset - answer.start,
+  };
 }
 
 /**
@@ -160,7 +81,7 @@ export async function pullBlob(
   const budget = new AttemptBudget(context.policy, context.clock, signal);
   const first = await budget.run(
     "GET blob",
-    () => getBlob(context, request, 0, request.size, signal),
+    () => getBody(request, 0, request.size, signal),
   );
   if (first === "complete") throw new ProtocolError("GET blob: unexpected answer");
   return verifiedStream(context, request, first, budget, abort, signal);
@@ -204,7 +125,7 @@ export function verifiedStream(
     await budget.failed(operation, err);
     for (;;) {
       try {
-        const next = await getBlob(context, request, offset, total, signal);
+        const next = await getBody(request, offset, total, signal);
         if (next === "complete") return true;
         reader = next.body.getReader();
         total = next.total;
@@ -229,7 +150,9 @@ export function verifiedStream(
             }
           } catch (err) {
             if (signal.aborted || isAbortError(err)) throw signal.reason ?? err;
-            if (await resume(bodyError(err, operation))) return await finish(controller);
+            if (await resume(asNetworkFailure(operation, err, undefined, "body read failed"))) {
+              return await finish(controller);
+            }
             continue;
           }
           if (chunk.done) return await finish(controller);
@@ -254,7 +177,7 @@ export function verifiedStream(
         progress.close();
         abort.abort();
         reader.cancel().catch(() => {});
-        throw toPublicError(err);
+        throw attachSentinel(err);
       }
     },
     async cancel(reason) {

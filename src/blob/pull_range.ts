@@ -7,67 +7,17 @@
  */
 import { isAbortError } from "../errors/find_error.ts";
 import { NetworkError, ProtocolError } from "../errors/kinds.ts";
-import { blobUrl } from "../registry/endpoints.ts";
-import { formatRange, validateContentRange } from "../registry/range.ts";
-import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
-import { AttemptBudget } from "./attempt_budget.ts";
-import { bodyError } from "./body_error.ts";
-import { type BlobContext, discard, send } from "./context.ts";
+import { AttemptBudget } from "../transport/retry.ts";
+import { getRange, type RangePortion } from "../remote/blob_reads.ts";
+import type { RemoteRepository } from "../remote/repository.ts";
+import type { BlobContext } from "./context.ts";
+import { asNetworkFailure } from "../errors/network_failure.ts";
 import type { ProgressReporter } from "./progress.ts";
 import { producerStream } from "./producer_stream.ts";
-import { toPublicError } from "./public_error.ts";
+import { attachSentinel } from "../errors/attach_sentinel.ts";
 
 /** At most this many successful 206 responses complete one requested range. */
 export const MAX_RANGE_PORTIONS = 16;
-
-/** A ranged response whose Content-Range was validated. */
-export interface RangePortion {
-  /** The body: exactly `end - start + 1` bytes are expected. */
-  body: ReadableStream<Uint8Array>;
-  /** First byte of the portion. */
-  start: number;
-  /** Last byte of the portion (inclusive). */
-  end: number;
-  /** The blob size the server stated, if any. */
-  total: number | undefined;
-}
-
-/**
- * Sends one ranged GET for `[start, end]` and validates the 206 answer: the portion must begin
- * at `start`, end at or before `end`, and agree with a known total. Anything but 206 is an
- * error (a 200 means the server ignored the range).
- */
-export async function getRange(
-  context: BlobContext,
-  request: { origin: URL; name: string; digest: string },
-  start: number,
-  end: number,
-  total: number | undefined,
-  signal: AbortSignal,
-): Promise<RangePortion> {
-  const operation = "GET blob range";
-  const { response, offOrigin } = await send(context, request.origin, {
-    method: "GET",
-    url: blobUrl(request.origin, request.name, request.digest),
-    headers: { "accept-encoding": "identity", range: formatRange(start, end) },
-    signal,
-  }, operation);
-  await expectStatus(response, [206], operation, { offOrigin });
-  try {
-    requireIdentityEncoding(response, operation);
-    const range = validateContentRange(
-      response.headers.get("content-range"),
-      { start, total },
-      operation,
-    );
-    if (range.end > end) throw new ProtocolError(`${operation}: Content-Range exceeds the request`);
-    const body = response.body ?? new ReadableStream({ start: (c) => c.close() });
-    return { body, start: range.start, end: range.end, total: range.total ?? total };
-  } catch (err) {
-    await discard(response);
-    throw err;
-  }
-}
 
 /**
  * Reads `[start, end]` through as many portions as the server splits it into (at most 16
@@ -75,8 +25,7 @@ export async function getRange(
  * the bytes in order. Used by `pullRange` and by each parallel-pull worker.
  */
 export async function readRange(
-  context: BlobContext,
-  request: { origin: URL; name: string; digest: string },
+  request: { repo: RemoteRepository; digest: string },
   start: number,
   end: number,
   knownTotal: number | undefined,
@@ -96,7 +45,7 @@ export async function readRange(
         throw new ProtocolError(`${operation}: range split into too many portions`);
       }
       try {
-        portion = await getRange(context, request, position, end, total, signal);
+        portion = await getRange(request.repo, request.digest, position, end, total, signal);
       } catch (err) {
         await budget.failed(operation, err);
         continue;
@@ -114,7 +63,7 @@ export async function readRange(
           chunk = await reader.read();
         } catch (err) {
           if (signal.aborted || isAbortError(err)) throw signal.reason ?? err;
-          throw bodyError(err, operation);
+          throw asNetworkFailure(operation, err, undefined, "body read failed");
         }
         if (chunk.done) throw new NetworkError(`${operation}: body ended early`);
         const value = chunk.value;
@@ -126,7 +75,7 @@ export async function readRange(
       }
       // A portion must end where its Content-Range said.
       const rest = await reader.read().catch((err) => {
-        throw bodyError(err, operation);
+        throw asNetworkFailure(operation, err, undefined, "body read failed");
       });
       if (!rest.done && rest.value.byteLength > 0) {
         throw new ProtocolError(`${operation}: body longer than its Content-Range`);
@@ -146,10 +95,8 @@ export async function readRange(
 
 /** Inputs of {@linkcode pullRangeBlob}. */
 export interface PullRangeRequest {
-  /** The registry origin. */
-  origin: URL;
-  /** The repository path. */
-  name: string;
+  /** The repository's registry operations. */
+  repo: RemoteRepository;
   /** The blob digest (not verified). */
   digest: string;
   /** First byte. */
@@ -189,12 +136,12 @@ export async function pullRangeBlob(
   const end = offset + length - 1;
   const first = await budget.run(
     "GET blob range",
-    () => getRange(context, request, offset, end, undefined, signal),
+    () => getRange(request.repo, request.digest, offset, end, undefined, signal),
   );
   let delivered = 0;
   return producerStream(
     async (sink) => {
-      await readRange(context, request, offset, end, first.total, budget, signal, (bytes) => {
+      await readRange(request, offset, end, first.total, budget, signal, (bytes) => {
         delivered += bytes.byteLength;
         progress.committed(delivered, length);
         return sink.write(bytes);
@@ -207,7 +154,7 @@ export async function pullRangeBlob(
     },
     (err) => {
       progress.close();
-      return toPublicError(err);
+      return attachSentinel(err);
     },
   );
 }

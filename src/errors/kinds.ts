@@ -145,6 +145,19 @@ export class ProtocolError extends OciError {
 }
 
 /**
+ * A blob answer's length differs from the size the caller knows: the server sends another
+ * blob than expected. A `ProtocolError` (same code) that a client can tell apart by type.
+ *
+ * @example Telling a wrong-length answer apart
+ * ```ts
+ * import { LengthMismatchError, ProtocolError } from "./kinds.ts";
+ * const err = new LengthMismatchError("GET blob: Content-Length differs from the blob size");
+ * console.log(err instanceof ProtocolError); // true
+ * ```
+ */
+export class LengthMismatchError extends ProtocolError {}
+
+/**
  * A response carried a content encoding other than identity; the hashed bytes must equal the
  * stored bytes, so this is refused and not retried.
  *
@@ -358,3 +371,15 @@ export class LocalFileError extends OciError {
     super(message, { retryable: false, ...options });
   }
 }
+
+/**
+ * A local file ended before the range being read from it: it shrank since it was measured.
+ *
+ * @example A shrunken file
+ * ```ts
+ * import { FileEndedError, LocalFileError } from "./kinds.ts";
+ * const err = new FileEndedError("file body: file ended before the requested range");
+ * console.log(err instanceof LocalFileError); // true
+ * ```
+ */
+export class FileEndedError extends LocalFileError {}

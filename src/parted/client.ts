@@ -8,9 +8,11 @@ import { parseReference } from "../registry/reference.ts";
 import type { Descriptor } from "../registry/media_types.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from "../transport/retry.ts";
+import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
-import { ClientTransports, connect, type ExplicitCredential } from "./connection.ts";
+import type { ClientStack } from "../remote/client_stack.ts";
+import { connect, type Connection, type ExplicitCredential, partedStack } from "./connection.ts";
+import type { TransferJob } from "./transfer_job.ts";
 import { DEFAULT_PART_SIZE, DEFAULT_WORKERS } from "./format.ts";
 import type { PullDestination } from "./fs_partial.ts";
 import type { PushSource } from "./fs_source.ts";
@@ -59,8 +61,13 @@ export interface PartedClientOptions {
    * `StallError`, so the retry budget applies. `0` disables. Default: 60 000.
    */
   stallTimeoutMs?: number;
-  /** Retry budget and backoff of every part, the config blob and the manifest. */
-  retryPolicy?: RetryPolicy;
+  /**
+   * Retry budget and backoff of every part, the config blob and the manifest. Omitted: 4
+   * attempts, full jitter from 1 s, 30 s cap. A given policy takes `maxAttempts` 1 and the
+   * default delays for missing fields, so `{}` means exactly one attempt (the rule both
+   * clients share).
+   */
+  retryPolicy?: Partial<RetryPolicy>;
   /** Time source of backoff waits (tests). */
   clock?: Clock;
 }
@@ -138,7 +145,7 @@ export interface PullOptions {
 export class PartedClient {
   readonly #options: PartedClientOptions;
   readonly #policy: RetryPolicy;
-  readonly #transports: ClientTransports | undefined;
+  readonly #stack: ClientStack;
   #closed = false;
 
   /** Creates a client; nothing is opened until a transfer starts. */
@@ -149,13 +156,12 @@ export class PartedClient {
     if (options.credential !== undefined && options.credentials !== undefined) {
       throw new TypeError("PartedClient: pass either credential or credentials, not both");
     }
-    this.#policy = options.retryPolicy ?? PARTED_RETRY_POLICY;
-    validateRetryPolicy(this.#policy);
+    this.#policy = resolveRetryPolicy(options.retryPolicy, PARTED_RETRY_POLICY, "PartedClient");
     validateStallTimeout(options.stallTimeoutMs);
     this.#options = { ...options };
-    // The default transports serve every transfer of this client (keep-alive connections are
-    // reused); a caller's fetch is the caller's to manage.
-    if (options.fetch === undefined) this.#transports = new ClientTransports(options.caCerts);
+    // One stack serves every transfer of this client: keep-alive connections and tokens are
+    // reused; a caller's fetch is the caller's to manage.
+    this.#stack = partedStack(this.#options);
   }
 
   /**
@@ -174,7 +180,7 @@ export class PartedClient {
    */
   close(): void {
     this.#closed = true;
-    this.#transports?.close();
+    this.#stack.close();
   }
 
   /**
@@ -217,17 +223,8 @@ export class PartedClient {
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
     if (source?.kind !== "file") throw new TypeError("push: source must come from fromFile()");
     this.#checkOpen();
-    const reference = parseReference(ref);
-    return await runPush({
-      reference,
-      path: source.path,
-      partSize,
-      workers,
-      onProgress: options.onProgress,
-      signal: options.signal,
-      policy: this.#policy,
-      clock: this.#options.clock ?? systemClock,
-    }, () => connect(reference, this.#options, this.#transports));
+    const { job, connection } = this.#transfer(ref, workers, options);
+    return await runPush({ ...job, path: source.path, partSize }, connection);
   }
 
   /**
@@ -262,16 +259,27 @@ export class PartedClient {
       throw new TypeError("pull: destination must come from toFile()");
     }
     this.#checkOpen();
+    const { job, connection } = this.#transfer(ref, workers, options);
+    await runPull({ ...job, destination: destination.path }, connection);
+  }
+
+  /** The job fields both directions share, and the connection to the reference's registry. */
+  #transfer(
+    ref: string,
+    workers: number,
+    options: PushOptions | PullOptions,
+  ): { job: TransferJob; connection: () => Connection } {
     const reference = parseReference(ref);
-    await runPull({
+    const job = {
       reference,
-      destination: destination.path,
       workers,
       onProgress: options.onProgress,
       signal: options.signal,
       policy: this.#policy,
       clock: this.#options.clock ?? systemClock,
-    }, () => connect(reference, this.#options, this.#transports));
+    };
+    const plainHttp = this.#options.plainHttp ?? false;
+    return { job, connection: () => connect(this.#stack, reference, plainHttp) };
   }
 
   #checkOpen(): void {

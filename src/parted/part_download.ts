@@ -4,28 +4,27 @@
  *
  * @module
  */
-import { isAbortError } from "../errors/find_error.ts";
-import { NetworkError, ProtocolError } from "../errors/kinds.ts";
-import { OciError } from "../errors/oci_error.ts";
+import { LengthMismatchError, NetworkError, ProtocolError } from "../errors/kinds.ts";
+import { asNetworkFailure } from "../errors/network_failure.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { BufferFill, BufferPool } from "../registry/buffer_pool.ts";
 import { type ByobSource, openByob } from "../transport/byob_body.ts";
-import { validateContentRange } from "../registry/range.ts";
+import { getBlob } from "../remote/blob_reads.ts";
+import type { RemoteRepository } from "../remote/repository.ts";
 import type { RunningHash, Sha256Threads } from "../registry/sha256_threads.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
 import type { PartialFile } from "./fs_partial.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import type { ProgressTracker } from "./progress.ts";
-import type { PartedRequests } from "./requests.ts";
 
 /** Bytes gathered before one positional write; also the most one read may deliver. */
 const WRITE_BUFFER_SIZE = 1 << 20;
 
 /** What a part download needs. */
 export interface PartDownloadContext {
-  /** The registry requests of the source repository. */
-  requests: PartedRequests;
+  /** The registry operations of the source repository. */
+  repo: RemoteRepository;
   /** The partial file the bytes go to. */
   partial: PartialFile;
   /** Counts wire bytes. */
@@ -57,95 +56,112 @@ export async function downloadPart(
   context: PartDownloadContext,
   part: PartDescriptor,
 ): Promise<void> {
-  const { requests, signal, partial, progress } = context;
-  const operation = "GET blob";
+  const { signal } = context;
   const pool = new BufferPool(BUFFERS_PER_PART, WRITE_BUFFER_SIZE);
   const hash = context.hashThreads.open((buffer) => pool.release(buffer));
-  let reached = 0;
+  const state = { reached: 0 };
   try {
-    await retry(`part ${part.index}: download`, async () => {
-      const { response } = await requests.getBlob(part.digest, reached, signal);
-      let position: number;
-      if (response.status === 206) {
-        try {
-          validateContentRange(
-            response.headers.get("content-range"),
-            { start: reached, end: part.size - 1, total: part.size },
-            operation,
-          );
-        } catch (err) {
-          await response.body?.cancel().catch(() => {});
-          throw err;
-        }
-        position = reached;
-      } else {
-        // The whole blob: start over from byte zero, overwriting what was placed.
-        hash.reset();
-        reached = 0;
-        position = 0;
-        const declared = response.headers.get("content-length");
-        if (declared !== null && Number(declared) !== part.size) {
-          await response.body?.cancel().catch(() => {});
-          throw new DigestMismatchError(`part ${part.index}`, {
-            cause: new ProtocolError(`${operation}: length differs from the part size`),
-          });
-        }
-      }
-      const writer = new PartWriter(partial, part.offset + position, pool, hash);
-      let failure: unknown;
-      const overlong = () =>
-        new DigestMismatchError(`part ${part.index}`, {
-          cause: new ProtocolError(`${operation}: body longer than the part size`),
-        });
-      const received = (n: number) => {
-        position += n;
-        progress.addWire(n);
-      };
-      // Into pooled buffers where the runtime allows it: no copy and no garbage chunk per read.
-      const byob = response.body === null ? undefined : openByob(response.body);
-      if (byob !== undefined) {
-        try {
-          await writer.readFrom(byob, part.size - position, received, overlong);
-        } catch (err) {
-          failure = err;
-          byob.cancel().catch(() => {});
-        }
-      } else if (response.body !== null) {
-        const reader = response.body.getReader();
-        try {
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            if (position + value.byteLength > part.size) throw overlong();
-            received(value.byteLength);
-            await writer.add(value);
-          }
-        } catch (err) {
-          failure = err;
-          reader.cancel().catch(() => {});
-        }
-      }
-      // Place (and hash) every received byte first: a continuation starts where the disk is.
-      await writer.flush();
-      reached = position;
-      if (failure !== undefined) {
-        if (signal.aborted) throw signal.reason;
-        if (failure instanceof OciError || isAbortError(failure)) throw failure;
-        throw new NetworkError(`${operation}: body read failed`, { cause: failure });
-      }
-      if (position < part.size) {
-        throw new NetworkError(`${operation}: body ended before the part did`);
-      }
-      if ((await hash.digest()) !== part.digest) {
-        throw new DigestMismatchError(`part ${part.index}`);
-      }
-    }, {
-      policy: context.policy ?? PARTED_RETRY_POLICY,
-      signal,
-      clock: context.clock ?? systemClock,
-    });
+    await retry(
+      `part ${part.index}: download`,
+      () => downloadAttempt(context, part, pool, hash, state),
+      {
+        policy: context.policy ?? PARTED_RETRY_POLICY,
+        signal,
+        clock: context.clock ?? systemClock,
+      },
+    );
   } finally {
     hash.close();
+  }
+}
+
+/**
+ * One attempt: a GET from the byte reached, every received byte placed (and hashed) before a
+ * failure is reported, so the next attempt continues where the disk is.
+ */
+async function downloadAttempt(
+  context: PartDownloadContext,
+  part: PartDescriptor,
+  pool: BufferPool,
+  hash: RunningHash,
+  state: { reached: number },
+): Promise<void> {
+  const { repo, signal, partial, progress } = context;
+  const operation = "GET blob";
+  let answer: Awaited<ReturnType<typeof getBlob>>;
+  try {
+    answer = await getBlob(repo, part.digest, state.reached, part.size, signal);
+  } catch (err) {
+    // A whole-blob answer of another length is another blob: the part cannot be had here.
+    if (!(err instanceof LengthMismatchError)) throw err;
+    throw new DigestMismatchError(`part ${part.index}`, { cause: err });
+  }
+  let position = state.reached;
+  let failure: unknown;
+  if (answer !== "complete") {
+    if (answer.start === 0 && state.reached > 0) {
+      // The whole blob again: start over from byte zero, overwriting what was placed.
+      hash.reset();
+      state.reached = 0;
+      position = 0;
+    }
+    const writer = new PartWriter(partial, part.offset + position, pool, hash);
+    const overlong = () =>
+      new DigestMismatchError(`part ${part.index}`, {
+        cause: new ProtocolError(`${operation}: body longer than the part size`),
+      });
+    const received = (n: number) => {
+      position += n;
+      progress.addWire(n);
+    };
+    failure = await copyBody(answer.body, writer, part.size - position, received, overlong);
+    // Place (and hash) every received byte first: a continuation starts where the disk is.
+    await writer.flush();
+    state.reached = position;
+  }
+  if (failure !== undefined) throw asNetworkFailure(operation, failure, signal, "body read failed");
+  if (position < part.size) {
+    throw new NetworkError(`${operation}: body ended before the part did`);
+  }
+  if ((await hash.digest()) !== part.digest) {
+    throw new DigestMismatchError(`part ${part.index}`);
+  }
+}
+
+/**
+ * Copies `body` into `writer` (into pooled buffers where the runtime allows it: no copy and no
+ * garbage chunk per read); resolves with the failure that ended the copy, if any.
+ */
+async function copyBody(
+  body: ReadableStream<Uint8Array>,
+  writer: PartWriter,
+  room: number,
+  received: (n: number) => void,
+  overlong: () => Error,
+): Promise<unknown> {
+  const byob = openByob(body);
+  if (byob !== undefined) {
+    try {
+      await writer.readFrom(byob, room, received, overlong);
+    } catch (err) {
+      byob.cancel().catch(() => {});
+      return err;
+    }
+    return undefined;
+  }
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return undefined;
+      if (value.byteLength > room) throw overlong();
+      room -= value.byteLength;
+      received(value.byteLength);
+      await writer.add(value);
+    }
+  } catch (err) {
+    reader.cancel().catch(() => {});
+    return err;
   }
 }
 

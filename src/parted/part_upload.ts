@@ -5,18 +5,25 @@
  * @module
  */
 import { findError } from "../errors/find_error.ts";
-import { HttpStatusError, LocalFileError, SourceChangedError } from "../errors/kinds.ts";
+import {
+  FileEndedError,
+  HttpStatusError,
+  LocalFileError,
+  SourceChangedError,
+} from "../errors/kinds.ts";
+import { registryErrorCodes } from "../registry/status.ts";
+import type { RemoteRepository } from "../remote/repository.ts";
+import { completeUpload, openUpload } from "../remote/uploads.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { fileBody } from "../transport/file_body.ts";
 import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import type { ProgressTracker } from "./progress.ts";
-import type { PartedRequests } from "./requests.ts";
 
 /** What a part upload needs. */
 export interface PartUploadContext {
-  /** The registry requests of the target repository. */
-  requests: PartedRequests;
+  /** The registry operations of the target repository. */
+  repo: RemoteRepository;
   /** The source file. */
   path: string;
   /** Counts wire bytes. */
@@ -47,39 +54,25 @@ export async function uploadPart(
   context: PartUploadContext,
   part: PartDescriptor,
 ): Promise<"skipped" | "uploaded"> {
-  const { requests, signal } = context;
+  const { repo, signal } = context;
   return await retry(`part ${part.index}: upload`, async () => {
-    if (await requests.blobExists(part.digest, signal)) return "skipped";
+    if (await repo.exists(part.digest, signal)) return "skipped";
     await context.beforeUpload?.(part, signal);
-    const session = await requests.openUpload(signal);
+    const session = await openUpload(repo, signal);
     // The hook counts wire bytes on the transport's direct file path as well as on a plain
     // stream, so the body stays a recognisable file range.
-    const body = part.size === 0
-      ? new Uint8Array(0)
-      : fileBody(context.path, part.offset, part.size, {
+    const make = () =>
+      part.size === 0 ? new Uint8Array(0) : fileBody(context.path, part.offset, part.size, {
         onBytes: (n) => context.progress.addWire(n),
       });
     try {
-      await requests.completeUpload(session, part.digest, part.size, body, signal);
+      await completeUpload(repo, session, part.digest, part.size, {
+        make,
+        replayable: true,
+      }, signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      const local = findError(err, LocalFileError);
-      if (local !== undefined && FILE_ENDED.test(local.message)) {
-        throw new SourceChangedError(`part ${part.index}: file ended early`, { cause: err });
-      }
-      if (local !== undefined) {
-        throw new LocalFileError(`push source: read failed at part ${part.index}`, {
-          cause: local,
-        });
-      }
-      if (isDigestInvalid(err)) {
-        // The registry hashed what we streamed and it differs from what we hashed: the file
-        // changed between the hashing read and the upload.
-        throw new SourceChangedError(`part ${part.index}: bytes differ from their digest`, {
-          cause: err,
-        });
-      }
-      throw err;
+      throw sourceFailure(err, part.index);
     }
     return "uploaded";
   }, {
@@ -89,11 +82,22 @@ export async function uploadPart(
   });
 }
 
-// The message of fileBody's error for a file shorter than its range.
-const FILE_ENDED = /file ended before/;
-
-function isDigestInvalid(err: unknown): boolean {
+/** What a failed part PUT says about the source file, if anything; else `err` unchanged. */
+function sourceFailure(err: unknown, index: number): unknown {
+  if (findError(err, FileEndedError) !== undefined) {
+    return new SourceChangedError(`part ${index}: file ended early`, { cause: err });
+  }
+  const local = findError(err, LocalFileError);
+  if (local !== undefined) {
+    return new LocalFileError(`push source: read failed at part ${index}`, { cause: local });
+  }
   const status = findError(err, HttpStatusError);
-  if (status === undefined || status.status !== 400) return false;
-  return new TextDecoder().decode(status.body).includes("DIGEST_INVALID");
+  if (status?.status === 400 && registryErrorCodes(status).includes("DIGEST_INVALID")) {
+    // The registry hashed what we streamed and it differs from what we hashed: the file
+    // changed between the hashing read and the upload.
+    return new SourceChangedError(`part ${index}: bytes differ from their digest`, {
+      cause: err,
+    });
+  }
+  return err;
 }

@@ -6,7 +6,8 @@
  */
 import type { AsyncQueue } from "./async_queue.ts";
 import type { PartDescriptor } from "./manifest.ts";
-import { attachSentinel } from "./sentinel.ts";
+import { attachSentinel } from "../errors/attach_sentinel.ts";
+import { PartTooLargeError } from "../errors/sentinels.ts";
 
 /**
  * Keeps the first failure of a transfer and aborts the transfer's controller on every failure.
@@ -43,13 +44,25 @@ export class FirstFailure {
   }
 
   /**
+   * Waits for the feeder and the workers of a transfer, then throws what ended it: the
+   * caller's abort reason, else the first failure, else a failure of the progress callback.
+   */
+  async settle(running: Promise<unknown>[], progress: { failure: unknown }): Promise<void> {
+    await Promise.all(running);
+    if (this.#callerSignal?.aborted) throw this.#callerSignal.reason;
+    this.throwIfFailed();
+    if (progress.failure !== undefined) throw progress.failure;
+  }
+
+  /**
    * The error a transfer returns for `err`: the caller's abort reason when it aborted, else `err`
    * with its sentinel attached, naming the part when `err` is the latched part failure.
    */
   publicError(err: unknown): unknown {
     if (this.#callerSignal?.aborted) return this.#callerSignal.reason;
     const first = this.#first;
-    return attachSentinel(err, first !== undefined && first.err === err ? first.part : undefined);
+    const partIndex = first !== undefined && first.err === err ? first.part : undefined;
+    return attachSentinel(err, { partIndex, tooLarge: PartTooLargeError });
   }
 }
 

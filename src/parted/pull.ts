@@ -8,6 +8,7 @@ import { Sha256Threads } from "../registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import { systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry } from "../transport/retry.ts";
+import { getManifest } from "../remote/manifests.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { HashPool } from "./fs_hash_pool.ts";
@@ -15,7 +16,8 @@ import { PartialFile, removeEmptyPartial } from "./fs_partial.ts";
 import { decodeManifest, type PartDescriptor, type PartedManifest } from "./manifest.ts";
 import { downloadPart } from "./part_download.ts";
 import { ProgressTracker } from "./progress.ts";
-import { attachSentinel } from "./sentinel.ts";
+import { attachSentinel } from "../errors/attach_sentinel.ts";
+import { PartTooLargeError } from "../errors/sentinels.ts";
 import type { TransferJob } from "./transfer_job.ts";
 import { FirstFailure, runPartWorkers } from "./part_workers.ts";
 
@@ -33,7 +35,7 @@ export interface PullJob extends TransferJob {
  * @example
  * ```ts ignore
  * import { runPull } from "./pull.ts";
- * await runPull(job, () => connect(reference, {}));
+ * await runPull(job, () => connect(stack, reference, false));
  * ```
  */
 export async function runPull(job: PullJob, connect: () => Connection): Promise<void> {
@@ -51,15 +53,14 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     const reference = job.reference.digest ?? job.reference.tag!;
     const fetched = await retry(
       "GET manifest",
-      () => connection.requests.getManifest(reference, job.reference.digest, signal),
+      () => getManifest(connection.repo, reference, job.reference.digest, signal),
       { policy, signal, clock },
     );
     manifest = decodeManifest(fetched.bytes);
   } catch (err) {
-    connection.close();
     await removeEmptyPartial(job.destination);
     if (job.signal?.aborted) throw job.signal.reason;
-    throw attachSentinel(err);
+    throw attachSentinel(err, { tooLarge: PartTooLargeError });
   }
   let partial: PartialFile | undefined;
   // One hashing thread per core: hashing is the bound, and the receiving thread's share of a
@@ -100,7 +101,7 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
       tracker.setPhase("downloading");
       await downloadPart({
-        requests: connection.requests,
+        repo: connection.repo,
         partial: openPartial,
         progress: tracker,
         signal,
@@ -110,10 +111,7 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
       }, part);
       tracker.completePart(part.size);
     });
-    await Promise.all([feeding, ...workers]);
-    if (job.signal?.aborted) throw job.signal.reason;
-    latch.throwIfFailed();
-    if (progress.failure !== undefined) throw progress.failure;
+    await latch.settle([feeding, ...workers], progress);
     progress.setPhase("committing");
     await partial.commit();
     progress.setPhase("done");
@@ -123,7 +121,6 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     pool.close();
     hashThreads.close();
     await partial?.close();
-    connection.close();
   }
 }
 

@@ -24,7 +24,9 @@ import { encodeManifest, type PartDescriptor } from "./manifest.ts";
 import { uploadPart } from "./part_upload.ts";
 import { planParts } from "./plan.ts";
 import { ProgressTracker } from "./progress.ts";
-import type { PartedRequests } from "./requests.ts";
+import { putManifest } from "../remote/manifests.ts";
+import type { RemoteRepository } from "../remote/repository.ts";
+import { completeUpload, openUpload } from "../remote/uploads.ts";
 import type { TransferJob } from "./transfer_job.ts";
 import { FirstFailure, runPartWorkers } from "./part_workers.ts";
 
@@ -43,7 +45,7 @@ export interface PushJob extends TransferJob {
  * @example
  * ```ts ignore
  * import { runPush } from "./push.ts";
- * const descriptor = await runPush(job, () => connect(reference, {}));
+ * const descriptor = await runPush(job, () => connect(stack, reference, false));
  * ```
  */
 export async function runPush(job: PushJob, connect: () => Connection): Promise<Descriptor> {
@@ -78,26 +80,12 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       queue.close();
       latch.fail(err);
     });
-    // Renew a token before a part PUT when, at the throughput measured so far, it would expire
-    // while the body is still being sent (the registry checks it when the headers arrive).
-    const started = clock.now();
-    const beforeUpload = async (part: PartDescriptor, signal: AbortSignal) => {
-      const elapsed = clock.now() - started;
-      const sent = progress.snapshot.wireBytes;
-      if (sent < 1024 * 1024 || elapsed <= 0) return;
-      const expectedMs = (part.size / (sent / elapsed)) * 2;
-      await connection.authenticator.ensureFresh(
-        job.reference.repository,
-        "push",
-        expectedMs,
-        signal,
-      );
-    };
+    const beforeUpload = tokenRenewal(connection, job.reference.repository, progress, clock);
     const count = Math.min(job.workers, plan.length);
     const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
       progress.setPhase("uploading");
       await uploadPart({
-        requests: connection.requests,
+        repo: connection.repo,
         path: job.path,
         progress,
         signal,
@@ -107,13 +95,10 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       }, part);
       progress.completePart(part.size);
     });
-    await Promise.all([hashing, ...workers]);
-    if (job.signal?.aborted) throw job.signal.reason;
-    latch.throwIfFailed();
-    if (progress.failure !== undefined) throw progress.failure;
+    await latch.settle([hashing, ...workers], progress);
     await checkUnchanged(job.path, stamp);
     progress.setPhase("config");
-    await ensureConfig(connection.requests, signal, policy, clock);
+    await ensureConfig(connection.repo, signal, policy, clock);
     const manifest = encodeManifest({
       partSize: job.partSize,
       fileSize: stamp.size,
@@ -127,7 +112,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     progress.setPhase("manifest");
     await checkUnchanged(job.path, stamp);
     const target = job.reference.tag ?? digest;
-    await retry("PUT manifest", () => connection.requests.putManifest(target, manifest, signal), {
+    await retry("PUT manifest", () => putManifest(connection.repo, target, manifest, signal), {
       policy,
       signal,
       clock,
@@ -144,8 +129,27 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     throw latch.publicError(err);
   } finally {
     pool.close();
-    connection.close();
   }
+}
+
+/**
+ * Renews a token before a part PUT when, at the throughput measured so far, it would expire
+ * while the body is still being sent (the registry checks it when the headers arrive).
+ */
+function tokenRenewal(
+  connection: Connection,
+  repository: string,
+  progress: ProgressTracker,
+  clock: Clock,
+): (part: PartDescriptor, signal: AbortSignal) => Promise<void> {
+  const started = clock.now();
+  return async (part, signal) => {
+    const elapsed = clock.now() - started;
+    const sent = progress.snapshot.wireBytes;
+    if (sent < 1024 * 1024 || elapsed <= 0) return;
+    const expectedMs = (part.size / (sent / elapsed)) * 2;
+    await connection.authenticator.ensureFresh(repository, "push", expectedMs, signal);
+  };
 }
 
 /**
@@ -191,21 +195,18 @@ async function checkUnchanged(path: string, stamp: SourceStamp): Promise<void> {
 }
 
 async function ensureConfig(
-  requests: PartedRequests,
+  repo: RemoteRepository,
   signal: AbortSignal,
   policy: RetryPolicy,
   clock: Clock,
 ): Promise<void> {
   const digest = EMPTY_CONFIG_DESCRIPTOR.digest;
   await retry("config blob", async () => {
-    if (await requests.blobExists(digest, signal)) return;
-    const session = await requests.openUpload(signal);
-    await requests.completeUpload(
-      session,
-      digest,
-      EMPTY_CONFIG_BYTES.byteLength,
-      EMPTY_CONFIG_BYTES.slice(),
-      signal,
-    );
+    if (await repo.exists(digest, signal)) return;
+    const session = await openUpload(repo, signal);
+    await completeUpload(repo, session, digest, EMPTY_CONFIG_BYTES.byteLength, {
+      make: () => EMPTY_CONFIG_BYTES.slice(),
+      replayable: true,
+    }, signal);
   }, { policy, signal, clock });
 }

@@ -6,6 +6,7 @@
 import { ContentEncodingError, HttpStatusError, ProtocolError } from "../errors/kinds.ts";
 import { isRetryableStatus } from "../errors/retryable.ts";
 
+import { discard } from "./discard.ts";
 import { parseRetryAfter } from "./retry_after.ts";
 /** How many bytes of an error body {@linkcode expectStatus} keeps by default. */
 export const ERROR_BODY_LIMIT = 4096;
@@ -22,12 +23,6 @@ export interface ExpectStatusOptions {
   bodyLimit?: number;
   /** Wall-clock epoch milliseconds to resolve an HTTP-date Retry-After against. */
   nowMs?: number;
-}
-
-/** Cancels a body nobody will read, so its connection can be released; never throws. */
-function discard(response: Response): void {
-  if (response.body === null || response.bodyUsed) return;
-  response.body.cancel().catch(() => {});
 }
 
 /**
@@ -139,4 +134,29 @@ export function requireIdentityEncoding(response: Response, operation: string): 
   if (codings.every((c) => c === "identity")) return;
   discard(response);
   throw new ContentEncodingError(operation);
+}
+
+/**
+ * The OCI error codes (`{"errors":[{"code":"DIGEST_INVALID",…}]}`) of the error body an
+ * `HttpStatusError` kept; empty when the body is absent or not that JSON.
+ *
+ * @example Reading the codes of a refusal
+ * ```ts
+ * import { registryErrorCodes } from "./status.ts";
+ * import { HttpStatusError } from "../errors/mod.ts";
+ * const body = new TextEncoder().encode('{"errors":[{"code":"DIGEST_INVALID"}]}');
+ * console.log(registryErrorCodes(new HttpStatusError("PUT blob upload", { status: 400, body })));
+ * // [ "DIGEST_INVALID" ]
+ * ```
+ */
+export function registryErrorCodes(err: HttpStatusError): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(err.body));
+  } catch {
+    return [];
+  }
+  const errors = (parsed as { errors?: unknown } | null)?.errors;
+  if (!Array.isArray(errors)) return [];
+  return errors.flatMap((e) => typeof e?.code === "string" ? [e.code as string] : []);
 }

@@ -5,7 +5,7 @@
  */
 import { open } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
-import { LocalFileError } from "../errors/kinds.ts";
+import { FileEndedError, LocalFileError } from "../errors/kinds.ts";
 
 /** Bytes per read: 64 KiB chunks halve upload throughput compared with 1 MiB. */
 export const FILE_BODY_CHUNK_SIZE: number = 1 << 20;
@@ -129,7 +129,7 @@ export function fileBody(
         const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, position);
         if (bytesRead === 0) {
           await closeHandle();
-          controller.error(new LocalFileError("file body: file ended before the requested range"));
+          controller.error(new FileEndedError("file body: file ended before the requested range"));
           return;
         }
         position += bytesRead;

@@ -6,6 +6,7 @@
  * @module
  */
 import { LocationError, RedirectError } from "../errors/kinds.ts";
+import { discard } from "../registry/discard.ts";
 import { resolveLocation } from "../registry/location.ts";
 import type { Fetch } from "./fetch.ts";
 
@@ -173,7 +174,7 @@ export async function followRedirects(
       return { response, url, offOrigin, redirects };
     }
     // A redirect: decide everything before the target is contacted.
-    await response.body?.cancel().catch(() => {});
+    await discard(response);
     if (redirects >= maxRedirects) {
       throw new RedirectError(`${operation}: too many redirects`, { status: response.status });
     }

@@ -15,6 +15,7 @@ import type { FileHandle } from "node:fs/promises";
 import * as tls from "node:tls";
 import {
   BodyLengthError,
+  FileEndedError,
   LocalFileError,
   NetworkError,
   PeerRefusedError,
@@ -574,7 +575,7 @@ export class HttpTransport {
             const { bytesRead } = await handle.read(buffer, 0, want, range.offset + sent);
             if (bodyDone) return;
             if (bytesRead === 0) {
-              return fail(new LocalFileError("file body: file ended before the requested range"));
+              return fail(new FileEndedError("file body: file ended before the requested range"));
             }
             sent += bytesRead;
             inFlight[k & 1] = writeFlushed(

@@ -7,7 +7,7 @@
  */
 import { isIP } from "node:net";
 import { lookup } from "node:dns/promises";
-import { LocalFileError, NetworkError, PeerRefusedError } from "../errors/kinds.ts";
+import { FileEndedError, LocalFileError, NetworkError, PeerRefusedError } from "../errors/kinds.ts";
 import type { FileRange } from "./file_body.ts";
 
 /** What {@linkcode rawFileUpload} sends. */
@@ -230,7 +230,7 @@ async function exchange(
       const bytes = await next;
       if (answered) break;
       if (bytes === 0) {
-        throw new LocalFileError("file body: file ended before the requested range");
+        throw new FileEndedError("file body: file ended before the requested range");
       }
       sent += bytes;
       const chunk = buffers[k & 1].subarray(0, bytes);

@@ -1,6 +1,7 @@
 /**
- * The retry loop shared by both libraries: attempt budget, exponential full-jitter backoff,
- * Retry-After as a floor, a 30 s cap on every wait, and waits cut short by an AbortSignal.
+ * The one retry engine of both libraries: the attempt budget of an operation (shared by all its
+ * concurrent and nested requests), exponential full-jitter backoff, Retry-After as a floor, a
+ * cap on every wait, waits cut short by an AbortSignal, and the client policies' defaults.
  *
  * @module
  */
@@ -78,6 +79,40 @@ export function validateRetryPolicy(policy: RetryPolicy): void {
 }
 
 /**
+ * Resolves the policy a client was given, the same way for both clients: omitted → a copy of
+ * the client's `defaults`; an object → `maxAttempts` 1 when it is missing (so `{}` means
+ * exactly one attempt: a caller who configures retries states how many) and the client's
+ * default delays for missing delay fields. The result is validated.
+ *
+ * @throws {TypeError} `given` is neither undefined nor an object.
+ * @throws {RangeError} A field is out of range.
+ *
+ * @example A partial policy means one attempt unless it says more
+ * ```ts
+ * import { BLOB_RETRY_POLICY, resolveRetryPolicy } from "./retry.ts";
+ * console.log(resolveRetryPolicy({}, BLOB_RETRY_POLICY, "BlobClient").maxAttempts); // 1
+ * console.log(resolveRetryPolicy(undefined, BLOB_RETRY_POLICY, "BlobClient").maxAttempts); // 4
+ * ```
+ */
+export function resolveRetryPolicy(
+  given: Partial<RetryPolicy> | undefined,
+  defaults: Readonly<RetryPolicy>,
+  owner: string,
+): RetryPolicy {
+  if (given === undefined) return { ...defaults };
+  if (typeof given !== "object" || given === null) {
+    throw new TypeError(`${owner}: retryPolicy must be an object`);
+  }
+  const resolved = {
+    maxAttempts: given.maxAttempts ?? 1,
+    baseDelayMs: given.baseDelayMs ?? defaults.baseDelayMs,
+    maxDelayMs: given.maxDelayMs ?? defaults.maxDelayMs,
+  };
+  validateRetryPolicy(resolved);
+  return resolved;
+}
+
+/**
  * The wait before retry number `retryIndex + 1`: full jitter over
  * `min(cap, base * 2^retryIndex)`, raised to the Retry-After floor (itself capped), never more
  * than the cap.
@@ -101,6 +136,90 @@ export function retryDelay(
   return Math.min(policy.maxDelayMs, Math.max(jittered, floor));
 }
 
+/** Called before each backoff wait with the failure, the attempt that failed and the wait. */
+export type RetryListener = (err: unknown, attempt: number, delayMs: number) => void;
+
+/**
+ * Counts the attempts of one operation against `policy.maxAttempts` and waits between them
+ * with {@linkcode retryDelay}, honouring Retry-After floors. The operation's first attempt
+ * (which may itself send several requests, e.g. one per parallel chunk) is attempt 1; every
+ * retry of any of its requests takes one more, so nested and concurrent retries never multiply
+ * the configured attempts.
+ *
+ * @example Running a request under the budget
+ * ```ts
+ * import { AttemptBudget, BLOB_RETRY_POLICY } from "./retry.ts";
+ * import { systemClock } from "./clock.ts";
+ * const budget = new AttemptBudget(BLOB_RETRY_POLICY, systemClock);
+ * const value = await budget.run("HEAD blob", () => Promise.resolve(7));
+ * console.log(value, budget.used); // 7 1
+ * ```
+ */
+export class AttemptBudget {
+  /** The policy whose `maxAttempts` bounds the whole operation. */
+  readonly policy: RetryPolicy;
+  #clock: Clock;
+  #signal: AbortSignal | undefined;
+  #onRetry: RetryListener | undefined;
+  #used = 1;
+
+  /**
+   * Creates a budget whose first attempt has begun; `signal` cuts every wait short.
+   *
+   * @throws {RangeError} The policy is invalid (an unchecked one could loop forever).
+   */
+  constructor(
+    policy: RetryPolicy,
+    clock: Clock = systemClock,
+    signal?: AbortSignal,
+    onRetry?: RetryListener,
+  ) {
+    validateRetryPolicy(policy);
+    this.policy = policy;
+    this.#clock = clock;
+    this.#signal = signal;
+    this.#onRetry = onRetry;
+  }
+
+  /** How many attempts were begun so far (the first one included). */
+  get used(): number {
+    return this.#used;
+  }
+
+  /**
+   * Decides about a failure: rethrows a terminal failure (or the abort reason), throws
+   * `RetriesExhaustedError` ("… failed after N attempts", the failure as `cause`) when the
+   * budget is spent, otherwise takes the next attempt and waits the backoff, so the caller may
+   * repeat the failed request. The attempt is taken before the wait, so concurrent failures
+   * never overdraw the budget.
+   */
+  async failed(operation: string, err: unknown): Promise<void> {
+    if (this.#signal?.aborted) throw this.#signal.reason;
+    const verdict = retryable(err);
+    if (!verdict.retryable) throw err;
+    if (this.#used >= this.policy.maxAttempts) {
+      throw new RetriesExhaustedError(operation, this.#used, { cause: err });
+    }
+    const retryIndex = this.#used - 1;
+    this.#used++;
+    const delay = retryDelay(retryIndex, this.policy, this.#clock.random(), verdict.retryAfterMs);
+    this.#onRetry?.(err, retryIndex + 1, delay);
+    await this.#clock.sleep(delay, this.#signal);
+  }
+
+  /** Runs `fn` (given the attempt number) until it succeeds or `failed` gives up. */
+  async run<T>(operation: string, fn: (attempt: number) => Promise<T>): Promise<T> {
+    for (;;) {
+      this.#signal?.throwIfAborted();
+      try {
+        return await fn(this.#used);
+      } catch (err) {
+        await this.failed(operation, err);
+      }
+    }
+  }
+}
+
 /** Options of {@linkcode retry}. */
 export interface RetryOptions {
   /** The budget and backoff. */
@@ -110,16 +229,17 @@ export interface RetryOptions {
   /** Time source; tests pass a fake one. */
   clock?: Clock;
   /** Called before each wait with the failure, the attempt number that failed and the wait. */
-  onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
+  onRetry?: RetryListener;
 }
 
 /**
- * Runs `fn` until it succeeds, a failure is terminal (see {@linkcode retryable}), or the budget
- * is spent. A terminal failure is rethrown unchanged; a retryable failure on the last attempt is
- * wrapped in `RetriesExhaustedError` ("… failed after N attempts") with the failure as `cause`.
- * An invalid policy rejects with `RangeError` before the first attempt.
+ * Runs `fn` under a fresh {@linkcode AttemptBudget} until it succeeds, a failure is terminal
+ * (see {@linkcode retryable}), or the budget is spent. A terminal failure is rethrown
+ * unchanged; a retryable failure on the last attempt is wrapped in `RetriesExhaustedError`
+ * ("… failed after N attempts") with the failure as `cause`. An invalid policy rejects with
+ * `RangeError` before the first attempt.
  *
- * @example
+ * @example Retrying an operation under a fresh budget
  * ```ts
  * import { retry, BLOB_RETRY_POLICY } from "./retry.ts";
  * const value = await retry("HEAD blob", (attempt) => Promise.resolve(attempt), {
@@ -128,29 +248,20 @@ export interface RetryOptions {
  * console.log(value); // 1
  * ```
  */
-export async function retry<T>(
+export function retry<T>(
   operation: string,
   fn: (attempt: number) => Promise<T>,
   options: RetryOptions,
 ): Promise<T> {
-  const { policy, signal } = options;
-  // An unchecked policy could loop forever (a missing or NaN maxAttempts never runs out).
-  validateRetryPolicy(policy);
-  const clock = options.clock ?? systemClock;
-  for (let attempt = 1;; attempt++) {
-    signal?.throwIfAborted();
-    try {
-      return await fn(attempt);
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      const verdict = retryable(err);
-      if (!verdict.retryable) throw err;
-      if (attempt >= policy.maxAttempts) {
-        throw new RetriesExhaustedError(operation, attempt, { cause: err });
-      }
-      const delay = retryDelay(attempt - 1, policy, clock.random(), verdict.retryAfterMs);
-      options.onRetry?.(err, attempt, delay);
-      await clock.sleep(delay, signal);
-    }
+  try {
+    const budget = new AttemptBudget(
+      options.policy,
+      options.clock ?? systemClock,
+      options.signal,
+      options.onRetry,
+    );
+    return budget.run(operation, fn);
+  } catch (err) {
+    return Promise.reject(err);
   }
 }

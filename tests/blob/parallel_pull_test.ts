@@ -10,6 +10,7 @@ import { DigestMismatchError } from "../../src/errors/sentinels.ts";
 import { Sha256Threads } from "../../src/registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
 import { BLOB_RETRY_POLICY } from "../../src/transport/retry.ts";
+import { RemoteRepository } from "../../src/remote/repository.ts";
 import type { Clock } from "../../src/transport/clock.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";
 import { assertSafeError, blob, collect, instantClock } from "./_helpers.ts";
@@ -103,11 +104,16 @@ for (
     const transport = new HttpTransport();
     const hashThreads = new Sha256Threads(1);
     try {
+      const repository = (origin: URL, name: string) =>
+        new RemoteRepository({
+          origin,
+          name,
+          transport: transport.fetch,
+          storageTransport: transport.fetch,
+        });
       const context: BlobContext = {
-        transport: transport.fetch,
-        storageTransport: transport.fetch,
+        repository,
         policy: BLOB_RETRY_POLICY,
-        writeRedirects: true,
         plainHttp: true,
         clock: instantClock(),
         chunkSize: undefined,
@@ -119,8 +125,7 @@ for (
       const stream = await parallelPullBlob(
         context,
         {
-          origin: new URL(server.url),
-          name: "pp/x",
+          repo: repository(new URL(server.url), "pp/x"),
           digest,
           size: undefined,
           signal: undefined,

@@ -6,6 +6,7 @@ import { tempDir } from "../fixtures/tmp.ts";
 import { findError, UnauthorizedError } from "../../src/errors/mod.ts";
 import { dockerConfigCredentials } from "../../src/auth/docker_config.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
+import { startTokenRegistry } from "../auth/_registry_helpers.ts";
 
 registryTest(
   "auth: htpasswd registry with an explicit credential and with a docker config; refused without",
@@ -57,5 +58,31 @@ registryTest(
     });
     const refused = await assertRejects(() => wrong.pull(ref, toFile(`${dir.path}/c.bin`)));
     assertInstanceOf(findError(refused, UnauthorizedError), UnauthorizedError);
+  },
+);
+
+registryTest(
+  "auth: a client's transfers share one token cache: a second pull exchanges no token",
+  async () => {
+    await using pair = await startTokenRegistry();
+    await using dir = await tempDir();
+    const src = `${dir.path}/src.bin`;
+    const digest = await writePatternFile(src, 300_000, 5);
+    const ref = `${pair.registry.host}/auth/cache:v1`;
+    const credential = { username: "alice", password: "pw" };
+    using client = new PartedClient({ plainHttp: true, credential });
+    await client.push(ref, fromFile(src), { partSize: 100_000 });
+    await client.pull(ref, toFile(`${dir.path}/a.bin`));
+    const exchanged = pair.tokens.requests.length;
+    assert(exchanged > 0, "the registry asked for a token");
+
+    await client.pull(ref, toFile(`${dir.path}/b.bin`));
+    assertEquals(await sha256File(`${dir.path}/b.bin`), digest);
+    assertEquals(pair.tokens.requests.length, exchanged, "the second pull reused the token");
+
+    // The cache belongs to the client: another client exchanges its own.
+    using other = new PartedClient({ plainHttp: true, credential });
+    await other.pull(ref, toFile(`${dir.path}/c.bin`));
+    assert(pair.tokens.requests.length > exchanged, "a new client asked for its own token");
   },
 );

@@ -1,0 +1,171 @@
+/**
+ * The one place where a client's transport stack is composed, for both clients: the registry
+ * transport, the peer-guarded pool for other hosts, the routing between them, the stall guard,
+ * and one authenticator (so one token cache) per registry, shared by all the client's
+ * transfers.
+ *
+ * Peer policy, the same for both clients: a request that is not for the registry origin never
+ * carries a credential, and unless the caller supplied the transport that carries it, it goes
+ * through one lazily created clone of the library pool whose peer guard refuses loopback,
+ * private, link-local and unspecified addresses before dialing. The stricter of the two
+ * previous policies is kept for every host but the registry's own; the registry's own
+ * hostname on another port is exempt only where the parted specification requires it (token
+ * realms and storage behind the registry's host: without the exemption those break), which is
+ * `ownHostnameIsRegistry`.
+ *
+ * @module
+ */
+import { RegistryAuthenticator } from "../auth/authenticator.ts";
+import type { CredentialSource } from "../auth/credential.ts";
+import { crossHostFetch } from "../transport/cross_host_fetch.ts";
+import type { Fetch } from "../transport/fetch.ts";
+import { HttpTransport } from "../transport/http_transport.ts";
+import { guardedExternalTransport, type GuardedTransport } from "../transport/peer_guard.ts";
+import { withStallGuard } from "../transport/stall_guard.ts";
+
+/** How a client's requests travel. */
+export interface ClientStackOptions {
+  /** The caller's registry transport (it must not follow redirects). Default: a library pool. */
+  transport?: Fetch;
+  /**
+   * The caller's transport for other origins; it owns their peer policy. Default: a lazily
+   * created clone of the library pool that refuses loopback, private, link-local and
+   * unspecified peers (with a caller's `transport`, see `callerTransportReachesOtherHosts`).
+   */
+  storageTransport?: Fetch;
+  /**
+   * Other origins on the registry's own hostname (any port) go through the registry's pool
+   * without credentials, instead of through the storage transport. The parted library's rule
+   * (token realms and storage behind the registry's host, spec "Cross-host" rule 2); the blob
+   * library sends every other origin to its storage transport. Default: false.
+   */
+  ownHostnameIsRegistry?: boolean;
+  /**
+   * With a caller's `transport` and no `storageTransport`: true sends other hosts through the
+   * caller's transport unverified; false refuses them (`PeerRefusedError`, nothing sent; only
+   * with `ownHostnameIsRegistry`); undefined uses the library's peer-guarded pool.
+   */
+  callerTransportReachesOtherHosts?: boolean;
+  /** Extra PEM roots trusted by the library pool. */
+  caCerts?: string[];
+  /** Idle keep-alive sockets kept per origin by the library pool. */
+  maxIdleSocketsPerOrigin?: number;
+  /** Fail an exchange that moves no bytes for this long (ms; 0 = never). Default 60 000. */
+  stallTimeoutMs?: number;
+  /** Authenticate registry requests (the parted client); else the transport is used as is. */
+  authenticate?: { plainHttp: boolean; credentials?: CredentialSource };
+}
+
+/** The transports of one registry origin. */
+export interface RegistryRoute {
+  /** For the registry origin; authenticating when the client authenticates. */
+  transport: Fetch;
+  /** For every other origin; never adds a credential. */
+  storageTransport: Fetch;
+  /** The registry's authenticator, when the client authenticates. */
+  authenticator: RegistryAuthenticator | undefined;
+}
+
+/**
+ * A client's transports: created on first use and shared by all its transfers and
+ * repositories, so keep-alive connections and tokens are reused from one call to the next.
+ * Routing: the registry origin goes through the registry transport; every other origin goes
+ * through the storage transport with credential headers removed (see `followRedirects`),
+ * whose default refuses forbidden peers before dialing.
+ *
+ * @example The routes of a registry
+ * ```ts
+ * import { ClientStack } from "./client_stack.ts";
+ * const stack = new ClientStack({});
+ * const route = stack.route(new URL("http://127.0.0.1:5000/"), "127.0.0.1:5000");
+ * console.log(typeof route.transport); // "function"
+ * stack.close();
+ * ```
+ */
+export class ClientStack {
+  readonly #options: ClientStackOptions;
+  readonly #routes = new Map<string, RegistryRoute>();
+  #pool: HttpTransport | undefined;
+  #guarded: GuardedTransport | undefined;
+
+  /** Nothing is opened until the first {@linkcode ClientStack.route}. */
+  constructor(options: ClientStackOptions) {
+    this.#options = options;
+  }
+
+  /** The transports of the registry at `origin` (`host[:port]` is `registry`), cached. */
+  route(origin: URL, registry: string): RegistryRoute {
+    const key = origin.origin;
+    let route = this.#routes.get(key);
+    if (route === undefined) {
+      route = this.#compose(origin, registry);
+      this.#routes.set(key, route);
+    }
+    return route;
+  }
+
+  /** Closes every pooled connection of the library's transports (not the caller's). */
+  close(): void {
+    this.#guarded?.close();
+    this.#pool?.close();
+    this.#guarded = undefined;
+    this.#pool = undefined;
+    this.#routes.clear();
+  }
+
+  #compose(origin: URL, registry: string): RegistryRoute {
+    const options = this.#options;
+    const base = options.transport ?? ((request: Request) => this.#library().fetch(request));
+    const other = options.storageTransport ?? this.#otherHosts();
+    // Without a transport for other hosts, crossHostFetch refuses them before sending.
+    const storage = options.ownHostnameIsRegistry === true
+      ? crossHostFetch({ registry: origin, sameHost: base, crossHost: other })
+      : other ?? this.#guardedFetch;
+    // A silent peer costs one attempt of the retry budget instead of hanging the transfer.
+    const guard = { stallTimeoutMs: options.stallTimeoutMs };
+    const transport = withStallGuard(base, guard);
+    const storageTransport = withStallGuard(storage, guard);
+    if (options.authenticate === undefined) {
+      return { transport, storageTransport, authenticator: undefined };
+    }
+    const { plainHttp, credentials } = options.authenticate;
+    const authenticator = new RegistryAuthenticator({
+      registry,
+      plainHttp,
+      fetch: transport,
+      externalFetch: storageTransport,
+      ...(credentials !== undefined ? { credentials } : {}),
+    });
+    return { transport: authenticator.fetch, storageTransport, authenticator };
+  }
+
+  /** The transport for hosts other than the registry's, when the caller gave none. */
+  #otherHosts(): Fetch | undefined {
+    const options = this.#options;
+    if (options.transport !== undefined) {
+      // The caller's transport hides the peer address: verify with the library's own pool,
+      // send unverified when allowed, or refuse.
+      if (options.callerTransportReachesOtherHosts === true) return options.transport;
+      if (options.callerTransportReachesOtherHosts === false) return undefined;
+    }
+    return this.#guardedFetch;
+  }
+
+  readonly #guardedFetch: Fetch = (request) => this.#guardedPool().fetch(request);
+
+  #library(): HttpTransport {
+    this.#pool ??= new HttpTransport({
+      ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
+      ...(this.#options.maxIdleSocketsPerOrigin === undefined
+        ? {}
+        : { maxIdleSocketsPerOrigin: this.#options.maxIdleSocketsPerOrigin }),
+    });
+    return this.#pool;
+  }
+
+  #guardedPool(): GuardedTransport {
+    // The clone itself is created on its first request.
+    this.#guarded ??= guardedExternalTransport(this.#library());
+    return this.#guarded;
+  }
+}
