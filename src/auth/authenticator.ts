@@ -80,6 +80,15 @@ interface BearerChallenge {
 
 type KnownChallenge = { kind: "basic" } | BearerChallenge;
 
+/** The token an exchange asks for, and with which credential. */
+interface WantedToken {
+  repository: string;
+  action: ScopeAction;
+  challenge: BearerChallenge;
+  extraScopes: readonly string[];
+  credential: Credential;
+}
+
 /** What a request presents: an `Authorization` value and, for a cached token, its entry. */
 interface Presented {
   header?: string;
@@ -204,7 +213,13 @@ export class RegistryAuthenticator {
     const credential = await this.#credentialFor(signal);
     if (credential.registryToken) return false;
     const wouldReuse = this.#cache.usable(entry);
-    const fresh = await this.#acquire(repository, action, challenge, [], credential, signal);
+    const fresh = await this.#acquire({
+      repository,
+      action,
+      challenge,
+      extraScopes: [],
+      credential,
+    }, signal);
     if (fresh.token === entry.token) return false;
     if (wouldReuse) this.#stats.earlyRefreshes++;
     return true;
@@ -272,7 +287,7 @@ export class RegistryAuthenticator {
     if (credential.registryToken) return { header: `Bearer ${credential.registryToken}` };
     const cached = this.#cache.get(repository, action);
     const token = cached ??
-      await this.#acquire(repository, action, challenge, [], credential, signal);
+      await this.#acquire({ repository, action, challenge, extraScopes: [], credential }, signal);
     return { header: `Bearer ${token.token}`, token };
   }
 
@@ -319,7 +334,13 @@ export class RegistryAuthenticator {
       }
       if (presented.token !== undefined && !presented.token.proven) return undefined;
       const scopes = bearer.params.scope === undefined ? [] : [bearer.params.scope];
-      const token = await this.#acquire(repository, action, known, scopes, credential, signal);
+      const token = await this.#acquire({
+        repository,
+        action,
+        challenge: known,
+        extraScopes: scopes,
+        credential,
+      }, signal);
       const header = `Bearer ${token.token}`;
       return header === presented.header ? undefined : { header, token };
     }
@@ -376,19 +397,12 @@ export class RegistryAuthenticator {
    * Gets a new token for an entry; concurrent callers share one token request. A shared
    * request aborted by its first caller is started again for a caller that is still running.
    */
-  async #acquire(
-    repository: string,
-    action: ScopeAction,
-    challenge: BearerChallenge,
-    extraScopes: readonly string[],
-    credential: Credential,
-    signal: AbortSignal | undefined,
-  ): Promise<CachedToken> {
-    const key = [action, repository, ...extraScopes].join("\u0000");
+  async #acquire(wanted: WantedToken, signal: AbortSignal | undefined): Promise<CachedToken> {
+    const key = [wanted.action, wanted.repository, ...wanted.extraScopes].join("\u0000");
     while (true) {
       let pending = this.#inflight.get(key);
       if (pending === undefined) {
-        pending = this.#exchange(repository, action, challenge, extraScopes, credential, signal);
+        pending = this.#exchange(wanted, signal);
         this.#inflight.set(key, pending);
         const clear = () => {
           if (this.#inflight.get(key) === pending) this.#inflight.delete(key);
@@ -404,14 +418,8 @@ export class RegistryAuthenticator {
     }
   }
 
-  async #exchange(
-    repository: string,
-    action: ScopeAction,
-    challenge: BearerChallenge,
-    extraScopes: readonly string[],
-    credential: Credential,
-    signal: AbortSignal | undefined,
-  ): Promise<CachedToken> {
+  async #exchange(wanted: WantedToken, signal: AbortSignal | undefined): Promise<CachedToken> {
+    const { repository, action, challenge, extraScopes, credential } = wanted;
     const own = repository === "" ? [] : [repositoryScope(repository, action)];
     const scopes = mergeScopes([...own, ...extraScopes]);
     const sameHost = challenge.realm.hostname === this.#origin.hostname;
