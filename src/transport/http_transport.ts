@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { relayBody } from "./byob_body.ts";
 import * as http from "node:http";
 import * as https from "node:https";
 import * as net from "node:net";
@@ -13,16 +12,17 @@ import * as dns from "node:dns";
 import { open as openFile } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import * as tls from "node:tls";
-import {
-  BodyLengthError,
-  LocalFileError,
-  NetworkError,
-  PeerRefusedError,
-} from "../errors/kinds.ts";
+import { BodyLengthError, LocalFileError, PeerRefusedError } from "../errors/kinds.ts";
 import { FILE_BODY_CHUNK_SIZE, fileBodyRange, type FileRange } from "./file_body.ts";
 import type { Fetch } from "./fetch.ts";
 import { type PlatformFetch, platformFetch } from "./platform_fetch.ts";
-import { rawFileUpload, rawUploadAvailable, type RawUploadMessages } from "./raw_upload.ts";
+import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
+import { connectError, lengthError, OPERATION, readError } from "./failure.ts";
+import { platformExchange } from "./platform_exchange.ts";
+
+// File-range bodies go out on a connection of their own, written from the file by a minimal
+// HTTP/1.1 client where the runtime allows it: a third less CPU than node:http's write path.
+const RAW_UPLOADS = rawUploadAvailable();
 
 /** Options of {@linkcode HttpTransport}. */
 export interface HttpTransportOptions {
@@ -44,44 +44,6 @@ export interface HttpTransportOptions {
   maxIdleSocketsPerOrigin?: number;
 }
 
-const OPERATION = "HTTP request";
-const CONNECT_FAILED = `${OPERATION}: connection failed`;
-const CERTIFICATE_REFUSED = `${OPERATION}: server certificate not trusted`;
-
-// Certificate verification failures are permanent for the attempt's lifetime: retrying only
-// delays the answer (add the CA with caCerts instead).
-const CERTIFICATE_CODES = new Set([
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "CERT_HAS_EXPIRED",
-  "CERT_NOT_YET_VALID",
-  "CERT_UNTRUSTED",
-  "CERT_REJECTED",
-  "CERT_SIGNATURE_FAILURE",
-  "ERR_TLS_CERT_ALTNAME_INVALID",
-  "HOSTNAME_MISMATCH",
-]);
-
-function isCertificateFailure(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && CERTIFICATE_CODES.has(code)) return true;
-  return err instanceof Error && /invalid peer certificate/i.test(err.message);
-}
-const BODY_READ_FAILED = "HTTP response: body read failed";
-// File-range bodies go out on a connection of their own, written from the file by a minimal
-// HTTP/1.1 client where the runtime allows it: a third less CPU than node:http's write path.
-const RAW_UPLOADS = rawUploadAvailable();
-const RAW_MESSAGES: RawUploadMessages = {
-  operation: OPERATION,
-  connectFailed: CONNECT_FAILED,
-  certificateRefused: CERTIFICATE_REFUSED,
-  bodyReadFailed: BODY_READ_FAILED,
-  isCertificateFailure: (err) =>
-    isCertificateFailure(err) || isCertificateFailure((err as Error | null)?.cause),
-};
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 // Methods whose body-less requests carry no framing; the others get `content-length: 0`.
 const BODYLESS_METHODS = new Set(["GET", "HEAD", "DELETE", "OPTIONS", "TRACE", "CONNECT"]);
@@ -243,46 +205,6 @@ export class HttpTransport {
     }
   }
 
-  async #platformSend(
-    platform: PlatformFetch,
-    request: Request,
-    headers: Record<string, string>,
-  ): Promise<Response> {
-    const signal = request.signal;
-    // Without it the runtime's client would ask for gzip and decode the answer behind our back.
-    headers["accept-encoding"] = "identity";
-    let response: Response;
-    try {
-      response = await platform.fetch(request.url, { method: request.method, headers, signal });
-    } catch (err) {
-      if (signal.aborted) throw signal.reason;
-      throw isCertificateFailure(err) || isCertificateFailure((err as Error)?.cause)
-        ? new NetworkError(CERTIFICATE_REFUSED, { cause: err, retryable: false })
-        : new NetworkError(CONNECT_FAILED, { cause: err });
-    }
-    const source = response.body;
-    if (source === null) return response;
-    // Read failures become the retryable NetworkError (the runtime rejects with TypeError), an
-    // abort the signal's reason.
-    const mapped = async (
-      next: () => Promise<ReadableStreamReadResult<Uint8Array>>,
-    ): Promise<ReadableStreamReadResult<Uint8Array>> => {
-      try {
-        return await next();
-      } catch (err) {
-        throw signal.aborted ? signal.reason : new NetworkError(BODY_READ_FAILED, { cause: err });
-      }
-    };
-    const body = relayBody(source, { read: mapped });
-    const wrapped = new Response(body, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
-    Object.defineProperty(wrapped, "url", { value: request.url });
-    return wrapped;
-  }
-
   #send(request: Request): Promise<Response> {
     const url = new URL(request.url);
     const secure = url.protocol === "https:";
@@ -325,7 +247,7 @@ export class HttpTransport {
       body === null && this.#platform !== undefined && PLATFORM_METHODS.has(request.method) &&
       (encoding === undefined || encoding === "identity")
     ) {
-      return this.#platformSend(this.#platform, request, headers);
+      return platformExchange(this.#platform, request, headers);
     }
 
     const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
@@ -350,7 +272,7 @@ export class HttpTransport {
         signal,
         ...(guard ? { peerGuard: guard } : {}),
         ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
-      }, RAW_MESSAGES);
+      });
     }
 
     return new Promise<Response>((resolve, reject) => {
@@ -403,7 +325,7 @@ export class HttpTransport {
         let sockets = 0;
         req.on("socket", () => {
           if (++sockets > 1) {
-            fail(new NetworkError(CONNECT_FAILED, { cause: new Error("connection lost") }));
+            fail(connectError(new Error("connection lost")));
           }
         });
       }
@@ -415,13 +337,9 @@ export class HttpTransport {
           // A server that answered early (413, 401) may refuse the rest of the upload: once its
           // whole answer is in, the failed write does not matter and the answer stays readable.
           if (answer.complete) return;
-          return fail(new NetworkError(BODY_READ_FAILED, { cause: err }));
+          return fail(readError(err));
         }
-        fail(
-          isCertificateFailure(err)
-            ? new NetworkError(CERTIFICATE_REFUSED, { cause: err, retryable: false })
-            : new NetworkError(CONNECT_FAILED, { cause: err }),
-        );
+        fail(connectError(err));
       });
 
       let answer: http.IncomingMessage | undefined;
@@ -469,13 +387,11 @@ export class HttpTransport {
                 controller.close();
               });
               res.on("error", (err: Error) => {
-                fail(new NetworkError(BODY_READ_FAILED, { cause: err }));
+                fail(readError(err));
               });
               res.on("close", () => {
                 if (failure === undefined && !res.complete) {
-                  fail(
-                    new NetworkError(BODY_READ_FAILED, { cause: new Error("connection closed") }),
-                  );
+                  fail(readError(new Error("connection closed")));
                 }
               });
             },
@@ -500,7 +416,7 @@ export class HttpTransport {
             headers: responseHeaders,
           });
         } catch (err) {
-          fail(new NetworkError(CONNECT_FAILED, { cause: err }));
+          fail(connectError(err));
           return;
         }
         Object.defineProperty(response, "url", { value: request.url });
@@ -619,10 +535,6 @@ export class HttpTransport {
       }
     });
   }
-}
-
-function lengthError(which: "shorter" | "longer"): BodyLengthError {
-  return new BodyLengthError(`${OPERATION}: body ${which} than its content-length`);
 }
 
 // Resolves once `chunk` has been handed to the socket (or the request is gone), so its buffer

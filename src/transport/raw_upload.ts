@@ -7,7 +7,8 @@
  */
 import { isIP } from "node:net";
 import { lookup } from "node:dns/promises";
-import { LocalFileError, NetworkError, PeerRefusedError } from "../errors/kinds.ts";
+import { LocalFileError, PeerRefusedError } from "../errors/kinds.ts";
+import { connectError, OPERATION, readError } from "./failure.ts";
 import type { FileRange } from "./file_body.ts";
 
 /** What {@linkcode rawFileUpload} sends. */
@@ -26,15 +27,6 @@ export interface RawUploadRequest {
   peerGuard?: (address: string, family: 4 | 6) => boolean;
   /** Extra PEM roots for HTTPS. */
   caCerts?: string[];
-}
-
-/** Messages shared with the node:http path, so both fail alike. */
-export interface RawUploadMessages {
-  operation: string;
-  connectFailed: string;
-  certificateRefused: string;
-  bodyReadFailed: string;
-  isCertificateFailure(err: unknown): boolean;
 }
 
 interface DenoNetApi {
@@ -95,13 +87,10 @@ const decoder = new TextDecoder();
  *
  * @example
  * ```ts ignore
- * const response = await rawFileUpload({ url, method: "PUT", headers, range, signal }, messages);
+ * const response = await rawFileUpload({ url, method: "PUT", headers, range, signal });
  * ```
  */
-export async function rawFileUpload(
-  request: RawUploadRequest,
-  messages: RawUploadMessages,
-): Promise<Response> {
+export async function rawFileUpload(request: RawUploadRequest): Promise<Response> {
   const net = denoNet();
   if (net === undefined) throw new TypeError("raw upload: not available on this runtime");
   const { url, signal, peerGuard } = request;
@@ -138,10 +127,10 @@ export async function rawFileUpload(
         addresses = await lookup(hostname, { all: true });
       } catch (err) {
         check();
-        throw new NetworkError(messages.connectFailed, { cause: err });
+        throw connectError(err);
       }
       const allowed = addresses.find((a) => peerGuard(a.address, a.family as 4 | 6));
-      if (allowed === undefined) throw new PeerRefusedError(messages.operation);
+      if (allowed === undefined) throw new PeerRefusedError(OPERATION);
       dialAddress = allowed.address;
     }
     check();
@@ -153,7 +142,7 @@ export async function rawFileUpload(
       });
     } catch (err) {
       check();
-      throw new NetworkError(messages.connectFailed, { cause: err });
+      throw connectError(err);
     }
     if (failure !== undefined) onAbort();
     check();
@@ -161,7 +150,7 @@ export async function rawFileUpload(
       const address = conn.remoteAddr.hostname ?? "";
       const family = isIP(address);
       if (family === 0 || !peerGuard(address, family as 4 | 6)) {
-        throw new PeerRefusedError(messages.operation);
+        throw new PeerRefusedError(OPERATION);
       }
     }
     if (secure) {
@@ -175,13 +164,11 @@ export async function rawFileUpload(
         await abortable(tlsConn.handshake(), signal);
       } catch (err) {
         check();
-        throw messages.isCertificateFailure(err)
-          ? new NetworkError(messages.certificateRefused, { cause: err, retryable: false })
-          : new NetworkError(messages.connectFailed, { cause: err });
+        throw connectError(err);
       }
     }
     check();
-    return await exchange(net, conn, request, messages, () => failure, release);
+    return await exchange(net, conn, request, () => failure, release);
   } catch (err) {
     release();
     throw failure ?? err;
@@ -192,7 +179,6 @@ async function exchange(
   net: DenoNetApi,
   conn: DenoConn,
   request: RawUploadRequest,
-  messages: RawUploadMessages,
   aborted: () => unknown,
   release: () => void,
 ): Promise<Response> {
@@ -268,10 +254,7 @@ async function exchange(
     parsed = await answer;
   } catch (err) {
     if (aborted() !== undefined) throw aborted();
-    throw new NetworkError(
-      writeError === undefined ? messages.bodyReadFailed : messages.connectFailed,
-      { cause: writeError ?? err },
-    );
+    throw writeError === undefined ? readError(err) : connectError(writeError);
   }
   const headers = new Headers();
   for (const [name, value] of parsed.headers) {
@@ -283,7 +266,7 @@ async function exchange(
   if (NULL_BODY_STATUSES.has(parsed.status)) {
     release();
   } else {
-    body = responseBody(input, parsed, messages, aborted, release);
+    body = responseBody(input, parsed, aborted, release);
   }
   const response = new Response(body, {
     status: parsed.status,
@@ -494,7 +477,6 @@ async function readHead(input: ConnReader, method: string): Promise<ParsedHead> 
 function responseBody(
   input: ConnReader,
   head: ParsedHead,
-  messages: RawUploadMessages,
   aborted: () => unknown,
   release: () => void,
 ): ReadableStream<Uint8Array> {
@@ -548,7 +530,7 @@ function responseBody(
         bytes = await next();
       } catch (err) {
         release();
-        controller.error(aborted() ?? new NetworkError(messages.bodyReadFailed, { cause: err }));
+        controller.error(aborted() ?? readError(err));
         return;
       }
       if (bytes === undefined) {
