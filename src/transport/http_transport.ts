@@ -12,7 +12,7 @@ import * as dns from "node:dns";
 import { open as openFile } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import * as tls from "node:tls";
-import { BodyLengthError, LocalFileError, PeerRefusedError } from "../errors/kinds.ts";
+import { LocalFileError, PeerRefusedError } from "../errors/kinds.ts";
 import { FILE_BODY_CHUNK_SIZE, fileBodyRange, type FileRange } from "./file_body.ts";
 import type { Fetch } from "./fetch.ts";
 import { type PlatformFetch, platformFetch } from "./platform_fetch.ts";

@@ -29,8 +29,8 @@ export async function platformExchange(
   headers["accept-encoding"] = "identity";
   // The runtime follows our signal with an internal hook that dies with its own request
   // object; an event listener is kept alive by the signal itself and so always fires.
-  let stop: ((reason: unknown) => void) | undefined;
-  const onAbort = () => stop?.(signal.reason);
+  let body: { cancel(reason?: unknown): Promise<void> } | undefined;
+  const onAbort = () => body?.cancel(signal.reason).catch(() => {});
   signal.addEventListener("abort", onAbort, { once: true });
   const done = () => signal.removeEventListener("abort", onAbort);
   let response: Response;
@@ -46,10 +46,9 @@ export async function platformExchange(
     done();
     return response;
   }
-  let lower: { cancel(reason?: unknown): Promise<void> } | undefined;
-  stop = (reason) => (lower ?? source).cancel(reason).catch(() => {});
-  if (signal.aborted) stop(signal.reason);
-  const body = relayBody(source, {
+  body = source;
+  if (signal.aborted) onAbort();
+  const relayed = relayBody(source, {
     // Read failures become the retryable NetworkError (the runtime rejects with TypeError), an
     // abort the signal's reason.
     read: async (next) => {
@@ -65,12 +64,13 @@ export async function platformExchange(
         throw signal.aborted ? signal.reason : readError(err);
       }
     },
+    // Once read, the stream is locked: its reader is what an abort cancels.
     opened: (reader) => {
-      lower = reader;
+      body = reader;
     },
     cancel: done,
   });
-  const wrapped = new Response(body, {
+  const wrapped = new Response(relayed, {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
