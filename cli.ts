@@ -36,6 +36,7 @@ import {
   type PushCommand,
 } from "./src/cli/args.ts";
 import { errorLine, EXIT_CODES, exitOutcome } from "./src/cli/exit_code.ts";
+import { causeCodes } from "./src/transport/failure.ts";
 import { createProgressRenderer } from "./src/cli/progress.ts";
 import { readPasswordFromStdin } from "./src/cli/read_password.ts";
 import { trapStopSignals } from "./src/cli/signals.ts";
@@ -122,7 +123,10 @@ async function checkDestination(command: PullCommand): Promise<void> {
 async function transfer(command: PushCommand | PullCommand): Promise<number> {
   const label = `${PROGRAM} ${command.kind}`;
   const fail = (err: unknown, explanation: string, code: number): number => {
-    stderr(`${label}: ${errorLine(err)}\n${label}: ${explanation}\n`);
+    // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
+    const codes = causeCodes(err);
+    const cause = codes.length > 0 ? `${label}: cause: ${codes.join(", ")}\n` : "";
+    stderr(`${label}: ${errorLine(err)}\n${cause}${label}: ${explanation}\n`);
     return code;
   };
 
@@ -152,7 +156,7 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
   const controller = new AbortController();
   const timeout = command.timeoutMs > 0 ? AbortSignal.timeout(command.timeoutMs) : undefined;
   const signal = timeout ? AbortSignal.any([controller.signal, timeout]) : controller.signal;
-  const trap = trapStopSignals(controller);
+  const trap = trapStopSignals(controller, progressWrite);
   try {
     // Closed when the command ends, so no pooled connection outlives it.
     using client = new PartedClient({

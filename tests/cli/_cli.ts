@@ -107,8 +107,17 @@ export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator
   if (buffered !== "") yield buffered;
 }
 
-/** The last two stderr lines: the library's error and the explanation of the exit code. */
+/**
+ * The last two stderr lines but the cause codes: the library's error and the explanation of the
+ * exit code.
+ */
 export function failureLines(stderr: string): [string, string] {
-  const all = stderr.trimEnd().split("\n");
+  const all = stderr.trimEnd().split("\n").filter((line) => !/^ocipart \w+: cause: /.test(line));
   return [all.at(-2) ?? "", all.at(-1) ?? ""];
+}
+
+/** The cause codes the CLI printed (`ocipart <command>: cause: A, B`), or `[]`. */
+export function causeLine(stderr: string): string[] {
+  const line = stderr.split("\n").find((l) => /^ocipart \w+: cause: /.test(l));
+  return line === undefined ? [] : line.replace(/^ocipart \w+: cause: /, "").split(", ");
 }
