@@ -211,3 +211,22 @@ export function causeCodes(err: unknown): string[] {
   }
   return [...codes];
 }
+
+/**
+ * The error of a proxy that would not open a tunnel: its status when it answered (a 5xx may
+ * pass, a 407 needs other proxy credentials), or a malformed answer.
+ *
+ * @example
+ * ```ts
+ * import { tunnelError } from "./failure.ts";
+ * console.log(tunnelError(407).message); // "HTTP request: proxy refused the tunnel (status 407)"
+ * ```
+ */
+export function tunnelError(status: number | undefined): NetworkError {
+  return new NetworkError(
+    `${OPERATION}: proxy refused the tunnel (${
+      status === undefined ? "malformed answer" : `status ${status}`
+    })`,
+    { retryable: status === undefined || status >= 500, ...(status ? { status } : {}) },
+  );
+}
