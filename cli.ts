@@ -37,6 +37,7 @@ import {
 } from "./src/cli/args.ts";
 import { errorLine, EXIT_CODES, exitOutcome } from "./src/cli/exit_code.ts";
 import { causeCodes } from "./src/transport/failure.ts";
+import { debugLine } from "./src/cli/debug_log.ts";
 import { createProgressRenderer } from "./src/cli/progress.ts";
 import { readPasswordFromStdin } from "./src/cli/read_password.ts";
 import { trapStopSignals } from "./src/cli/signals.ts";
@@ -162,6 +163,7 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
     using client = new PartedClient({
       plainHttp: command.plainHttp,
       ...(caCerts ? { caCerts } : {}),
+      ...(command.debug ? { onExchange: (r) => progressWrite(`${debugLine(r)}\n`) } : {}),
       ...(credential ? { credential } : {}),
     });
     const workers = command.workers === undefined ? {} : { workers: command.workers };

@@ -13,6 +13,7 @@ import { expectStatus } from "../registry/status.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
+import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import { guardedExternalTransport } from "../transport/peer_guard.ts";
 import { BLOB_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout, withStallGuard } from "../transport/stall_guard.ts";
@@ -62,6 +63,11 @@ export interface BlobClientOptions {
   writeRedirects?: boolean;
   /** Talk plain HTTP to the registry. Default: false (HTTPS). */
   plainHttp?: boolean;
+  /**
+   * Called once per HTTP exchange of the library-owned transports (method, registry or
+   * storage, status, bytes, duration; nothing that locates or authenticates).
+   */
+  onExchange?: ExchangeObserver;
   /** Upload in PATCH chunks of `chunkSize` bytes (raised to a registry's minimum). Off by default. */
   chunkedUpload?: { chunkSize: number };
   /** Download with `workers` concurrent ranged GETs of `chunkSize` bytes. Off by default. */
@@ -191,7 +197,10 @@ export class BlobClient {
     let storageTransport = options.storageTransport;
     if (transport === undefined || storageTransport === undefined) {
       const idle = parallelPull?.workers;
-      const base = new HttpTransport(idle === undefined ? {} : { maxIdleSocketsPerOrigin: idle });
+      const base = new HttpTransport({
+        ...(idle === undefined ? {} : { maxIdleSocketsPerOrigin: idle }),
+        ...(options.onExchange ? { onExchange: options.onExchange } : {}),
+      });
       this.#owned.push(base);
       if (transport === undefined) transport = base.fetch;
       if (storageTransport === undefined) {

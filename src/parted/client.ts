@@ -11,6 +11,7 @@ import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
 import { ClientTransports, connect, type ExplicitCredential } from "./connection.ts";
+import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import { DEFAULT_PART_SIZE, DEFAULT_WORKERS } from "./format.ts";
 import type { PullDestination } from "./fs_partial.ts";
 import type { PushSource } from "./fs_source.ts";
@@ -29,6 +30,11 @@ export interface PartedClientOptions {
   plainHttp?: boolean;
   /** Extra PEM root certificates trusted by the default transport. */
   caCerts?: string[];
+  /**
+   * Called once per HTTP exchange of the default transports (method, registry or storage,
+   * status, bytes, duration; nothing that locates or authenticates), e.g. for a debug log.
+   */
+  onExchange?: ExchangeObserver;
   /** One explicit credential instead of the docker configuration. */
   credential?: ExplicitCredential;
   /** Where credentials come from; default: the docker configuration and its helpers. */
@@ -105,7 +111,9 @@ export class PartedClient {
     this.#options = { ...options };
     // The default transports serve every transfer of this client (keep-alive connections are
     // reused); a caller's fetch is the caller's to manage.
-    if (options.fetch === undefined) this.#transports = new ClientTransports(options.caCerts);
+    if (options.fetch === undefined) {
+      this.#transports = new ClientTransports(options.caCerts, options.onExchange);
+    }
   }
 
   /**

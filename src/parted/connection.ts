@@ -13,6 +13,7 @@ import type { Fetch } from "../transport/fetch.ts";
 import { crossHostFetch } from "../transport/cross_host_fetch.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
 import { withStallGuard } from "../transport/stall_guard.ts";
+import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import { guardedExternalTransport, type GuardedTransport } from "../transport/peer_guard.ts";
 import { PartedRequests } from "./requests.ts";
 
@@ -63,17 +64,22 @@ export interface Connection {
  */
 export class ClientTransports {
   readonly #caCerts: string[] | undefined;
+  readonly #onExchange: ExchangeObserver | undefined;
   #transport: HttpTransport | undefined;
   #external: GuardedTransport | undefined;
 
   /** Nothing is opened until {@linkcode ClientTransports.get}. */
-  constructor(caCerts?: string[]) {
+  constructor(caCerts?: string[], onExchange?: ExchangeObserver) {
     this.#caCerts = caCerts;
+    this.#onExchange = onExchange;
   }
 
   /** The registry transport and its guarded cross-host clone, created on the first call. */
   get(): { transport: HttpTransport; external: GuardedTransport } {
-    this.#transport ??= new HttpTransport(this.#caCerts ? { caCerts: this.#caCerts } : {});
+    this.#transport ??= new HttpTransport({
+      ...(this.#caCerts ? { caCerts: this.#caCerts } : {}),
+      ...(this.#onExchange ? { onExchange: this.#onExchange } : {}),
+    });
     // The clone itself is created on its first request.
     this.#external ??= guardedExternalTransport(this.#transport);
     return { transport: this.#transport, external: this.#external };

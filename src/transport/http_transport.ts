@@ -19,6 +19,7 @@ import { nodeExchange } from "./node_exchange.ts";
 import { guardConnections, trustedRoots } from "./guarded_dial.ts";
 import { type ProxyRoute, ProxyRouter, type ProxySettings, proxySettingsFromEnv } from "./proxy.ts";
 import { tunnelConnections, vetProxiedTarget } from "./tunnel.ts";
+import { checkTlsPortAnswer } from "./tls_port_answer.ts";
 import { type ExchangeObserver, observeExchange } from "./exchange_observer.ts";
 
 // File-range bodies go out on a connection of their own, written from the file by a minimal
@@ -218,12 +219,9 @@ export class HttpTransport {
   }
 
   #fetch(request: Request): Promise<Response> {
-    const send = () => {
-      try {
-        return this.#send(request);
-      } catch (err) {
-        return Promise.reject(err);
-      }
+    const send = async () => {
+      const response = await this.#send(request);
+      return await checkTlsPortAnswer(new URL(request.url), response);
     };
     const observer = this.#options.onExchange;
     if (observer === undefined) return send();
