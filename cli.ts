@@ -20,7 +20,8 @@
  * - `--allow-write`: the destination's directory, where `<dest>.parted-partial` is written and
  *   renamed onto `<dest>`.
  * - `--allow-env=HOME,DOCKER_CONFIG`: to find the docker configuration; without it the tool
- *   runs anonymously or with `--username`.
+ *   runs anonymously or with `--username`. Add `HTTP_PROXY,HTTPS_PROXY,NO_PROXY` (and their
+ *   lowercase forms) to go through a forward proxy; unreadable, they count as unset.
  * - `--allow-run=docker-credential-<name>`: only when the docker configuration names a
  *   credential helper; helpers then also need the whole environment readable (`--allow-env`),
  *   because the helper process inherits it.
@@ -38,6 +39,8 @@ import {
 import { errorLine, EXIT_CODES, exitOutcome } from "./src/cli/exit_code.ts";
 import { causeCodes } from "./src/transport/failure.ts";
 import { debugLine } from "./src/cli/debug_log.ts";
+import { LocalFileError } from "./src/errors/kinds.ts";
+import { findError } from "./src/errors/find_error.ts";
 import { createProgressRenderer } from "./src/cli/progress.ts";
 import { readPasswordFromStdin } from "./src/cli/read_password.ts";
 import { trapStopSignals } from "./src/cli/signals.ts";
@@ -127,7 +130,9 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
     // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
     const codes = causeCodes(err);
     const cause = codes.length > 0 ? `${label}: cause: ${codes.join(", ")}\n` : "";
-    stderr(`${label}: ${errorLine(err)}\n${cause}${label}: ${explanation}\n`);
+    stderr(
+      `${label}: ${errorLine(err)}${localPath(err, command)}\n${cause}${label}: ${explanation}\n`,
+    );
     return code;
   };
 
@@ -197,6 +202,12 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
   } finally {
     trap.dispose();
   }
+}
+
+/** The path the user gave, when `err` is about that local file (the library's message is not). */
+function localPath(err: unknown, command: PushCommand | PullCommand): string {
+  if (findError(err, LocalFileError) === undefined) return "";
+  return ` (${command.kind === "push" ? command.file : command.destination})`;
 }
 
 async function readCaFile(path: string): Promise<string> {

@@ -35,6 +35,16 @@ export interface CliOptions {
   run?: string[];
 }
 
+/** The proxy settings the CLI reads from its environment. */
+export const PROXY_VARIABLES: readonly string[] = [
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+];
+
 /** The permission flags of every CLI run: the narrowest set that works. */
 export function permissionFlags(options: CliOptions): string[] {
   return [
@@ -43,7 +53,7 @@ export function permissionFlags(options: CliOptions): string[] {
     `--allow-read=${[options.tmp, ...(options.read ?? [])].join(",")}`,
     `--allow-write=${options.tmp}`,
     ...(options.run === undefined
-      ? ["--allow-env=HOME,DOCKER_CONFIG"]
+      ? [`--allow-env=HOME,DOCKER_CONFIG,${PROXY_VARIABLES.join(",")}`]
       : ["--allow-env", `--allow-run=${options.run.join(",")}`]),
   ];
 }
