@@ -240,16 +240,10 @@ async function openTunnel(
   }
 }
 
-async function exchange(
-  net: DenoNetApi,
-  conn: DenoConn,
-  request: RawUploadRequest,
-  aborted: () => unknown,
-  release: () => void,
-): Promise<Response> {
-  const { url, range } = request;
-  // Through a proxy, a plain-HTTP request names its whole target and carries the proxy's
-  // credentials; inside a tunnel it is the origin's request as usual.
+// The request's head. Through a proxy, a plain-HTTP request names its whole target and carries
+// the proxy's credentials; inside a tunnel it is the origin's request as usual.
+function requestHead(request: RawUploadRequest): string {
+  const url = request.url;
   const viaProxy = request.proxy !== undefined && url.protocol === "http:";
   const target = viaProxy ? `${url.origin}${url.pathname}${url.search}` : url.pathname + url.search;
   let head = `${request.method} ${target} HTTP/1.1\r\nhost: ${url.host}\r\n`;
@@ -261,6 +255,18 @@ async function exchange(
     head += `${name}: ${value}\r\n`;
   }
   head += "connection: close\r\n\r\n";
+  return head;
+}
+
+async function exchange(
+  net: DenoNetApi,
+  conn: DenoConn,
+  request: RawUploadRequest,
+  aborted: () => unknown,
+  release: () => void,
+): Promise<Response> {
+  const { url, range } = request;
+  const head = requestHead(request);
 
   const input = new ConnReader(conn);
   // The answer is read while the body is written: an early answer (413, 401) ends the upload.
