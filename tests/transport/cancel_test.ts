@@ -7,6 +7,7 @@
 import { assert, assertEquals } from "../fixtures/assert.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { startNginx } from "../fixtures/nginx.ts";
+import { startFileServer } from "../fixtures/file_server.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { BlobClient } from "../../src/blob/client.ts";
@@ -178,3 +179,41 @@ for (const kind of ["file range", "stream"] as const) {
     }
   });
 }
+
+registryTest(
+  "PartedClient.pull from a slow storage redirect rejects within 1 s of the signal (after gc)",
+  { needs: ["nginx"] },
+  async () => {
+    await using storage = await tempDir();
+    await using files = await startFileServer({ root: storage.path });
+    await using nginx = await startNginx({
+      upstream: files.url,
+      clientMaxBodySize: "0",
+      limitRate: "4m",
+    });
+    await using registry = await startRegistry({
+      storageDir: storage.path,
+      redirect: { baseUrl: nginx.url },
+    });
+    await using dir = await tempDir();
+    const src = `${dir.path}/weights.bin`;
+    await writePatternFile(src, PART);
+    using client = new PartedClient({ plainHttp: true });
+    const reference = `${registry.host}/cancel/redirected:v1`;
+    await client.push(reference, fromFile(src), { partSize: PART });
+    const out = `${dir.path}/out.bin`;
+    const signal = AbortSignal.timeout(2_000);
+    const collector = setTimeout(collectGarbage, 1_500);
+    const started = performance.now();
+    const err = await client.pull(reference, toFile(out), { signal }).then(
+      () => undefined,
+      (e) => e,
+    );
+    clearTimeout(collector);
+    const elapsed = performance.now() - started;
+    assert(signal.aborted && err === signal.reason, `rejected with the signal's reason: ${err}`);
+    assert(elapsed < 2_000 + STOP_BOUND_MS, `rejected ${Math.round(elapsed)} ms after the start`);
+    const blobReads = files.log.filter((r) => r.path.includes("/blobs/sha256/"));
+    assert(blobReads.some((r) => r.method === "GET"), "the part was read from storage");
+  },
+);
