@@ -24,3 +24,5 @@ export * from "./peer_policy.ts";
 export * from "./stall_guard.ts";
 export * from "./peer_guard.ts";
 export * from "./cross_host_fetch.ts";
+export type { ExchangeObserver, ExchangeRecord } from "./exchange_observer.ts";
+export type { ProxySettings } from "./proxy.ts";
