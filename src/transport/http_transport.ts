@@ -86,10 +86,16 @@ const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
  *   own HTTP/1.1 client (its own pool, closed by {@linkcode HttpTransport.close}): downloads
  *   run faster and with less memory. They carry `accept-encoding: identity` (a request that
  *   accepts another encoding stays on `node:http`), are never decompressed or redirected, and
- *   are not counted by `maxSocketsPerOrigin`. Everything else, and every request of a guarded transport, uses
- *   `node:http`.
- * - `request.signal` aborts the request at any point (also mid-body) with the signal's reason
- *   and destroys its socket. Connection failures reject with a retryable `NetworkError`.
+ *   are not counted by `maxSocketsPerOrigin`. Everything else, and every request of a guarded
+ *   transport, uses `node:http`.
+ * - A request the `proxy` settings route through a proxy uses `node:http` (or, for a file-range
+ *   body, the minimal client): absolute form for `http:`, a `CONNECT` tunnel for `https:`.
+ * - `request.signal` aborts the request at any point (also mid-body, also after the request and
+ *   response objects were collected) with the signal's reason and destroys its socket.
+ * - Failures reject with a `NetworkError` whose message names a safe reason (errno code, TLS
+ *   failure kind, plain-HTTP/TLS mismatch, missing network permission); those a retry cannot
+ *   change (certificates, protocol mismatch, permission) are not retryable. `causeCodes()` in
+ *   `failure.ts` lists the codes of an error's chain.
  *
  * @example A request and its streamed answer
  * ```ts ignore
