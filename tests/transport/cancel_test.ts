@@ -8,6 +8,7 @@ import { assert, assertEquals } from "../fixtures/assert.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { startNginx } from "../fixtures/nginx.ts";
 import { startFileServer } from "../fixtures/file_server.ts";
+import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { BlobClient } from "../../src/blob/client.ts";
@@ -215,5 +216,32 @@ registryTest(
     assert(elapsed < 2_000 + STOP_BOUND_MS, `rejected ${Math.round(elapsed)} ms after the start`);
     const blobReads = files.log.filter((r) => r.path.includes("/blobs/sha256/"));
     assert(blobReads.some((r) => r.method === "GET"), "the part was read from storage");
+  },
+);
+
+registryTest(
+  "PartedClient.push with AbortSignal.timeout(2000) rejects within 1 s of firing mid-upload",
+  async () => {
+    await using registry = await startRegistry();
+    await using proxy = await startFaultProxy({ target: registry.url });
+    await using dir = await tempDir();
+    const src = `${dir.path}/weights.bin`;
+    await writePatternFile(src, PART);
+    // The part's PUT is not read for 60 s: its body fills the socket and the upload waits.
+    proxy.fault({ method: "PUT", path: /\/blobs\/uploads\//, delayMs: 60_000 });
+    using client = new PartedClient({ plainHttp: true });
+    const signal = AbortSignal.timeout(2_000);
+    const collector = setTimeout(collectGarbage, 1_500);
+    const started = performance.now();
+    const err = await client.push(`${proxy.host}/cancel/pushed:v1`, fromFile(src), {
+      partSize: PART,
+      signal,
+    }).then(() => undefined, (e) => e);
+    clearTimeout(collector);
+    const elapsed = performance.now() - started;
+    assert(signal.aborted && err === signal.reason, `rejected with the signal's reason: ${err}`);
+    assert(elapsed < 2_000 + STOP_BOUND_MS, `rejected ${Math.round(elapsed)} ms after the start`);
+    // Nothing half-done stands in the way of a rerun.
+    await client.push(`${registry.host}/cancel/pushed:v1`, fromFile(src), { partSize: PART });
   },
 );
