@@ -25,7 +25,10 @@ export type FailureReason =
   | "TLS_CERTIFICATE"
   | "PLAIN_HTTP_SERVER"
   | "TLS_SERVER"
-  | "NET_PERMISSION";
+  | "NET_PERMISSION"
+  | "READ_PERMISSION"
+  | "WRITE_PERMISSION"
+  | "ENV_PERMISSION";
 
 const ERRNO_CODES = new Set<string>([
   "ECONNREFUSED",
@@ -75,7 +78,17 @@ const TEXT: Record<FailureReason, string> = {
   PLAIN_HTTP_SERVER: "connection failed (the server speaks plain HTTP, not TLS: use --plain-http)",
   TLS_SERVER: "connection failed (the server speaks TLS, not plain HTTP: drop --plain-http)",
   NET_PERMISSION: "network access not permitted (grant it with --allow-net)",
+  READ_PERMISSION: "file read access not permitted (grant it with --allow-read)",
+  WRITE_PERMISSION: "file write access not permitted (grant it with --allow-write)",
+  ENV_PERMISSION: "environment access not permitted (grant it with --allow-env)",
 };
+
+// The runtime's permission errors by the access they name (net is what a request needs).
+const PERMISSIONS: ReadonlyArray<readonly [RegExp, FailureReason]> = [
+  [/\bread access\b/, "READ_PERMISSION"],
+  [/\bwrite access\b/, "WRITE_PERMISSION"],
+  [/\benv access\b/, "ENV_PERMISSION"],
+];
 
 // Reasons that a retry cannot change.
 const PERMANENT = new Set<FailureReason>([
@@ -86,6 +99,9 @@ const PERMANENT = new Set<FailureReason>([
   "PLAIN_HTTP_SERVER",
   "TLS_SERVER",
   "NET_PERMISSION",
+  "READ_PERMISSION",
+  "WRITE_PERMISSION",
+  "ENV_PERMISSION",
 ]);
 
 function* chain(err: unknown): Generator<unknown> {
@@ -97,9 +113,11 @@ function* chain(err: unknown): Generator<unknown> {
 
 function reasonOf(one: unknown): FailureReason | undefined {
   const name = (one as { name?: unknown }).name;
-  if (name === "NotCapable" || name === "PermissionDenied") return "NET_PERMISSION";
   const code = (one as { code?: unknown }).code;
   const message = one instanceof Error ? one.message : "";
+  if (name === "NotCapable" || name === "PermissionDenied") {
+    return PERMISSIONS.find(([pattern]) => pattern.test(message))?.[1] ?? "NET_PERMISSION";
+  }
   const text = `${typeof code === "string" ? code : ""} ${message}`;
   for (const [pattern, reason] of TLS_KINDS) if (pattern.test(text)) return reason;
   if (/WRONG_VERSION_NUMBER|InvalidContentType|wrong version number/i.test(text)) {

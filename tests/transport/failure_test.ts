@@ -34,6 +34,8 @@ Deno.test("raw failures of every client path map to one safe reason", () => {
       "NET_PERMISSION",
       false,
     ],
+    [raw('Requires read access to "/x"', { name: "NotCapable" }), "READ_PERMISSION", false],
+    [raw('Requires write access to "/x"', { name: "NotCapable" }), "WRITE_PERMISSION", false],
     [raw("something else"), undefined, true],
   ];
   for (const [cause, reason, retryable] of cases) {
