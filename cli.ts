@@ -20,7 +20,8 @@
  * - `--allow-write`: the destination's directory, where `<dest>.parted-partial` is written and
  *   renamed onto `<dest>`.
  * - `--allow-env=HOME,DOCKER_CONFIG`: to find the docker configuration; without it the tool
- *   runs anonymously or with `--username`.
+ *   runs anonymously or with `--username`. Add `HTTP_PROXY,HTTPS_PROXY,NO_PROXY` (and their
+ *   lowercase forms) to go through a forward proxy; unreadable, they count as unset.
  * - `--allow-run=docker-credential-<name>`: only when the docker configuration names a
  *   credential helper; helpers then also need the whole environment readable (`--allow-env`),
  *   because the helper process inherits it.
@@ -36,6 +37,10 @@ import {
   type PushCommand,
 } from "./src/cli/args.ts";
 import { errorLine, EXIT_CODES, exitOutcome } from "./src/cli/exit_code.ts";
+import { causeCodes } from "./src/transport/failure.ts";
+import { debugLine } from "./src/cli/debug_log.ts";
+import { LocalFileError } from "./src/errors/kinds.ts";
+import { findError } from "./src/errors/find_error.ts";
 import { createProgressRenderer } from "./src/cli/progress.ts";
 import { readPasswordFromStdin } from "./src/cli/read_password.ts";
 import { trapStopSignals } from "./src/cli/signals.ts";
@@ -122,7 +127,12 @@ async function checkDestination(command: PullCommand): Promise<void> {
 async function transfer(command: PushCommand | PullCommand): Promise<number> {
   const label = `${PROGRAM} ${command.kind}`;
   const fail = (err: unknown, explanation: string, code: number): number => {
-    stderr(`${label}: ${errorLine(err)}\n${label}: ${explanation}\n`);
+    // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
+    const codes = causeCodes(err);
+    const cause = codes.length > 0 ? `${label}: cause: ${codes.join(", ")}\n` : "";
+    stderr(
+      `${label}: ${errorLine(err)}${localPath(err, command)}\n${cause}${label}: ${explanation}\n`,
+    );
     return code;
   };
 
@@ -152,12 +162,13 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
   const controller = new AbortController();
   const timeout = command.timeoutMs > 0 ? AbortSignal.timeout(command.timeoutMs) : undefined;
   const signal = timeout ? AbortSignal.any([controller.signal, timeout]) : controller.signal;
-  const trap = trapStopSignals(controller);
+  const trap = trapStopSignals(controller, progressWrite);
   try {
     // Closed when the command ends, so no pooled connection outlives it.
     using client = new PartedClient({
       plainHttp: command.plainHttp,
       ...(caCerts ? { caCerts } : {}),
+      ...(command.debug ? { onExchange: (r) => progressWrite(`${debugLine(r)}\n`) } : {}),
       ...(credential ? { credential } : {}),
     });
     const workers = command.workers === undefined ? {} : { workers: command.workers };
@@ -191,6 +202,12 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
   } finally {
     trap.dispose();
   }
+}
+
+/** The path the user gave, when `err` is about that local file (the library's message is not). */
+function localPath(err: unknown, command: PushCommand | PullCommand): string {
+  if (findError(err, LocalFileError) === undefined) return "";
+  return ` (${command.kind === "push" ? command.file : command.destination})`;
 }
 
 async function readCaFile(path: string): Promise<string> {

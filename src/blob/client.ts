@@ -10,6 +10,7 @@ import { isSha256Digest } from "../registry/digest.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import type { Fetch } from "../transport/fetch.ts";
+import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import {
   AttemptBudget,
   BLOB_RETRY_POLICY,
@@ -79,6 +80,11 @@ export interface BlobClientOptions {
   writeRedirects?: boolean;
   /** Talk plain HTTP to the registry. Default: false (HTTPS). */
   plainHttp?: boolean;
+  /**
+   * Called once per HTTP exchange of the library-owned transports (method, registry or
+   * storage, status, bytes, duration; nothing that locates or authenticates).
+   */
+  onExchange?: ExchangeObserver;
   /** Upload in PATCH chunks of `chunkSize` bytes (raised to a registry's minimum). Off by default. */
   chunkedUpload?: { chunkSize: number };
   /** Download with `workers` concurrent ranged GETs of `chunkSize` bytes. Off by default. */
@@ -260,6 +266,7 @@ export class BlobClient {
       storageTransport: options.storageTransport,
       maxIdleSocketsPerOrigin: parallelPull?.workers,
       stallTimeoutMs,
+      onExchange: options.onExchange,
     });
     this.#owned.push(stack);
     // Started on the first large pull; one per concurrent pull up to the limit.

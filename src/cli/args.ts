@@ -27,6 +27,8 @@ export interface TransferFlags {
   username: string | undefined;
   /** How progress is shown. */
   progress: ProgressMode;
+  /** Print one line per HTTP exchange on standard error. */
+  debug: boolean;
 }
 
 /** A parsed `push` command line. */
@@ -69,6 +71,7 @@ const COMMON_OPTIONS = {
   username: { type: "string" },
   "password-stdin": { type: "boolean" },
   progress: { type: "string" },
+  debug: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -172,6 +175,7 @@ function parseTransfer(command: CommandName, args: string[]): CliCommand {
     caFile,
     username,
     progress: flag("progress", parseProgressMode) ?? "auto",
+    debug: values.debug === true,
   };
   if (command === "push") {
     return {

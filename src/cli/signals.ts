@@ -16,7 +16,8 @@ export interface SignalTrap {
 /**
  * Listens for SIGINT and SIGTERM. The first one aborts `controller` (an `AbortError` naming the
  * signal) so the transfer stops, cleans up and leaves its partial file resumable; the caller then
- * exits 130 or 143. A second signal while cleanup runs exits at once with the first signal's
+ * exits 130 or 143. A first SIGINT also tells the user, through `notice`, that a second one quits
+ * at once. A second signal while cleanup runs exits at once with the first signal's
  * code. Without these listeners Deno would exit 130/143 without cleanup; with a listener that
  * only aborted, it would exit 0, so the caller must set the code itself.
  *
@@ -29,7 +30,10 @@ export interface SignalTrap {
  * trap.dispose();
  * ```
  */
-export function trapStopSignals(controller: AbortController): SignalTrap {
+export function trapStopSignals(
+  controller: AbortController,
+  notice: (text: string) => void = () => {},
+): SignalTrap {
   let delivered: StopSignal | undefined;
   const handlers: Array<[StopSignal, () => void]> = [];
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -38,6 +42,7 @@ export function trapStopSignals(controller: AbortController): SignalTrap {
         Deno.exit(delivered === "SIGINT" ? EXIT_CODES.sigint : EXIT_CODES.sigterm);
       }
       delivered = signal;
+      if (signal === "SIGINT") notice("stopping… (Ctrl-C again to quit now)\n");
       controller.abort(new DOMException(`stopped by ${signal}`, "AbortError"));
     };
     try {

@@ -14,6 +14,7 @@ const COMMON_FLAGS = `  --workers N            concurrent part transfers (defaul
   --username USER        log in as USER; the password is read from standard input
   --password-stdin       read the password for --username from standard input
   --progress MODE        auto|bar|plain|json|none (default auto: bar when stderr is a terminal)
+  --debug                one line per HTTP exchange on stderr (no URL, host or credential)
   -h, --help             show this help`;
 
 const PUSH = `Usage: ${PROGRAM} push [flags] <ref> <file>

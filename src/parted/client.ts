@@ -13,6 +13,7 @@ import { validateStallTimeout } from "../transport/stall_guard.ts";
 import type { ClientStack } from "../remote/client_stack.ts";
 import { connect, type Connection, type ExplicitCredential, partedStack } from "./connection.ts";
 import type { TransferJob } from "./transfer_job.ts";
+import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import { DEFAULT_PART_SIZE, DEFAULT_WORKERS } from "./format.ts";
 import type { PullDestination } from "./fs_partial.ts";
 import type { PushSource } from "./fs_source.ts";
@@ -45,6 +46,11 @@ export interface PartedClientOptions {
   plainHttp?: boolean;
   /** Extra PEM root certificates trusted by the default transport. */
   caCerts?: string[];
+  /**
+   * Called once per HTTP exchange of the default transports (method, registry or storage,
+   * status, bytes, duration; nothing that locates or authenticates), e.g. for a debug log.
+   */
+  onExchange?: ExchangeObserver;
   /** One explicit credential instead of the docker configuration. */
   credential?: ExplicitCredential;
   /** Where credentials come from; default: the docker configuration and its helpers. */

@@ -41,6 +41,7 @@ export type ConnectionOptions = Pick<
   | "credentials"
   | "unverifiedExternalTransport"
   | "stallTimeoutMs"
+  | "onExchange"
 >;
 
 /** What one transfer works with. */
@@ -75,6 +76,7 @@ export function partedStack(options: ConnectionOptions): ClientStack {
     ownHostnameIsRegistry: true,
     caCerts: options.caCerts,
     stallTimeoutMs: options.stallTimeoutMs,
+    onExchange: options.onExchange,
     authenticate: {
       plainHttp: options.plainHttp ?? false,
       ...(credentials !== undefined ? { credentials } : {}),

@@ -19,6 +19,7 @@ import { RegistryAuthenticator } from "../auth/authenticator.ts";
 import type { CredentialSource } from "../auth/credential.ts";
 import { crossHostFetch } from "../transport/cross_host_fetch.ts";
 import type { Fetch } from "../transport/fetch.ts";
+import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
 import { guardedExternalTransport, type GuardedTransport } from "../transport/peer_guard.ts";
 import { withStallGuard } from "../transport/stall_guard.ts";
@@ -52,6 +53,8 @@ export interface ClientStackOptions {
   maxIdleSocketsPerOrigin?: number;
   /** Fail an exchange that moves no bytes for this long (ms; 0 = never). Default 60 000. */
   stallTimeoutMs?: number;
+  /** Told of every exchange of the library's pools (`--debug`); never sees credentials. */
+  onExchange?: ExchangeObserver;
   /** Authenticate registry requests (the parted client); else the transport is used as is. */
   authenticate?: { plainHttp: boolean; credentials?: CredentialSource };
 }
@@ -159,6 +162,7 @@ export class ClientStack {
       ...(this.#options.maxIdleSocketsPerOrigin === undefined
         ? {}
         : { maxIdleSocketsPerOrigin: this.#options.maxIdleSocketsPerOrigin }),
+      ...(this.#options.onExchange ? { onExchange: this.#options.onExchange } : {}),
     });
     return this.#pool;
   }

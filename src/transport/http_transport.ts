@@ -5,25 +5,26 @@
  *
  * @module
  */
-import { relayBody } from "./byob_body.ts";
 import * as http from "node:http";
 import * as https from "node:https";
 import * as net from "node:net";
-import * as dns from "node:dns";
-import { open as openFile } from "node:fs/promises";
-import type { FileHandle } from "node:fs/promises";
-import * as tls from "node:tls";
-import {
-  BodyLengthError,
-  FileEndedError,
-  LocalFileError,
-  NetworkError,
-  PeerRefusedError,
-} from "../errors/kinds.ts";
-import { FILE_BODY_CHUNK_SIZE, fileBodyRange, type FileRange } from "./file_body.ts";
+import { PeerRefusedError } from "../errors/kinds.ts";
+import { fileBodyRange } from "./file_body.ts";
 import type { Fetch } from "./fetch.ts";
 import { type PlatformFetch, platformFetch } from "./platform_fetch.ts";
-import { rawFileUpload, rawUploadAvailable, type RawUploadMessages } from "./raw_upload.ts";
+import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
+import { lengthError, OPERATION } from "./failure.ts";
+import { platformExchange } from "./platform_exchange.ts";
+import { nodeExchange } from "./node_exchange.ts";
+import { guardConnections, trustedRoots } from "./guarded_dial.ts";
+import { type ProxyRoute, ProxyRouter, type ProxySettings, proxySettingsFromEnv } from "./proxy.ts";
+import { tunnelConnections, vetProxiedTarget } from "./tunnel.ts";
+import { checkTlsPortAnswer } from "./tls_port_answer.ts";
+import { type ExchangeObserver, observeExchange } from "./exchange_observer.ts";
+
+// File-range bodies go out on a connection of their own, written from the file by a minimal
+// HTTP/1.1 client where the runtime allows it: a third less CPU than node:http's write path.
+const RAW_UPLOADS = rawUploadAvailable();
 
 /**
  * Options of {@linkcode HttpTransport}.
@@ -56,58 +57,28 @@ export interface HttpTransportOptions {
   maxSocketsPerOrigin?: number;
   /** Maximum idle connections kept per origin (default: `maxSocketsPerOrigin`). */
   maxIdleSocketsPerOrigin?: number;
+  /**
+   * Forward proxies for every request, uploads included: `http:` targets go to `http` in
+   * absolute form, `https:` targets through a `CONNECT` tunnel of `https` (TLS to the origin
+   * inside it, so the registry's credentials never reach the proxy); the proxy URL's own
+   * credentials become `Proxy-Authorization`, sent to the proxy only. Default: the environment
+   * (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, lowercase winning); `false` for none. With a
+   * `peerGuard`, the proxy itself is not vetted (it is the user's choice) but each target is:
+   * an address literal directly, a name by the addresses it resolves to here (one that does not
+   * resolve here is refused).
+   */
+  proxy?: ProxySettings | false;
+  /** Called once per finished exchange with what is safe to print (see `ExchangeRecord`). */
+  onExchange?: ExchangeObserver;
+  /** Which side this transport talks to, as reported to `onExchange` (default `"registry"`). */
+  site?: "registry" | "storage";
 }
 
-const OPERATION = "HTTP request";
-const CONNECT_FAILED = `${OPERATION}: connection failed`;
-const CERTIFICATE_REFUSED = `${OPERATION}: server certificate not trusted`;
-
-// Certificate verification failures are permanent for the attempt's lifetime: retrying only
-// delays the answer (add the CA with caCerts instead).
-const CERTIFICATE_CODES = new Set([
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "CERT_HAS_EXPIRED",
-  "CERT_NOT_YET_VALID",
-  "CERT_UNTRUSTED",
-  "CERT_REJECTED",
-  "CERT_SIGNATURE_FAILURE",
-  "ERR_TLS_CERT_ALTNAME_INVALID",
-  "HOSTNAME_MISMATCH",
-]);
-
-function isCertificateFailure(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && CERTIFICATE_CODES.has(code)) return true;
-  return err instanceof Error && /invalid peer certificate/i.test(err.message);
-}
-const BODY_READ_FAILED = "HTTP response: body read failed";
-// File-range bodies go out on a connection of their own, written from the file by a minimal
-// HTTP/1.1 client where the runtime allows it: a third less CPU than node:http's write path.
-const RAW_UPLOADS = rawUploadAvailable();
-const RAW_MESSAGES: RawUploadMessages = {
-  operation: OPERATION,
-  connectFailed: CONNECT_FAILED,
-  certificateRefused: CERTIFICATE_REFUSED,
-  bodyReadFailed: BODY_READ_FAILED,
-  isCertificateFailure: (err) =>
-    isCertificateFailure(err) || isCertificateFailure((err as Error | null)?.cause),
-};
-const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 // Methods whose body-less requests carry no framing; the others get `content-length: 0`.
 const BODYLESS_METHODS = new Set(["GET", "HEAD", "DELETE", "OPTIONS", "TRACE", "CONNECT"]);
 const DEFAULT_MAX_SOCKETS = 32;
 // Body-less methods sent through the runtime's client: the downloads and existence checks.
 const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
-
-type LookupCallback = (
-  err: NodeJS.ErrnoException | null,
-  address: string | dns.LookupAddress[],
-  family?: number,
-) => void;
 
 /**
  * A fetch-shaped HTTP/1.1 client on `node:http`/`node:https`, used by both libraries unless a
@@ -128,10 +99,16 @@ type LookupCallback = (
  *   own HTTP/1.1 client (its own pool, closed by {@linkcode HttpTransport.close}): downloads
  *   run faster and with less memory. They carry `accept-encoding: identity` (a request that
  *   accepts another encoding stays on `node:http`), are never decompressed or redirected, and
- *   are not counted by `maxSocketsPerOrigin`. Everything else, and every request of a guarded transport, uses
- *   `node:http`.
- * - `request.signal` aborts the request at any point (also mid-body) with the signal's reason
- *   and destroys its socket. Connection failures reject with a retryable `NetworkError`.
+ *   are not counted by `maxSocketsPerOrigin`. Everything else, and every request of a guarded
+ *   transport, uses `node:http`.
+ * - A request the `proxy` settings route through a proxy uses `node:http` (or, for a file-range
+ *   body, the minimal client): absolute form for `http:`, a `CONNECT` tunnel for `https:`.
+ * - `request.signal` aborts the request at any point (also mid-body, also after the request and
+ *   response objects were collected) with the signal's reason and destroys its socket.
+ * - Failures reject with a `NetworkError` whose message names a safe reason (errno code, TLS
+ *   failure kind, plain-HTTP/TLS mismatch, missing network permission); those a retry cannot
+ *   change (certificates, protocol mismatch, permission) are not retryable. `causeCodes()` in
+ *   `failure.ts` lists the codes of an error's chain.
  *
  * @example A request and its streamed answer (embedded testing registry)
  * ```ts
@@ -152,6 +129,10 @@ export class HttpTransport {
   readonly #httpAgent: http.Agent;
   readonly #httpsAgent: https.Agent;
   readonly #platform: PlatformFetch | undefined;
+  readonly #proxies: ProxyRouter;
+  readonly #agentOptions: http.AgentOptions;
+  #proxyAgent: http.Agent | undefined;
+  #tunnelAgent: https.Agent | undefined;
   #external: HttpTransport | undefined;
 
   /** Creates a transport; no connection is opened until the first request. */
@@ -174,15 +155,19 @@ export class HttpTransport {
       ...options,
       caCerts: options.caCerts === undefined ? undefined : [...options.caCerts],
     });
-    const agentOptions = {
+    this.#proxies = new ProxyRouter(
+      options.proxy === false ? {} : options.proxy ?? proxySettingsFromEnv(),
+    );
+    const ca = trustedRoots(this.#options.caCerts);
+    const agentOptions = this.#agentOptions = {
       keepAlive: true,
       maxSockets,
       maxFreeSockets,
       scheduling: "lifo",
+      ...(ca ? { ca } : {}),
     } as const;
     this.#httpAgent = new http.Agent(agentOptions);
-    const ca = trustedRoots(this.#options.caCerts);
-    this.#httpsAgent = new https.Agent({ ...agentOptions, ...(ca ? { ca } : {}) });
+    this.#httpsAgent = new https.Agent(agentOptions);
     const guard = this.#options.peerGuard;
     if (guard) {
       guardConnections(this.#httpAgent, guard, false);
@@ -212,7 +197,7 @@ export class HttpTransport {
    * ```
    */
   external(): HttpTransport {
-    this.#external ??= this.clone();
+    this.#external ??= this.clone({ site: "storage" });
     return this.#external;
   }
 
@@ -246,56 +231,32 @@ export class HttpTransport {
   close(): void {
     this.#httpAgent.destroy();
     this.#httpsAgent.destroy();
+    this.#proxyAgent?.destroy();
+    this.#tunnelAgent?.destroy();
+    this.#proxyAgent = this.#tunnelAgent = undefined;
     this.#platform?.close();
     this.#external?.close();
   }
 
   #fetch(request: Request): Promise<Response> {
-    try {
-      return this.#send(request);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    const send = async () => {
+      const response = await this.#send(request);
+      return await checkTlsPortAnswer(new URL(request.url), response);
+    };
+    const observer = this.#options.onExchange;
+    if (observer === undefined) return send();
+    return observeExchange(request, this.#options.site ?? "registry", send, observer);
   }
 
-  async #platformSend(
-    platform: PlatformFetch,
-    request: Request,
-    headers: Record<string, string>,
-  ): Promise<Response> {
-    const signal = request.signal;
-    // Without it the runtime's client would ask for gzip and decode the answer behind our back.
-    headers["accept-encoding"] = "identity";
-    let response: Response;
-    try {
-      response = await platform.fetch(request.url, { method: request.method, headers, signal });
-    } catch (err) {
-      if (signal.aborted) throw signal.reason;
-      throw isCertificateFailure(err) || isCertificateFailure((err as Error)?.cause)
-        ? new NetworkError(CERTIFICATE_REFUSED, { cause: err, retryable: false })
-        : new NetworkError(CONNECT_FAILED, { cause: err });
+  // The agents of proxied requests, made on first use: plain HTTP to the proxy, and tunnels
+  // (one https proxy per transport, so one tunnel agent).
+  #agentFor(secure: boolean, route: ProxyRoute): http.Agent {
+    if (!secure) return this.#proxyAgent ??= new http.Agent(this.#agentOptions);
+    if (this.#tunnelAgent === undefined) {
+      this.#tunnelAgent = new https.Agent(this.#agentOptions);
+      tunnelConnections(this.#tunnelAgent, route);
     }
-    const source = response.body;
-    if (source === null) return response;
-    // Read failures become the retryable NetworkError (the runtime rejects with TypeError), an
-    // abort the signal's reason.
-    const mapped = async (
-      next: () => Promise<ReadableStreamReadResult<Uint8Array>>,
-    ): Promise<ReadableStreamReadResult<Uint8Array>> => {
-      try {
-        return await next();
-      } catch (err) {
-        throw signal.aborted ? signal.reason : new NetworkError(BODY_READ_FAILED, { cause: err });
-      }
-    };
-    const body = relayBody(source, { read: mapped });
-    const wrapped = new Response(body, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
-    Object.defineProperty(wrapped, "url", { value: request.url });
-    return wrapped;
+    return this.#tunnelAgent;
   }
 
   #send(request: Request): Promise<Response> {
@@ -334,13 +295,15 @@ export class HttpTransport {
     }
 
     // The runtime's client decodes any compressed answer unless it asked for identity, so a
-    // request that accepts an encoding stays on node:http, which never decodes.
+    // request that accepts an encoding stays on node:http, which never decodes. A proxied
+    // request stays on this transport's own clients, which apply its proxy settings.
+    const route = this.#proxies.route(url);
     const encoding = headers["accept-encoding"]?.trim().toLowerCase();
     if (
       body === null && this.#platform !== undefined && PLATFORM_METHODS.has(request.method) &&
-      (encoding === undefined || encoding === "identity")
+      (encoding === undefined || encoding === "identity") && route === undefined
     ) {
-      return this.#platformSend(this.#platform, request, headers);
+      return platformExchange(this.#platform, request, headers);
     }
 
     const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
@@ -349,7 +312,6 @@ export class HttpTransport {
     if (guard && literalFamily !== 0 && !guard(hostname, literalFamily as 4 | 6)) {
       return Promise.reject(new PeerRefusedError(OPERATION));
     }
-
     const fileRange = fileBodyRange(body);
     if (fileRange !== undefined && RAW_UPLOADS) {
       // The stream itself is never read: cancel it so the request body counts as used.
@@ -365,41 +327,15 @@ export class HttpTransport {
         signal,
         ...(guard ? { peerGuard: guard } : {}),
         ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
-      }, RAW_MESSAGES);
+        ...(route ? { proxy: route } : {}),
+      });
     }
-
-    return new Promise<Response>((resolve, reject) => {
-      let settled = false;
-      let failure: unknown;
-      let responseController: ReadableStreamDefaultController<Uint8Array> | undefined;
-      let bodyDone = body === null;
-      let bodyReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-
-      const fail = (err: unknown) => {
-        if (failure !== undefined) return;
-        failure = err;
-        signal.removeEventListener("abort", onAbort);
-        stopBody(err);
-        req.destroy();
-        if (!settled) {
-          settled = true;
-          reject(err);
-        } else if (responseController) {
-          try {
-            responseController.error(err);
-          } catch { /* already closed or errored */ }
-        }
-      };
-      const stopBody = (reason: unknown) => {
-        if (bodyDone) return;
-        bodyDone = true;
-        bodyReader?.cancel(reason).catch(() => {});
-        if (!bodyReader && body && !body.locked) body.cancel(reason).catch(() => {});
-      };
-      const onAbort = () => fail(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-
-      const options: https.RequestOptions = {
+    if (route !== undefined) return this.#sendProxied(request, url, headers, declared, route);
+    return nodeExchange({
+      request,
+      secure,
+      declared,
+      options: {
         protocol: url.protocol,
         hostname,
         port: url.port === "" ? (secure ? 443 : 80) : Number(url.port),
@@ -407,359 +343,47 @@ export class HttpTransport {
         method: request.method,
         headers,
         agent: secure ? this.#httpsAgent : this.#httpAgent,
-      };
-      const req = secure ? https.request(options) : http.request(options);
-      if (body !== null) {
-        // Deno's node:http resends a request whose reused keep-alive connection closes before
-        // the answer, replaying only what it still buffers. Part of the body may already have
-        // reached the server (an upload session that took part of a PUT answers a resend with
-        // 404), so a request with a body is sent on one connection only: a second socket fails
-        // it before a byte goes out, and the caller's retry rebuilds the request.
-        let sockets = 0;
-        req.on("socket", () => {
-          if (++sockets > 1) {
-            fail(new NetworkError(CONNECT_FAILED, { cause: new Error("connection lost") }));
-          }
-        });
-      }
-
-      req.on("error", (err: Error) => {
-        if (failure !== undefined) return;
-        if (err instanceof PeerRefusedError) return fail(err);
-        if (answer !== undefined) {
-          // A server that answered early (413, 401) may refuse the rest of the upload: once its
-          // whole answer is in, the failed write does not matter and the answer stays readable.
-          if (answer.complete) return;
-          return fail(new NetworkError(BODY_READ_FAILED, { cause: err }));
-        }
-        fail(
-          isCertificateFailure(err)
-            ? new NetworkError(CERTIFICATE_REFUSED, { cause: err, retryable: false })
-            : new NetworkError(CONNECT_FAILED, { cause: err }),
-        );
-      });
-
-      let answer: http.IncomingMessage | undefined;
-      req.on("response", (res: http.IncomingMessage) => {
-        if (failure !== undefined) {
-          res.destroy();
-          return;
-        }
-        answer = res;
-        // An answer before the whole body was sent ends the upload; the connection cannot be
-        // reused because the server never received the declared length.
-        const earlyAnswer = !bodyDone;
-        if (earlyAnswer) stopBody(undefined);
-        const status = res.statusCode ?? 0;
-        const responseHeaders = new Headers();
-        const raw = res.rawHeaders;
-        for (let i = 0; i + 1 < raw.length; i += 2) {
-          try {
-            responseHeaders.append(raw[i], raw[i + 1]);
-          } catch { /* drop a header the Fetch API cannot represent */ }
-        }
-        const nullBody = request.method === "HEAD" || NULL_BODY_STATUSES.has(status);
-        let stream: ReadableStream<Uint8Array> | null = null;
-        const finish = () => {
-          signal.removeEventListener("abort", onAbort);
-          if (earlyAnswer) req.destroy();
-        };
-        if (nullBody) {
-          res.on("end", finish);
-          res.resume();
-        } else {
-          stream = new ReadableStream<Uint8Array>({
-            start(controller) {
-              responseController = controller;
-              res.on("data", (chunk: Uint8Array) => {
-                if (failure !== undefined) return;
-                controller.enqueue(
-                  new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength),
-                );
-                if ((controller.desiredSize ?? 0) <= 0) res.pause();
-              });
-              res.on("end", () => {
-                if (failure !== undefined) return;
-                finish();
-                controller.close();
-              });
-              res.on("error", (err: Error) => {
-                fail(new NetworkError(BODY_READ_FAILED, { cause: err }));
-              });
-              res.on("close", () => {
-                if (failure === undefined && !res.complete) {
-                  fail(
-                    new NetworkError(BODY_READ_FAILED, { cause: new Error("connection closed") }),
-                  );
-                }
-              });
-            },
-            pull() {
-              res.resume();
-            },
-            cancel() {
-              signal.removeEventListener("abort", onAbort);
-              failure ??= new Error("cancelled");
-              // An unread remainder would have to be drained before reuse: drop the connection.
-              res.destroy();
-              req.destroy();
-            },
-          }, new ByteLengthQueuingStrategy({ highWaterMark: 1 << 20 }));
-          res.pause();
-        }
-        let response: Response;
-        try {
-          response = new Response(stream, {
-            status,
-            statusText: res.statusMessage ?? "",
-            headers: responseHeaders,
-          });
-        } catch (err) {
-          fail(new NetworkError(CONNECT_FAILED, { cause: err }));
-          return;
-        }
-        Object.defineProperty(response, "url", { value: request.url });
-        const deliver = () => {
-          if (failure !== undefined) return;
-          settled = true;
-          resolve(response);
-        };
-        // Without a body the answer is complete once the message ends, which also hands the
-        // connection back to the pool before the caller's next request.
-        if (nullBody) res.once("end", deliver);
-        else deliver();
-      });
-
-      const range = fileBodyRange(body);
-      if (body === null) {
-        req.end();
-      } else if (range !== undefined) {
-        if (range.length !== declared) {
-          fail(lengthError(range.length < declared! ? "shorter" : "longer"));
-          return;
-        }
-        sendFile(range, declared);
-      } else {
-        sendStream(body, declared!);
-      }
-
-      async function sendFile(range: FileRange, length: number) {
-        // The stream itself is never read: cancel it so the request body counts as used.
-        body!.cancel().catch(() => {});
-        if (length === 0) {
-          bodyDone = true;
-          req.end();
-          return;
-        }
-        // Two reused buffers: one is read from disk while the other is on its way to the
-        // socket. Fresh buffers per chunk doubled peak RSS and cost CPU in allocation.
-        const buffers = [
-          new Uint8Array(FILE_BODY_CHUNK_SIZE),
-          new Uint8Array(FILE_BODY_CHUNK_SIZE),
-        ];
-        const inFlight: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
-        let handle: FileHandle | undefined;
-        let sent = 0;
-        try {
-          handle = await openFile(range.path, "r");
-          // Body chunks go to the socket directly once the head is out: node:http's write path
-          // corks every write into a writev, which costs a copy of each chunk.
-          const socket = await connectedSocket(req);
-          if (bodyDone || socket === undefined) return;
-          req.flushHeaders();
-          for (let k = 0; sent < length; k++) {
-            const buffer = buffers[k & 1];
-            await inFlight[k & 1];
-            if (bodyDone) return;
-            const want = Math.min(buffer.byteLength, length - sent);
-            const { bytesRead } = await handle.read(buffer, 0, want, range.offset + sent);
-            if (bodyDone) return;
-            if (bytesRead === 0) {
-              return fail(new FileEndedError("file body: file ended before the requested range"));
-            }
-            sent += bytesRead;
-            inFlight[k & 1] = writeFlushed(
-              req,
-              socket,
-              buffer.subarray(0, bytesRead),
-              range.onBytes,
-            );
-          }
-          await Promise.all(inFlight);
-          if (bodyDone) return;
-          bodyDone = true;
-          req.end();
-        } catch (err) {
-          if (!bodyDone) fail(new LocalFileError("file body: read failed", { cause: err }));
-        } finally {
-          await handle?.close().catch(() => {});
-        }
-      }
-
-      async function sendStream(stream: ReadableStream<Uint8Array>, length: number) {
-        let sent = 0;
-        try {
-          bodyReader = stream.getReader();
-          for (;;) {
-            const { done, value } = await bodyReader.read();
-            if (bodyDone) return;
-            if (done) {
-              if (sent !== length) return fail(lengthError("shorter"));
-              bodyDone = true;
-              req.end();
-              return;
-            }
-            if (value.byteLength === 0) continue;
-            if (sent + value.byteLength > length) return fail(lengthError("longer"));
-            if (sent + value.byteLength === length) {
-              // The last declared byte completes the request: confirm the body ends first.
-              for (;;) {
-                const next = await bodyReader.read();
-                if (bodyDone) return;
-                if (next.done) break;
-                if (next.value.byteLength > 0) return fail(lengthError("longer"));
-              }
-              sent += value.byteLength;
-              bodyDone = true;
-              req.end(value);
-              return;
-            }
-            sent += value.byteLength;
-            if (!req.write(value)) await drained(req);
-          }
-        } catch (err) {
-          if (bodyDone) return;
-          fail(err);
-        }
-      }
+      },
     });
   }
-}
 
-function lengthError(which: "shorter" | "longer"): BodyLengthError {
-  return new BodyLengthError(`${OPERATION}: body ${which} than its content-length`);
-}
-
-// Resolves once `chunk` has been handed to the socket (or the request is gone), so its buffer
-// may be reused.
-function writeFlushed(
-  req: http.ClientRequest,
-  socket: net.Socket,
-  chunk: Uint8Array,
-  onWritten?: (bytes: number) => void,
-): Promise<void> {
-  const bytes = chunk.byteLength;
-  return new Promise((resolve) => {
-    const done = () => {
-      req.off("close", done);
-      resolve();
-    };
-    req.on("close", done);
-    socket.write(chunk, (err) => {
-      if (!err) onWritten?.(bytes);
-      done();
+  async #sendProxied(
+    request: Request,
+    url: URL,
+    headers: Record<string, string>,
+    declared: number | undefined,
+    route: ProxyRoute,
+  ): Promise<Response> {
+    const secure = url.protocol === "https:";
+    const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+    const guard = this.#options.peerGuard;
+    if (guard) await vetProxiedTarget(hostname, guard);
+    const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
+    const options: https.RequestOptions = secure
+      // The tunnel's agent dials the proxy; the request itself names the origin as usual.
+      ? { protocol: "https:", hostname, port, path: url.pathname + url.search }
+      // Plain HTTP goes to the proxy in absolute form, with the proxy's credentials.
+      : {
+        protocol: "http:",
+        hostname: route.host,
+        port: route.port,
+        path: `${url.origin}${url.pathname}${url.search}`,
+      };
+    const sent: Record<string, string> = { ...headers, host: url.host };
+    delete sent["proxy-authorization"];
+    if (!secure && route.authorization !== undefined) {
+      sent["proxy-authorization"] = route.authorization;
+    }
+    return await nodeExchange({
+      request,
+      secure,
+      declared,
+      options: {
+        ...options,
+        method: request.method,
+        headers: sent,
+        agent: this.#agentFor(secure, route),
+      },
     });
-  });
-}
-
-// The request's socket once it is connected, or undefined if the request ends first.
-function connectedSocket(req: http.ClientRequest): Promise<net.Socket | undefined> {
-  return new Promise((resolve) => {
-    const onClose = () => resolve(undefined);
-    req.once("close", onClose);
-    const ready = (socket: net.Socket) => {
-      req.off("close", onClose);
-      resolve(req.destroyed ? undefined : socket);
-    };
-    const onSocket = (socket: net.Socket) => {
-      if (socket.connecting) socket.once("connect", () => ready(socket));
-      else ready(socket);
-    };
-    if (req.socket) onSocket(req.socket);
-    else req.once("socket", onSocket);
-  });
-}
-
-function drained(req: http.ClientRequest): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      req.off("drain", done);
-      req.off("close", done);
-      resolve();
-    };
-    req.on("drain", done);
-    req.on("close", done);
-  });
-}
-
-// Node's `ca` replaces the default roots while Deno's adds to them; keep "in addition" on both.
-function trustedRoots(caCerts: string[] | undefined): string[] | undefined {
-  if (caCerts === undefined || caCerts.length === 0) return undefined;
-  if ("Deno" in globalThis) return caCerts;
-  return [...tls.rootCertificates, ...caCerts];
-}
-
-type CreateConnection = (
-  options: tls.ConnectionOptions & net.TcpNetConnectOpts,
-  callback: (err: Error | null, socket?: net.Socket) => void,
-) => net.Socket | undefined;
-
-/**
- * Makes `agent` dial through the guard: names resolve only to addresses the guard accepts, and
- * the connected socket's remote address is checked before it is handed to the request. TLS
- * starts only after that check, so a refused peer receives no byte at all (not even a
- * ClientHello).
- */
-function guardConnections(
-  agent: http.Agent,
-  guard: (address: string, family: 4 | 6) => boolean,
-  secure: boolean,
-): void {
-  const createConnection: CreateConnection = (options, callback) => {
-    const raw = net.connect({
-      host: options.host,
-      port: options.port,
-      ...(options.localAddress ? { localAddress: options.localAddress } : {}),
-      ...(options.family ? { family: options.family } : {}),
-      lookup: guardedLookup(guard) as unknown as typeof dns.lookup,
-    });
-    const onError = (err: Error) => callback(err);
-    raw.once("error", onError);
-    raw.once("connect", () => {
-      raw.off("error", onError);
-      const address = raw.remoteAddress;
-      const family = address === undefined ? 0 : net.isIP(address);
-      if (address === undefined || family === 0 || !guard(address, family as 4 | 6)) {
-        raw.destroy();
-        callback(new PeerRefusedError(OPERATION));
-        return;
-      }
-      callback(null, secure ? tls.connect({ ...options, socket: raw }) : raw);
-    });
-    return undefined;
-  };
-  (agent as unknown as { createConnection: CreateConnection }).createConnection = createConnection;
-}
-
-// A `lookup` for node:net that only hands out addresses the guard accepts.
-function guardedLookup(guard: (address: string, family: 4 | 6) => boolean) {
-  return (
-    hostname: string,
-    options: dns.LookupOptions | number | LookupCallback,
-    callback?: LookupCallback,
-  ) => {
-    const cb = (typeof options === "function" ? options : callback) as LookupCallback;
-    const opts: dns.LookupOptions = typeof options === "object" && options !== null
-      ? options
-      : typeof options === "number"
-      ? { family: options }
-      : {};
-    dns.lookup(hostname, { ...opts, all: true }, (err, addresses) => {
-      if (err) return cb(err, opts.all ? [] : "", 0);
-      const allowed = addresses.filter((a) => guard(a.address, a.family as 4 | 6));
-      if (allowed.length === 0) return cb(new PeerRefusedError(OPERATION), opts.all ? [] : "", 0);
-      if (opts.all) return cb(null, allowed);
-      cb(null, allowed[0].address, allowed[0].family);
-    });
-  };
+  }
 }

@@ -27,3 +27,5 @@ export { HttpTransport, type HttpTransportOptions } from "./http_transport.ts";
 export { fileBody, type FileBodyOptions } from "./file_body.ts";
 export { guardedExternalTransport, type GuardedTransport } from "./peer_guard.ts";
 export { isForbiddenPeerAddress } from "./peer_policy.ts";
+export type { ExchangeObserver, ExchangeRecord } from "./exchange_observer.ts";
+export type { ProxySettings } from "./proxy.ts";

@@ -72,7 +72,7 @@ export function guardedExternalTransport(base: HttpTransport): GuardedTransport 
   return {
     fetch: (request: Request) => {
       if (closed) return Promise.reject(new TypeError("transport is closed"));
-      clone ??= base.clone({ peerGuard: crossHostPeerGuard });
+      clone ??= base.clone({ peerGuard: crossHostPeerGuard, site: "storage" });
       return clone.fetch(request);
     },
     close() {

@@ -7,7 +7,10 @@
  */
 import { isIP } from "node:net";
 import { lookup } from "node:dns/promises";
-import { FileEndedError, LocalFileError, NetworkError, PeerRefusedError } from "../errors/kinds.ts";
+import { FileEndedError, LocalFileError, PeerRefusedError } from "../errors/kinds.ts";
+import { connectError, OPERATION, readError, tunnelError } from "./failure.ts";
+import { connectHead, connectStatus, type ProxyRoute } from "./proxy.ts";
+import { vetProxiedTarget } from "./tunnel.ts";
 import type { FileRange } from "./file_body.ts";
 
 /** What {@linkcode rawFileUpload} sends. */
@@ -26,15 +29,8 @@ export interface RawUploadRequest {
   peerGuard?: (address: string, family: 4 | 6) => boolean;
   /** Extra PEM roots for HTTPS. */
   caCerts?: string[];
-}
-
-/** Messages shared with the node:http path, so both fail alike. */
-export interface RawUploadMessages {
-  operation: string;
-  connectFailed: string;
-  certificateRefused: string;
-  bodyReadFailed: string;
-  isCertificateFailure(err: unknown): boolean;
+  /** The forward proxy to go through: a `CONNECT` tunnel for `https:`, absolute-form else. */
+  proxy?: ProxyRoute;
 }
 
 interface DenoNetApi {
@@ -95,16 +91,13 @@ const decoder = new TextDecoder();
  *
  * @example
  * ```ts ignore
- * const response = await rawFileUpload({ url, method: "PUT", headers, range, signal }, messages);
+ * const response = await rawFileUpload({ url, method: "PUT", headers, range, signal });
  * ```
  */
-export async function rawFileUpload(
-  request: RawUploadRequest,
-  messages: RawUploadMessages,
-): Promise<Response> {
+export async function rawFileUpload(request: RawUploadRequest): Promise<Response> {
   const net = denoNet();
   if (net === undefined) throw new TypeError("raw upload: not available on this runtime");
-  const { url, signal, peerGuard } = request;
+  const { url, signal } = request;
   if (signal.aborted) throw signal.reason;
   const secure = url.protocol === "https:";
   const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
@@ -130,39 +123,11 @@ export async function rawFileUpload(
   };
 
   try {
-    // Dial: a name resolves to the addresses the guard accepts; the first one is used.
-    let dialAddress = hostname;
-    if (peerGuard && isIP(hostname) === 0) {
-      let addresses: { address: string; family: number }[];
-      try {
-        addresses = await lookup(hostname, { all: true });
-      } catch (err) {
-        check();
-        throw new NetworkError(messages.connectFailed, { cause: err });
-      }
-      const allowed = addresses.find((a) => peerGuard(a.address, a.family as 4 | 6));
-      if (allowed === undefined) throw new PeerRefusedError(messages.operation);
-      dialAddress = allowed.address;
-    }
-    check();
-    try {
-      conn = await abortable(net.connect({ hostname: dialAddress, port }), signal, (late) => {
-        try {
-          late.close();
-        } catch { /* closed */ }
-      });
-    } catch (err) {
-      check();
-      throw new NetworkError(messages.connectFailed, { cause: err });
-    }
+    conn = await dial(net, request, hostname, port, signal, check);
     if (failure !== undefined) onAbort();
     check();
-    if (peerGuard) {
-      const address = conn.remoteAddr.hostname ?? "";
-      const family = isIP(address);
-      if (family === 0 || !peerGuard(address, family as 4 | 6)) {
-        throw new PeerRefusedError(messages.operation);
-      }
+    if (secure && request.proxy !== undefined) {
+      await abortable(openTunnel(conn, hostname, port, request.proxy), signal);
     }
     if (secure) {
       try {
@@ -175,34 +140,133 @@ export async function rawFileUpload(
         await abortable(tlsConn.handshake(), signal);
       } catch (err) {
         check();
-        throw messages.isCertificateFailure(err)
-          ? new NetworkError(messages.certificateRefused, { cause: err, retryable: false })
-          : new NetworkError(messages.connectFailed, { cause: err });
+        throw connectError(err);
       }
     }
     check();
-    return await exchange(net, conn, request, messages, () => failure, release);
+    return await exchange(net, conn, request, () => failure, release);
   } catch (err) {
     release();
     throw failure ?? err;
   }
 }
 
+// Connects to the origin, or to the proxy when there is one. Without a proxy, a name resolves to
+// the addresses the guard accepts (the first one is used) and the connected address is checked
+// again; with one, the guard vets the target and the proxy (the user's choice) is not vetted.
+async function dial(
+  net: DenoNetApi,
+  request: RawUploadRequest,
+  hostname: string,
+  port: number,
+  signal: AbortSignal,
+  check: () => void,
+): Promise<DenoConn> {
+  const { peerGuard, proxy } = request;
+  let dialAddress = proxy?.host ?? hostname;
+  if (peerGuard && proxy !== undefined) await vetProxiedTarget(hostname, peerGuard);
+  if (peerGuard && proxy === undefined && isIP(hostname) === 0) {
+    let addresses: { address: string; family: number }[];
+    try {
+      addresses = await lookup(hostname, { all: true });
+    } catch (err) {
+      check();
+      throw connectError(err);
+    }
+    const allowed = addresses.find((a) => peerGuard(a.address, a.family as 4 | 6));
+    if (allowed === undefined) throw new PeerRefusedError(OPERATION);
+    dialAddress = allowed.address;
+  }
+  check();
+  let conn: DenoConn;
+  try {
+    conn = await abortable(
+      net.connect({ hostname: dialAddress, port: proxy?.port ?? port }),
+      signal,
+      (late) => {
+        try {
+          late.close();
+        } catch { /* closed */ }
+      },
+    );
+  } catch (err) {
+    check();
+    throw connectError(err);
+  }
+  if (peerGuard && proxy === undefined) {
+    const address = conn.remoteAddr.hostname ?? "";
+    const family = isIP(address);
+    if (family === 0 || !peerGuard(address, family as 4 | 6)) {
+      conn.close();
+      throw new PeerRefusedError(OPERATION);
+    }
+  }
+  return conn;
+}
+
+// Asks the proxy on `conn` for a tunnel to host:port; resolves once it is open.
+async function openTunnel(
+  conn: DenoConn,
+  host: string,
+  port: number,
+  route: ProxyRoute,
+): Promise<void> {
+  try {
+    await writeAll(conn, encoder.encode(connectHead(host, port, route)));
+  } catch (err) {
+    throw connectError(err);
+  }
+  const buffer = new Uint8Array(16 * 1024);
+  let filled = 0;
+  for (;;) {
+    let n: number | null;
+    try {
+      n = await conn.read(buffer.subarray(filled));
+    } catch (err) {
+      throw connectError(err);
+    }
+    if (n === null) throw tunnelError(undefined);
+    filled += n;
+    const text = decoder.decode(buffer.subarray(0, filled));
+    const end = text.indexOf("\r\n\r\n");
+    if (end < 0) {
+      if (filled === buffer.byteLength) throw tunnelError(undefined);
+      continue;
+    }
+    const status = connectStatus(text);
+    // Bytes after the answer would be the origin speaking before TLS started: refuse them.
+    if (status !== 200 || filled > end + 4) throw tunnelError(status);
+    return;
+  }
+}
+
+// The request's head. Through a proxy, a plain-HTTP request names its whole target and carries
+// the proxy's credentials; inside a tunnel it is the origin's request as usual.
+function requestHead(request: RawUploadRequest): string {
+  const url = request.url;
+  const viaProxy = request.proxy !== undefined && url.protocol === "http:";
+  const target = viaProxy ? `${url.origin}${url.pathname}${url.search}` : url.pathname + url.search;
+  let head = `${request.method} ${target} HTTP/1.1\r\nhost: ${url.host}\r\n`;
+  if (viaProxy && request.proxy?.authorization !== undefined) {
+    head += `proxy-authorization: ${request.proxy.authorization}\r\n`;
+  }
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (name === "host" || name === "connection" || name === "proxy-authorization") continue;
+    head += `${name}: ${value}\r\n`;
+  }
+  head += "connection: close\r\n\r\n";
+  return head;
+}
+
 async function exchange(
   net: DenoNetApi,
   conn: DenoConn,
   request: RawUploadRequest,
-  messages: RawUploadMessages,
   aborted: () => unknown,
   release: () => void,
 ): Promise<Response> {
   const { url, range } = request;
-  let head = `${request.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (name === "host" || name === "connection") continue;
-    head += `${name}: ${value}\r\n`;
-  }
-  head += "connection: close\r\n\r\n";
+  const head = requestHead(request);
 
   const input = new ConnReader(conn);
   // The answer is read while the body is written: an early answer (413, 401) ends the upload.
@@ -268,10 +332,7 @@ async function exchange(
     parsed = await answer;
   } catch (err) {
     if (aborted() !== undefined) throw aborted();
-    throw new NetworkError(
-      writeError === undefined ? messages.bodyReadFailed : messages.connectFailed,
-      { cause: writeError ?? err },
-    );
+    throw writeError === undefined ? readError(err) : connectError(writeError);
   }
   const headers = new Headers();
   for (const [name, value] of parsed.headers) {
@@ -283,7 +344,7 @@ async function exchange(
   if (NULL_BODY_STATUSES.has(parsed.status)) {
     release();
   } else {
-    body = responseBody(input, parsed, messages, aborted, release);
+    body = responseBody(input, parsed, aborted, release);
   }
   const response = new Response(body, {
     status: parsed.status,
@@ -494,7 +555,6 @@ async function readHead(input: ConnReader, method: string): Promise<ParsedHead> 
 function responseBody(
   input: ConnReader,
   head: ParsedHead,
-  messages: RawUploadMessages,
   aborted: () => unknown,
   release: () => void,
 ): ReadableStream<Uint8Array> {
@@ -548,7 +608,7 @@ function responseBody(
         bytes = await next();
       } catch (err) {
         release();
-        controller.error(aborted() ?? new NetworkError(messages.bodyReadFailed, { cause: err }));
+        controller.error(aborted() ?? readError(err));
         return;
       }
       if (bytes === undefined) {

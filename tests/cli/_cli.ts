@@ -35,6 +35,16 @@ export interface CliOptions {
   run?: string[];
 }
 
+/** The proxy settings the CLI reads from its environment. */
+export const PROXY_VARIABLES: readonly string[] = [
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+];
+
 /** The permission flags of every CLI run: the narrowest set that works. */
 export function permissionFlags(options: CliOptions): string[] {
   return [
@@ -43,7 +53,7 @@ export function permissionFlags(options: CliOptions): string[] {
     `--allow-read=${[options.tmp, ...(options.read ?? [])].join(",")}`,
     `--allow-write=${options.tmp}`,
     ...(options.run === undefined
-      ? ["--allow-env=HOME,DOCKER_CONFIG"]
+      ? [`--allow-env=HOME,DOCKER_CONFIG,${PROXY_VARIABLES.join(",")}`]
       : ["--allow-env", `--allow-run=${options.run.join(",")}`]),
   ];
 }
@@ -107,8 +117,17 @@ export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator
   if (buffered !== "") yield buffered;
 }
 
-/** The last two stderr lines: the library's error and the explanation of the exit code. */
+/**
+ * The last two stderr lines but the cause codes: the library's error and the explanation of the
+ * exit code.
+ */
 export function failureLines(stderr: string): [string, string] {
-  const all = stderr.trimEnd().split("\n");
+  const all = stderr.trimEnd().split("\n").filter((line) => !/^ocipart \w+: cause: /.test(line));
   return [all.at(-2) ?? "", all.at(-1) ?? ""];
+}
+
+/** The cause codes the CLI printed (`ocipart <command>: cause: A, B`), or `[]`. */
+export function causeLine(stderr: string): string[] {
+  const line = stderr.split("\n").find((l) => /^ocipart \w+: cause: /.test(l));
+  return line === undefined ? [] : line.replace(/^ocipart \w+: cause: /, "").split(", ");
 }

@@ -29,6 +29,7 @@ Deno.test("push with every flag parses into a push command", () => {
     "--password-stdin",
     "--progress",
     "json",
+    "--debug",
     "--json",
     REF,
     "file.bin",
@@ -41,6 +42,7 @@ Deno.test("push with every flag parses into a push command", () => {
     caFile: "ca.pem",
     username: "alice",
     progress: "json",
+    debug: true,
     reference: REF,
     file: "file.bin",
     partSize: 64 * 1024 * 1024,
@@ -57,6 +59,7 @@ Deno.test("pull defaults leave library defaults in place", () => {
     caFile: undefined,
     username: undefined,
     progress: "auto",
+    debug: false,
     reference: REF,
     destination: "out.bin",
   });

@@ -477,7 +477,7 @@ Deno.test("a failed connection rejects with a retryable NetworkError that names 
     const err = await transport.fetch(new Request(`http://127.0.0.1:${port}/x`))
       .then(() => undefined, (e) => e);
     assert.ok(err instanceof NetworkError, String(err));
-    assert.equal(err.message, "HTTP request: connection failed");
+    assert.equal(err.message, "HTTP request: connection failed (connection refused)");
     assert.equal(retryable(err).retryable, true);
     assert.ok(err.cause instanceof Error);
   } finally {

@@ -233,7 +233,7 @@ Deno.test("fileBody upload to a closed port: a retryable NetworkError naming no 
     const err = await transport.fetch(put(`http://127.0.0.1:${port}/x`, fileBody(path, 0, 10), 10))
       .then(() => undefined, (e) => e);
     assert.ok(err instanceof NetworkError, String(err));
-    assert.equal(err.message, "HTTP request: connection failed");
+    assert.equal(err.message, "HTTP request: connection failed (connection refused)");
     assert.equal(retryable(err).retryable, true);
   } finally {
     transport.close();

@@ -1,0 +1,105 @@
+/**
+ * A diagnostics hook of `HttpTransport`: one record per HTTP exchange, made of what is safe to
+ * print (method, which side, status, byte counts, duration) and nothing else: no URL, host,
+ * query, header or credential.
+ *
+ * @module
+ */
+import { relayBody } from "./byob_body.ts";
+
+/** One finished HTTP exchange. */
+export interface ExchangeRecord {
+  /** The request method. */
+  method: string;
+  /** `"registry"` for the registry's own transport, `"storage"` for cross-host requests. */
+  site: "registry" | "storage";
+  /** The answer's status; 0 when no answer came (connection failure, abort before it). */
+  status: number;
+  /** Request body bytes declared by the request. */
+  sentBytes: number;
+  /** Answer body bytes read by the caller. */
+  receivedBytes: number;
+  /** From the request to the end (or failure) of its answer's body, in milliseconds. */
+  durationMs: number;
+  /** Whether the exchange ended with an error (or a cancel) instead of a complete answer. */
+  failed: boolean;
+}
+
+/** Receives each {@linkcode ExchangeRecord}; exceptions it throws are ignored. */
+export type ExchangeObserver = (record: ExchangeRecord) => void;
+
+/**
+ * Sends `request` with `send` and reports the exchange to `observer` once its answer's body
+ * has been read to the end, failed or been cancelled (at once for a body-less answer).
+ *
+ * @example
+ * ```ts
+ * import { observeExchange } from "./exchange_observer.ts";
+ * const response = await observeExchange(
+ *   new Request("http://registry.example/v2/"),
+ *   "registry",
+ *   async () => new Response("{}"),
+ *   (record) => console.log(record.method, record.status, record.receivedBytes), // GET 200 2
+ * );
+ * await response.text();
+ * ```
+ */
+export async function observeExchange(
+  request: Request,
+  site: "registry" | "storage",
+  send: () => Promise<Response>,
+  observer: ExchangeObserver,
+): Promise<Response> {
+  const started = performance.now();
+  const sentBytes = Number(request.headers.get("content-length") ?? 0) || 0;
+  let reported = false;
+  const report = (status: number, receivedBytes: number, failed: boolean) => {
+    if (reported) return;
+    reported = true;
+    try {
+      observer({
+        method: request.method,
+        site,
+        status,
+        sentBytes,
+        receivedBytes,
+        durationMs: performance.now() - started,
+        failed,
+      });
+    } catch { /* a diagnostics hook never changes the exchange */ }
+  };
+  let response: Response;
+  try {
+    response = await send();
+  } catch (err) {
+    report(0, 0, true);
+    throw err;
+  }
+  const source = response.body;
+  if (source === null) {
+    report(response.status, 0, false);
+    return response;
+  }
+  let received = 0;
+  const body = relayBody(source, {
+    read: async (next) => {
+      try {
+        const result = await next();
+        if (result.done) report(response.status, received, false);
+        else received += result.value.byteLength;
+        return result;
+      } catch (err) {
+        report(response.status, received, true);
+        throw err;
+      }
+    },
+    cancel: () => report(response.status, received, true),
+  });
+  const observed = new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+  Object.defineProperty(observed, "url", { value: response.url });
+  return observed;
+}

@@ -1,0 +1,250 @@
+/**
+ * How a failed exchange is told to the caller: one classification of raw network, TLS and
+ * permission failures into safe `NetworkError`s (a fixed message, a reason code, the raw error
+ * only as `cause`), shared by every client path of `HttpTransport`.
+ *
+ * @module
+ */
+import { BodyLengthError, NetworkError } from "../errors/kinds.ts";
+
+/** The operation name every transport message starts with. */
+export const OPERATION = "HTTP request";
+
+/** What went wrong, as a code safe to print (never a host, address or URL). */
+export type FailureReason =
+  | "ECONNREFUSED"
+  | "ECONNRESET"
+  | "ETIMEDOUT"
+  | "ENOTFOUND"
+  | "EHOSTUNREACH"
+  | "ENETUNREACH"
+  | "EPIPE"
+  | "TLS_UNKNOWN_AUTHORITY"
+  | "TLS_NAME_MISMATCH"
+  | "TLS_EXPIRED"
+  | "TLS_CERTIFICATE"
+  | "PLAIN_HTTP_SERVER"
+  | "TLS_SERVER"
+  | "NET_PERMISSION"
+  | "READ_PERMISSION"
+  | "WRITE_PERMISSION"
+  | "ENV_PERMISSION";
+
+const ERRNO_CODES = new Set<string>([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+]);
+
+// Node's certificate codes and the runtime's (rustls) certificate errors, by kind.
+const TLS_KINDS: ReadonlyArray<readonly [RegExp, FailureReason]> = [
+  [
+    /UNABLE_TO_GET_ISSUER|UNABLE_TO_VERIFY_LEAF|SELF_SIGNED|CERT_UNTRUSTED|UnknownIssuer/,
+    "TLS_UNKNOWN_AUTHORITY",
+  ],
+  [/ALTNAME_INVALID|HOSTNAME_MISMATCH|NotValidForName/, "TLS_NAME_MISMATCH"],
+  [/CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|\bExpired\b|NotValidYet/, "TLS_EXPIRED"],
+  [/CERT_REJECTED|CERT_SIGNATURE_FAILURE|invalid peer certificate/i, "TLS_CERTIFICATE"],
+];
+
+// Message patterns of the runtime's fetch errors (which carry no code), by errno.
+const MESSAGE_ERRNO: ReadonlyArray<readonly [RegExp, FailureReason]> = [
+  [/connection refused|requests to port \d+ are blocked/i, "ECONNREFUSED"],
+  [/connection reset/i, "ECONNRESET"],
+  [/timed out/i, "ETIMEDOUT"],
+  [/dns error|failed to lookup address|name or service not known/i, "ENOTFOUND"],
+  [/no route to host/i, "EHOSTUNREACH"],
+  [/network is unreachable/i, "ENETUNREACH"],
+  [/broken pipe/i, "EPIPE"],
+];
+
+// The message of each reason: what the user reads after the operation name.
+const TEXT: Record<FailureReason, string> = {
+  ECONNREFUSED: "connection failed (connection refused)",
+  ECONNRESET: "connection failed (connection reset)",
+  ETIMEDOUT: "connection failed (timed out)",
+  ENOTFOUND: "connection failed (host name not found)",
+  EHOSTUNREACH: "connection failed (host unreachable)",
+  ENETUNREACH: "connection failed (network unreachable)",
+  EPIPE: "connection failed (connection closed while sending)",
+  TLS_UNKNOWN_AUTHORITY: "server certificate not trusted (unknown authority)",
+  TLS_NAME_MISMATCH: "server certificate not trusted (name mismatch)",
+  TLS_EXPIRED: "server certificate not trusted (expired or not yet valid)",
+  TLS_CERTIFICATE: "server certificate not trusted",
+  PLAIN_HTTP_SERVER: "connection failed (the server speaks plain HTTP, not TLS: use --plain-http)",
+  TLS_SERVER: "connection failed (the server speaks TLS, not plain HTTP: drop --plain-http)",
+  NET_PERMISSION: "network access not permitted (grant it with --allow-net)",
+  READ_PERMISSION: "file read access not permitted (grant it with --allow-read)",
+  WRITE_PERMISSION: "file write access not permitted (grant it with --allow-write)",
+  ENV_PERMISSION: "environment access not permitted (grant it with --allow-env)",
+};
+
+// The runtime's permission errors by the access they name (net is what a request needs).
+const PERMISSIONS: ReadonlyArray<readonly [RegExp, FailureReason]> = [
+  [/\bread access\b/, "READ_PERMISSION"],
+  [/\bwrite access\b/, "WRITE_PERMISSION"],
+  [/\benv access\b/, "ENV_PERMISSION"],
+];
+
+// Reasons that a retry cannot change.
+const PERMANENT = new Set<FailureReason>([
+  "TLS_UNKNOWN_AUTHORITY",
+  "TLS_NAME_MISMATCH",
+  "TLS_EXPIRED",
+  "TLS_CERTIFICATE",
+  "PLAIN_HTTP_SERVER",
+  "TLS_SERVER",
+  "NET_PERMISSION",
+  "READ_PERMISSION",
+  "WRITE_PERMISSION",
+  "ENV_PERMISSION",
+]);
+
+function* chain(err: unknown): Generator<unknown> {
+  for (let current = err, depth = 0; current != null && depth < 8; depth++) {
+    yield current;
+    current = (current as { cause?: unknown }).cause;
+  }
+}
+
+function reasonOf(one: unknown): FailureReason | undefined {
+  const name = (one as { name?: unknown }).name;
+  const code = (one as { code?: unknown }).code;
+  const message = one instanceof Error ? one.message : "";
+  if (name === "NotCapable" || name === "PermissionDenied") {
+    return PERMISSIONS.find(([pattern]) => pattern.test(message))?.[1] ?? "NET_PERMISSION";
+  }
+  const text = `${typeof code === "string" ? code : ""} ${message}`;
+  for (const [pattern, reason] of TLS_KINDS) if (pattern.test(text)) return reason;
+  if (/WRONG_VERSION_NUMBER|InvalidContentType|wrong version number/i.test(text)) {
+    return "PLAIN_HTTP_SERVER";
+  }
+  if (/HPE_INVALID_CONSTANT|invalid HTTP version|parse error: Expected HTTP/i.test(text)) {
+    return "TLS_SERVER";
+  }
+  if (typeof code === "string" && ERRNO_CODES.has(code)) return code as FailureReason;
+  for (const [pattern, reason] of MESSAGE_ERRNO) if (pattern.test(message)) return reason;
+  return undefined;
+}
+
+/**
+ * The safe reason of a raw failure, looked up along its `cause` chain; `undefined` when none is
+ * recognised.
+ *
+ * @example
+ * ```ts
+ * import { failureReason } from "./failure.ts";
+ * const raw = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+ * console.log(failureReason(raw)); // "ECONNREFUSED"
+ * ```
+ */
+export function failureReason(err: unknown): FailureReason | undefined {
+  for (const one of chain(err)) {
+    const found = one instanceof ExchangeError ? one.reason : reasonOf(one);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** A `NetworkError` that carries its safe {@linkcode FailureReason}. */
+export class ExchangeError extends NetworkError {
+  /** Why the exchange failed, when known; safe to print. */
+  readonly reason: FailureReason | undefined;
+  /**
+   * Wraps `cause` as a failure of `operation`: `fallback` is the text when the cause is not
+   * recognised, otherwise the reason's own text.
+   */
+  constructor(operation: string, fallback: string, cause: unknown, reason = failureReason(cause)) {
+    const permanent = reason !== undefined && PERMANENT.has(reason);
+    super(`${operation}: ${reason === undefined ? fallback : TEXT[reason]}`, {
+      cause,
+      retryable: !permanent,
+    });
+    this.reason = reason;
+  }
+}
+
+/**
+ * The error of a request that never got an answer (dial, TLS, proxy, permission).
+ *
+ * @example
+ * ```ts
+ * import { connectError } from "./failure.ts";
+ * const err = connectError(Object.assign(new Error("x"), { code: "ECONNREFUSED" }));
+ * console.log(err.message); // "HTTP request: connection failed (connection refused)"
+ * ```
+ */
+export function connectError(cause: unknown): ExchangeError {
+  return new ExchangeError(OPERATION, "connection failed", cause);
+}
+
+/**
+ * The error of an answer whose body (or head) could not be read to its end.
+ *
+ * @example
+ * ```ts
+ * import { readError } from "./failure.ts";
+ * console.log(readError(new Error("closed")).retryable); // true
+ * ```
+ */
+export function readError(cause: unknown): ExchangeError {
+  return new ExchangeError("HTTP response", "body read failed", cause);
+}
+
+/**
+ * The error of a request body that did not match its declared content-length.
+ *
+ * @example
+ * ```ts
+ * import { lengthError } from "./failure.ts";
+ * console.log(lengthError("shorter").message);
+ * ```
+ */
+export function lengthError(which: "shorter" | "longer"): BodyLengthError {
+  return new BodyLengthError(`${OPERATION}: body ${which} than its content-length`);
+}
+
+/**
+ * The safe reason codes found along `err`'s cause chain (errno codes, TLS kinds, permission),
+ * for a caller that prints them next to the message.
+ *
+ * @example
+ * ```ts
+ * import { causeCodes, connectError } from "./failure.ts";
+ * const err = connectError(Object.assign(new Error("x"), { code: "ECONNRESET" }));
+ * console.log(causeCodes(err)); // ["ECONNRESET"]
+ * ```
+ */
+export function causeCodes(err: unknown): string[] {
+  const codes = new Set<string>();
+  for (const one of chain(err)) {
+    const reason = one instanceof ExchangeError ? one.reason : reasonOf(one);
+    if (reason !== undefined) codes.add(reason);
+    const code = (one as { code?: unknown }).code;
+    if (typeof code === "string" && /^E[A-Z]+$/.test(code)) codes.add(code);
+  }
+  return [...codes];
+}
+
+/**
+ * The error of a proxy that would not open a tunnel: its status when it answered (a 5xx may
+ * pass, a 407 needs other proxy credentials), or a malformed answer.
+ *
+ * @example
+ * ```ts
+ * import { tunnelError } from "./failure.ts";
+ * console.log(tunnelError(407).message); // "HTTP request: proxy refused the tunnel (status 407)"
+ * ```
+ */
+export function tunnelError(status: number | undefined): NetworkError {
+  return new NetworkError(
+    `${OPERATION}: proxy refused the tunnel (${
+      status === undefined ? "malformed answer" : `status ${status}`
+    })`,
+    { retryable: status === undefined || status >= 500, ...(status ? { status } : {}) },
+  );
+}

@@ -1,0 +1,299 @@
+/**
+ * What a user sees of the transport through the CLI, on the real registry: the diagnostics of
+ * failed connections (message, then `cause:` codes, no retry where retrying cannot help), the
+ * `--debug` exchange log, a forward proxy from the environment, and stopping a transfer on a
+ * slow link (nginx `limit_rate`) by `--timeout` and by Ctrl-C.
+ */
+import { ok, strictEqual } from "node:assert/strict";
+import { sha256File, writePatternFile } from "../fixtures/files.ts";
+import { startNginx } from "../fixtures/nginx.ts";
+import { freePort } from "../fixtures/ports.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { startTinyproxy } from "../fixtures/tinyproxy.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import {
+  causeLine,
+  cliArgv,
+  cliEnv,
+  failureLines,
+  lines,
+  PROJECT_ROOT,
+  runCli,
+  spawnCli,
+} from "./_cli.ts";
+
+const MiB = 1024 * 1024;
+// The bound a user relies on is 1 s; the rest is slack for a loaded 2-core machine and the
+// process's own exit. A 64 MiB part takes about 16 s on the 4 MiB/s link.
+const STOP_BOUND_MS = 4_000;
+
+async function pushed(registryHost: string, tmp: string, size = 3 * MiB, partSize = "1MiB") {
+  const source = `${tmp}/weights.bin`;
+  const digest = await writePatternFile(source, size);
+  const reference = `${registryHost}/diag/model:v1`;
+  const push = await runCli(
+    ["push", "--plain-http", "--progress", "none", "--part-size", partSize, reference, source],
+    { tmp },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  return { source, digest, reference };
+}
+
+registryTest("connection refused: the message, then cause ECONNREFUSED", async () => {
+  await using tmp = await tempDir();
+  const port = await freePort();
+  const run = await runCli(
+    ["pull", "--plain-http", "--progress", "none", `127.0.0.1:${port}/a/b:v1`, `${tmp.path}/o`],
+    { tmp: tmp.path },
+  );
+  strictEqual(run.code, 1, run.stderr);
+  ok(causeLine(run.stderr).includes("ECONNREFUSED"), run.stderr);
+  ok(!/127\.0\.0\.1|http:/.test(run.stderr), run.stderr);
+});
+
+registryTest("HTTPS to a plain-HTTP registry suggests --plain-http, at once", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const run = await runCli(
+    ["pull", "--progress", "none", `${registry.host}/a/b:v1`, `${tmp.path}/o`],
+    { tmp: tmp.path },
+  );
+  strictEqual(run.code, 1, run.stderr);
+  const [error] = failureLines(run.stderr);
+  strictEqual(
+    error,
+    "ocipart pull: HTTP request: connection failed (the server speaks plain HTTP, not TLS: use --plain-http)",
+  );
+  ok(causeLine(run.stderr).includes("PLAIN_HTTP_SERVER"), run.stderr);
+});
+
+registryTest("plain HTTP to a TLS registry suggests dropping --plain-http", async () => {
+  await using registry = await startRegistry({ tls: true });
+  await using tmp = await tempDir();
+  const run = await runCli(
+    ["pull", "--plain-http", "--progress", "none", `${registry.host}/a/b:v1`, `${tmp.path}/o`],
+    { tmp: tmp.path },
+  );
+  strictEqual(run.code, 1, run.stderr);
+  const [error] = failureLines(run.stderr);
+  strictEqual(
+    error,
+    "ocipart pull: HTTP request: connection failed (the server speaks TLS, not plain HTTP: drop --plain-http)",
+  );
+  ok(causeLine(run.stderr).includes("TLS_SERVER"), run.stderr);
+});
+
+registryTest("a TLS registry whose CA is not trusted: unknown authority", async () => {
+  await using registry = await startRegistry({ tls: true });
+  await using tmp = await tempDir();
+  const run = await runCli(
+    ["pull", "--progress", "none", `${registry.host}/a/b:v1`, `${tmp.path}/o`],
+    { tmp: tmp.path },
+  );
+  strictEqual(run.code, 1, run.stderr);
+  const [error] = failureLines(run.stderr);
+  strictEqual(
+    error,
+    "ocipart pull: HTTP request: server certificate not trusted (unknown authority)",
+  );
+  ok(causeLine(run.stderr).includes("TLS_UNKNOWN_AUTHORITY"), run.stderr);
+});
+
+registryTest(
+  "a network permission too narrow: not retried, names the flag, not the host",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const argv = cliArgv(
+      ["pull", "--plain-http", "--progress", "none", `${registry.host}/a/b:v1`, `${tmp.path}/o`],
+      { tmp: tmp.path },
+    ).map((arg) => arg === "--allow-net=127.0.0.1" ? "--allow-net=127.0.0.2" : arg);
+    const out = await new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      cwd: PROJECT_ROOT,
+      clearEnv: true,
+      env: cliEnv({ tmp: tmp.path }),
+      stdin: "null",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    strictEqual(out.code, 1, stderr);
+    const [error] = failureLines(stderr);
+    strictEqual(
+      error,
+      "ocipart pull: HTTP request: network access not permitted (grant it with --allow-net)",
+    );
+    ok(causeLine(stderr).includes("NET_PERMISSION"), stderr);
+  },
+);
+
+registryTest(
+  "a missing source file and a missing destination directory name the path and ENOENT",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const missing = `${tmp.path}/absent.bin`;
+    const push = await runCli(
+      ["push", "--plain-http", "--progress", "none", `${registry.host}/a/b:v1`, missing],
+      { tmp: tmp.path },
+    );
+    strictEqual(push.code, 1, push.stderr);
+    ok(failureLines(push.stderr)[0].endsWith(`(${missing})`), push.stderr);
+    ok(causeLine(push.stderr).includes("ENOENT"), push.stderr);
+
+    const { reference } = await pushed(registry.host, tmp.path);
+    const destination = `${tmp.path}/no-such-dir/out.bin`;
+    const pull = await runCli(
+      ["pull", "--plain-http", "--progress", "none", reference, destination],
+      { tmp: tmp.path },
+    );
+    strictEqual(pull.code, 1, pull.stderr);
+    ok(failureLines(pull.stderr)[0].endsWith(`(${destination})`), pull.stderr);
+    ok(causeLine(pull.stderr).includes("ENOENT"), pull.stderr);
+  },
+);
+
+registryTest(
+  "--debug: one line per exchange, with no host, URL, query, digest or credential",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const { reference, digest } = await pushed(registry.host, tmp.path);
+    const out = `${tmp.path}/out.bin`;
+    const pull = await runCli(
+      ["pull", "--plain-http", "--progress", "none", "--debug", reference, out],
+      { tmp: tmp.path },
+    );
+    strictEqual(pull.code, 0, pull.stderr);
+    strictEqual(await sha256File(out), digest);
+    const debug = pull.stderr.trimEnd().split("\n");
+    // The manifest and the three 1 MiB parts.
+    strictEqual(debug.length, 4, pull.stderr);
+    for (const line of debug) {
+      ok(/^debug: GET registry 200 sent=0 received=\d+ \d+ms$/.test(line), line);
+    }
+    ok(debug.some((line) => line.includes(`received=${MiB}`)), pull.stderr);
+  },
+);
+
+registryTest(
+  "HTTP_PROXY from the environment carries a push and a pull",
+  { needs: ["tinyproxy"] },
+  async () => {
+    await using registry = await startRegistry();
+    await using proxy = await startTinyproxy();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/weights.bin`;
+    const digest = await writePatternFile(source, 2 * MiB + 5);
+    const reference = `${registry.host}/proxied/cli:v1`;
+    const env = { http_proxy: proxy.url };
+    const push = await runCli(
+      ["push", "--plain-http", "--progress", "none", "--part-size", "1MiB", reference, source],
+      { tmp: tmp.path, env },
+    );
+    strictEqual(push.code, 0, push.stderr);
+    const out = `${tmp.path}/out.bin`;
+    const pull = await runCli(
+      ["pull", "--plain-http", "--progress", "none", reference, out],
+      { tmp: tmp.path, env },
+    );
+    strictEqual(pull.code, 0, pull.stderr);
+    strictEqual(await sha256File(out), digest);
+    const requests = await proxy.requests();
+    const origin = `http://${registry.host}/v2/proxied/cli/`;
+    for (const method of ["POST", "PUT", "GET"]) {
+      ok(requests.some((l) => l.startsWith(`${method} ${origin}`)), `${method}: ${requests}`);
+    }
+  },
+);
+
+async function throttled() {
+  const registry = await startRegistry();
+  const nginx = await startNginx({
+    upstream: registry.url,
+    clientMaxBodySize: "0",
+    limitRate: "4m",
+  });
+  return {
+    registry,
+    nginx,
+    async [Symbol.asyncDispose]() {
+      await nginx.stop();
+      await registry.stop();
+    },
+  };
+}
+
+registryTest("pull --timeout 3s on a slow link ends within 1 s of the limit; a rerun completes", {
+  needs: ["nginx"],
+}, async () => {
+  await using link = await throttled();
+  await using tmp = await tempDir();
+  const { digest } = await pushed(link.registry.host, tmp.path, 2 * 64 * MiB, "64MiB");
+  const out = `${tmp.path}/out.bin`;
+  const started = performance.now();
+  const run = await runCli(
+    [
+      "pull",
+      "--plain-http",
+      "--progress",
+      "none",
+      "--timeout",
+      "3s",
+      `${link.nginx.host}/diag/model:v1`,
+      out,
+    ],
+    { tmp: tmp.path },
+  );
+  const elapsed = performance.now() - started;
+  strictEqual(run.code, 1, run.stderr);
+  ok(elapsed < 3_000 + STOP_BOUND_MS, `exited ${Math.round(elapsed)} ms after the start`);
+  await Deno.stat(`${out}.parted-partial`);
+  const rerun = await runCli(
+    ["pull", "--plain-http", "--progress", "none", `${link.registry.host}/diag/model:v1`, out],
+    { tmp: tmp.path },
+  );
+  strictEqual(rerun.code, 0, rerun.stderr);
+  strictEqual(await sha256File(out), digest);
+});
+
+registryTest("Ctrl-C on a slow link: the notice, an exit within 1 s, a resumable partial", {
+  needs: ["nginx"],
+}, async () => {
+  await using link = await throttled();
+  await using tmp = await tempDir();
+  const { digest } = await pushed(link.registry.host, tmp.path, 2 * 64 * MiB, "64MiB");
+  const out = `${tmp.path}/out.bin`;
+  const child = spawnCli(
+    ["pull", "--plain-http", "--progress", "json", `${link.nginx.host}/diag/model:v1`, out],
+    { tmp: tmp.path },
+  );
+  await child.stdin.close();
+  const stdout = new Response(child.stdout).text();
+  let sentAt = 0;
+  const text: string[] = [];
+  for await (const line of lines(child.stderr)) {
+    if (!line.startsWith("{")) {
+      text.push(line);
+      continue;
+    }
+    const record = JSON.parse(line) as { wireBytes: number };
+    if (sentAt === 0 && record.wireBytes >= 4 * MiB) {
+      sentAt = performance.now();
+      child.kill("SIGINT");
+    }
+  }
+  const status = await child.status;
+  const stoppedAfter = performance.now() - sentAt;
+  await stdout;
+  ok(sentAt > 0, "the pull never got going");
+  strictEqual(status.code, 130, text.join("\n"));
+  ok(text.includes("stopping… (Ctrl-C again to quit now)"), text.join("\n"));
+  ok(stoppedAfter < STOP_BOUND_MS, `exited ${Math.round(stoppedAfter)} ms after SIGINT`);
+  await Deno.stat(`${out}.parted-partial`);
+  const rerun = await runCli(
+    ["pull", "--plain-http", "--progress", "none", `${link.registry.host}/diag/model:v1`, out],
+    { tmp: tmp.path },
+  );
+  strictEqual(rerun.code, 0, rerun.stderr);
+  strictEqual(await sha256File(out), digest);
+});

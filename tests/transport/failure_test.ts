@@ -1,0 +1,77 @@
+import { assertEquals } from "../fixtures/assert.ts";
+import { causeCodes, connectError, failureReason } from "../../src/transport/failure.ts";
+import { ProxyRouter } from "../../src/transport/proxy.ts";
+
+const raw = (message: string, extra: Record<string, unknown> = {}) =>
+  Object.assign(new Error(message), extra);
+
+Deno.test("raw failures of every client path map to one safe reason", () => {
+  const cases: Array<[unknown, string | undefined, boolean]> = [
+    [raw("connect ECONNREFUSED 10.1.2.3:5000", { code: "ECONNREFUSED" }), "ECONNREFUSED", true],
+    [raw("read ECONNRESET", { code: "ECONNRESET" }), "ECONNRESET", true],
+    [raw("connect ETIMEDOUT 10.1.2.3:443", { code: "ETIMEDOUT" }), "ETIMEDOUT", true],
+    [raw("getaddrinfo ENOTFOUND registry.internal", { code: "ENOTFOUND" }), "ENOTFOUND", true],
+    [
+      new TypeError("fetch failed", {
+        cause: raw(
+          "error sending request for url (https://r.example/v2/): client error (Connect): dns error: failed to lookup address information",
+        ),
+      }),
+      "ENOTFOUND",
+      true,
+    ],
+    [raw("Connection refused (os error 111)", { name: "ConnectionRefused" }), "ECONNREFUSED", true],
+    [raw("invalid peer certificate: UnknownIssuer"), "TLS_UNKNOWN_AUTHORITY", false],
+    [raw("invalid peer certificate: NotValidForName"), "TLS_NAME_MISMATCH", false],
+    [raw("invalid peer certificate: Expired"), "TLS_EXPIRED", false],
+    [raw("x", { code: "DEPTH_ZERO_SELF_SIGNED_CERT" }), "TLS_UNKNOWN_AUTHORITY", false],
+    [raw("x", { code: "ERR_TLS_CERT_ALTNAME_INVALID" }), "TLS_NAME_MISMATCH", false],
+    [raw("x", { code: "CERT_HAS_EXPIRED" }), "TLS_EXPIRED", false],
+    [raw("received corrupt message of type InvalidContentType"), "PLAIN_HTTP_SERVER", false],
+    [raw("Parse Error: Expected HTTP/", { code: "HPE_INVALID_CONSTANT" }), "TLS_SERVER", false],
+    [
+      raw('Requires net access to "10.1.2.3:5000"', { name: "NotCapable" }),
+      "NET_PERMISSION",
+      false,
+    ],
+    [raw('Requires read access to "/x"', { name: "NotCapable" }), "READ_PERMISSION", false],
+    [raw('Requires write access to "/x"', { name: "NotCapable" }), "WRITE_PERMISSION", false],
+    [raw("something else"), undefined, true],
+  ];
+  for (const [cause, reason, retryable] of cases) {
+    assertEquals(failureReason(cause), reason, String(cause));
+    const err = connectError(cause);
+    assertEquals(err.reason, reason);
+    assertEquals(err.retryable, retryable, String(cause));
+    // The message is fixed text: nothing of the raw error's host, address or URL.
+    assertEquals(/10\.1\.2\.3|r\.example|registry\.internal|https?:/.test(err.message), false);
+    if (reason !== undefined) assertEquals(causeCodes(err).includes(reason), true);
+  }
+});
+
+Deno.test("NO_PROXY: hosts, domains, ports and *", () => {
+  const router = new ProxyRouter({
+    http: "http://proxy.example:3128",
+    https: "http://user:p%40ss@proxy.example:3129",
+    noProxy: "internal.example, .corp.example, 10.0.0.5:5000, [::1]",
+  });
+  const via = (url: string) => router.route(new URL(url))?.port;
+  assertEquals(via("http://registry.example/v2/"), 3128);
+  assertEquals(via("https://registry.example/v2/"), 3129);
+  assertEquals(via("https://internal.example/v2/"), undefined);
+  assertEquals(via("https://a.internal.example/v2/"), undefined);
+  assertEquals(via("https://corp.example/v2/"), undefined);
+  assertEquals(via("https://x.corp.example/v2/"), undefined);
+  assertEquals(via("http://10.0.0.5:5000/v2/"), undefined);
+  assertEquals(via("http://10.0.0.5:5001/v2/"), 3128);
+  assertEquals(via("http://[::1]:5000/v2/"), undefined);
+  assertEquals(via("https://notinternal.example/v2/"), 3129);
+  assertEquals(
+    router.route(new URL("https://registry.example/"))?.authorization,
+    `Basic ${btoa("user:p@ss")}`,
+  );
+  assertEquals(
+    new ProxyRouter({ http: "http://p:1", noProxy: "*" }).route(new URL("http://a/")),
+    undefined,
+  );
+});

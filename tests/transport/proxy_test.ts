@@ -1,0 +1,136 @@
+/**
+ * Forward proxies through a real one (tinyproxy) in front of the real registry: pushes (whose
+ * parts are file-range uploads) and pulls go through it, for plain HTTP and for TLS (a
+ * `CONNECT` tunnel), with and without proxy credentials; the proxy's own log shows the
+ * requests it carried.
+ */
+import { assert, assertEquals } from "../fixtures/assert.ts";
+import { sha256File, writePatternFile } from "../fixtures/files.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { startTinyproxy } from "../fixtures/tinyproxy.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
+import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { isForbiddenPeerAddress } from "../../src/transport/peer_policy.ts";
+import { PeerRefusedError } from "../../src/errors/kinds.ts";
+import { NetworkError } from "../../src/errors/kinds.ts";
+
+const MiB = 1024 * 1024;
+
+async function roundTrip(
+  transport: HttpTransport,
+  reference: string,
+  plainHttp: boolean,
+): Promise<void> {
+  await using dir = await tempDir();
+  const src = `${dir.path}/weights.bin`;
+  const digest = await writePatternFile(src, 3 * MiB + 17);
+  using client = new PartedClient({ fetch: transport.fetch, plainHttp });
+  await client.push(reference, fromFile(src), { partSize: MiB });
+  const out = `${dir.path}/out.bin`;
+  await client.pull(reference, toFile(out));
+  assertEquals(await sha256File(out), digest);
+}
+
+registryTest(
+  "HTTP_PROXY for a plain-HTTP registry: every request of a push and a pull goes through the proxy",
+  { needs: ["tinyproxy"] },
+  async () => {
+    await using registry = await startRegistry();
+    await using proxy = await startTinyproxy();
+    const transport = new HttpTransport({ proxy: { http: proxy.url } });
+    try {
+      await roundTrip(transport, `${registry.host}/proxied/plain:v1`, true);
+    } finally {
+      transport.close();
+    }
+    const lines = await proxy.requests();
+    const origin = `http://${registry.host}/v2/proxied/plain/`;
+    const count = (method: string) =>
+      lines.filter((l) => l.startsWith(`${method} ${origin}`)).length;
+    assert(count("POST") >= 4, `uploads opened through the proxy: ${lines.join("\n")}`);
+    assert(count("PUT") >= 5, "parts, config and manifest PUT through the proxy");
+    assert(count("GET") >= 4, "manifest and parts fetched through the proxy");
+  },
+);
+
+registryTest(
+  "HTTPS_PROXY for a TLS registry: a CONNECT tunnel per connection, credentials of the proxy URL",
+  { needs: ["tinyproxy"] },
+  async () => {
+    await using registry = await startRegistry({ tls: true });
+    await using proxy = await startTinyproxy({ user: "proxyuser", password: "proxypass" });
+    const authorized = new URL(proxy.url);
+    authorized.username = "proxyuser";
+    authorized.password = "proxypass";
+    const transport = new HttpTransport({
+      caCerts: [registry.caCert!],
+      proxy: { https: authorized.href },
+    });
+    try {
+      await roundTrip(transport, `${registry.host}/proxied/tls:v1`, false);
+    } finally {
+      transport.close();
+    }
+    const lines = await proxy.requests();
+    assert(lines.length > 0, "the proxy carried the transfer");
+    assert(
+      lines.every((l) => l === `CONNECT ${registry.host} HTTP/1.1`),
+      `only tunnels, nothing of the registry's requests: ${lines.join("\n")}`,
+    );
+
+    // Without the proxy's credentials the tunnel is refused: terminal, and says so safely.
+    const anonymous = new HttpTransport({
+      caCerts: [registry.caCert!],
+      proxy: { https: proxy.url },
+    });
+    try {
+      const err = await anonymous.fetch(new Request(`${registry.url}/v2/`))
+        .then(() => undefined, (e) => e);
+      assert(err instanceof NetworkError, String(err));
+      assertEquals(err.message, "HTTP request: proxy refused the tunnel (status 407)");
+      assertEquals(err.retryable, false);
+    } finally {
+      anonymous.close();
+    }
+  },
+);
+
+registryTest(
+  "NO_PROXY bypasses the proxy for the hosts it names",
+  { needs: ["tinyproxy"] },
+  async () => {
+    await using registry = await startRegistry();
+    await using proxy = await startTinyproxy();
+    const transport = new HttpTransport({
+      proxy: { http: proxy.url, noProxy: `example.invalid, ${registry.host}` },
+    });
+    try {
+      await roundTrip(transport, `${registry.host}/proxied/bypass:v1`, true);
+    } finally {
+      transport.close();
+    }
+    assertEquals(await proxy.requests(), []);
+  },
+);
+
+registryTest(
+  "a guarded transport vets a proxied target before the proxy hears of it",
+  { needs: ["tinyproxy"] },
+  async () => {
+    await using proxy = await startTinyproxy();
+    const transport = new HttpTransport({
+      peerGuard: (address) => !isForbiddenPeerAddress(address),
+      proxy: { http: proxy.url, https: proxy.url },
+    });
+    try {
+      for (const url of ["http://127.0.0.1:9/v2/", "https://localhost:9/v2/"]) {
+        const err = await transport.fetch(new Request(url)).then(() => undefined, (e) => e);
+        assert(err instanceof PeerRefusedError, String(err));
+      }
+    } finally {
+      transport.close();
+    }
+    assertEquals(await proxy.requests(), [], "the proxy received nothing");
+  },
+);
