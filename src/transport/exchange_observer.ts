@@ -7,7 +7,24 @@
  */
 import { relayBody } from "./byob_body.ts";
 
-/** One finished HTTP exchange. */
+/**
+ * One finished HTTP exchange.
+ *
+ * @example A line per exchange, as `--debug` prints it
+ * ```ts
+ * import type { ExchangeRecord } from "@ocipart/ocipart/transport";
+ * const record: ExchangeRecord = {
+ *   method: "GET",
+ *   site: "storage",
+ *   status: 200,
+ *   sentBytes: 0,
+ *   receivedBytes: 1024,
+ *   durationMs: 12,
+ *   failed: false,
+ * };
+ * console.log(`${record.method} ${record.site} ${record.status} ${record.receivedBytes} B`);
+ * ```
+ */
 export interface ExchangeRecord {
   /** The request method. */
   method: string;
@@ -25,7 +42,23 @@ export interface ExchangeRecord {
   failed: boolean;
 }
 
-/** Receives each {@linkcode ExchangeRecord}; exceptions it throws are ignored. */
+/**
+ * Receives each {@linkcode ExchangeRecord}; exceptions it throws are ignored.
+ *
+ * @example Counting the exchanges of a transport
+ * ```ts
+ * import { type ExchangeObserver, HttpTransport } from "@ocipart/ocipart/transport";
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ * await using registry = await startMemoryRegistry();
+ * let exchanges = 0;
+ * const onExchange: ExchangeObserver = () => exchanges++;
+ * const transport = new HttpTransport({ onExchange });
+ * const response = await transport.fetch(new Request(`${registry.url}/v2/`));
+ * await response.body?.cancel();
+ * transport.close();
+ * console.log(exchanges); // 1
+ * ```
+ */
 export type ExchangeObserver = (record: ExchangeRecord) => void;
 
 /**

@@ -9,7 +9,21 @@ import process from "node:process";
 import { isIP } from "node:net";
 import { Buffer } from "node:buffer";
 
-/** Proxy settings of a transport: proxy URLs per target scheme and the bypass list. */
+/**
+ * Proxy settings of a transport: proxy URLs per target scheme and the bypass list.
+ *
+ * @example A transport behind a corporate proxy, whatever the environment says
+ * ```ts
+ * import { HttpTransport, type ProxySettings } from "@ocipart/ocipart/transport";
+ * const proxy: ProxySettings = {
+ *   http: "http://proxy.internal:3128",
+ *   https: "http://user:secret@proxy.internal:3128",
+ *   noProxy: "localhost,127.0.0.1,.internal",
+ * };
+ * const transport = new HttpTransport({ proxy });
+ * transport.close();
+ * ```
+ */
 export interface ProxySettings {
   /** Proxy for `http:` targets (`http://[user:pass@]host[:port]`). */
   http?: string;

@@ -93,7 +93,7 @@ Deno.test("./errors exports the shared error classes, all of them OciErrors", ()
       name,
     );
   }
-  assertEquals(classes.length, 24);
+  assertEquals(classes.length, 26);
 });
 
 interface DocTag {
