@@ -19,6 +19,8 @@
  *   (`$DOCKER_CONFIG/config.json` or `~/.docker/config.json`).
  * - `--allow-write`: the destination's directory, where `<dest>.parted-partial` is written and
  *   renamed onto `<dest>`.
+ * - `--allow-sys=statfs`: to compare a pull's size with the destination's free space before
+ *   sizing the partial file (without it that check is skipped).
  * - `--allow-env=HOME,DOCKER_CONFIG`: to find the docker configuration; without it the tool
  *   runs anonymously or with `--username`.
  * - `--allow-run=docker-credential-<name>`: only when the docker configuration names a
@@ -28,6 +30,7 @@
  * @module
  */
 import denoJson from "./deno.json" with { type: "json" };
+import { findError, LocalFileError } from "./src/errors/mod.ts";
 import { fromFile, PartedClient, type ProgressSnapshot, toFile } from "./src/parted/mod.ts";
 import {
   type CliCommand,
@@ -35,6 +38,7 @@ import {
   type PullCommand,
   type PushCommand,
 } from "./src/cli/args.ts";
+import { startDeadline } from "./src/cli/deadline.ts";
 import { errorLine, EXIT_CODES, exitOutcome } from "./src/cli/exit_code.ts";
 import { createProgressRenderer } from "./src/cli/progress.ts";
 import { readPasswordFromStdin } from "./src/cli/read_password.ts";
@@ -122,7 +126,10 @@ async function checkDestination(command: PullCommand): Promise<void> {
 async function transfer(command: PushCommand | PullCommand): Promise<number> {
   const label = `${PROGRAM} ${command.kind}`;
   const fail = (err: unknown, explanation: string, code: number): number => {
-    stderr(`${label}: ${errorLine(err)}\n${label}: ${explanation}\n`);
+    // The library never names a path; the user's own path tells which file is meant.
+    const local = command.kind === "pull" && findError(err, LocalFileError) !== undefined;
+    const subject = local ? `${command.destination}: ` : "";
+    stderr(`${label}: ${subject}${errorLine(err)}\n${label}: ${explanation}\n`);
     return code;
   };
 
@@ -150,7 +157,8 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
     ? (snapshot: ProgressSnapshot) => renderer.update(snapshot)
     : undefined;
   const controller = new AbortController();
-  const timeout = command.timeoutMs > 0 ? AbortSignal.timeout(command.timeoutMs) : undefined;
+  using deadline = command.timeoutMs > 0 ? startDeadline(command.timeoutMs) : undefined;
+  const timeout = deadline?.signal;
   const signal = timeout ? AbortSignal.any([controller.signal, timeout]) : controller.signal;
   const trap = trapStopSignals(controller);
   try {
@@ -159,6 +167,7 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
       plainHttp: command.plainHttp,
       ...(caCerts ? { caCerts } : {}),
       ...(credential ? { credential } : {}),
+      ...(command.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: command.stallTimeoutMs }),
     });
     const workers = command.workers === undefined ? {} : { workers: command.workers };
     if (command.kind === "push") {
@@ -182,9 +191,7 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
   } catch (err) {
     const outcome = exitOutcome(err, {
       signal: trap.delivered,
-      timeout: timeout?.aborted && trap.delivered === undefined
-        ? timeoutText(command.timeoutMs)
-        : undefined,
+      timeout: timeout?.aborted && trap.delivered === undefined ? command.timeoutText : undefined,
     });
     renderer?.finish(outcome.code);
     return fail(err, outcome.explanation, outcome.code);
@@ -200,10 +207,6 @@ async function readCaFile(path: string): Promise<string> {
     const kind = err instanceof Error ? err.name : "error";
     throw new Error(`--ca-file: cannot read the file (${kind})`, { cause: err });
   }
-}
-
-function timeoutText(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
 if (import.meta.main) {

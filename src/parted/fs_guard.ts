@@ -27,13 +27,15 @@ export class PartialInUseError extends LocalFileError {
   }
 }
 
-// Absent on platforms without them (0 then changes nothing; the lstat checks still hold).
+// Absent on platforms without it (0 then changes nothing). Deno ignores it when its permission
+// checks resolve the path first, so the lstat-then-fstat identity check below is what holds.
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 const READ_WRITE = constants.O_RDWR | NO_FOLLOW;
 
 /**
- * Opens `path` for reading and writing without following a link, creating it when absent.
- * `created` tells whether this call made the file.
+ * Opens `path` for reading and writing without following a link, creating it when absent. An
+ * existing path must be a regular file with one link, and the file opened must be the one
+ * inspected (a link swapped in between is refused). `created` tells whether this call made it.
  *
  * @example Opening and creating
  * ```ts
@@ -49,18 +51,60 @@ export async function openNoFollow(
   path: string,
 ): Promise<{ handle: FileHandle; created: boolean }> {
   for (let attempt = 0;; attempt++) {
-    try {
-      return { handle: await open(path, READ_WRITE), created: false };
-    } catch (err) {
-      if (codeOf(err) !== "ENOENT") throw openFailure(err);
+    const seen = await lstat(path).catch((err) => {
+      if (codeOf(err) === "ENOENT") return undefined;
+      throw openFailure(err);
+    });
+    if (seen !== undefined) {
+      checkPlainFile(seen);
+      const handle = await open(path, READ_WRITE).catch((err) => {
+        throw openFailure(err);
+      });
+      const opened = await handle.stat().catch(() => undefined);
+      if (opened?.ino !== seen.ino || opened.dev !== seen.dev) {
+        await handle.close().catch(() => {});
+        throw new LocalFileError("pull destination: the partial file changed while being opened");
+      }
+      return { handle, created: false };
     }
     try {
+      // O_EXCL never follows a link: a link planted since the lstat fails with EEXIST.
       const flags = READ_WRITE | constants.O_CREAT | constants.O_EXCL;
       return { handle: await open(path, flags, 0o644), created: true };
     } catch (err) {
-      // Another process created it in between: open what is there, once.
       if (codeOf(err) !== "EEXIST" || attempt > 0) throw openFailure(err);
     }
+  }
+}
+
+/**
+ * Refuses anything but a regular file with exactly one link: writing through a symbolic link or
+ * into a file with another hard link would change a file the user never named.
+ *
+ * @example
+ * ```ts
+ * import { checkPlainFile } from "./fs_guard.ts";
+ * import { lstat } from "node:fs/promises";
+ * const path = await Deno.makeTempFile();
+ * checkPlainFile(await lstat(path));
+ * await Deno.remove(path);
+ * ```
+ */
+export function checkPlainFile(
+  info: { isFile(): boolean; isSymbolicLink(): boolean; nlink: number },
+): void {
+  if (info.isSymbolicLink()) {
+    throw new LocalFileError(
+      "pull destination: the partial file is a symbolic link; refusing to follow it",
+    );
+  }
+  if (!info.isFile()) {
+    throw new LocalFileError("pull destination: the partial file is not a regular file");
+  }
+  if (info.nlink !== 1) {
+    throw new LocalFileError(
+      "pull destination: the partial file has another hard link; refusing to write through it",
+    );
   }
 }
 
@@ -133,6 +177,7 @@ export async function checkFreeSpace(
   try {
     const info = await handle.stat();
     needed = size - Math.min(size, (info.blocks ?? 0) * 512);
+    // Deno asks for `--allow-sys=statfs`; without it the check is skipped.
     const fs = await statfs(dirname(path));
     available = fs.bavail * fs.bsize;
   } catch {

@@ -12,6 +12,7 @@ import { LocalFileError } from "../errors/kinds.ts";
 import { osReason } from "./fs_reason.ts";
 import {
   checkFreeSpace,
+  checkPlainFile,
   type FileIdentity,
   lockPartial,
   openNoFollow,
@@ -105,14 +106,7 @@ export class PartialFile {
     let lock: Disposable | undefined;
     try {
       const info = await handle.stat();
-      if (!info.isFile()) {
-        throw new LocalFileError("pull destination: the partial file is not a regular file");
-      }
-      if (info.nlink !== 1) {
-        throw new LocalFileError(
-          "pull destination: the partial file has another hard link; refusing to write through it",
-        );
-      }
+      checkPlainFile(info);
       lock = await lockPartial(path, info);
       return new PartialFile(destination, handle, lock, info);
     } catch (err) {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { constants } from "node:os";
 
 const MEANINGS: Readonly<Record<string, string>> = {
   ENOSPC: "no space left on the device",
@@ -34,8 +35,28 @@ const MEANINGS: Readonly<Record<string, string>> = {
  * ```
  */
 export function osReason(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== "string" || !/^E[A-Z0-9]+$/.test(code)) return "";
+  const code = errnoCode(err);
+  if (code === undefined) return "";
   const meaning = MEANINGS[code];
   return meaning === undefined ? ` (${code})` : ` (${code}: ${meaning})`;
+}
+
+/**
+ * The errno name of `err`: its `code`, or, for a runtime error that carries only the number in
+ * its message (`File too large (os error 27)`), the name this platform gives that number.
+ *
+ * @example
+ * ```ts
+ * import { errnoCode } from "./fs_reason.ts";
+ * console.log(errnoCode(Object.assign(new Error("x"), { code: "EROFS" }))); // "EROFS"
+ * ```
+ */
+export function errnoCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) return code;
+  const message = err instanceof Error ? err.message : "";
+  const number = /\(os error (\d+)\)/.exec(message)?.[1];
+  if (number === undefined) return undefined;
+  const errno = constants.errno as Record<string, number>;
+  return Object.keys(errno).find((name) => errno[name] === Number(number));
 }

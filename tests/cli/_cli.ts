@@ -42,6 +42,7 @@ export function permissionFlags(options: CliOptions): string[] {
     "--allow-net=127.0.0.1",
     `--allow-read=${[options.tmp, ...(options.read ?? [])].join(",")}`,
     `--allow-write=${options.tmp}`,
+    "--allow-sys=statfs",
     ...(options.run === undefined
       ? ["--allow-env=HOME,DOCKER_CONFIG"]
       : ["--allow-env", `--allow-run=${options.run.join(",")}`]),
