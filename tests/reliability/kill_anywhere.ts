@@ -150,6 +150,9 @@ export async function runKillAnywhere(options: {
       const delay = randomInt(random, 0, Math.ceil(pushRun.ms * 1.3));
       const first = await runDriver(["push", ref, file, String(partSize)], delay);
       if (first.code === "killed") report.killedMidway++;
+      // A PUT whose body reached the registry whole before the kill is still committed after
+      // the child is gone: count what is missing once the registry has answered everything.
+      await proxy.idle();
       // Which parts did the killed push land?
       const digests = await Promise.all(parts.map((p) => sliceDigest(file, p.offset, p.size)));
       let present = 0;
