@@ -50,7 +50,7 @@ export const MAX_DURATION_MS: number = 365 * 24 * 3_600_000;
  *
  * @throws {RangeError} When the text is not a duration, is negative, or exceeds the maximum.
  *
- * @example
+ * @example A 30-day limit
  * ```ts
  * import { parseLimit } from "./duration.ts";
  * console.log(parseLimit("720h")); // 2592000000

@@ -81,7 +81,7 @@ export async function openNoFollow(
  * Refuses anything but a regular file with exactly one link: writing through a symbolic link or
  * into a file with another hard link would change a file the user never named.
  *
- * @example
+ * @example Checking a fresh file
  * ```ts
  * import { checkPlainFile } from "./fs_guard.ts";
  * import { lstat } from "node:fs/promises";
@@ -193,7 +193,7 @@ export async function checkFreeSpace(
 /**
  * True when `path` is, without following a link, the regular file `identity`.
  *
- * @example
+ * @example A file is itself
  * ```ts
  * import { samePlainFile } from "./fs_guard.ts";
  * import { stat } from "node:fs/promises";

@@ -45,7 +45,7 @@ export function osReason(err: unknown): string {
  * The errno name of `err`: its `code`, or, for a runtime error that carries only the number in
  * its message (`File too large (os error 27)`), the name this platform gives that number.
  *
- * @example
+ * @example A code from a runtime error
  * ```ts
  * import { errnoCode } from "./fs_reason.ts";
  * console.log(errnoCode(Object.assign(new Error("x"), { code: "EROFS" }))); // "EROFS"
