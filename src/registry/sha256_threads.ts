@@ -149,6 +149,7 @@ export class Sha256Threads {
   hashRange(path: string, offset: number, size: number, signal?: AbortSignal): Promise<string> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#closed) return Promise.reject(stopped());
+    if (this.#failed !== undefined) return Promise.reject(this.#failed);
     if (this.#unavailable && this.#threads.length === 0) {
       return hashRangeInline(path, offset, size, signal);
     }
@@ -201,6 +202,8 @@ export class Sha256Threads {
     const thread: Thread = { worker, owed: 0, hashes: 0, range: undefined };
     worker.on("message", (data) => this.#receive(thread, data));
     worker.on("error", () => {
+      // A dead thread answers nothing: forget it, so nothing more is sent to it.
+      this.#threads.splice(this.#threads.indexOf(thread), 1);
       this.#fail(new OciError("hashing thread failed", { retryable: false }));
     });
     worker.unref();
@@ -279,7 +282,7 @@ export class Sha256Threads {
     for (const entry of this.#entries.values()) {
       for (const d of entry.digests.splice(0)) d.reject(err);
     }
-    for (const job of this.#ranges.values()) settle(job, err);
+    for (const job of [...this.#ranges.values(), ...this.#queue.splice(0)]) settle(job, err);
     this.#ranges.clear();
   }
 }
