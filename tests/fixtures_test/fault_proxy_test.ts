@@ -348,7 +348,7 @@ toolTest(
   },
 );
 
-Deno.test("fault proxy: a write delivered whole still reaches its answer after the client vanishes; idle() waits for it", async () => {
+Deno.test("fault proxy: a write delivered whole still reaches its answer after the client vanishes; writesAnswered() waits for it", async () => {
   // A target that takes its time to commit a write, as a registry moving a blob into place.
   let committed = 0;
   const target = createServer((req, res) => {
@@ -372,8 +372,24 @@ Deno.test("fault proxy: a write delivered whole still reaches its answer after t
     await new Promise((r) => setTimeout(r, 50));
     conn.close(); // the client is killed before the answer
     assertEquals(committed, 0, "not committed yet");
-    await proxy.idle();
-    assertEquals(committed, 1, "idle() resolves only once the target has answered");
+    await proxy.writesAnswered();
+    assertEquals(committed, 1, "it resolves only once the target has answered");
+
+    // A client killed mid-body: that exchange is dropped, and nothing waits for it.
+    const cut = await Deno.connect({ hostname: "127.0.0.1", port: proxy.port });
+    await cut.write(new TextEncoder().encode(head));
+    await cut.write(body.subarray(0, 1000));
+    await new Promise((r) => setTimeout(r, 50));
+    cut.close();
+    await new Promise((r) => setTimeout(r, 50));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const settled = await Promise.race([
+      proxy.writesAnswered().then(() => "answered"),
+      new Promise((r) => timer = setTimeout(() => r("still waiting"), 5000)),
+    ]);
+    clearTimeout(timer);
+    assertEquals(settled, "answered");
+    assertEquals(committed, 1, "the cut write was never committed");
   } finally {
     await new Promise((r) => target.close(r));
     target.closeAllConnections?.();
