@@ -113,3 +113,20 @@ export function failureLines(stderr: string): [string, string] {
   const all = stderr.trimEnd().split("\n");
   return [all.at(-2) ?? "", all.at(-1) ?? ""];
 }
+
+/** A listener that accepts connections and never says a word: a registry that never answers. */
+export function startSilentServer(): { port: number } & AsyncDisposable {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) held.push(conn);
+  })();
+  return {
+    port: listener.addr.port,
+    [Symbol.asyncDispose]: async () => {
+      listener.close();
+      await accepting.catch(() => {});
+      for (const conn of held) conn.close();
+    },
+  };
+}

@@ -8,7 +8,7 @@ import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { failureLines, runCli } from "./_cli.ts";
+import { failureLines, runCli, startSilentServer } from "./_cli.ts";
 
 registryTest("--timeout 600h does not expire at once; 8761h is a usage error", async () => {
   await using registry = await startRegistry();
@@ -35,33 +35,22 @@ registryTest("--timeout 600h does not expire at once; 8761h is a usage error", a
 });
 
 Deno.test("an expired --timeout is echoed as typed", async () => {
-  // A listener that accepts connections and never says a word.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const held: Deno.Conn[] = [];
-  const accepting = (async () => {
-    for await (const conn of listener) held.push(conn);
-  })();
-  try {
-    await using tmp = await tempDir();
-    const result = await runCli(
-      [
-        "pull",
-        "--plain-http",
-        "--timeout",
-        "0.0004h",
-        `127.0.0.1:${listener.addr.port}/a/b:v1`,
-        `${tmp.path}/out.bin`,
-      ],
-      { tmp: tmp.path },
-    );
-    strictEqual(result.code, 1, result.stderr);
-    const [, why] = failureLines(result.stderr);
-    strictEqual(why, "ocipart pull: --timeout 0.0004h expired; no sentinel applies (exit 1)");
-  } finally {
-    listener.close();
-    await accepting.catch(() => {});
-    for (const conn of held) conn.close();
-  }
+  await using silent = startSilentServer();
+  await using tmp = await tempDir();
+  const result = await runCli(
+    [
+      "pull",
+      "--plain-http",
+      "--timeout",
+      "0.0004h",
+      `127.0.0.1:${silent.port}/a/b:v1`,
+      `${tmp.path}/out.bin`,
+    ],
+    { tmp: tmp.path },
+  );
+  strictEqual(result.code, 1, result.stderr);
+  const [, why] = failureLines(result.stderr);
+  strictEqual(why, "ocipart pull: --timeout 0.0004h expired; no sentinel applies (exit 1)");
 });
 
 registryTest(
