@@ -42,7 +42,15 @@ export function parseDuration(text: string): number {
   return ms;
 }
 
-/** The longest `--timeout` or `--stall-timeout`: 365 days (any longer is surely a typo). */
+/**
+ * The longest `--timeout` or `--stall-timeout`: 365 days (any longer is surely a typo).
+ *
+ * @example
+ * ```ts
+ * import { MAX_DURATION_MS } from "./duration.ts";
+ * console.log(MAX_DURATION_MS / 3_600_000); // 8760
+ * ```
+ */
 export const MAX_DURATION_MS: number = 365 * 24 * 3_600_000;
 
 /**

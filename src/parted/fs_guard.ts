@@ -19,7 +19,16 @@ export interface FileIdentity {
   readonly ino: number;
 }
 
-/** The partial file is locked by another pull (in this process or another). */
+/**
+ * The partial file is locked by another pull (in this process or another).
+ *
+ * @example
+ * ```ts
+ * import { PartialInUseError } from "./fs_guard.ts";
+ * console.log(new PartialInUseError().message);
+ * // "pull destination: the partial file is in use by another pull"
+ * ```
+ */
 export class PartialInUseError extends LocalFileError {
   /** Creates the error. */
   constructor() {

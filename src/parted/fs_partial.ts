@@ -23,7 +23,15 @@ import {
 /** The suffix of the partial file next to the destination. */
 export const PARTIAL_SUFFIX = ".parted-partial";
 
-/** The longest file name, in bytes, common file systems accept (ext4, XFS, APFS, NTFS). */
+/**
+ * The longest file name, in bytes, common file systems accept (ext4, XFS, APFS, NTFS).
+ *
+ * @example The longest destination name a pull accepts
+ * ```ts
+ * import { NAME_LIMIT_BYTES, PARTIAL_SUFFIX } from "./fs_partial.ts";
+ * console.log(NAME_LIMIT_BYTES - PARTIAL_SUFFIX.length); // 240
+ * ```
+ */
 export const NAME_LIMIT_BYTES = 255;
 
 /** What {@linkcode toFile} returns: a pull destination naming a file. */

@@ -10,7 +10,20 @@
  * @module
  */
 
-/** Evaluated by `new Worker(source, { eval: true })`. */
+/**
+ * Evaluated by `new Worker(source, { eval: true })`.
+ *
+ * @example Starting a hashing thread by hand
+ * ```ts
+ * import { Worker } from "node:worker_threads";
+ * import { HASH_WORKER_SOURCE } from "./hash_worker_source.ts";
+ * const worker = new Worker(HASH_WORKER_SOURCE, { eval: true });
+ * worker.postMessage({ id: 1, op: "digest" });
+ * const answer = await new Promise((resolve) => worker.once("message", resolve));
+ * console.log(answer); // { id: 1, op: "digest", digest: "sha256:e3b0c442…" }
+ * await worker.terminate();
+ * ```
+ */
 export const HASH_WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
 const { createHash } = require("node:crypto");
