@@ -19,6 +19,8 @@
  *   (`$DOCKER_CONFIG/config.json` or `~/.docker/config.json`).
  * - `--allow-write`: the destination's directory, where `<dest>.parted-partial` is written and
  *   renamed onto `<dest>`.
+ * - `--allow-sys=statfs`: to compare a pull's size with the destination's free space before
+ *   sizing the partial file (without it that check is skipped).
  * - `--allow-env=HOME,DOCKER_CONFIG`: to find the docker configuration; without it the tool
  *   runs anonymously or with `--username`. Add `HTTP_PROXY,HTTPS_PROXY,NO_PROXY` (and their
  *   lowercase forms) to go through a forward proxy; unreadable, they count as unset.
@@ -36,6 +38,7 @@ import {
   type PullCommand,
   type PushCommand,
 } from "./src/cli/args.ts";
+import { startDeadline } from "./src/cli/deadline.ts";
 import { errorLine, EXIT_CODES, exitOutcome } from "./src/cli/exit_code.ts";
 import { causeCodes } from "./src/transport/failure.ts";
 import { debugLine } from "./src/cli/debug_log.ts";
@@ -160,7 +163,8 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
     ? (snapshot: ProgressSnapshot) => renderer.update(snapshot)
     : undefined;
   const controller = new AbortController();
-  const timeout = command.timeoutMs > 0 ? AbortSignal.timeout(command.timeoutMs) : undefined;
+  using deadline = command.timeoutMs > 0 ? startDeadline(command.timeoutMs) : undefined;
+  const timeout = deadline?.signal;
   const signal = timeout ? AbortSignal.any([controller.signal, timeout]) : controller.signal;
   const trap = trapStopSignals(controller, progressWrite);
   try {
@@ -170,6 +174,7 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
       ...(caCerts ? { caCerts } : {}),
       ...(command.debug ? { onExchange: (r) => progressWrite(`${debugLine(r)}\n`) } : {}),
       ...(credential ? { credential } : {}),
+      ...(command.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: command.stallTimeoutMs }),
     });
     const workers = command.workers === undefined ? {} : { workers: command.workers };
     if (command.kind === "push") {
@@ -193,9 +198,7 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
   } catch (err) {
     const outcome = exitOutcome(err, {
       signal: trap.delivered,
-      timeout: timeout?.aborted && trap.delivered === undefined
-        ? timeoutText(command.timeoutMs)
-        : undefined,
+      timeout: timeout?.aborted && trap.delivered === undefined ? command.timeoutText : undefined,
     });
     renderer?.finish(outcome.code);
     return fail(err, outcome.explanation, outcome.code);
@@ -217,10 +220,6 @@ async function readCaFile(path: string): Promise<string> {
     const kind = err instanceof Error ? err.name : "error";
     throw new Error(`--ca-file: cannot read the file (${kind})`, { cause: err });
   }
-}
-
-function timeoutText(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
 if (import.meta.main) {

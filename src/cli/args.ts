@@ -4,7 +4,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { parseDuration } from "./duration.ts";
+import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
 import { type CommandName, UsageError } from "./usage_error.ts";
 
@@ -19,6 +19,10 @@ export interface TransferFlags {
   workers: number | undefined;
   /** Overall time limit in milliseconds; 0 means none. */
   timeoutMs: number;
+  /** The `--timeout` value as typed (trimmed), for messages; "0" when none was given. */
+  timeoutText: string;
+  /** Milliseconds an exchange may move no bytes; 0 disables; undefined for the default. */
+  stallTimeoutMs: number | undefined;
   /** Talk HTTP instead of HTTPS to the registry. */
   plainHttp: boolean;
   /** Path of a PEM file with extra CA certificates. */
@@ -66,6 +70,7 @@ export type CliCommand = PushCommand | PullCommand | InfoCommand;
 const COMMON_OPTIONS = {
   workers: { type: "string" },
   timeout: { type: "string" },
+  "stall-timeout": { type: "string" },
   "plain-http": { type: "boolean" },
   "ca-file": { type: "string" },
   username: { type: "string" },
@@ -87,7 +92,7 @@ const PUSH_OPTIONS = {
  * checked here, so a command that parses only fails for reasons outside the command line.
  *
  * @throws {UsageError} For an unknown command or flag, a missing or unparseable value, a
- * negative duration, a non-positive worker count or part size, `--username` without
+ * negative duration or one past 8760h, a non-positive worker count or part size, `--username` without
  * `--password-stdin` (or the reverse), or a wrong operand count.
  *
  * @example
@@ -170,7 +175,9 @@ function parseTransfer(command: CommandName, args: string[]): CliCommand {
 
   const common: TransferFlags = {
     workers: flag("workers", parseWorkers),
-    timeoutMs: flag("timeout", parseDuration) ?? 0,
+    timeoutMs: flag("timeout", parseLimit) ?? 0,
+    timeoutText: typeof values.timeout === "string" ? values.timeout.trim() : "0",
+    stallTimeoutMs: flag("stall-timeout", parseLimit),
     plainHttp: values["plain-http"] === true,
     caFile,
     username,

@@ -41,3 +41,31 @@ export function parseDuration(text: string): number {
   if (!Number.isSafeInteger(ms)) throw new RangeError("duration is too large");
   return ms;
 }
+
+/**
+ * The longest `--timeout` or `--stall-timeout`: 365 days (any longer is surely a typo).
+ *
+ * @example
+ * ```ts
+ * import { MAX_DURATION_MS } from "./duration.ts";
+ * console.log(MAX_DURATION_MS / 3_600_000); // 8760
+ * ```
+ */
+export const MAX_DURATION_MS: number = 365 * 24 * 3_600_000;
+
+/**
+ * {@linkcode parseDuration} for a limit the CLI waits on: at most {@linkcode MAX_DURATION_MS}.
+ *
+ * @throws {RangeError} When the text is not a duration, is negative, or exceeds the maximum.
+ *
+ * @example A 30-day limit
+ * ```ts
+ * import { parseLimit } from "./duration.ts";
+ * console.log(parseLimit("720h")); // 2592000000
+ * ```
+ */
+export function parseLimit(text: string): number {
+  const ms = parseDuration(text);
+  if (ms > MAX_DURATION_MS) throw new RangeError("must be at most 8760h (365 days)");
+  return ms;
+}

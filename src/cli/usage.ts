@@ -8,7 +8,11 @@ import type { CommandName } from "./usage_error.ts";
 const PROGRAM = "ocipart";
 
 const COMMON_FLAGS = `  --workers N            concurrent part transfers (default 8)
-  --timeout DURATION     give up after DURATION, e.g. 90s, 10m, 1h30m; 0 = no limit (default 0)
+  --timeout DURATION     give up after DURATION, e.g. 90s, 10m, 1h30m, up to 8760h;
+                         0 = no limit (default 0)
+  --stall-timeout DURATION
+                         fail an attempt that moves no bytes for DURATION (it is retried);
+                         0 = never (default 60s)
   --plain-http           talk HTTP instead of HTTPS to the registry
   --ca-file PEM          trust the CA certificates in PEM in addition to the system roots
   --username USER        log in as USER; the password is read from standard input

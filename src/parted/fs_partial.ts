@@ -1,11 +1,24 @@
 /**
- * The pull destination and its partial file `<dest>.parted-partial`: positional writes from
- * concurrent workers, an atomic commit.
+ * The pull destination and its partial file `<dest>.parted-partial`: owned by one pull at a time
+ * (an exclusive lock the OS releases when the process dies), never reached through a link, sized
+ * only when the file system has room, written positionally by concurrent workers, and renamed
+ * onto the destination atomically. A partial that was never sized is removed on failure.
  *
  * @module
  */
-import { type FileHandle, open, rename, stat, unlink } from "node:fs/promises";
+import { type FileHandle, rename, unlink } from "node:fs/promises";
+import { basename } from "node:path";
 import { LocalFileError } from "../errors/kinds.ts";
+import { osReason } from "./fs_reason.ts";
+import {
+  checkFreeSpace,
+  checkPlainFile,
+  type FileIdentity,
+  lockPartial,
+  openNoFollow,
+  PartialInUseError,
+  samePlainFile,
+} from "./fs_guard.ts";
 
 /**
  * The suffix of the partial file next to the destination.
@@ -17,6 +30,17 @@ import { LocalFileError } from "../errors/kinds.ts";
  * ```
  */
 export const PARTIAL_SUFFIX = ".parted-partial";
+
+/**
+ * The longest file name, in bytes, common file systems accept (ext4, XFS, APFS, NTFS).
+ *
+ * @example The longest destination name a pull accepts
+ * ```ts
+ * import { NAME_LIMIT_BYTES, PARTIAL_SUFFIX } from "./fs_partial.ts";
+ * console.log(NAME_LIMIT_BYTES - PARTIAL_SUFFIX.length); // 240
+ * ```
+ */
+export const NAME_LIMIT_BYTES = 255;
 
 /**
  * What {@linkcode toFile} returns: a pull destination naming a file.
@@ -54,14 +78,18 @@ export function toFile(path: string): PullDestination {
 
 /**
  * The partial file of a pull, opened for positional reads and writes (one handle, positional
- * I/O only: concurrent seek-and-write would corrupt).
+ * I/O only: concurrent seek-and-write would corrupt) and locked for the whole pull.
  *
- * @example
- * ```ts ignore
+ * @example Opening, sizing and committing
+ * ```ts
  * import { PartialFile } from "./fs_partial.ts";
- * const partial = await PartialFile.open("./weights.bin");
- * await partial.resize(10);
+ * const dir = await Deno.makeTempDir();
+ * const partial = await PartialFile.open(`${dir}/weights.bin`);
+ * await partial.prepare(3);
+ * await partial.writeAt(new TextEncoder().encode("abc"), 0);
  * await partial.commit();
+ * console.log(await Deno.readTextFile(`${dir}/weights.bin`)); // "abc"
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export class PartialFile {
@@ -72,54 +100,67 @@ export class PartialFile {
   /** The length the partial had when opened, measured before any resize. */
   readonly initialLength: number;
   #handle: FileHandle | undefined;
+  #lock: Disposable | undefined;
+  readonly #identity: FileIdentity;
+  #sized = false;
+  #committed = false;
 
-  private constructor(destination: string, handle: FileHandle, initialLength: number) {
+  private constructor(
+    destination: string,
+    handle: FileHandle,
+    lock: Disposable | undefined,
+    identity: FileIdentity & { size: number },
+  ) {
     this.destination = destination;
     this.path = destination + PARTIAL_SUFFIX;
     this.#handle = handle;
-    this.initialLength = initialLength;
+    this.#lock = lock;
+    this.#identity = identity;
+    this.initialLength = identity.size;
   }
 
   /**
-   * Opens (creating if needed) `<destination>.parted-partial` and measures its length.
-   * `LocalFileError` when it cannot be created (e.g. the directory does not exist).
+   * Opens (creating if needed) `<destination>.parted-partial` without following a link, checks
+   * it is a regular file with one link, takes its exclusive lock and measures its length. Every
+   * refusal is a `LocalFileError` and leaves the file system as it was.
    */
   static async open(destination: string): Promise<PartialFile> {
+    checkNameLength(destination);
     const path = destination + PARTIAL_SUFFIX;
-    let handle: FileHandle;
-    try {
-      handle = await open(path, "r+");
-    } catch (err) {
-      if ((err as { code?: string }).code !== "ENOENT") {
-        throw new LocalFileError("pull destination: partial file cannot be opened", { cause: err });
-      }
-      try {
-        handle = await open(path, "w+");
-      } catch (err2) {
-        throw new LocalFileError("pull destination: partial file cannot be created", {
-          cause: err2,
-        });
-      }
-    }
+    const { handle, created } = await openNoFollow(path);
+    let lock: Disposable | undefined;
     try {
       const info = await handle.stat();
-      if (!info.isFile()) throw new Error("not a regular file");
-      return new PartialFile(destination, handle, info.size);
+      checkPlainFile(info);
+      lock = await lockPartial(path, info);
+      return new PartialFile(destination, handle, lock, info);
     } catch (err) {
+      lock?.[Symbol.dispose]();
       await handle.close().catch(() => {});
-      throw new LocalFileError("pull destination: partial file cannot be measured", {
-        cause: err,
-      });
+      // Only a file this call created and nobody else holds is this call's to remove.
+      if (created && !(err instanceof PartialInUseError)) await unlink(path).catch(() => {});
+      throw err;
     }
   }
 
-  /** Cuts or grows the file to `size` bytes (growth is sparse zeros). */
-  async resize(size: number): Promise<void> {
-    try {
-      await this.#open().truncate(size);
-    } catch (err) {
-      throw new LocalFileError("pull destination: partial file cannot be resized", { cause: err });
+  /**
+   * Sizes the file to `size` bytes (growth is sparse zeros) once the file system is known to
+   * have room for the bytes still missing.
+   */
+  async prepare(size: number): Promise<void> {
+    const handle = this.#open();
+    await checkFreeSpace(handle, this.path, size);
+    if (size !== this.initialLength) {
+      try {
+        await handle.truncate(size);
+      } catch (err) {
+        throw new LocalFileError(
+          `pull destination: partial file cannot be resized${osReason(err)}`,
+          { cause: err },
+        );
+      }
     }
+    this.#sized = size > 0;
   }
 
   /** Writes all of `bytes` at `position`. */
@@ -138,28 +179,48 @@ export class PartialFile {
         done += bytesWritten;
       }
     } catch (err) {
-      throw new LocalFileError("pull destination: write failed", { cause: err });
+      throw new LocalFileError(`pull destination: write failed${osReason(err)}`, { cause: err });
     }
   }
 
-  /** Flushes the data once, closes the file and renames it onto the destination atomically. */
+  /**
+   * Flushes the data once and renames the file onto the destination atomically (a link at the
+   * destination is replaced, never followed), then releases the file.
+   */
   async commit(): Promise<void> {
     const handle = this.#open();
     try {
       await handle.datasync();
-      this.#handle = undefined;
-      await handle.close();
+    } catch (err) {
+      throw new LocalFileError(`pull destination: commit failed${osReason(err)}`, { cause: err });
+    }
+    if (!(await samePlainFile(this.path, this.#identity))) {
+      throw new LocalFileError("pull destination: the partial file was replaced during the pull");
+    }
+    try {
       await rename(this.path, this.destination);
     } catch (err) {
-      throw new LocalFileError("pull destination: commit failed", { cause: err });
+      throw new LocalFileError(`pull destination: commit failed${osReason(err)}`, { cause: err });
     }
+    this.#committed = true;
+    await this.close();
   }
 
-  /** Closes the file if still open; never throws. */
+  /**
+   * Releases the file; never throws. A partial that was empty when opened and was never sized is
+   * removed first, so a pull that failed before its first byte was placed leaves nothing behind
+   * (a sized partial stays: it is the evidence a later pull resumes from).
+   */
   async close(): Promise<void> {
     const handle = this.#handle;
+    if (handle === undefined) return;
     this.#handle = undefined;
-    await handle?.close().catch(() => {});
+    if (!this.#committed && !this.#sized && this.initialLength === 0) {
+      if (await samePlainFile(this.path, this.#identity)) await unlink(this.path).catch(() => {});
+    }
+    await handle.close().catch(() => {});
+    this.#lock?.[Symbol.dispose]();
+    this.#lock = undefined;
   }
 
   #open(): FileHandle {
@@ -168,22 +229,13 @@ export class PartialFile {
   }
 }
 
-/**
- * Removes `<destination>.parted-partial` when it exists with length zero (a pull that failed
- * at the manifest leaves nothing behind); never throws.
- *
- * @example
- * ```ts ignore
- * import { removeEmptyPartial } from "./fs_partial.ts";
- * await removeEmptyPartial("./weights.bin");
- * ```
- */
-export async function removeEmptyPartial(destination: string): Promise<void> {
-  const path = destination + PARTIAL_SUFFIX;
-  try {
-    const info = await stat(path);
-    if (info.isFile() && info.size === 0) await unlink(path);
-  } catch {
-    // absent or unreadable: nothing to clean
+/** Refuses a destination whose name cannot take the partial suffix, before anything is written. */
+function checkNameLength(destination: string): void {
+  const bytes = new TextEncoder().encode(basename(destination) + PARTIAL_SUFFIX).byteLength;
+  if (bytes > NAME_LIMIT_BYTES) {
+    throw new LocalFileError(
+      `pull destination: the file name is too long to add "${PARTIAL_SUFFIX}" ` +
+        `(${bytes} bytes with it; file names are limited to ${NAME_LIMIT_BYTES} bytes)`,
+    );
   }
 }

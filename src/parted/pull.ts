@@ -1,6 +1,6 @@
 /**
- * The pull procedure: resolve and verify the manifest, open and measure the partial file,
- * resume or start fresh, fetch parts concurrently, commit atomically.
+ * The pull procedure: lock and measure the partial file, resolve and verify the manifest, size
+ * the partial when there is room, resume or start fresh, fetch parts concurrently, commit atomically.
  *
  * @module
  */
@@ -11,8 +11,7 @@ import { PARTED_RETRY_POLICY, retry } from "../transport/retry.ts";
 import { getManifest } from "../remote/manifests.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
-import { HashPool } from "./fs_hash_pool.ts";
-import { PartialFile, removeEmptyPartial } from "./fs_partial.ts";
+import { PartialFile } from "./fs_partial.ts";
 import { decodeManifest, type PartDescriptor, type PartedManifest } from "./manifest.ts";
 import { downloadPart } from "./part_download.ts";
 import { ProgressTracker } from "./progress.ts";
@@ -40,6 +39,9 @@ export interface PullJob extends TransferJob {
  */
 export async function runPull(job: PullJob, connect: () => Connection): Promise<void> {
   job.signal?.throwIfAborted();
+  // The destination is this pull's before anything else happens: a second pull of it is
+  // refused at once, before either touches a byte.
+  const partial = await PartialFile.open(job.destination);
   const connection = connect();
   const controller = new AbortController();
   const signal = job.signal === undefined
@@ -58,33 +60,31 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     );
     manifest = decodeManifest(fetched.bytes);
   } catch (err) {
-    await removeEmptyPartial(job.destination);
+    await partial.close();
     if (job.signal?.aborted) throw job.signal.reason;
     throw attachSentinel(err, { tooLarge: PartTooLargeError });
   }
-  let partial: PartialFile | undefined;
   // One hashing thread per core: hashing is the bound, and the receiving thread's share of a
   // core is small (measured: one thread fewer pulled 20% slower on two cores). A small file
   // hashes faster here than a thread starts: none for it.
   const threads = manifest.fileSize < THREADED_HASH_MIN_BYTES
     ? 0
     : Math.min(job.workers, globalThis.navigator?.hardwareConcurrency ?? 2);
-  const pool = new HashPool(
+  const hashThreads = new Sha256Threads(
     job.hashThreads === undefined ? threads : Math.min(job.workers, job.hashThreads),
   );
-  const hashThreads = new Sha256Threads(threads);
   const latch = new FirstFailure(job.signal, controller);
   try {
     progress = new ProgressTracker(manifest.fileSize, "resolving", job.onProgress);
     progress.onFailure = (err) => controller.abort(err);
-    partial = await PartialFile.open(job.destination);
+    await partial.prepare(manifest.fileSize);
     const queue = new AsyncQueue<PartDescriptor>();
     const tracker = progress;
     const openPartial = partial;
     let feeding: Promise<void>;
     if (partial.initialLength === manifest.fileSize) {
       tracker.setPhase("verifying");
-      feeding = verifyExisting(manifest, partial.path, pool, signal, (part, ok) => {
+      feeding = verifyExisting(manifest, partial.path, hashThreads, signal, (part, ok) => {
         if (ok) tracker.completePart(part.size);
         else queue.push(part);
       }).then(() => queue.close(), (err) => {
@@ -92,7 +92,6 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
         latch.fail(err);
       });
     } else {
-      await partial.resize(manifest.fileSize);
       for (const part of manifest.parts) queue.push(part);
       queue.close();
       feeding = Promise.resolve();
@@ -118,9 +117,8 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
   } catch (err) {
     throw latch.publicError(err);
   } finally {
-    pool.close();
     hashThreads.close();
-    await partial?.close();
+    await partial.close();
   }
 }
 
@@ -132,12 +130,12 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
 async function verifyExisting(
   manifest: PartedManifest,
   path: string,
-  pool: HashPool,
+  threads: Sha256Threads,
   signal: AbortSignal,
   onPart: (part: PartDescriptor, ok: boolean) => void,
 ): Promise<void> {
   await Promise.all(manifest.parts.map(async (part) => {
-    const digest = await pool.hash(path, part.offset, part.size, signal);
+    const digest = await threads.hashRange(path, part.offset, part.size, signal);
     onPart(part, digest === part.digest);
   }));
 }

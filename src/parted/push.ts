@@ -11,14 +11,15 @@ import {
   OCI_MANIFEST_MEDIA_TYPE,
 } from "../registry/media_types.ts";
 import type { Descriptor } from "../registry/media_types.ts";
+import { ShortFileError } from "../registry/hash_range.ts";
 import { sha256Digest } from "../registry/sha256.ts";
+import { Sha256Threads } from "../registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { PARTED_ARTIFACT_TYPE } from "./format.ts";
-import { HashPool, ShortFileError } from "./fs_hash_pool.ts";
 import { checkReadable, sameStamp, type SourceStamp, statSource } from "./fs_source.ts";
 import { encodeManifest, type PartDescriptor } from "./manifest.ts";
 import { uploadPart } from "./part_upload.ts";
@@ -62,7 +63,9 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   progress.onFailure = (err) => controller.abort(err);
   // A small file hashes faster here than a thread starts (and starting none keeps a process
   // that moves many small files lean).
-  const pool = new HashPool(stamp.size < THREADED_HASH_MIN_BYTES ? 0 : plan.length > 1 ? 2 : 1);
+  const pool = new Sha256Threads(
+    stamp.size < THREADED_HASH_MIN_BYTES ? 0 : plan.length > 1 ? 2 : 1,
+  );
   const policy = job.policy ?? PARTED_RETRY_POLICY;
   const clock = job.clock ?? systemClock;
   const latch = new FirstFailure(job.signal, controller);
@@ -160,15 +163,15 @@ async function hashParts(
   path: string,
   plan: ReturnType<typeof planParts>,
   stamp: SourceStamp,
-  pool: HashPool,
+  pool: Sha256Threads,
   signal: AbortSignal,
   onPart: (part: PartDescriptor) => void,
 ): Promise<string> {
   try {
     // A single part's digest is the file's digest: hash once.
-    const whole = plan.length > 1 ? pool.hash(path, 0, stamp.size, signal) : undefined;
+    const whole = plan.length > 1 ? pool.hashRange(path, 0, stamp.size, signal) : undefined;
     whole?.catch(() => {});
-    const partDigests = plan.map((part) => pool.hash(path, part.offset, part.size, signal));
+    const partDigests = plan.map((part) => pool.hashRange(path, part.offset, part.size, signal));
     for (const p of partDigests) p.catch(() => {});
     for (const part of plan) {
       onPart({ ...part, digest: await partDigests[part.index] });

@@ -1,39 +1,21 @@
 /**
- * Running sha256 hashes computed on worker threads, so receiving, writing and hashing a download
- * use separate cores. Buffers are transferred to the thread (no copy) and handed back once hashed.
- * A thread keeps the process alive only while it owes an answer, so a transfer abandoned without
- * being closed never holds the process open. Where threads are unavailable the hash runs inline
- * with the same interface.
+ * The one pool of hashing threads both libraries use: running sha256 hashes (so receiving,
+ * writing and hashing a download use separate cores) and file ranges (a push's hashing read, a
+ * pull's resume pass). Threads start one at a time, only when work needs them. Buffers are
+ * transferred to a thread (no copy) and handed back once hashed. A thread keeps the process
+ * alive only while it owes an answer, so a transfer abandoned without being closed never holds
+ * the process open. An abort drops queued ranges without starting a thread and tells a running
+ * one to stop at its next read. Where threads are unavailable the work runs inline with the same
+ * interface.
  *
  * @module
  */
 import { createHash, type Hash } from "node:crypto";
 import * as workerThreads from "node:worker_threads";
+import { LocalFileError } from "../errors/kinds.ts";
 import { OciError } from "../errors/oci_error.ts";
-
-// CommonJS: the form `node:worker_threads` evaluates on every runtime that has it.
-const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
-const { createHash } = require("node:crypto");
-const hashes = new Map();
-parentPort.on("message", (data) => {
-  const { id, op } = data;
-  if (op === "update") {
-    let hash = hashes.get(id);
-    if (hash === undefined) {
-      hash = createHash("sha256");
-      hashes.set(id, hash);
-    }
-    hash.update(new Uint8Array(data.buffer, 0, data.length));
-    parentPort.postMessage({ id, op: "recycle", buffer: data.buffer }, [data.buffer]);
-  } else if (op === "reset" || op === "close") {
-    hashes.delete(id);
-  } else if (op === "digest") {
-    const hash = hashes.get(id) ?? createHash("sha256");
-    parentPort.postMessage({ id, op: "digest", digest: "sha256:" + hash.copy().digest("hex") });
-  }
-});
-`;
+import { hashRangeInline, ShortFileError } from "./hash_range.ts";
+import { HASH_WORKER_SOURCE } from "./hash_worker_source.ts";
 
 /** A running hash whose updates take ownership of their buffer. */
 export interface RunningHash {
@@ -56,18 +38,43 @@ interface Entry {
   digests: { resolve: (d: string) => void; reject: (e: unknown) => void }[];
 }
 
+interface RangeJob {
+  id: number;
+  path: string;
+  offset: number;
+  size: number;
+  signal: AbortSignal | undefined;
+  resolve: (digest: string) => void;
+  reject: (err: unknown) => void;
+  settled: boolean;
+  onAbort: () => void;
+}
+
 interface Thread {
   worker: workerThreads.Worker;
-  /** Answers the thread still owes (recycled buffers and digests). */
+  /** Answers the thread still owes (recycled buffers, digests, ranges). */
   owed: number;
   /** Running hashes bound to the thread. */
   hashes: number;
+  /** The range the thread is reading, until it answers (a thread reads one range at a time). */
+  range: RangeJob | undefined;
 }
 
+interface RangeAnswer {
+  id: number;
+  digest?: string;
+  error?: string;
+  code?: string;
+  cancelled?: boolean;
+}
+
+const stopped = () => new LocalFileError("local file: hashing stopped");
+
 /**
- * A small set of hashing threads, started one at a time as concurrent hashes need them: `open()`
- * binds a running hash to an idle thread, starts another while fewer than `count` run, and
- * otherwise shares the least busy one.
+ * A small set of hashing threads, started one at a time as work needs them. `open()` binds a
+ * running hash to an idle thread, starts another while fewer than `count` run, and otherwise
+ * shares the least busy one. `hashRange()` queues a file range; ranges run in submission order,
+ * one per thread at a time.
  *
  * @example Hashing on a thread
  * ```ts
@@ -86,6 +93,8 @@ export class Sha256Threads {
   #closed = false;
   #unavailable = false;
   readonly #entries = new Map<number, Entry>();
+  readonly #queue: RangeJob[] = [];
+  readonly #ranges = new Map<number, RangeJob>();
   #nextId = 0;
   #failed: unknown = undefined;
 
@@ -98,31 +107,10 @@ export class Sha256Threads {
     this.#unavailable = count === 0;
   }
 
-  #pick(): Thread | undefined {
-    let least: Thread | undefined;
-    for (const thread of this.#threads) {
-      if (least === undefined || thread.hashes < least.hashes) least = thread;
-    }
-    if (least?.hashes === 0 || this.#threads.length >= this.#count) return least;
-    if (this.#closed || this.#unavailable) return least;
-    const worker = createWorker();
-    if (worker === undefined) {
-      this.#unavailable = true;
-      return least;
-    }
-    const thread: Thread = { worker, owed: 0, hashes: 0 };
-    worker.on("message", (data) => this.#receive(thread, data));
-    worker.on("error", () => {
-      this.#fail(new OciError("hashing thread failed", { retryable: false }));
-    });
-    worker.unref();
-    this.#threads.push(thread);
-    return thread;
-  }
-
   /** A running hash; `onRecycle` receives every buffer back once hashed. */
   open(onRecycle: (buffer: ArrayBuffer) => void): RunningHash {
-    const thread = this.#pick();
+    const least = this.#leastBusy(this.#threads);
+    const thread = least?.hashes === 0 ? least : this.#start() ?? least;
     if (thread === undefined) return inlineHash(onRecycle);
     thread.hashes++;
     const id = this.#nextId++;
@@ -153,23 +141,140 @@ export class Sha256Threads {
     };
   }
 
-  /** Terminates the threads; pending digests reject. */
+  /**
+   * The sha256 digest (`sha256:<hex>`) of `size` bytes of the file at `path` from `offset`.
+   * Rejects with `ShortFileError` when the file ends first, `LocalFileError` when it cannot be
+   * read, and the signal's reason on abort (at once, queued or running).
+   */
+  hashRange(path: string, offset: number, size: number, signal?: AbortSignal): Promise<string> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#closed) return Promise.reject(stopped());
+    if (this.#failed !== undefined) return Promise.reject(this.#failed);
+    if (this.#unavailable && this.#threads.length === 0) {
+      return hashRangeInline(path, offset, size, signal);
+    }
+    return new Promise<string>((resolve, reject) => {
+      const id = this.#nextId++;
+      const job: RangeJob = {
+        id,
+        path,
+        offset,
+        size,
+        signal,
+        resolve,
+        reject,
+        settled: false,
+        onAbort: () => this.#abortRange(job),
+      };
+      signal?.addEventListener("abort", job.onAbort, { once: true });
+      this.#queue.push(job);
+      this.#pump();
+    });
+  }
+
+  /** Terminates the threads; pending digests and ranges reject. */
   close(): void {
     this.#closed = true;
     for (const { worker } of this.#threads) worker.terminate().catch(() => {});
     this.#threads.length = 0;
+    for (const job of this.#queue.splice(0)) settle(job, stopped());
+    for (const job of this.#ranges.values()) settle(job, stopped());
+    this.#ranges.clear();
     this.#fail(new OciError("hashing stopped", { retryable: false }));
   }
 
-  #receive(
-    thread: Thread,
-    data: { id: number; op: string; buffer?: ArrayBuffer; digest?: string },
-  ): void {
+  #leastBusy(threads: readonly Thread[]): Thread | undefined {
+    let least: Thread | undefined;
+    for (const thread of threads) {
+      if (least === undefined || thread.hashes < least.hashes) least = thread;
+    }
+    return least;
+  }
+
+  /** Starts one more thread while fewer than `count` run; undefined when none can start. */
+  #start(): Thread | undefined {
+    if (this.#threads.length >= this.#count || this.#closed || this.#unavailable) return undefined;
+    const worker = createWorker();
+    if (worker === undefined) {
+      this.#unavailable = true;
+      return undefined;
+    }
+    const thread: Thread = { worker, owed: 0, hashes: 0, range: undefined };
+    worker.on("message", (data) => this.#receive(thread, data));
+    worker.on("error", () => {
+      // A dead thread answers nothing: forget it, so nothing more is sent to it.
+      this.#threads.splice(this.#threads.indexOf(thread), 1);
+      this.#fail(new OciError("hashing thread failed", { retryable: false }));
+    });
+    worker.unref();
+    this.#threads.push(thread);
+    return thread;
+  }
+
+  /** Hands queued ranges to threads free of one, starting threads only for live work. */
+  #pump(): void {
+    while (this.#queue.length > 0) {
+      if (this.#queue[0].settled) {
+        this.#queue.shift();
+        continue;
+      }
+      const free = this.#leastBusy(this.#threads.filter((t) => t.range === undefined));
+      const thread = free ?? this.#start();
+      if (thread === undefined) {
+        if (this.#threads.length === 0) this.#runInline();
+        return;
+      }
+      const job = this.#queue.shift()!;
+      thread.range = job;
+      this.#ranges.set(job.id, job);
+      owe(thread, 1);
+      const { id, path, offset, size } = job;
+      thread.worker.postMessage({ id, op: "range", path, offset, size });
+    }
+  }
+
+  #abortRange(job: RangeJob): void {
+    if (job.settled) return;
+    settle(job, job.signal?.reason);
+    const thread = this.#threads.find((t) => t.range === job);
+    thread?.worker.postMessage({ id: job.id, op: "cancel" });
+  }
+
+  #runInline(): void {
+    for (const job of this.#queue.splice(0)) {
+      if (job.settled) continue;
+      hashRangeInline(job.path, job.offset, job.size, job.signal).then(
+        (digest) => settle(job, undefined, digest),
+        (err) => settle(job, err),
+      );
+    }
+  }
+
+  #receive(thread: Thread, data: { id: number; op: string } & Record<string, unknown>): void {
     owe(thread, -1);
+    if (data.op === "range") {
+      this.#receiveRange(thread, data as RangeAnswer);
+      return;
+    }
     const entry = this.#entries.get(data.id);
     if (entry === undefined) return;
-    if (data.op === "recycle") entry.onRecycle(data.buffer!);
-    else if (data.op === "digest") entry.digests.shift()?.resolve(data.digest!);
+    if (data.op === "recycle") entry.onRecycle(data.buffer as ArrayBuffer);
+    else if (data.op === "digest") entry.digests.shift()?.resolve(data.digest as string);
+  }
+
+  #receiveRange(thread: Thread, data: RangeAnswer): void {
+    if (thread.range?.id === data.id) thread.range = undefined;
+    const job = this.#ranges.get(data.id);
+    this.#ranges.delete(data.id);
+    if (job !== undefined) {
+      if (data.digest !== undefined) settle(job, undefined, data.digest);
+      else if (data.error === "short") settle(job, new ShortFileError());
+      else {
+        const cause = Object.assign(new Error(data.code ?? ""), { code: data.code });
+        settle(job, new LocalFileError("local file: read failed", { cause }));
+      }
+    }
+    this.#pump();
   }
 
   #fail(err: unknown): void {
@@ -177,7 +282,18 @@ export class Sha256Threads {
     for (const entry of this.#entries.values()) {
       for (const d of entry.digests.splice(0)) d.reject(err);
     }
+    for (const job of [...this.#ranges.values(), ...this.#queue.splice(0)]) settle(job, err);
+    this.#ranges.clear();
   }
+}
+
+/** Settles a range once: with `err` when given, else with `digest`. */
+function settle(job: RangeJob, err: unknown, digest?: string): void {
+  if (job.settled) return;
+  job.settled = true;
+  job.signal?.removeEventListener("abort", job.onAbort);
+  if (digest !== undefined) job.resolve(digest);
+  else job.reject(err);
 }
 
 /** Holds the process open exactly while the thread owes an answer. */
@@ -191,7 +307,7 @@ function owe(thread: Thread, delta: number): void {
 function createWorker(): workerThreads.Worker | undefined {
   if (typeof workerThreads.Worker !== "function") return undefined;
   try {
-    return new workerThreads.Worker(WORKER_SOURCE, { eval: true });
+    return new workerThreads.Worker(HASH_WORKER_SOURCE, { eval: true });
   } catch {
     return undefined;
   }

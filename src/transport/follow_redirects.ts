@@ -1,7 +1,7 @@
 /**
  * Sends a request and follows its redirects under an explicit policy: a bounded number of hops,
- * per-hop routing to the transport of the target's origin, credential-bearing headers removed
- * on every hop that leaves the trusted origin, and strict rules for redirects of writes.
+ * per-hop routing, no credentials for the rest of a chain once it has left the trusted origin,
+ * and strict rules for redirects of writes.
  *
  * @module
  */
@@ -83,7 +83,7 @@ export interface FollowedResponse {
   response: Response;
   /** The URL that answered with `response`: the base for a relative Location it carries. */
   url: URL;
-  /** True when `url` is not on the trusted origin. */
+  /** True when the chain left the trusted origin (the response came through `storageTransport`). */
   offOrigin: boolean;
   /** How many redirects were followed. */
   redirects: number;
@@ -92,10 +92,12 @@ export interface FollowedResponse {
 /**
  * Sends `request` through the transport of its origin and follows redirects:
  *
- * - Every hop, the first included, is routed by its target's origin: the trusted origin uses
- *   `transport`, any other origin `storageTransport` with the credential-bearing headers
- *   removed. Once removed they stay removed for the rest of the chain. The routing happens
- *   before either transport runs, so an authenticating transport never sees a foreign request.
+ * - Hops go through `transport` (which may add credentials) only while the chain has stayed on
+ *   the trusted origin. From the first hop to any other origin on, every hop (a hop back to
+ *   the trusted origin included) goes through `storageTransport` with the credential-bearing
+ *   headers removed: a server outside the origin chose that target, and credentials must not
+ *   follow its choice. The routing happens before either transport runs, so an authenticating
+ *   transport never sees a request of a chain that left the origin.
  * - Reads (GET, HEAD) follow 301, 302, 303, 307 and 308 with their method kept.
  * - A write follows only 307 or 308, only when `writeRedirects` is not false, and only with a
  *   replayable body; otherwise the chain stops with a `RedirectError` before the target is
@@ -146,14 +148,15 @@ export async function followRedirects(
   const origin = options.origin.origin;
   const headers = new Headers(request.headers);
   let url = new URL(request.url);
-  let stripped = false;
+  // Once the chain has left the trusted origin it never gets credentials back.
+  let leftOrigin = false;
   let bodiesMade = 0;
 
   for (let redirects = 0;; redirects++) {
     const offOrigin = url.origin !== origin;
-    if (offOrigin && !stripped) {
+    if (offOrigin && !leftOrigin) {
       for (const name of CROSS_ORIGIN_STRIPPED_HEADERS) headers.delete(name);
-      stripped = true;
+      leftOrigin = true;
     }
     let body: BodyInit | null = null;
     if (request.body !== undefined) {
@@ -168,10 +171,10 @@ export async function followRedirects(
       signal: request.signal,
     };
     if (body instanceof ReadableStream) init.duplex = "half";
-    const transport = offOrigin ? options.storageTransport : options.transport;
+    const transport = leftOrigin ? options.storageTransport : options.transport;
     const response = await transport(new Request(url, init));
     if (!REDIRECT_STATUSES.has(response.status)) {
-      return { response, url, offOrigin, redirects };
+      return { response, url, offOrigin: leftOrigin, redirects };
     }
     // A redirect: decide everything before the target is contacted.
     await discard(response);

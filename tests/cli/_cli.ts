@@ -52,6 +52,7 @@ export function permissionFlags(options: CliOptions): string[] {
     "--allow-net=127.0.0.1",
     `--allow-read=${[options.tmp, ...(options.read ?? [])].join(",")}`,
     `--allow-write=${options.tmp}`,
+    "--allow-sys=statfs",
     ...(options.run === undefined
       ? [`--allow-env=HOME,DOCKER_CONFIG,${PROXY_VARIABLES.join(",")}`]
       : ["--allow-env", `--allow-run=${options.run.join(",")}`]),
@@ -130,4 +131,21 @@ export function failureLines(stderr: string): [string, string] {
 export function causeLine(stderr: string): string[] {
   const line = stderr.split("\n").find((l) => /^ocipart \w+: cause: /.test(l));
   return line === undefined ? [] : line.replace(/^ocipart \w+: cause: /, "").split(", ");
+}
+
+/** A listener that accepts connections and never says a word: a registry that never answers. */
+export function startSilentServer(): { port: number } & AsyncDisposable {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) held.push(conn);
+  })();
+  return {
+    port: listener.addr.port,
+    [Symbol.asyncDispose]: async () => {
+      listener.close();
+      await accepting.catch(() => {});
+      for (const conn of held) conn.close();
+    },
+  };
 }

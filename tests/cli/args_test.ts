@@ -21,6 +21,8 @@ Deno.test("push with every flag parses into a push command", () => {
     "--workers=3",
     "--timeout",
     "1m30s",
+    "--stall-timeout",
+    "2m",
     "--plain-http",
     "--ca-file",
     "ca.pem",
@@ -38,6 +40,8 @@ Deno.test("push with every flag parses into a push command", () => {
     kind: "push",
     workers: 3,
     timeoutMs: 90_000,
+    timeoutText: "1m30s",
+    stallTimeoutMs: 120_000,
     plainHttp: true,
     caFile: "ca.pem",
     username: "alice",
@@ -55,6 +59,8 @@ Deno.test("pull defaults leave library defaults in place", () => {
     kind: "pull",
     workers: undefined,
     timeoutMs: 0,
+    timeoutText: "0",
+    stallTimeoutMs: undefined,
     plainHttp: false,
     caFile: undefined,
     username: undefined,
@@ -133,6 +139,18 @@ Deno.test("negative durations are usage errors in both spellings", () => {
 Deno.test("--timeout 0 means no limit", () => {
   const command = parseCommandLine(["pull", "--timeout", "0", REF, "f"]);
   strictEqual(command.kind === "pull" && command.timeoutMs, 0);
+});
+
+Deno.test("--timeout and --stall-timeout take up to 365 days, kept as typed; longer is a usage error", () => {
+  const command = parseCommandLine(["pull", "--timeout", "600h", "--stall-timeout=720h", REF, "f"]);
+  strictEqual(command.kind === "pull" && command.timeoutMs, 600 * 3_600_000);
+  strictEqual(command.kind === "pull" && command.timeoutText, "600h");
+  strictEqual(command.kind === "pull" && command.stallTimeoutMs, 720 * 3_600_000);
+  const year = parseCommandLine(["pull", "--timeout", "8760h", REF, "f"]);
+  strictEqual(year.kind === "pull" && year.timeoutMs, 8760 * 3_600_000);
+  usageError(["pull", "--timeout", "8761h", REF, "f"], "pull", /--timeout: must be at most 8760h/);
+  usageError(["pull", "--stall-timeout", "9000h", REF, "f"], "pull", /--stall-timeout: must be/);
+  usageError(["pull", "--stall-timeout", "soon", REF, "f"], "pull", /--stall-timeout/);
 });
 
 Deno.test("--username and --password-stdin only work together", () => {

@@ -9,7 +9,7 @@ import { startNginx } from "../fixtures/nginx.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { startTokenServer } from "../fixtures/token_server.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { type CliResult, failureLines, runCli } from "./_cli.ts";
+import { type CliResult, failureLines, runCli, startSilentServer } from "./_cli.ts";
 import { partDigests, pushByHand, tinyImage, writeOciLayout } from "./_images.ts";
 
 const KiB = 1024;
@@ -404,24 +404,13 @@ Deno.test("1: malformed reference, missing source, unreadable --ca-file", async 
 });
 
 Deno.test("1: an expired --timeout against a registry that never answers", async () => {
-  // A listener that accepts connections and never says a word.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const held: Deno.Conn[] = [];
-  const accepting = (async () => {
-    for await (const conn of listener) held.push(conn);
-  })();
-  try {
-    await using tmp = await tempDir();
-    const dest = `${tmp.path}/out.bin`;
-    const result = await runCli(
-      ["pull", "--plain-http", "--timeout", "1s", `127.0.0.1:${listener.addr.port}/a/b:v1`, dest],
-      { tmp: tmp.path },
-    );
-    expectFailure(result, 1, /^ocipart pull: --timeout 1s expired/);
-    strictEqual(await exists(dest), false);
-  } finally {
-    listener.close();
-    await accepting.catch(() => {});
-    for (const conn of held) conn.close();
-  }
+  await using silent = startSilentServer();
+  await using tmp = await tempDir();
+  const dest = `${tmp.path}/out.bin`;
+  const result = await runCli(
+    ["pull", "--plain-http", "--timeout", "1s", `127.0.0.1:${silent.port}/a/b:v1`, dest],
+    { tmp: tmp.path },
+  );
+  expectFailure(result, 1, /^ocipart pull: --timeout 1s expired/);
+  strictEqual(await exists(dest), false);
 });

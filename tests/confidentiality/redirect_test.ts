@@ -27,6 +27,8 @@ import {
 
 const PART = 64 * 1024;
 const BLOB_GET = /\/v2\/conf\/[a-z]+\/blobs\/sha256:/;
+/** A blob path the registry does not hold: the hop back only needs to reach the origin. */
+const EMPTY_PROBE = `sha256:${"0".repeat(64)}`;
 
 registryTest("confidentiality: blob redirects to storage", async (t) => {
   const ledger = new ErrorLedger();
@@ -107,6 +109,29 @@ registryTest("confidentiality: blob redirects to storage", async (t) => {
       assert.equal(storage.length, 1);
       assert.deepEqual(credentialHeaders(storage[0].headers), []);
     });
+
+    await t.step(
+      "once the chain left the origin, a hop back to it carries no credential",
+      async () => {
+        proxy.clearFaults();
+        // Storage answers the registry's redirect with a redirect back to the registry origin.
+        files.fault({
+          method: "GET",
+          respond: {
+            status: 307,
+            headers: { location: `${proxy.url}/v2/conf/one/blobs/${EMPTY_PROBE}?back=1` },
+          },
+        });
+        const proxyBefore = proxy.log.length;
+        const dest = join(work, "back.out");
+        await client.pull(`${proxy.host}/conf/one:v1`, toFile(dest), { workers: 1 });
+        assert.ok(sameBytes(await Deno.readFile(dest), one), "the retry completed the pull");
+        const back = proxy.log.slice(proxyBefore).find((r) => r.query === "back=1");
+        assert.ok(back !== undefined, "the hop back reached the registry origin");
+        assert.deepEqual(credentialHeaders(back.headers), [], "no credential on the way back");
+        files.clearFaults();
+      },
+    );
 
     await t.step("three hops are followed, a fourth is refused before its target", async () => {
       const hops = (n: number) => {

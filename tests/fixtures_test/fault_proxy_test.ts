@@ -347,3 +347,51 @@ toolTest(
     }
   },
 );
+
+Deno.test("fault proxy: a write delivered whole still reaches its answer after the client vanishes; writesAnswered() waits for it", async () => {
+  // A target that takes its time to commit a write, as a registry moving a blob into place.
+  let committed = 0;
+  const target = createServer((req, res) => {
+    req.resume();
+    req.on("end", () =>
+      setTimeout(() => {
+        committed++;
+        res.writeHead(201, { "content-length": "0" }).end();
+      }, 300));
+  });
+  await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));
+  const port = (target.address() as AddressInfo).port;
+  await using proxy = await startFaultProxy({ target: `http://127.0.0.1:${port}` });
+  try {
+    const body = new Uint8Array(64 * 1024);
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: proxy.port });
+    const head = `PUT /v2/a/b/blobs/uploads/x?digest=d HTTP/1.1\r\nhost: ${proxy.host}\r\n` +
+      `content-length: ${body.byteLength}\r\n\r\n`;
+    await conn.write(new TextEncoder().encode(head));
+    for (let sent = 0; sent < body.byteLength;) sent += await conn.write(body.subarray(sent));
+    await new Promise((r) => setTimeout(r, 50));
+    conn.close(); // the client is killed before the answer
+    assertEquals(committed, 0, "not committed yet");
+    await proxy.writesAnswered();
+    assertEquals(committed, 1, "it resolves only once the target has answered");
+
+    // A client killed mid-body: that exchange is dropped, and nothing waits for it.
+    const cut = await Deno.connect({ hostname: "127.0.0.1", port: proxy.port });
+    await cut.write(new TextEncoder().encode(head));
+    await cut.write(body.subarray(0, 1000));
+    await new Promise((r) => setTimeout(r, 50));
+    cut.close();
+    await new Promise((r) => setTimeout(r, 50));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const settled = await Promise.race([
+      proxy.writesAnswered().then(() => "answered"),
+      new Promise((r) => timer = setTimeout(() => r("still waiting"), 5000)),
+    ]);
+    clearTimeout(timer);
+    assertEquals(settled, "answered");
+    assertEquals(committed, 1, "the cut write was never committed");
+  } finally {
+    await new Promise((r) => target.close(r));
+    target.closeAllConnections?.();
+  }
+});

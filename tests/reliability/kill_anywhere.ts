@@ -87,6 +87,16 @@ async function runDriver(args: string[], killAfterMs?: number): Promise<Run> {
   };
 }
 
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
+  try {
+    return await Promise.race([promise.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function exists(path: string): Promise<boolean> {
   try {
     await Deno.lstat(path);
@@ -150,6 +160,14 @@ export async function runKillAnywhere(options: {
       const delay = randomInt(random, 0, Math.ceil(pushRun.ms * 1.3));
       const first = await runDriver(["push", ref, file, String(partSize)], delay);
       if (first.code === "killed") report.killedMidway++;
+      // A PUT whose body reached the registry whole before the kill is still committed after
+      // the child is gone: count what is missing once the registry has answered everything.
+      if (!(await settlesWithin(proxy.writesAnswered(), 60_000))) {
+        report.failures.push(
+          `push ${i} (seed ${seed}): the registry never answered the killed push`,
+        );
+        continue;
+      }
       // Which parts did the killed push land?
       const digests = await Promise.all(parts.map((p) => sliceDigest(file, p.offset, p.size)));
       let present = 0;

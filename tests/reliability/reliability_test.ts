@@ -1,5 +1,6 @@
 /**
- * The seeded reliability sample of `deno task test`: a few kills, a short fault storm, the
+ * The seeded reliability sample of `deno task test`: a few kills, a few pairs of pulls into one
+ * destination, a short fault storm, the
  * RSS check and the leak scan of everything they produced. `deno task stress` runs the full
  * counts. Reproduce with `OCIPART_STRESS_SEED=<seed>`.
  */
@@ -7,6 +8,7 @@ import assert from "node:assert/strict";
 import { registryTest } from "../fixtures/registry.ts";
 import { runKillAnywhere } from "./kill_anywhere.ts";
 import { runFaultStorm } from "./fault_storm.ts";
+import { runTwoPulls } from "./two_pulls.ts";
 import { runRssCheck } from "./rss.ts";
 import { collected, findLeaks } from "./leak_scan.ts";
 
@@ -25,6 +27,22 @@ registryTest(
     });
     assert.deepEqual(report.failures, []);
     assert.equal(report.rerunsCompleted, 6);
+  },
+);
+
+registryTest(
+  `two pulls, one destination: 8 seeded overlapping pairs never commit a mixed file (seed ${SEED})`,
+  { sanitizeOps: true, sanitizeResources: true },
+  async () => {
+    const report = await runTwoPulls({
+      seed: SEED,
+      trials: 8,
+      fileSize: 4 << 20,
+      partSize: 256 << 10,
+    });
+    assert.deepEqual(report.failures, []);
+    assert.equal(report.corruptCommits, 0);
+    assert.ok(report.refusedAsInUse > 0, "some pairs overlapped");
   },
 );
 

@@ -9,6 +9,7 @@ import { FUZZ_TARGETS, runFuzzTarget } from "../fuzz/fuzz.ts";
 import { runManifestPullFuzz } from "../fuzz/manifest_pull.ts";
 import { runFaultStorm } from "../reliability/fault_storm.ts";
 import { runKillAnywhere } from "../reliability/kill_anywhere.ts";
+import { runTwoPulls } from "../reliability/two_pulls.ts";
 import { flushErrorCount, installErrorObserver } from "../fixtures/error_observer.ts";
 import { formatLeakReport, scanLeakDir } from "../reliability/leak_report.ts";
 import { runRssCheck } from "../reliability/rss.ts";
@@ -63,6 +64,19 @@ row(
   `${kills.pushes} pushes + ${kills.pulls} pulls`,
   `killed mid-transfer ${kills.killedMidway}, reruns completed ${kills.rerunsCompleted}, dest after kill: absent ${kills.destAbsentAfterKill} / complete ${kills.destCompleteAfterKill} / partial 0 allowed, parts already present ${kills.partsPresentBeforeRerun}, rerun PUTs ${kills.putsOnRerun} (= missing blobs)`,
   kills.failures,
+);
+
+const pairs = await runTwoPulls({
+  seed: SEED,
+  trials: 100,
+  fileSize: 4 << 20,
+  partSize: 256 << 10,
+});
+row(
+  "two pulls, one destination",
+  `${pairs.trials} pairs`,
+  `overlapped (one refused, in use) ${pairs.refusedAsInUse}, one after the other ${pairs.bothCompleted}, corrupt commits ${pairs.corruptCommits}`,
+  pairs.failures,
 );
 
 const storm = await runFaultStorm({

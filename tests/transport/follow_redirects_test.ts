@@ -105,6 +105,36 @@ Deno.test("follow redirects: a cross-origin hop uses the storage transport witho
   assertEquals(headers["x-keep"], "kept");
 });
 
+Deno.test("follow redirects: once a chain left the origin, a hop back to it gets no credentials", async () => {
+  const registry = recorder(() => redirect("https://storage.example/data"));
+  const storage = recorder((request) =>
+    request.url.startsWith("https://storage.example/")
+      ? redirect("https://registry.example/v2/a/blobs/y")
+      : new Response("bytes")
+  );
+  const result = await followRedirects(
+    {
+      method: "GET",
+      url: new URL("https://registry.example/v2/a/blobs/x"),
+      headers: SECRET_HEADERS,
+    },
+    { origin: ORIGIN, transport: registry, storageTransport: storage, operation: "GET blob" },
+  );
+  assertEquals(await result.response.text(), "bytes");
+  assertEquals(result.offOrigin, true, "the answer came through the storage transport");
+  // The authenticating transport saw only the first hop; the way back went without it.
+  assertEquals(registry.seen.map((s) => s.url), ["https://registry.example/v2/a/blobs/x"]);
+  assertEquals(storage.seen.map((s) => s.url), [
+    "https://storage.example/data",
+    "https://registry.example/v2/a/blobs/y",
+  ]);
+  for (const seen of storage.seen) {
+    for (const name of ["authorization", "proxy-authorization", "cookie", "referer"]) {
+      assertEquals(seen.headers[name], undefined, `${name} sent to ${seen.url}`);
+    }
+  }
+});
+
 Deno.test("follow redirects: an off-origin first request never touches the registry transport", async () => {
   const registry = recorder(() => new Response("wrong"));
   const storage = recorder(() => new Response(null, { status: 201 }));

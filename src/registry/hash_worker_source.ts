@@ -1,0 +1,87 @@
+/**
+ * The source of a hashing thread. CommonJS: the form `node:worker_threads` evaluates on every
+ * runtime that has it.
+ *
+ * Two kinds of work share a thread, interleaved by its event loop: running hashes fed with
+ * transferred buffers (each buffer is handed back once hashed), and file ranges read with
+ * double-buffered 4 MiB reads. A range checks for a cancel between reads, so stopping one never
+ * needs the thread ended and another started.
+ *
+ * @module
+ */
+
+/**
+ * Evaluated by `new Worker(source, { eval: true })`.
+ *
+ * @example Starting a hashing thread by hand
+ * ```ts
+ * import { Worker } from "node:worker_threads";
+ * import { HASH_WORKER_SOURCE } from "./hash_worker_source.ts";
+ * const worker = new Worker(HASH_WORKER_SOURCE, { eval: true });
+ * worker.postMessage({ id: 1, op: "digest" });
+ * const answer = await new Promise((resolve) => worker.once("message", resolve));
+ * console.log(answer); // { id: 1, op: "digest", digest: "sha256:e3b0c442…" }
+ * await worker.terminate();
+ * ```
+ */
+export const HASH_WORKER_SOURCE = `
+const { parentPort } = require("node:worker_threads");
+const { createHash } = require("node:crypto");
+const { open } = require("node:fs/promises");
+const CHUNK = 4 << 20;
+const hashes = new Map();
+const cancelled = new Set();
+let buffers;
+
+async function hashRange(id, path, offset, size) {
+  buffers ??= [new Uint8Array(CHUNK), new Uint8Array(CHUNK)];
+  const handle = await open(path, "r");
+  try {
+    const hash = createHash("sha256");
+    const end = offset + size;
+    let position = offset;
+    let index = 0;
+    let pending = size > 0 ? handle.read(buffers[0], 0, Math.min(CHUNK, size), position) : null;
+    while (pending !== null) {
+      const { bytesRead } = await pending;
+      if (cancelled.has(id)) return { cancelled: true };
+      if (bytesRead === 0) return { error: "short" };
+      const current = buffers[index];
+      position += bytesRead;
+      index = 1 - index;
+      pending = position < end
+        ? handle.read(buffers[index], 0, Math.min(CHUNK, end - position), position)
+        : null;
+      hash.update(current.subarray(0, bytesRead));
+    }
+    return { digest: "sha256:" + hash.digest("hex") };
+  } finally {
+    await handle.close();
+  }
+}
+
+parentPort.on("message", (data) => {
+  const { id, op } = data;
+  if (op === "update") {
+    let hash = hashes.get(id);
+    if (hash === undefined) {
+      hash = createHash("sha256");
+      hashes.set(id, hash);
+    }
+    hash.update(new Uint8Array(data.buffer, 0, data.length));
+    parentPort.postMessage({ id, op: "recycle", buffer: data.buffer }, [data.buffer]);
+  } else if (op === "reset" || op === "close") {
+    hashes.delete(id);
+  } else if (op === "digest") {
+    const hash = hashes.get(id) ?? createHash("sha256");
+    parentPort.postMessage({ id, op: "digest", digest: "sha256:" + hash.copy().digest("hex") });
+  } else if (op === "range") {
+    hashRange(id, data.path, data.offset, data.size).then(
+      (result) => parentPort.postMessage({ id, op: "range", ...result }),
+      (err) => parentPort.postMessage({ id, op: "range", error: "io", code: String(err?.code ?? "") }),
+    ).finally(() => cancelled.delete(id));
+  } else if (op === "cancel") {
+    cancelled.add(id);
+  }
+});
+`;

@@ -1,0 +1,309 @@
+/**
+ * The destination belongs to one pull, end to end through the CLI on the real registry: the
+ * partial file is locked for the whole pull (a throttled nginx keeps the first pull running), is
+ * never written through a planted link, is sized only when the file system has room (a small
+ * tmpfs; the strict fake registry serves a manifest claiming a huge file), and a name that cannot
+ * take the partial suffix is refused before anything is written.
+ */
+import { ok, strictEqual } from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { encodeManifest } from "../../src/parted/manifest.ts";
+import { OCI_MANIFEST_MEDIA_TYPE } from "../../src/registry/media_types.ts";
+import { startFakeRegistry } from "../fixtures/fake_registry.ts";
+import { writePatternFile } from "../fixtures/files.ts";
+import { startNginx } from "../fixtures/nginx.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { type CliResult, failureLines, runCli, spawnCli } from "./_cli.ts";
+
+const MiB = 1024 * 1024;
+const PARTIAL = ".parted-partial";
+
+async function digestOf(path: string): Promise<string> {
+  return createHash("sha256").update(await Deno.readFile(path)).digest("hex");
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}
+
+async function entries(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  return names.sort();
+}
+
+function expectRefusal(result: CliResult, pattern: RegExp): string {
+  strictEqual(result.code, 1, `exit ${result.code}, stderr:\n${result.stderr}`);
+  strictEqual(result.stdout, "");
+  const [error, why] = failureLines(result.stderr);
+  ok(pattern.test(error), `${error} !~ ${pattern}`);
+  strictEqual(why, "ocipart pull: no sentinel matched (exit 1)");
+  return error;
+}
+
+async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function push(ref: string, source: string, tmp: string, partSize = "1MiB"): Promise<void> {
+  const result = await runCli(["push", "--plain-http", "--part-size", partSize, ref, source], {
+    tmp,
+  });
+  strictEqual(result.code, 0, result.stderr);
+}
+
+registryTest(
+  "one destination, one pull: a second pull is refused at once and touches nothing; other destinations never contend; a killed pull's lock is gone",
+  async () => {
+    await using registry = await startRegistry();
+    await using nginx = await startNginx({ upstream: registry.url, limitRate: "1m" });
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/weights.bin`;
+    await writePatternFile(source, 6 * MiB + 5);
+    const other = `${tmp.path}/other.bin`;
+    await writePatternFile(other, 2 * MiB + 1, 7);
+    await push(`${registry.host}/dest/lock:a`, source, tmp.path);
+    await push(`${registry.host}/dest/lock:b`, other, tmp.path);
+
+    const dest = `${tmp.path}/out.bin`;
+    // The first pull goes through nginx at 1 MiB/s per response: several seconds.
+    const first = spawnCli(
+      ["pull", "--plain-http", "--workers", "2", `${nginx.host}/dest/lock:a`, dest],
+      { tmp: tmp.path },
+    );
+    await first.stdin.close();
+    const firstOutput = first.output();
+    await waitFor(
+      async () =>
+        (await Deno.stat(`${dest}${PARTIAL}`).catch(() => undefined))?.size === 6 * MiB + 5,
+      "the first pull to size its partial",
+    );
+
+    // The second pull of the same destination (another artifact, straight to the registry).
+    const started = performance.now();
+    const second = await runCli(
+      ["pull", "--plain-http", `${registry.host}/dest/lock:b`, dest],
+      { tmp: tmp.path },
+    );
+    const secondMs = performance.now() - started;
+    const error = expectRefusal(second, /in use by another pull/);
+    ok(error.includes(dest), `the path is named: ${error}`);
+    strictEqual(await exists(dest), false, "the second pull committed nothing");
+
+    // A different destination pulls at the same time without contention.
+    const elsewhere = await runCli(
+      ["pull", "--plain-http", `${registry.host}/dest/lock:b`, `${tmp.path}/elsewhere.bin`],
+      { tmp: tmp.path },
+    );
+    strictEqual(elsewhere.code, 0, elsewhere.stderr);
+    strictEqual(await digestOf(`${tmp.path}/elsewhere.bin`), await digestOf(other));
+
+    const firstResult = await firstOutput;
+    strictEqual(firstResult.code, 0, new TextDecoder().decode(firstResult.stderr));
+    strictEqual(await digestOf(dest), await digestOf(source), "the first pull's bytes, unmixed");
+    strictEqual(await exists(`${dest}${PARTIAL}`), false);
+    console.log(`second pull refused in ${secondMs.toFixed(0)} ms (process start included)`);
+
+    // A pull killed while holding the lock leaves a partial the next pull can take.
+    const killedDest = `${tmp.path}/killed.bin`;
+    const killed = spawnCli(
+      ["pull", "--plain-http", `${nginx.host}/dest/lock:a`, killedDest],
+      { tmp: tmp.path },
+    );
+    await killed.stdin.close();
+    await waitFor(() => exists(`${killedDest}${PARTIAL}`), "the killed pull to open its partial");
+    killed.kill("SIGKILL");
+    await killed.output();
+    const rerun = await runCli(
+      ["pull", "--plain-http", `${registry.host}/dest/lock:a`, killedDest],
+      { tmp: tmp.path },
+    );
+    strictEqual(rerun.code, 0, rerun.stderr);
+    strictEqual(await digestOf(killedDest), await digestOf(source));
+  },
+);
+
+registryTest(
+  "a planted symbolic or hard link at the partial is refused and the victim is unchanged; a linked destination is replaced, not followed",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/weights.bin`;
+    await writePatternFile(source, 3 * MiB + 3);
+    const ref = `${registry.host}/dest/links:v1`;
+    await push(ref, source, tmp.path);
+    const victim = `${tmp.path}/victim.txt`;
+    await Deno.writeTextFile(victim, "precious");
+    const victimDigest = await digestOf(victim);
+
+    const viaSymlink = `${tmp.path}/sym.bin`;
+    await Deno.symlink(victim, `${viaSymlink}${PARTIAL}`);
+    expectRefusal(
+      await runCli(["pull", "--plain-http", ref, viaSymlink], { tmp: tmp.path }),
+      /partial file is a symbolic link/,
+    );
+    strictEqual(await digestOf(victim), victimDigest);
+    strictEqual((await Deno.lstat(`${viaSymlink}${PARTIAL}`)).isSymlink, true, "link untouched");
+    strictEqual(await exists(viaSymlink), false);
+
+    const viaHardLink = `${tmp.path}/hard.bin`;
+    await Deno.link(victim, `${viaHardLink}${PARTIAL}`);
+    expectRefusal(
+      await runCli(["pull", "--plain-http", ref, viaHardLink], { tmp: tmp.path }),
+      /partial file has another hard link/,
+    );
+    strictEqual(await digestOf(victim), victimDigest);
+    strictEqual(await exists(viaHardLink), false);
+
+    // A destination that is a link: the rename replaces the link itself.
+    const linkedDest = `${tmp.path}/linked.bin`;
+    await Deno.symlink(victim, linkedDest);
+    const pull = await runCli(["pull", "--plain-http", ref, linkedDest], { tmp: tmp.path });
+    strictEqual(pull.code, 0, pull.stderr);
+    strictEqual((await Deno.lstat(linkedDest)).isFile, true);
+    strictEqual(await digestOf(linkedDest), await digestOf(source));
+    strictEqual(await digestOf(victim), victimDigest);
+  },
+);
+
+registryTest(
+  "a destination name that cannot take the partial suffix is refused before anything is written",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/weights.bin`;
+    await writePatternFile(source, 1000);
+    const ref = `${registry.host}/dest/name:v1`;
+    await push(ref, source, tmp.path);
+    const dir = `${tmp.path}/d`;
+    await Deno.mkdir(dir);
+    const longName = "w".repeat(250);
+    expectRefusal(
+      await runCli(["pull", "--plain-http", ref, `${dir}/${longName}`], { tmp: tmp.path }),
+      /file name is too long .*limited to 255 bytes/,
+    );
+    strictEqual((await entries(dir)).length, 0, "nothing written");
+    // Exactly at the limit works.
+    const fits = "w".repeat(255 - PARTIAL.length);
+    const pull = await runCli(["pull", "--plain-http", ref, `${dir}/${fits}`], { tmp: tmp.path });
+    strictEqual(pull.code, 0, pull.stderr);
+    strictEqual(await digestOf(`${dir}/${fits}`), await digestOf(source));
+  },
+);
+
+Deno.test("a manifest claiming 2^53-1 bytes is refused before sizing, naming the bytes, and leaves no partial", async () => {
+  await using registry = await startFakeRegistry();
+  await using tmp = await tempDir();
+  const digest = `sha256:${"ab".repeat(32)}`;
+  const fileSize = Number.MAX_SAFE_INTEGER;
+  const partSize = 2 ** 41;
+  const manifest = encodeManifest({
+    partSize,
+    fileSize,
+    fileDigest: digest,
+    partDigests: Array(Math.ceil(fileSize / partSize)).fill(digest),
+  });
+  registry.store.putManifest("dest/huge", "v1", manifest, OCI_MANIFEST_MEDIA_TYPE);
+  const dest = `${tmp.path}/huge.bin`;
+  const result = await runCli(
+    ["pull", "--plain-http", `${registry.host}/dest/huge:v1`, dest],
+    { tmp: tmp.path },
+  );
+  expectRefusal(result, /not enough space: 9007199254740991 bytes needed, \d+ available/);
+  strictEqual(await exists(`${dest}${PARTIAL}`), false, "no partial left");
+  strictEqual(await exists(dest), false);
+  strictEqual(registry.count({ method: "GET", path: /\/blobs\// }), 0, "no blob requested");
+});
+
+function isRoot(): boolean {
+  return Deno.uid() === 0;
+}
+
+async function mountTmpfs(dir: string, size: string): Promise<boolean> {
+  await Deno.mkdir(dir, { recursive: true });
+  const mount = await new Deno.Command("mount", {
+    args: ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  return mount.success;
+}
+
+async function unmount(dir: string): Promise<void> {
+  await new Deno.Command("umount", { args: [dir], stdout: "null", stderr: "null" }).output();
+}
+
+registryTest(
+  "a small file system: a pull that cannot fit is refused at once; space running out mid-pull is named ENOSPC",
+  async (t) => {
+    if (!isRoot()) {
+      console.log("skipped: mounting a tmpfs needs root");
+      return;
+    }
+    await using registry = await startRegistry();
+    await using nginx = await startNginx({ upstream: registry.url, limitRate: "2m" });
+    await using tmp = await tempDir();
+    const mnt = `${tmp.path}/small`;
+    if (!(await mountTmpfs(mnt, "24m"))) {
+      console.log("skipped: tmpfs could not be mounted here");
+      return;
+    }
+    try {
+      const big = `${tmp.path}/big.bin`;
+      await writePatternFile(big, 40 * MiB);
+      await push(`${registry.host}/dest/space:big`, big, tmp.path, "4MiB");
+      const small = `${tmp.path}/small.bin`;
+      await writePatternFile(small, 16 * MiB, 3);
+      await push(`${registry.host}/dest/space:small`, small, tmp.path, "1MiB");
+
+      await t.step("refused before sizing, naming bytes needed and available", async () => {
+        const dest = `${mnt}/big.bin`;
+        const result = await runCli(
+          ["pull", "--plain-http", `${registry.host}/dest/space:big`, dest],
+          { tmp: tmp.path },
+        );
+        expectRefusal(result, /not enough space: 41943040 bytes needed, \d+ available/);
+        strictEqual((await entries(mnt)).length, 0, "no partial left");
+      });
+
+      await t.step("space taken by another writer mid-pull: the error names ENOSPC", async () => {
+        const dest = `${mnt}/small.bin`;
+        const pull = spawnCli(
+          ["pull", "--plain-http", "--workers", "2", `${nginx.host}/dest/space:small`, dest],
+          { tmp: tmp.path },
+        );
+        await pull.stdin.close();
+        const output = pull.output();
+        await waitFor(
+          async () =>
+            (await Deno.stat(`${dest}${PARTIAL}`).catch(() => undefined))?.size === 16 * MiB,
+          "the partial to be sized",
+        );
+        // Another writer takes what is left of the file system.
+        const filler = await Deno.open(`${mnt}/filler`, { write: true, create: true });
+        const block = new Uint8Array(MiB);
+        try {
+          for (;;) await filler.write(block);
+        } catch {
+          // full
+        } finally {
+          filler.close();
+        }
+        const result = await output;
+        const stderr = new TextDecoder().decode(result.stderr);
+        strictEqual(result.code, 1, stderr);
+        const [error] = failureLines(stderr);
+        ok(/write failed \(ENOSPC: no space left on the device\)/.test(error), error);
+        ok(error.includes(dest), error);
+        strictEqual(await exists(dest), false);
+      });
+    } finally {
+      await unmount(mnt);
+    }
+  },
+);

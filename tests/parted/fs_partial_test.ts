@@ -1,0 +1,58 @@
+import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { LocalFileError } from "../../src/errors/kinds.ts";
+import { PartialInUseError } from "../../src/parted/fs_guard.ts";
+import { PARTIAL_SUFFIX, PartialFile } from "../../src/parted/fs_partial.ts";
+
+const exists = (path: string) => Deno.lstat(path).then(() => true, () => false);
+
+Deno.test({
+  name: "partial file: a resize that fails (2^53-1 bytes, EFBIG) leaves no 0-byte partial",
+  // Without sys permission free space cannot be measured, so the resize itself is what fails.
+  permissions: { read: true, write: true, sys: false },
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      const dest = `${dir}/huge.bin`;
+      const partial = await PartialFile.open(dest);
+      const err = await assertRejects(() => partial.prepare(Number.MAX_SAFE_INTEGER));
+      assert(err instanceof LocalFileError);
+      assert(/cannot be resized \((EFBIG|EINVAL)/.test(err.message), err.message);
+      await partial.close();
+      assertEquals(await exists(`${dest}${PARTIAL_SUFFIX}`), false);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("partial file: one holder per destination in a process too; released on close; a sized partial stays", async () => {
+  await using dir = await tempDir();
+  const dest = `${dir.path}/a.bin`;
+  const first = await PartialFile.open(dest);
+  await assertRejects(() => PartialFile.open(dest), PartialInUseError);
+  const other = await PartialFile.open(`${dir.path}/b.bin`);
+  await other.close();
+  assertEquals(await exists(`${dir.path}/b.bin${PARTIAL_SUFFIX}`), false, "never sized: removed");
+  await first.prepare(10);
+  await first.close();
+  const again = await PartialFile.open(dest);
+  assertEquals(again.initialLength, 10, "the sized partial stayed for a resume");
+  await again.close();
+});
+
+Deno.test("partial file: a partial replaced by a link during the pull is not committed", async () => {
+  await using dir = await tempDir();
+  const dest = `${dir.path}/a.bin`;
+  const victim = `${dir.path}/victim`;
+  await Deno.writeTextFile(victim, "precious");
+  const partial = await PartialFile.open(dest);
+  await partial.prepare(3);
+  await partial.writeAt(new TextEncoder().encode("abc"), 0);
+  await Deno.remove(partial.path);
+  await Deno.symlink(victim, partial.path);
+  await assertRejects(() => partial.commit(), LocalFileError, "replaced during the pull");
+  await partial.close();
+  assertEquals(await exists(dest), false);
+  assertEquals(await Deno.readTextFile(victim), "precious");
+});
