@@ -34,8 +34,8 @@ ${COMMON_FLAGS}`;
 const PULL = `Usage: ${PROGRAM} pull [flags] <ref> <dest>
 
 Pull the parted artifact <ref> into the file <dest>. Data lands in <dest>.parted-partial first;
-<dest> only ever appears complete and verified. Rerun an interrupted pull to resume it.
-Nothing is printed on standard output.
+<dest> only ever appears complete and verified. Rerun an interrupted pull to resume it. One pull
+at a time owns <dest>: another pull of it fails at once. Nothing is printed on standard output.
 
 Flags:
 ${COMMON_FLAGS}`;

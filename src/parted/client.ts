@@ -237,8 +237,8 @@ export class PartedClient {
    * Pulls the artifact `ref` into `destination`: verified part by part, resumed from
    * `<dest>.parted-partial` when a previous pull left one of the full length, and renamed onto
    * the destination only when complete. The partial is locked for the whole pull (a second pull
-   * of the same destination rejects at once with a `LocalFileError`), never opened through a
-   * link, and sized only when the file system has room (measured with `statfs`; Deno asks for
+   * of the same destination rejects at once with a `LocalFileError`; Deno's `flock`, absent on
+   * runtimes without file locks), never opened through a link, and sized only when the file system has room (measured with `statfs`; Deno asks for
    * `--allow-sys=statfs`, and without it the check is skipped).
    *
    * @throws {RangeError} A worker count that is not a positive integer, before anything is

@@ -31,7 +31,8 @@ const MEANINGS: Readonly<Record<string, string>> = {
  * ```ts
  * import { osReason } from "./fs_reason.ts";
  * const err = Object.assign(new Error("boom"), { code: "ENOSPC" });
- * console.log(`write failed${osReason(err)}`); // "write failed (ENOSPC: no space left on the device)"
+ * console.log(`write failed${osReason(err)}`);
+ * // "write failed (ENOSPC: no space left on the device)"
  * ```
  */
 export function osReason(err: unknown): string {

@@ -1,6 +1,7 @@
 /**
  * The pull procedure: lock and measure the partial file, resolve and verify the manifest, size
- * the partial when there is room, resume or start fresh, fetch parts concurrently, commit atomically.
+ * the partial when there is room, resume or start fresh, fetch parts concurrently, commit
+ * atomically.
  *
  * @module
  */
@@ -24,7 +25,7 @@ import { FirstFailure, runPartWorkers } from "./part_workers.ts";
 export interface PullJob extends TransferJob {
   /** The destination path. */
   destination: string;
-  /** Threads of the resume hashing pass; default the hardware concurrency, at most `workers`. */
+  /** Hashing threads (resume pass and downloads); default the core count, at most `workers`. */
   hashThreads?: number;
 }
 

@@ -78,7 +78,10 @@ parentPort.on("message", (data) => {
   } else if (op === "range") {
     hashRange(id, data.path, data.offset, data.size).then(
       (result) => parentPort.postMessage({ id, op: "range", ...result }),
-      (err) => parentPort.postMessage({ id, op: "range", error: "io", code: String(err?.code ?? "") }),
+      (err) => {
+        const code = String(err?.code ?? "");
+        parentPort.postMessage({ id, op: "range", error: "io", code });
+      },
     ).finally(() => cancelled.delete(id));
   } else if (op === "cancel") {
     cancelled.add(id);
