@@ -10,6 +10,7 @@ import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { s3Test, startS3Registry } from "../fixtures/s3.ts";
 import { tempDir } from "../fixtures/tmp.ts";
+import { startTokenServer } from "../fixtures/token_server.ts";
 import { runCli } from "../cli/_cli.ts";
 import { exists } from "../parted/_helpers.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
@@ -39,6 +40,32 @@ s3Test(
     assert(requests.every((r) => signatureOf(r) !== ""), "presigned URLs only");
   },
 );
+
+s3Test("s3 parted: with token auth, no registry token reaches storage", async () => {
+  await using tokens = await startTokenServer({ users: { [USER.username]: USER.password } });
+  await using s3 = await startS3Registry({
+    token: {
+      realm: tokens.realm,
+      service: tokens.service,
+      issuer: tokens.issuer,
+      rootCertBundle: tokens.rootCertBundle,
+    },
+  });
+  await using dir = await tempDir();
+  const src = `${dir.path}/src.bin`;
+  const digest = await writePatternFile(src, 3 * MiB, 45);
+  using client = new PartedClient({ plainHttp: true, credential: USER, retryPolicy: FAST });
+  const ref = `${s3.registry.host}/s3/token:v1`;
+  await client.push(ref, fromFile(src), { partSize: MiB });
+  await client.pull(ref, toFile(`${dir.path}/out.bin`));
+  assertEquals(await sha256File(`${dir.path}/out.bin`), digest);
+  assert(tokens.requests.length > 0, "the client logged in with a token");
+  for (const record of assertNoCredentialOnStorage(s3.gate)) {
+    const text = JSON.stringify(record.headers) + record.query;
+    assert(!/Bearer|eyJ/.test(text), "a registry token reached storage");
+  }
+  assertNoRefusals(s3.gate);
+});
 
 s3Test(
   "s3 parted: a cancelled pull resumes, fetching from storage only the parts it lacks",
