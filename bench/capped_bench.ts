@@ -6,7 +6,9 @@
  * size; each pushes and pulls with ocipart, `curl` (one stream; the pull adds `openssl dgst`)
  * and `skopeo copy` (which copies the parts concurrently as the layers they are), in the same
  * run, against the ideal `size / (min(workers, parts) × rate)`. Every ratio is printed beside the
- * CPU line: model, SHA extensions, node:crypto sha256 speed.
+ * CPU line: model, SHA extensions, node:crypto sha256 speed. Then the blob library's parallel
+ * pull (4 workers × 32 MiB of a 128 MiB blob) and its single stream against one `curl -o`
+ * stream (ideal 0.25×).
  *
  * Needs root, `ip` and `tc` (iproute2); without them it prints why and exits 0.
  *
@@ -27,6 +29,7 @@ const { values } = parseArgs({
   options: {
     rate: { type: "string", default: "200" },
     scenarios: { type: "string", default: "1GiB:128MiB,4GiB" },
+    "blob-only": { type: "boolean", default: false },
     workers: { type: "string", default: "8" },
     inside: { type: "boolean", default: false },
   },
@@ -65,6 +68,8 @@ const scenarios: Scenario[] = String(values.scenarios).split(",").map((item) => 
 
 const DENO = Deno.execPath();
 const OP = new URL("./_parted_op.ts", import.meta.url).pathname;
+const BLOB_OP = new URL("./blob_bench.ts", import.meta.url).pathname;
+const MiB = 1024 * 1024;
 const dir = await Deno.makeTempDir({ prefix: "ocipart-capped-" });
 
 function ok(m: Measurement, what: string): number {
@@ -158,6 +163,81 @@ async function runScenario(s: Scenario): Promise<Row[]> {
   ];
 }
 
+interface BlobTimes {
+  curl: number;
+  single: number;
+  parallel: number;
+  /** The same two pulls without the runtime's start-up (timed inside the process). */
+  singleInside: number;
+  parallelInside: number;
+}
+
+/** Seconds of curl, our single stream and our 4 × 32 MiB parallel pull of a 128 MiB blob. */
+async function runBlobScenario(): Promise<BlobTimes> {
+  const size = 128 * MiB;
+  const src = `${dir}/blob.bin`;
+  const out = `${dir}/blob-out.bin`;
+  const digest = await writePatternFile(src, size, 43);
+  try {
+    return await withCappedRegistry(async (host, url) => {
+      ok(await curlPush(url, src, digest), "curl -T");
+      const curl = ok(
+        await sh(`curl -sf -o '${out}' '${url}/v2/bench/curl/blobs/${digest}'`),
+        "curl",
+      );
+      const ours = (op: string) =>
+        measure([
+          DENO,
+          "run",
+          "-A",
+          BLOB_OP,
+          "--op",
+          op,
+          "--host",
+          host,
+          "--repo",
+          "bench/curl",
+          "--digest",
+          digest,
+          "--size",
+          String(size),
+          "--file",
+          out,
+          "--chunk-mib",
+          "32",
+        ]);
+      const single = await ours("pull");
+      const parallel = await ours("ppull");
+      return {
+        curl,
+        single: ok(single, "blob pull"),
+        parallel: ok(parallel, "blob parallel pull"),
+        singleInside: Number(single.stdout.trim()),
+        parallelInside: Number(parallel.stdout.trim()),
+      };
+    });
+  } finally {
+    await Deno.remove(src);
+    await Deno.remove(out).catch(() => {});
+  }
+}
+
+function printBlobScenario(r: BlobTimes, cpu: string) {
+  console.log(
+    "\n| blob, 128 MiB | ours s | `curl -o` s | ours / curl | target | CPU |\n|---|---|---|---|---|---|",
+  );
+  const row = (name: string, s: number, target: string) =>
+    console.log(
+      `| ${name} | ${s.toFixed(1)} | ${r.curl.toFixed(1)} | ${
+        (s / r.curl).toFixed(2)
+      }× | ${target} | ${cpu} |`,
+    );
+  row("single-stream pull + verify", r.single, "—");
+  row("parallel pull, 4 × 32 MiB", r.parallel, "≤ 0.28×");
+  row("single-stream pull, without runtime start-up", r.singleInside, "—");
+  row("parallel pull, without runtime start-up", r.parallelInside, "≤ 0.28×");
+}
+
 try {
   await new Deno.Command(DENO, { args: ["cache", OP], stdout: "null", stderr: "null" }).output();
   const cpu = await cpuLine();
@@ -169,7 +249,7 @@ try {
       "skopeo s | ours / skopeo (< 1×) | CPU |",
   );
   console.log("|---|---|---|---|---|---|---|---|---|---|");
-  for (const s of scenarios) {
+  for (const s of values["blob-only"] ? [] : scenarios) {
     for (const r of await runScenario(s)) {
       const x = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
       console.log(
@@ -181,6 +261,7 @@ try {
       );
     }
   }
+  printBlobScenario(await runBlobScenario(), cpu);
 } finally {
   await Deno.remove(dir, { recursive: true });
 }

@@ -13,6 +13,7 @@ import { formatRange, parseContentRange, validateContentRange } from "../registr
 import { openStreamHash } from "../registry/stream_sha256.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
 import { AttemptBudget } from "./attempt_budget.ts";
+import { LookAhead } from "./look_ahead.ts";
 import { type BlobContext, discard, send } from "./context.ts";
 import { acceptsRanges, contentLength, type PullRequest, verifiedStream } from "./pull.ts";
 import { type RangePortion, readRange } from "./pull_range.ts";
@@ -44,8 +45,9 @@ interface Chunk {
 /**
  * Downloads a blob with `settings.workers` concurrent ranged GETs of `settings.chunkSize`
  * bytes. The first GET is a probe (`bytes=0-<chunkSize-1>`) that uses one worker slot; when it
- * answers 200 the download continues as a single verifying stream. Received bytes are buffered
- * for at most `workers` chunks ahead of the consumer; closing the stream cancels the probe,
+ * answers 200 the download continues as a single verifying stream. Workers fetch ahead of the
+ * consumer only as far as the adaptive look-ahead allows (see `look_ahead.ts`), so received
+ * bytes are buffered for at most `workers` chunks ahead of the consumer; closing the stream cancels the probe,
  * queued work, active bodies and backoff waits before it returns.
  *
  * @example
@@ -147,6 +149,8 @@ export async function parallelPullBlob(
   let head = 0; // the chunk being emitted
   let next = 0; // the next chunk a worker takes
   let buffered = 0;
+  const lookAhead = new LookAhead(workers);
+  let headEmitted = false; // a wait after the head chunk's first bytes is a throughput shortage
   let failure: unknown;
   let changed = Promise.withResolvers<void>();
   const notify = () => {
@@ -163,8 +167,8 @@ export async function parallelPullBlob(
     let portion = firstPortion;
     while (!abort.signal.aborted) {
       if (next >= chunks.length) return;
-      // Stay within `workers` chunks of the consumer: bounds the buffered bytes.
-      if (next >= head + workers) {
+      // Stay within the look-ahead of the consumer: bounds the buffered bytes.
+      if (next >= head + lookAhead.window) {
         await changed.promise;
         continue;
       }
@@ -198,6 +202,13 @@ export async function parallelPullBlob(
   for (let i = 1; i < Math.min(workers, chunks.length); i++) start();
   const settled = () => Promise.all(running).then(() => {});
 
+  /** Complete chunks waiting behind the one being emitted. */
+  const readyAhead = () => {
+    let ready = 0;
+    for (let i = head + 1; i < next; i++) if (chunks[i]!.done) ready++;
+    return ready;
+  };
+
   let closed = false;
   const finish = () => {
     closed = true;
@@ -223,18 +234,22 @@ export async function parallelPullBlob(
           const chunk = chunks[head]!;
           const piece = chunk.pieces.shift();
           if (piece !== undefined) {
+            lookAhead.piledUp(readyAhead());
             buffered -= piece.byteLength;
             observer.buffered?.(buffered);
             await hash.update(piece);
+            headEmitted = true;
             controller.enqueue(piece);
             progress.committed(hash.bytes, total);
             return;
           }
           if (chunk.done) {
             head++;
+            headEmitted = false;
             notify();
             continue;
           }
+          if (headEmitted && lookAhead.starved()) notify();
           await changed.promise;
         }
       } catch (err) {
