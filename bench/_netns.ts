@@ -8,8 +8,9 @@
  * - `enterCappedNamespace(script, args): Promise<number>` — runs `deno run -A script --inside
  *   …args` inside a fresh namespace and removes it afterwards; returns the exit code, or 0 after
  *   printing why when the machine cannot do it (not root, no `ip`/`tc`).
- * - `capRegistryPort(port, rateMbit): Promise<void>` — from inside: caps every connection of
- *   `port` at `rateMbit` in each direction (replacing an earlier cap).
+ * - `capPorts(ports, rateMbit): Promise<void>` — from inside: caps every connection to or from
+ *   one of `ports` (a registry, its storage) at `rateMbit` in each direction, replacing an
+ *   earlier cap.
  *
  * @module
  */
@@ -75,8 +76,8 @@ export async function enterCappedNamespace(script: string, args: string[]): Prom
   }
 }
 
-/** Caps each connection of `port` at `rateMbit`; see the module doc. */
-export async function capRegistryPort(port: number, rateMbit: number): Promise<void> {
+/** Caps each connection of `ports` at `rateMbit`; see the module doc. */
+export async function capPorts(ports: number[], rateMbit: number): Promise<void> {
   await run(["tc", "qdisc", "del", "dev", "lo", "root"]);
   const rate = `${rateMbit}mbit`;
   const lines = [
@@ -85,13 +86,15 @@ export async function capRegistryPort(port: number, rateMbit: number): Promise<v
   ];
   for (let i = 0; i < 128; i++) {
     const flow = `flowid 1:${i + 1}`;
-    lines.push(
-      `class add dev lo parent 1: classid 1:${i + 1} htb rate ${rate} ceil ${rate}`,
-      `filter add dev lo parent 1: protocol ip prio 1 u32 match ip sport ${i} 0x007f ` +
-        `match ip dport ${port} 0xffff ${flow}`,
-      `filter add dev lo parent 1: protocol ip prio 1 u32 match ip dport ${i} 0x007f ` +
-        `match ip sport ${port} 0xffff ${flow}`,
-    );
+    lines.push(`class add dev lo parent 1: classid 1:${i + 1} htb rate ${rate} ceil ${rate}`);
+    for (const port of ports) {
+      lines.push(
+        `filter add dev lo parent 1: protocol ip prio 1 u32 match ip sport ${i} 0x007f ` +
+          `match ip dport ${port} 0xffff ${flow}`,
+        `filter add dev lo parent 1: protocol ip prio 1 u32 match ip dport ${i} 0x007f ` +
+          `match ip sport ${port} 0xffff ${flow}`,
+      );
+    }
   }
   await must(["tc", "-batch", "-"], lines.join("\n") + "\n");
 }

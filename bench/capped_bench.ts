@@ -8,7 +8,9 @@
  * run, against the ideal `size / (min(workers, parts) × rate)`. Every ratio is printed beside the
  * CPU line: model, SHA extensions, node:crypto sha256 speed. Then the blob library's parallel
  * pull (4 workers × 32 MiB of a 128 MiB blob) and its single stream against one `curl -o`
- * stream (ideal 0.25×).
+ * stream (ideal 0.25×). Last, pulls only (the S3 emulator ingests too slowly to bench pushes) from
+ * Distribution on S3 storage (moto behind the S3 gate, `tests/fixtures/s3.ts`), registry and
+ * storage ports both capped: 512 MiB in 64 MiB parts, skipped when moto is not installed.
  *
  * Needs root, `ip` and `tc` (iproute2); without them it prints why and exits 0.
  *
@@ -19,9 +21,10 @@
  */
 import { parseArgs } from "node:util";
 import { cpuLine } from "./_cpu.ts";
-import { capRegistryPort, enterCappedNamespace } from "./_netns.ts";
+import { capPorts, enterCappedNamespace } from "./_netns.ts";
 import { measure, type Measurement } from "./_measure.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
+import { motoPython, startS3Registry } from "../tests/fixtures/s3.ts";
 import { writePatternFile } from "../tests/fixtures/files.ts";
 
 const { values } = parseArgs({
@@ -30,6 +33,7 @@ const { values } = parseArgs({
     rate: { type: "string", default: "200" },
     scenarios: { type: "string", default: "1GiB:128MiB,4GiB" },
     "blob-only": { type: "boolean", default: false },
+    "s3-only": { type: "boolean", default: false },
     workers: { type: "string", default: "8" },
     inside: { type: "boolean", default: false },
   },
@@ -81,7 +85,7 @@ function ok(m: Measurement, what: string): number {
 async function withCappedRegistry<T>(fn: (host: string, url: string) => Promise<T>): Promise<T> {
   const registry = await startRegistry();
   try {
-    await capRegistryPort(registry.port, RATE_MBIT);
+    await capPorts([registry.port], RATE_MBIT);
     return await fn(registry.host, registry.url);
   } finally {
     await registry.stop();
@@ -238,6 +242,54 @@ function printBlobScenario(r: BlobTimes, cpu: string) {
   row("parallel pull, without runtime start-up", r.parallelInside, "≤ 0.28×");
 }
 
+/** Pulls from Distribution on S3 storage, every storage and registry connection capped. */
+async function s3Scenario(cpu: string): Promise<void> {
+  if (motoPython() === undefined) {
+    console.log("\nS3 pulls skipped: no Python with moto[server] (set OCIPART_PYTHON)");
+    return;
+  }
+  const size = 512 * MiB;
+  const part = 64 * MiB;
+  const src = `${dir}/s3.bin`;
+  const out = `${dir}/s3-out.bin`;
+  const layout = `${dir}/s3-layout`;
+  const digest = await writePatternFile(src, size, 44);
+  const s3 = await startS3Registry();
+  try {
+    await capPorts([s3.registry.port, s3.gate.port], RATE_MBIT);
+    const { host, url } = s3.registry;
+    const ref = `${host}/bench/file:v1`;
+    const args = [String(part), String(WORKERS)];
+    ok(await measure([DENO, "run", "-A", OP, "push", ref, src, ...args]), "push");
+    ok(await curlPush(url, src, digest), "curl -T");
+    const ours = ok(await measure([DENO, "run", "-A", OP, "pull", ref, out, ...args]), "pull");
+    await Deno.remove(out);
+    const curl = ok(
+      await sh(
+        `curl -sfL -o '${out}' '${url}/v2/bench/curl/blobs/${digest}' && openssl dgst -sha256 '${out}'`,
+      ),
+      "curl -L",
+    );
+    const skopeoPull = ok(await skopeo(`docker://${ref}`, `oci:${layout}:v1`), "skopeo pull");
+    const ideal = size / (Math.min(WORKERS, size / part) * RATE_MBIT * 125_000);
+    const x = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+    console.log(
+      "\n| S3 storage, 512 MiB, 64 MiB parts | ours s | ideal s | ours / ideal | `curl -L -o` + sha256 s | ours / curl | skopeo s | ours / skopeo | CPU |",
+    );
+    console.log("|---|---|---|---|---|---|---|---|---|");
+    console.log(
+      `| pull | ${ours.toFixed(1)} | ${ideal.toFixed(1)} | ${x(ours, ideal)} | ${
+        curl.toFixed(1)
+      } | ${x(ours, curl)} | ${skopeoPull.toFixed(1)} | ${x(ours, skopeoPull)} | ${cpu} |`,
+    );
+  } finally {
+    await s3.stop();
+    await Deno.remove(src);
+    await Deno.remove(out).catch(() => {});
+    await Deno.remove(layout, { recursive: true }).catch(() => {});
+  }
+}
+
 try {
   await new Deno.Command(DENO, { args: ["cache", OP], stdout: "null", stderr: "null" }).output();
   const cpu = await cpuLine();
@@ -249,7 +301,8 @@ try {
       "skopeo s | ours / skopeo (< 1×) | CPU |",
   );
   console.log("|---|---|---|---|---|---|---|---|---|---|");
-  for (const s of values["blob-only"] ? [] : scenarios) {
+  const only = values["blob-only"] || values["s3-only"];
+  for (const s of only ? [] : scenarios) {
     for (const r of await runScenario(s)) {
       const x = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
       console.log(
@@ -261,7 +314,8 @@ try {
       );
     }
   }
-  printBlobScenario(await runBlobScenario(), cpu);
+  if (!values["s3-only"]) printBlobScenario(await runBlobScenario(), cpu);
+  if (!values["blob-only"]) await s3Scenario(cpu);
 } finally {
   await Deno.remove(dir, { recursive: true });
 }
