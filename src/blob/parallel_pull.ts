@@ -13,6 +13,7 @@ import { bodyOf, probeBlob, type RangePortion } from "../remote/blob_reads.ts";
 import type { BlobContext } from "./context.ts";
 import { type PullRequest, verifiedStream } from "./pull.ts";
 import { readRange } from "./pull_range.ts";
+import { LookAhead } from "./look_ahead.ts";
 import { attachSentinel } from "../errors/attach_sentinel.ts";
 
 /** Parallel pull settings. */
@@ -49,15 +50,25 @@ class Schedule {
   buffered = 0;
   /** The first failure of a worker. */
   failure: unknown;
+  /** How many chunks past the head the workers may fetch. */
+  readonly lookAhead: LookAhead;
   #changed = Promise.withResolvers<void>();
   readonly #abort: AbortController;
 
-  constructor(total: number, chunkSize: number, abort: AbortController) {
+  constructor(total: number, chunkSize: number, workers: number, abort: AbortController) {
+    this.lookAhead = new LookAhead(workers);
     for (let start = 0; start < total; start += chunkSize) {
       const end = Math.min(total, start + chunkSize) - 1;
       this.chunks.push({ start, end, pieces: [], done: false });
     }
     this.#abort = abort;
+  }
+
+  /** Complete chunks waiting behind the one being emitted. */
+  readyAhead(): number {
+    let ready = 0;
+    for (let i = this.head + 1; i < this.next; i++) if (this.chunks[i]!.done) ready++;
+    return ready;
   }
 
   /** Resolves at the next change of any chunk or position. */
@@ -81,7 +92,7 @@ class Schedule {
 
 /**
  * Starts `workers` workers (the first continues the probe's portion) that take chunks in order,
- * staying within `workers` chunks of the consumer; resolves when all have stopped.
+ * staying within the adaptive look-ahead of the consumer; resolves when all have stopped.
  */
 function runWorkers(
   schedule: Schedule,
@@ -96,8 +107,8 @@ function runWorkers(
     let portion = firstPortion;
     while (!abort.signal.aborted) {
       if (schedule.next >= chunks.length) return;
-      // Stay within `workers` chunks of the consumer: bounds the buffered bytes.
-      if (schedule.next >= schedule.head + workers) {
+      // Stay within the look-ahead of the consumer: bounds the buffered bytes.
+      if (schedule.next >= schedule.head + schedule.lookAhead.window) {
         await schedule.changed;
         continue;
       }
@@ -133,8 +144,9 @@ function runWorkers(
 /**
  * Downloads a blob with `settings.workers` concurrent ranged GETs of `settings.chunkSize`
  * bytes. The first GET is a probe (`bytes=0-<chunkSize-1>`) that uses one worker slot; when it
- * answers 200 the download continues as a single verifying stream. Received bytes are buffered
- * for at most `workers` chunks ahead of the consumer; closing the stream cancels the probe,
+ * answers 200 the download continues as a single verifying stream. Workers fetch ahead of the
+ * consumer only as far as the adaptive look-ahead allows (`look_ahead.ts`), at most `workers`
+ * chunks, which bounds the buffered bytes; closing the stream cancels the probe,
  * queued work, active bodies and backoff waits before it returns.
  *
  * @example
@@ -202,12 +214,14 @@ function orderedStream(
   const { probe, abort, signal } = download;
   const { chunkSize, workers } = settings;
   const total = probe.total;
-  const schedule = new Schedule(total, chunkSize, abort);
+  const schedule = new Schedule(total, chunkSize, workers, abort);
   const hash = openStreamHash(total, context.hashThreads);
   const { progress } = request;
   const settled = runWorkers(schedule, request, download, workers, observer);
   const { chunks } = schedule;
 
+  // A wait after the head chunk's first bytes means the network, not the hash, is the bound.
+  let headEmitted = false;
   let closed = false;
   const finish = () => {
     closed = true;
@@ -233,18 +247,22 @@ function orderedStream(
           const chunk = chunks[schedule.head]!;
           const piece = chunk.pieces.shift();
           if (piece !== undefined) {
+            schedule.lookAhead.piledUp(schedule.readyAhead());
             schedule.buffered -= piece.byteLength;
             observer.buffered?.(schedule.buffered);
             await hash.update(piece);
+            headEmitted = true;
             controller.enqueue(piece);
             progress.committed(hash.bytes, total);
             return;
           }
           if (chunk.done) {
             schedule.head++;
+            headEmitted = false;
             schedule.notify();
             continue;
           }
+          if (headEmitted && schedule.lookAhead.starved()) schedule.notify();
           await schedule.changed;
         }
       } catch (err) {
