@@ -121,8 +121,11 @@ export class ClientStack {
     const base = options.transport ?? ((request: Request) => this.#library().fetch(request));
     const other = options.storageTransport ?? this.#otherHosts();
     // Without a transport for other hosts, crossHostFetch refuses them before sending.
+    // The registry's hostname on another port skips the peer guard, but is still storage: its
+    // own unguarded twin of the pool, so `onExchange` reports it as such.
+    const sameHost = options.transport ?? this.#unguardedStorageFetch;
     const storage = options.ownHostnameIsRegistry === true
-      ? crossHostFetch({ registry: origin, sameHost: base, crossHost: other })
+      ? crossHostFetch({ registry: origin, sameHost, crossHost: other })
       : other ?? this.#guardedFetch;
     // A silent peer costs one attempt of the retry budget instead of hanging the transfer.
     const guard = { stallTimeoutMs: options.stallTimeoutMs };
@@ -155,6 +158,7 @@ export class ClientStack {
   }
 
   readonly #guardedFetch: Fetch = (request) => this.#guardedPool().fetch(request);
+  readonly #unguardedStorageFetch: Fetch = (request) => this.#library().external().fetch(request);
 
   #library(): HttpTransport {
     this.#pool ??= new HttpTransport({

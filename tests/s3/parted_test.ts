@@ -142,15 +142,21 @@ s3Test(
     assertEquals(await sha256File(`${dir.path}/out.bin`), digest);
 
     s3.gate.maxAgeSeconds = -1; // every presigned URL is expired on arrival
-    const failed = await runCli(["pull", ...common, ref, `${dir.path}/again.bin`], {
+    const failed = await runCli(["pull", ...common, "--debug", ref, `${dir.path}/again.bin`], {
       tmp: dir.path,
     });
     assert(failed.code !== 0, "the pull failed");
     const output = failed.stdout + failed.stderr;
     const signatures = s3.gate.clientRequests().map(signatureOf).filter((s) => s !== "");
     assert(signatures.length > 0);
-    for (const forbidden of [s3.gate.host, String(s3.gate.port), "X-Amz", "?", ...signatures]) {
+    const debug = output.split("\n").filter((line) => line.includes("debug: "));
+    assert(debug.some((line) => / storage 403 /.test(line)), `no storage exchange: ${output}`);
+    const origin = `${s3.gate.host}:${s3.gate.port}`;
+    for (const forbidden of [origin, "X-Amz", "?", ...signatures]) {
       assert(!output.includes(forbidden), `CLI output contains "${forbidden}": ${output}`);
     }
+    // Byte counts and durations may contain any digits; every other line names no port.
+    const rest = output.split("\n").filter((line) => !line.includes("debug: ")).join("\n");
+    assert(!rest.includes(String(s3.gate.port)), `CLI output names the storage port: ${rest}`);
   },
 );
