@@ -239,7 +239,7 @@ async function unmount(dir: string): Promise<void> {
 }
 
 registryTest(
-  "a small file system: a pull that cannot fit is refused at once; space running out mid-pull is named ENOSPC",
+  "a small file system: a pull that cannot fit is refused at once; ENOSPC mid-pull and EROFS are named",
   async (t) => {
     if (!isRoot()) {
       console.log("skipped: mounting a tmpfs needs root");
@@ -302,6 +302,39 @@ registryTest(
         ok(error.includes(dest), error);
         strictEqual(await exists(dest), false);
       });
+
+      await t.step(
+        "a read-only file system: the error names EROFS, nothing is written",
+        async () => {
+          const remount = await new Deno.Command("mount", {
+            args: ["-o", "remount,ro", mnt],
+            stdout: "null",
+            stderr: "null",
+          }).output();
+          if (!remount.success) {
+            console.log("skipped: the tmpfs could not be remounted read-only");
+            return;
+          }
+          const before = await entries(mnt);
+          const dest = `${mnt}/readonly.bin`;
+          const result = await runCli(
+            [
+              "pull",
+              "--plain-http",
+              "--progress",
+              "none",
+              `${registry.host}/dest/space:small`,
+              dest,
+            ],
+            { tmp: tmp.path },
+          );
+          strictEqual(result.code, 1, result.stderr);
+          const [error] = failureLines(result.stderr);
+          ok(/EROFS/.test(error), error);
+          ok(error.includes(dest), error);
+          strictEqual((await entries(mnt)).length, before.length, "nothing written");
+        },
+      );
     } finally {
       await unmount(mnt);
     }
