@@ -75,7 +75,12 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
   );
   const latch = new FirstFailure(job.signal, controller);
   try {
-    progress = new ProgressTracker(manifest.fileSize, "resolving", job.onProgress);
+    progress = new ProgressTracker(
+      manifest.fileSize,
+      manifest.parts.length,
+      "resolving",
+      job.onProgress,
+    );
     progress.onFailure = (err) => controller.abort(err);
     await partial.prepare(manifest.fileSize);
     const queue = new AsyncQueue<PartDescriptor>();
@@ -85,7 +90,7 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     if (partial.initialLength === manifest.fileSize) {
       tracker.setPhase("verifying");
       feeding = verifyExisting(manifest, partial.path, hashThreads, signal, (part, ok) => {
-        if (ok) tracker.completePart(part.size);
+        if (ok) tracker.completePart(part.index, part.size, "resumed");
         else queue.push(part);
       }).then(() => queue.close(), (err) => {
         queue.close();
@@ -108,7 +113,7 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
         clock,
         hashThreads,
       }, part);
-      tracker.completePart(part.size);
+      tracker.completePart(part.index, part.size, "verified");
     });
     await latch.settle([feeding, ...workers], progress);
     progress.setPhase("committing");
@@ -117,6 +122,7 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
   } catch (err) {
     throw latch.publicError(err);
   } finally {
+    progress?.close();
     hashThreads.close();
     await partial.close();
   }

@@ -59,7 +59,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   const signal = job.signal === undefined
     ? controller.signal
     : AbortSignal.any([job.signal, controller.signal]);
-  const progress = new ProgressTracker(stamp.size, "hashing", job.onProgress);
+  const progress = new ProgressTracker(stamp.size, plan.length, "hashing", job.onProgress);
   progress.onFailure = (err) => controller.abort(err);
   // A small file hashes faster here than a thread starts (and starting none keeps a process
   // that moves many small files lean).
@@ -87,7 +87,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     const count = Math.min(job.workers, plan.length);
     const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
       progress.setPhase("uploading");
-      await uploadPart({
+      const outcome = await uploadPart({
         repo: connection.repo,
         path: job.path,
         progress,
@@ -96,7 +96,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
         clock,
         beforeUpload,
       }, part);
-      progress.completePart(part.size);
+      progress.completePart(part.index, part.size, outcome === "skipped" ? "exists" : "uploaded");
     });
     await latch.settle([hashing, ...workers], progress);
     await checkUnchanged(job.path, stamp);
@@ -131,6 +131,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   } catch (err) {
     throw latch.publicError(err);
   } finally {
+    progress.close();
     pool.close();
   }
 }
