@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { basename } from "node:path";
 import { InvalidReferenceError, SourceChangedError } from "../errors/kinds.ts";
 import {
   EMPTY_CONFIG_BYTES,
@@ -37,6 +38,8 @@ export interface PushJob extends TransferJob {
   path: string;
   /** Part size in bytes. */
   partSize: number;
+  /** The caller's manifest annotations (keys already checked). */
+  annotations?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -107,6 +110,8 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       fileSize: stamp.size,
       fileDigest,
       partDigests: digests,
+      title: basename(job.path),
+      annotations: job.annotations,
     });
     const digest = sha256Digest(manifest);
     if (job.reference.digest !== undefined && job.reference.digest !== digest) {
