@@ -159,6 +159,8 @@ async function fetchParts(
       await fileCheck.finish();
     }
     progress.setPhase("committing");
+    // A caller that cancels from the callback above gets a cancelled pull, not a committed one.
+    signal.throwIfAborted();
     await partial.commit();
     progress.setPhase("done");
   } catch (err) {
