@@ -55,6 +55,11 @@ export class FileDigestCheck {
     this.#hash = threads.open((buffer) => this.#pool.release(buffer));
   }
 
+  /** How many parts, from the first, the hash has covered so far. */
+  get hashedParts(): number {
+    return this.#next;
+  }
+
   /** Part `index` is complete and verified on disk. */
   partPlaced(index: number): void {
     this.#placed.add(index);
