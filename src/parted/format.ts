@@ -52,8 +52,8 @@ export const PARTED_LAYER_MEDIA_TYPE = "application/vnd.ocipart.parted.part.v1";
 export const ANNOTATION_PART_SIZE = "dev.ocipart.parted.v1.part-size";
 
 /**
- * Manifest annotation: the sha256 digest of the whole file, `sha256:<hex>`. Not verified by
- * pull (that would need a second sequential read); callers may compare it themselves.
+ * Manifest annotation: the sha256 digest of the whole file, `sha256:<hex>`. Pull checks it only
+ * when asked (`verifyFileDigest`), with one sequential hash that follows the parts as they land.
  *
  * @example Reading the file digest of a manifest
  * ```ts

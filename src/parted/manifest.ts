@@ -34,7 +34,7 @@ export interface PartedManifest {
   readonly partSize: number;
   /** The file size in bytes. */
   readonly fileSize: number;
-  /** The whole-file sha256 digest (carried, not verified by pull). */
+  /** The whole-file sha256 digest (checked by pull only with `verifyFileDigest`). */
   readonly fileDigest: string;
   /** The parts in file order. */
   readonly parts: readonly PartDescriptor[];
