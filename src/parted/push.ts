@@ -20,7 +20,7 @@ import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
-import { PARTED_ARTIFACT_TYPE } from "./format.ts";
+import { isPlainFileName, PARTED_ARTIFACT_TYPE } from "./format.ts";
 import { checkReadable, sameStamp, type SourceStamp, statSource } from "./fs_source.ts";
 import { encodeManifest, type PartDescriptor } from "./manifest.ts";
 import { uploadPart } from "./part_upload.ts";
@@ -110,7 +110,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       fileSize: stamp.size,
       fileDigest,
       partDigests: digests,
-      title: basename(job.path),
+      title: recordedTitle(job.path),
       annotations: job.annotations,
     });
     const digest = sha256Digest(manifest);
@@ -139,6 +139,12 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     progress.close();
     pool.close();
   }
+}
+
+/** The source's base name, when a pull into a directory could use it (else no title). */
+function recordedTitle(path: string): string | undefined {
+  const name = basename(path);
+  return isPlainFileName(name) ? name : undefined;
 }
 
 /**

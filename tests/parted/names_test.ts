@@ -63,6 +63,16 @@ registryTest(
     assertEquals(await listDir(out), ["weights.safetensors"]);
     assertEquals(await sha256File(`${out}/weights.safetensors`), digest);
 
+    // A base name a directory pull would refuse is not recorded at all.
+    const odd = `${dir.path}/line\nbreak.bin`;
+    await Deno.copyFile(src, odd);
+    await client.push(`${registry.host}/names/a:odd`, fromFile(odd), { partSize: P });
+    const oddManifest = await rawManifest(registry.url, "names/a", "odd");
+    assertEquals(
+      (oddManifest.json.annotations as Record<string, string>)[ANNOTATION_TITLE],
+      undefined,
+    );
+
     for (const key of [ANNOTATION_TITLE, "dev.ocipart.parted.v1.part-size"]) {
       const err = await assertRejects(() =>
         client.push(ref, fromFile(src), { annotations: { [key]: "x" } })
