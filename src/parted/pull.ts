@@ -113,15 +113,21 @@ async function fetchParts(
     job.onProgress,
   );
   progress.onFailure = (err) => controller.abort(err);
-  const fileCheck = job.verifyFileDigest
-    ? new FileDigestCheck(partial.path, manifest.parts, manifest.fileDigest, hashThreads)
-    : undefined;
-  if (fileCheck) fileCheck.onFailure = (err) => latch.fail(err);
+  let fileCheck: FileDigestCheck | undefined;
   const placed = (part: PartDescriptor, kind: "resumed" | "verified") => {
     progress.completePart(part.index, part.size, kind);
     fileCheck?.partPlaced(part.index);
   };
   try {
+    if (job.verifyFileDigest) {
+      fileCheck = new FileDigestCheck(
+        partial.path,
+        manifest.parts,
+        manifest.fileDigest,
+        hashThreads,
+      );
+      fileCheck.onFailure = (err) => latch.fail(err);
+    }
     await partial.prepare(manifest.fileSize);
     const queue = new AsyncQueue<PartDescriptor>();
     let feeding: Promise<void>;
