@@ -110,9 +110,7 @@ export class ProgressBar implements ProgressRenderer {
       phase: snapshot.phase,
       fraction: status.fraction,
       bytes: `${formatBytes(status.shownBytes)} / ${formatBytes(snapshot.totalBytes)}`,
-      parts: snapshot.partsTotal === undefined
-        ? undefined
-        : `${snapshot.partsDone ?? 0}/${snapshot.partsTotal} parts`,
+      parts: partsField(snapshot),
       rate: formatRate(rate),
       tail: done
         ? `in ${formatSeconds(this.#meter.elapsed() / 1000)}`
@@ -120,4 +118,12 @@ export class ProgressBar implements ProgressRenderer {
     }, width);
     this.#write(`${REDRAW}${line.slice(0, width)}${CLEAR_TO_EOL}`);
   }
+}
+
+/** `5/8 parts`, with `(3 present)` when parts needed no transfer; undefined without counters. */
+function partsField(snapshot: TransferSnapshot): string | undefined {
+  if (snapshot.partsTotal === undefined) return undefined;
+  const skipped = snapshot.partsSkipped ?? 0;
+  const present = skipped > 0 ? ` (${skipped} present)` : "";
+  return `${snapshot.partsDone ?? 0}/${snapshot.partsTotal} parts${present}`;
 }

@@ -342,6 +342,7 @@ Deno.test("bar moves with bytes landed, never backwards, and says how many parts
   for (let i = 1; i < percents.length; i++) ok(percents[i] >= percents[i - 1], `${percents}`);
   ok(new Set(percents).size >= 5, `the bar moves while the last part lands: ${percents}`);
   ok(h.out.endsWith("\n8 of 9 parts already present\n"), JSON.stringify(h.out.slice(-80)));
+  ok(visibleDraws(h.out).some((d) => d.includes(" 8/9 parts (8 present) ")), h.out);
 });
 
 Deno.test("plain prints one line per part event and the parts already present", () => {
