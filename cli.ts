@@ -31,7 +31,13 @@
  * @module
  */
 import denoJson from "./deno.json" with { type: "json" };
-import { fromFile, PartedClient, type ProgressSnapshot, toFile } from "./src/parted/mod.ts";
+import {
+  fromFile,
+  PartedClient,
+  type ProgressSnapshot,
+  toDirectory,
+  toFile,
+} from "./src/parted/mod.ts";
 import {
   type CliCommand,
   parseCommandLine,
@@ -98,7 +104,6 @@ export async function main(args: readonly string[]): Promise<number> {
   let command: CliCommand;
   try {
     command = parseCommandLine(args);
-    if (command.kind === "pull") await checkDestination(command);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     stderr(`${PROGRAM}: ${err.message}\n\n${usageText(err.command)}\n`);
@@ -116,15 +121,14 @@ export async function main(args: readonly string[]): Promise<number> {
   }
 }
 
-/** A destination that is a directory is a usage error (spec: Library API rule 4). */
-async function checkDestination(command: PullCommand): Promise<void> {
-  let isDirectory = false;
+/** A destination that is a directory receives the file under its recorded name. */
+async function isDirectory(path: string): Promise<boolean> {
   try {
-    isDirectory = (await Deno.stat(command.destination)).isDirectory;
+    return (await Deno.stat(path)).isDirectory;
   } catch {
     // Absent (the normal case) or not inspectable: the library reports what matters.
+    return false;
   }
-  if (isDirectory) throw new UsageError("<dest> is a directory; name a file to write", "pull");
 }
 
 async function transfer(command: PushCommand | PullCommand): Promise<number> {
@@ -181,14 +185,19 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
       const descriptor = await client.push(command.reference, fromFile(command.file), {
         ...workers,
         ...(command.partSize === undefined ? {} : { partSize: command.partSize }),
+        annotations: command.annotations,
         onProgress,
         signal,
       });
       renderer?.finish(EXIT_CODES.success);
       stdout(command.json ? `${JSON.stringify(descriptor)}\n` : `${descriptor.digest}\n`);
     } else {
-      await client.pull(command.reference, toFile(command.destination), {
+      const destination = await isDirectory(command.destination)
+        ? toDirectory(command.destination)
+        : toFile(command.destination);
+      await client.pull(command.reference, destination, {
         ...workers,
+        verifyFileDigest: command.verifyFileDigest,
         onProgress,
         signal,
       });

@@ -40,8 +40,13 @@ export {
   type PushOptions,
 } from "./src/parted/client.ts";
 export { fromFile, type PushSource } from "./src/parted/fs_source.ts";
-export { type PullDestination, toFile } from "./src/parted/fs_partial.ts";
-export type { ProgressCallback, ProgressPhase, ProgressSnapshot } from "./src/parted/progress.ts";
+export { type PullDestination, toDirectory, toFile } from "./src/parted/fs_partial.ts";
+export type {
+  PartEvent,
+  ProgressCallback,
+  ProgressPhase,
+  ProgressSnapshot,
+} from "./src/parted/progress.ts";
 export type { ExplicitCredential } from "./src/parted/connection.ts";
 export type { Descriptor } from "./src/registry/media_types.ts";
 

@@ -90,8 +90,11 @@ function progressLine(label: string): (s: ProgressSnapshot) => void {
     const now = performance.now();
     if (now - last < 500 && s.phase !== "done") return;
     last = now;
-    const pct = s.totalBytes === 0 ? 100 : (100 * s.completedBytes / s.totalBytes).toFixed(0);
-    console.log(`  ${label}: ${s.phase} ${pct}% (${s.wireBytes} bytes on the wire)`);
+    const landed = s.transferredBytes ?? s.completedBytes;
+    const pct = s.totalBytes === 0 ? 100 : (100 * landed / s.totalBytes).toFixed(0);
+    const skipped = s.partsSkipped ? `, ${s.partsSkipped} already present` : "";
+    const parts = `${s.partsDone}/${s.partsTotal} parts${skipped}`;
+    console.log(`  ${label}: ${s.phase} ${pct}% (${parts}, ${s.wireBytes} bytes on the wire)`);
   };
 }
 

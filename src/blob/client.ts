@@ -134,11 +134,15 @@ export interface BlobCallOptions {
  *   onProgress: (done, total) => console.log(`${done}/${total}`),
  * };
  * // const stream = await client.pull("ghcr.io/acme/data", digest, options);
- * options.onProgress?.(512, 1024); // "512/1024"
+ * const snapshot = { completedBytes: 512, wireBytes: 512, totalBytes: 1024, phase: "downloading" } as const;
+ * options.onProgress?.(512, 1024, snapshot); // "512/1024"
  * ```
  */
 export interface BlobPullOptions extends BlobCallOptions {
-  /** Cumulative bytes delivered to the caller, and the total (−1 while unknown). */
+  /**
+   * Cumulative bytes delivered to the caller, the total (−1 while unknown), and the same as a
+   * snapshot; at most about ten calls a second plus the one that reaches the total.
+   */
   onProgress?: BlobProgressCallback;
   /** The blob size, when known: checked against the registry and used as the total. */
   size?: number;
@@ -152,7 +156,12 @@ export interface BlobPullOptions extends BlobCallOptions {
  * import type { BlobPullRangeOptions } from "@ocipart/ocipart";
  * const options: BlobPullRangeOptions = { onProgress: (done, total) => console.log(done, total) };
  * // const stream = await client.pullRange("ghcr.io/acme/data", digest, 0, 512, options);
- * options.onProgress?.(512, 512);
+ * options.onProgress?.(512, 512, {
+ *   completedBytes: 512,
+ *   wireBytes: 512,
+ *   totalBytes: 512,
+ *   phase: "downloading",
+ * });
  * ```
  */
 export interface BlobPullRangeOptions extends BlobCallOptions {
@@ -359,7 +368,7 @@ export class BlobClient {
     const repo = this.#target(repository);
     checkDigest(digest);
     if (options.size !== undefined) checkSize(options.size, "size");
-    const progress = new ProgressReporter(options.onProgress);
+    const progress = new ProgressReporter(options.onProgress, undefined, "downloading", true);
     const request = {
       repo,
       digest,
@@ -407,7 +416,7 @@ export class BlobClient {
     checkDigest(digest);
     checkSize(offset, "offset");
     checkSize(length, "length");
-    const progress = new ProgressReporter(options.onProgress);
+    const progress = new ProgressReporter(options.onProgress, undefined, "downloading", true);
     const request = { repo, digest, offset, length, signal: options.signal, progress };
     return await opened(progress, () => pullRangeBlob(this.#context, request));
   }

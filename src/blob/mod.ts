@@ -34,6 +34,7 @@ export {
 } from "./client.ts";
 export type { Repository } from "./repository.ts";
 export type { BlobProgressCallback, WireProgressCallback } from "./progress.ts";
+export type { ProgressPhase, ProgressSnapshot } from "./progress_snapshot.ts";
 export type { PushBody } from "./upload_source.ts";
 export type { Fetch } from "../transport/fetch.ts";
 export type { RetryPolicy } from "../transport/retry.ts";

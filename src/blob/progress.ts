@@ -4,19 +4,29 @@
  *
  * @module
  */
+import type { ProgressSnapshot } from "./progress_snapshot.ts";
 
 /**
- * Cumulative committed progress: `done` bytes of `total` (−1 when the total is unknown).
+ * Cumulative committed progress: `done` bytes of `total` (−1 when the total is unknown), and
+ * the same as a `ProgressSnapshot`, the shape `PartedClient` reports, so one renderer serves
+ * both clients. A pull calls it at most about ten times a second plus the call that reaches
+ * the total; a push once per acknowledged upload step.
  *
  * @example A percentage, when the total is known
  * ```ts
  * import type { BlobProgressCallback } from "@ocipart/ocipart";
- * const onProgress: BlobProgressCallback = (done, total) =>
- *   console.log(total < 0 ? `${done} bytes` : `${Math.floor((100 * done) / total)}%`);
- * onProgress(50, 200); // "25%"
+ * const onProgress: BlobProgressCallback = (done, total, snapshot) =>
+ *   console.log(total < 0 ? `${done} bytes` : `${snapshot.phase} ${Math.floor((100 * done) / total)}%`);
+ * onProgress(50, 200, {
+ *   completedBytes: 50, transferredBytes: 50, wireBytes: 50, totalBytes: 200, phase: "downloading",
+ * }); // "downloading 25%"
  * ```
  */
-export type BlobProgressCallback = (done: number, total: number) => void;
+export type BlobProgressCallback = (
+  done: number,
+  total: number,
+  snapshot: ProgressSnapshot,
+) => void;
 
 /**
  * A positive number of upload bytes the transport consumed since the previous call.
@@ -33,15 +43,17 @@ export type BlobProgressCallback = (done: number, total: number) => void;
 export type WireProgressCallback = (delta: number) => void;
 
 /**
- * Calls the progress callbacks of one transfer. Calls run synchronously on the transfer path,
- * so they never overlap; committed progress never goes backwards; after {@linkcode close} no
- * callback runs any more, whatever a late body read does.
+ * Calls the progress callbacks of one transfer. Calls run synchronously on the transfer path
+ * (or from the throttle's timer), so they never overlap; committed progress never goes
+ * backwards; with `throttle`, a call that neither starts nor reaches the total waits until
+ * 100 ms passed since the previous one (the latest value is delivered then); after
+ * {@linkcode close} no callback runs any more, whatever a late body read does.
  *
  * @example
  * ```ts
  * import { ProgressReporter } from "./progress.ts";
  * const seen: number[] = [];
- * const progress = new ProgressReporter((done) => seen.push(done));
+ * const progress = new ProgressReporter((done) => seen.push(done), undefined, "downloading");
  * progress.committed(5, 10);
  * progress.committed(3, 10); // ignored: never backwards
  * progress.close();
@@ -52,33 +64,78 @@ export type WireProgressCallback = (delta: number) => void;
 export class ProgressReporter {
   #onProgress: BlobProgressCallback | undefined;
   #onWire: WireProgressCallback | undefined;
+  readonly #phase: "uploading" | "downloading";
+  readonly #throttle: boolean;
   #done = -1;
   #total = -1;
+  #wire = 0;
+  #pending: { done: number; total: number } | undefined;
+  #lastCallAt = -Infinity;
+  #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
 
-  /** Creates a reporter for the given optional callbacks. */
-  constructor(onProgress?: BlobProgressCallback, onWireProgress?: WireProgressCallback) {
+  /** Creates a reporter for the given optional callbacks of a transfer in `phase`. */
+  constructor(
+    onProgress?: BlobProgressCallback,
+    onWireProgress?: WireProgressCallback,
+    phase: "uploading" | "downloading" = "uploading",
+    throttle = false,
+  ) {
     this.#onProgress = onProgress;
     this.#onWire = onWireProgress;
+    this.#phase = phase;
+    this.#throttle = throttle;
   }
 
   /** Reports cumulative committed progress if it grew (or the total became known). */
   committed(done: number, total: number): void {
     if (this.#closed || this.#onProgress === undefined || done < this.#done) return;
     if (done === this.#done && total === this.#total) return;
-    this.#done = done;
-    this.#total = total;
-    this.#onProgress(done, total);
+    const wait = MIN_INTERVAL_MS - (performance.now() - this.#lastCallAt);
+    if (!this.#throttle || this.#done < 0 || done === total || wait <= 0) {
+      this.#call(done, total);
+      return;
+    }
+    this.#pending = { done, total };
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      const pending = this.#pending;
+      if (pending !== undefined && !this.#closed) this.#call(pending.done, pending.total);
+    }, wait);
   }
 
   /** Reports a positive wire delta. */
   wire(delta: number): void {
-    if (this.#closed || this.#onWire === undefined || delta <= 0) return;
-    this.#onWire(delta);
+    if (this.#closed || delta <= 0) return;
+    this.#wire += delta;
+    this.#onWire?.(delta);
   }
 
   /** Stops all further calls. */
   close(): void {
     this.#closed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #call(done: number, total: number): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#pending = undefined;
+    this.#done = done;
+    this.#total = total;
+    this.#lastCallAt = performance.now();
+    // A pull's wire bytes are the bytes it delivered; a push counts what the transport sent.
+    const wire = this.#phase === "uploading" ? this.#wire : done;
+    this.#onProgress!(done, total, {
+      completedBytes: done,
+      transferredBytes: done,
+      wireBytes: wire,
+      totalBytes: total,
+      phase: this.#phase,
+    });
   }
 }
+
+/** A throttled pull calls back at most once per this many milliseconds (plus the last call). */
+const MIN_INTERVAL_MS = 100;

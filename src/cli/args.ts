@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
+import { isReservedAnnotation } from "../parted/format.ts";
 import { type CommandName, UsageError } from "./usage_error.ts";
 
 /** How transfer progress is shown on standard error. */
@@ -47,6 +48,8 @@ export interface PushCommand extends TransferFlags {
   partSize: number | undefined;
   /** Print the descriptor as JSON instead of the digest. */
   json: boolean;
+  /** Extra manifest annotations from `--annotation key=value`. */
+  annotations: Record<string, string>;
 }
 
 /** A parsed `pull` command line. */
@@ -55,8 +58,10 @@ export interface PullCommand extends TransferFlags {
   kind: "pull";
   /** The reference to pull, as typed. */
   reference: string;
-  /** The destination file. */
+  /** The destination file, or a directory to write the file into under its recorded name. */
   destination: string;
+  /** Check the whole-file digest annotation while parts land. */
+  verifyFileDigest: boolean;
 }
 
 /** A request for help (`-h`, `--help`, `help [command]`) or for the version. */
@@ -84,6 +89,12 @@ const PUSH_OPTIONS = {
   ...COMMON_OPTIONS,
   "part-size": { type: "string" },
   json: { type: "boolean" },
+  annotation: { type: "string", multiple: true },
+} as const;
+
+const PULL_OPTIONS = {
+  ...COMMON_OPTIONS,
+  "verify-file-digest": { type: "boolean" },
 } as const;
 
 /**
@@ -127,7 +138,7 @@ function parseTransfer(command: CommandName, args: string[]): CliCommand {
   try {
     parsed = parseArgs({
       args,
-      options: command === "push" ? PUSH_OPTIONS : COMMON_OPTIONS,
+      options: command === "push" ? PUSH_OPTIONS : PULL_OPTIONS,
       strict: true,
       allowPositionals: true,
     });
@@ -136,7 +147,7 @@ function parseTransfer(command: CommandName, args: string[]): CliCommand {
     const text = err instanceof Error ? err.message.split("\n")[0].split(". ")[0] : String(err);
     throw new UsageError(text.replace(/\.$/, ""), command);
   }
-  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const values = parsed.values as Record<string, string | string[] | boolean | undefined>;
   if (values.help) return { kind: "help", command };
 
   const operandName = command === "push" ? "<file>" : "<dest>";
@@ -192,9 +203,37 @@ function parseTransfer(command: CommandName, args: string[]): CliCommand {
       file: path,
       partSize: flag("part-size", parseSize),
       json: values.json === true,
+      annotations: parseAnnotations(values.annotation as string[] | undefined, command),
     };
   }
-  return { kind: "pull", ...common, reference, destination: path };
+  return {
+    kind: "pull",
+    ...common,
+    reference,
+    destination: path,
+    verifyFileDigest: values["verify-file-digest"] === true,
+  };
+}
+
+/** `--annotation key=value` flags: split at the first `=`; reserved and repeated keys refused. */
+function parseAnnotations(
+  flags: readonly string[] | undefined,
+  command: CommandName,
+): Record<string, string> {
+  const annotations: Record<string, string> = {};
+  for (const flag of flags ?? []) {
+    const at = flag.indexOf("=");
+    const key = at < 0 ? "" : flag.slice(0, at);
+    if (key === "") throw new UsageError("--annotation: expected key=value", command);
+    if (isReservedAnnotation(key)) {
+      throw new UsageError(`--annotation: the key ${key} is reserved by the format`, command);
+    }
+    if (Object.hasOwn(annotations, key)) {
+      throw new UsageError(`--annotation: the key ${key} is given twice`, command);
+    }
+    annotations[key] = flag.slice(at + 1);
+  }
+  return annotations;
 }
 
 function parseWorkers(text: string): number {

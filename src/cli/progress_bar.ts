@@ -4,7 +4,8 @@
  * @module
  */
 import { formatBytes, formatRate, formatSeconds } from "./format.ts";
-import { progressStatus } from "./progress_status.ts";
+import { barLine } from "./progress_line.ts";
+import { progressStatus, skippedPartsLine } from "./progress_status.ts";
 import {
   defaultSchedule,
   type ProgressRenderer,
@@ -20,12 +21,13 @@ const REDRAW = "\r";
 const CLEAR_TO_EOL = "\x1b[K";
 
 /**
- * Draws `phase  42% [=====>     ] 1.20 GiB / 2.90 GiB  215 MiB/s  ETA 8s` on one line of a
- * terminal, redrawing in place with a carriage return and erase-to-end-of-line, at most ten times
+ * Draws `phase  42% [=====>     ] 1.20 GiB / 2.90 GiB  3/8 parts  215 MiB/s  ETA 8s` on one line
+ * of a terminal, redrawing in place with a carriage return and erase-to-end-of-line, at most ten times
  * a second (a phase change and the final state always draw; a snapshot held back by the
- * throttle is drawn when the interval ends, so a stalled transfer shows its latest state). The line is cut to the terminal
- * width so it never wraps, which would break the in-place redraw. `finish` draws the final state
- * and ends the line.
+ * throttle is drawn when the interval ends, so a stalled transfer shows its latest state). The
+ * line fits the terminal width (fields left out whole, see `barLine`) so it never wraps, which
+ * would break the in-place redraw. `finish` draws the final state, ends the line, and adds
+ * `7 of 8 parts already present` when parts needed no transfer.
  *
  * @example
  * ```ts
@@ -88,6 +90,8 @@ export class ProgressBar implements ProgressRenderer {
       this.#draw(now);
     }
     this.#write("\n");
+    const skipped = skippedPartsLine(this.#last);
+    if (skipped !== undefined) this.#write(`${skipped}\n`);
   }
 
   #draw(now: number): void {
@@ -101,22 +105,25 @@ export class ProgressBar implements ProgressRenderer {
     const done = snapshot.phase === "done";
     const rate = done ? this.#meter.average() : this.#meter.rate();
     const status = progressStatus(snapshot, rate);
-    const percent = `${Math.floor(status.fraction * 100)}%`.padStart(4);
-    const bytes = `${formatBytes(status.shownBytes)} / ${formatBytes(snapshot.totalBytes)}`;
-    const tail = done
-      ? `${formatRate(rate)}  in ${formatSeconds(this.#meter.elapsed() / 1000)}`
-      : `${formatRate(rate)}  ETA ${formatSeconds(status.etaSeconds)}`;
-    const head = `${snapshot.phase.padEnd(11)}${percent} `;
-    const rest = ` ${bytes}  ${tail}`;
     const width = Math.max(20, this.#columns()) - 1;
-    const barWidth = Math.min(40, width - head.length - rest.length - 2);
-    let line = head;
-    if (barWidth >= 10) {
-      const filled = Math.floor(status.fraction * barWidth);
-      const arrow = filled < barWidth ? ">" : "";
-      line += `[${"=".repeat(filled)}${arrow}${" ".repeat(barWidth - filled - arrow.length)}]`;
-    }
-    line += rest;
+    const line = barLine({
+      phase: snapshot.phase,
+      fraction: status.fraction,
+      bytes: `${formatBytes(status.shownBytes)} / ${formatBytes(snapshot.totalBytes)}`,
+      parts: partsField(snapshot),
+      rate: formatRate(rate),
+      tail: done
+        ? `in ${formatSeconds(this.#meter.elapsed() / 1000)}`
+        : `ETA ${formatSeconds(status.etaSeconds)}`,
+    }, width);
     this.#write(`${REDRAW}${line.slice(0, width)}${CLEAR_TO_EOL}`);
   }
+}
+
+/** `5/8 parts`, with `(3 present)` when parts needed no transfer; undefined without counters. */
+function partsField(snapshot: TransferSnapshot): string | undefined {
+  if (snapshot.partsTotal === undefined) return undefined;
+  const skipped = snapshot.partsSkipped ?? 0;
+  const present = skipped > 0 ? ` (${skipped} present)` : "";
+  return `${snapshot.partsDone ?? 0}/${snapshot.partsTotal} parts${present}`;
 }

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { PartEvent } from "../parted/progress.ts";
 import {
   defaultSchedule,
   type ProgressRenderer,
@@ -15,10 +16,12 @@ const MIN_INTERVAL_MS = 100;
 
 /**
  * Writes one JSON object per line: `{"completedBytes":…,"wireBytes":…,"totalBytes":…,
- * "phase":…}`, at most ten a second (a phase change always writes; a snapshot held back by the throttle is
+ * "phase":…,"transferredBytes":…,"partsDone":…,"partsSkipped":…,"partsTotal":…,"events":[…]}`
+ * (`events`, when there are some: the part events since the previous line), at most ten a second (a phase change always writes; a snapshot held back by the throttle is
  * written when the interval ends, so a stalled transfer still reports its latest state). `finish` always writes a last
  * line carrying the final snapshot plus `"exitCode"`, the CLI's exit code, so a reader knows how
- * the transfer ended from the stream alone. `completedBytes` never decreases between lines.
+ * the transfer ended from the stream alone; the `"done"` state is written only there, once.
+ * `completedBytes` never decreases between lines.
  *
  * @example
  * ```ts
@@ -36,6 +39,7 @@ export class JsonProgress implements ProgressRenderer {
   readonly #schedule: (callback: () => void, delayMs: number) => () => void;
   #cancelPending: (() => void) | undefined;
   #last: TransferSnapshot = { completedBytes: 0, wireBytes: 0, totalBytes: 0, phase: "resolving" };
+  #events: PartEvent[] = [];
   #lastLineAt = -Infinity;
   #lastPhase: string | undefined;
   #finished = false;
@@ -52,11 +56,17 @@ export class JsonProgress implements ProgressRenderer {
     if (this.#finished) return;
     const now = this.#now();
     this.#last = {
+      ...snapshot,
       completedBytes: Math.max(this.#last.completedBytes, snapshot.completedBytes),
-      wireBytes: snapshot.wireBytes,
-      totalBytes: snapshot.totalBytes,
-      phase: snapshot.phase,
     };
+    delete this.#last.events;
+    this.#events.push(...(snapshot.events ?? []));
+    // The final state is the line `finish` writes, with the exit code: written once.
+    if (snapshot.phase === "done") {
+      this.#cancelPending?.();
+      this.#cancelPending = undefined;
+      return;
+    }
     if (snapshot.phase !== this.#lastPhase || now - this.#lastLineAt >= MIN_INTERVAL_MS) {
       this.#line(now);
     } else if (this.#cancelPending === undefined) {
@@ -73,7 +83,14 @@ export class JsonProgress implements ProgressRenderer {
     this.#cancelPending = undefined;
     this.#lastLineAt = now;
     this.#lastPhase = this.#last.phase;
-    this.#write(`${JSON.stringify(this.#last)}\n`);
+    this.#write(`${JSON.stringify(this.#withEvents())}\n`);
+  }
+
+  /** The latest snapshot with the part events not yet written (taken). */
+  #withEvents(): TransferSnapshot {
+    const events = this.#events;
+    this.#events = [];
+    return events.length === 0 ? this.#last : { ...this.#last, events };
   }
 
   /** Writes the last line with `exitCode`; later calls do nothing. */
@@ -82,6 +99,6 @@ export class JsonProgress implements ProgressRenderer {
     this.#finished = true;
     this.#cancelPending?.();
     this.#cancelPending = undefined;
-    this.#write(`${JSON.stringify({ ...this.#last, exitCode })}\n`);
+    this.#write(`${JSON.stringify({ ...this.#withEvents(), exitCode })}\n`);
   }
 }

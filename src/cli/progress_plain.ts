@@ -4,7 +4,8 @@
  * @module
  */
 import { formatBytes, formatRate, formatSeconds } from "./format.ts";
-import { progressStatus } from "./progress_status.ts";
+import { progressStatus, skippedPartsLine } from "./progress_status.ts";
+import type { PartEvent } from "../parted/progress.ts";
 import type { ProgressRenderer, RendererOptions, TransferSnapshot } from "./progress_types.ts";
 import { RateMeter } from "./rate_meter.ts";
 
@@ -13,9 +14,10 @@ const INTERVAL_MS = 5000;
 
 /**
  * Writes one self-contained line (`uploading 42% 1.20 GiB / 2.90 GiB 215 MiB/s ETA 8s`) when
- * the phase changes and otherwise every five seconds, then a final line from `finish` (unless
- * that state was just written). No
- * control characters, so it suits CI logs and files.
+ * the phase changes and otherwise every five seconds, one line per part event (`part 3/8
+ * uploaded`; the events are `exists`, `uploaded`, `resumed` and `verified`), then a final line
+ * from `finish` (unless that state was just written) and `7 of 8 parts already present` when
+ * parts needed no transfer. No control characters, so it suits CI logs and files.
  *
  * @example
  * ```ts
@@ -48,6 +50,7 @@ export class PlainProgress implements ProgressRenderer {
     const now = this.#now();
     this.#meter.sample(now, snapshot.wireBytes);
     this.#last = snapshot;
+    for (const event of snapshot.events ?? []) this.#write(`${partLine(event, snapshot)}\n`);
     if (snapshot.phase !== this.#lastPhase || now - this.#lastLineAt >= INTERVAL_MS) {
       this.#line(now);
     }
@@ -58,10 +61,13 @@ export class PlainProgress implements ProgressRenderer {
     if (this.#finished) return;
     this.#finished = true;
     if (this.#last === undefined) return;
-    if (exitCode === 0 && this.#written === this.#last) return;
-    const now = this.#now();
-    this.#meter.sample(now, this.#last.wireBytes);
-    this.#line(now, exitCode);
+    if (exitCode !== 0 || this.#written !== this.#last) {
+      const now = this.#now();
+      this.#meter.sample(now, this.#last.wireBytes);
+      this.#line(now, exitCode);
+    }
+    const skipped = skippedPartsLine(this.#last);
+    if (skipped !== undefined) this.#write(`${skipped}\n`);
   }
 
   #line(now: number, exitCode?: number): void {
@@ -81,4 +87,16 @@ export class PlainProgress implements ProgressRenderer {
     else tail = `${formatRate(rate)} ETA ${formatSeconds(status.etaSeconds)}`;
     this.#write(`${snapshot.phase} ${percent} ${bytes} ${tail}\n`);
   }
+}
+
+const EVENT_WORDS: Record<PartEvent["kind"], string> = {
+  exists: "exists (already in the registry)",
+  uploaded: "uploaded",
+  resumed: "resumed (already on disk)",
+  verified: "verified",
+};
+
+function partLine(event: PartEvent, snapshot: TransferSnapshot): string {
+  const of = snapshot.partsTotal === undefined ? "" : `/${snapshot.partsTotal}`;
+  return `part ${event.index + 1}${of} ${EVENT_WORDS[event.kind]} ${formatBytes(event.size)}`;
 }

@@ -17,8 +17,8 @@ export interface ProgressStatus {
 
 /**
  * Derives the displayed fraction and ETA. Placed bytes (`completedBytes`) move in whole-part
- * steps, so while parts are in flight the transferred bytes (`wireBytes`, capped at the total)
- * give a smoother estimate. The fraction stays below 100% until the phase is `"done"`, because
+ * steps, so while parts are in flight the bytes landed (`transferredBytes`; from a reporter
+ * without it, `wireBytes`), capped at the total, give a smooth estimate. The fraction stays below 100% until the phase is `"done"`, because
  * the last part can be in place while the manifest write still retries.
  *
  * @example
@@ -34,8 +34,27 @@ export function progressStatus(
 ): ProgressStatus {
   const total = Math.max(0, snapshot.totalBytes);
   if (snapshot.phase === "done") return { fraction: 1, shownBytes: total, etaSeconds: 0 };
-  const shownBytes = Math.min(total, Math.max(snapshot.completedBytes, snapshot.wireBytes, 0));
+  const moving = snapshot.transferredBytes ?? snapshot.wireBytes;
+  const shownBytes = Math.min(total, Math.max(snapshot.completedBytes, moving, 0));
   const fraction = total === 0 ? 0 : Math.min(0.999, shownBytes / total);
   const etaSeconds = rate !== undefined && rate > 0 ? (total - shownBytes) / rate : undefined;
   return { fraction, shownBytes, etaSeconds };
+}
+
+/**
+ * The sentence about parts that needed no transfer (`7 of 8 parts already present`), or
+ * undefined when every part was transferred or the reporter does not count parts.
+ *
+ * @example
+ * ```ts
+ * import { skippedPartsLine } from "./progress_status.ts";
+ * const s = { completedBytes: 8, wireBytes: 1, totalBytes: 8, phase: "done", partsSkipped: 7, partsTotal: 8 };
+ * console.log(skippedPartsLine(s)); // "7 of 8 parts already present"
+ * ```
+ */
+export function skippedPartsLine(snapshot: TransferSnapshot): string | undefined {
+  const skipped = snapshot.partsSkipped ?? 0;
+  if (skipped === 0 || snapshot.partsTotal === undefined) return undefined;
+  const noun = snapshot.partsTotal === 1 ? "part" : "parts";
+  return `${skipped} of ${snapshot.partsTotal} ${noun} already present`;
 }

@@ -4,6 +4,8 @@
  * @module
  */
 
+import type { PartEvent } from "../parted/progress.ts";
+
 /** One progress snapshot of a parted transfer, as the library reports it. */
 export interface TransferSnapshot {
   /** Bytes of the file provably in final place; only grows, in whole-part steps. */
@@ -14,6 +16,16 @@ export interface TransferSnapshot {
   totalBytes: number;
   /** The transfer's phase; `"done"` once the transfer finished. */
   phase: string;
+  /** Placed bytes plus those landed by parts in flight; never decreases. */
+  transferredBytes?: number;
+  /** Parts in final place. */
+  partsDone?: number;
+  /** Parts that needed no transfer. */
+  partsSkipped?: number;
+  /** The part count. */
+  partsTotal?: number;
+  /** Part events since the previous snapshot. */
+  events?: readonly PartEvent[];
 }
 
 /** Shows progress on standard error. */

@@ -29,15 +29,20 @@ artifact. On success the manifest digest is the only line on standard output.
 Flags:
   --part-size SIZE       part size in bytes or with a KiB/MiB/GiB suffix (default 512MiB)
   --json                 print the manifest descriptor as JSON instead of the digest
+  --annotation KEY=VALUE add a manifest annotation (repeatable); the file's base name is
+                         recorded as org.opencontainers.image.title
 ${COMMON_FLAGS}`;
 
 const PULL = `Usage: ${PROGRAM} pull [flags] <ref> <dest>
 
-Pull the parted artifact <ref> into the file <dest>. Data lands in <dest>.parted-partial first;
-<dest> only ever appears complete and verified. Rerun an interrupted pull to resume it. One pull
-at a time owns <dest>: another pull of it fails at once. Nothing is printed on standard output.
+Pull the parted artifact <ref> into the file <dest>, or, when <dest> is a directory, into the
+file named by the artifact's recorded file name there. Data lands in <dest>.parted-partial
+first; <dest> only ever appears complete and verified. Rerun an interrupted pull to resume it.
+One pull at a time owns <dest>: another pull of it fails at once. Nothing is printed on
+standard output.
 
 Flags:
+  --verify-file-digest   also check the whole-file digest, hashed in order while parts land
 ${COMMON_FLAGS}`;
 
 const EXIT_CODES = `Exit codes:

@@ -14,7 +14,7 @@ import type { ClientStack } from "../remote/client_stack.ts";
 import { connect, type Connection, type ExplicitCredential, partedStack } from "./connection.ts";
 import type { TransferJob } from "./transfer_job.ts";
 import type { ExchangeObserver } from "../transport/exchange_observer.ts";
-import { DEFAULT_PART_SIZE, DEFAULT_WORKERS } from "./format.ts";
+import { DEFAULT_PART_SIZE, DEFAULT_WORKERS, isReservedAnnotation } from "./format.ts";
 import type { PullDestination } from "./fs_partial.ts";
 import type { PushSource } from "./fs_source.ts";
 import type { ProgressCallback } from "./progress.ts";
@@ -99,7 +99,12 @@ export interface PushOptions {
   partSize?: number;
   /** Concurrent part uploads; default 8. */
   workers?: number;
-  /** Receives a snapshot on every change, synchronously. */
+  /**
+   * Extra manifest annotations (string values). The format's keys (`dev.ocipart.parted.*`) and
+   * `org.opencontainers.image.title`, which push sets to the source's base name, are reserved.
+   */
+  annotations?: Record<string, string>;
+  /** Receives snapshots (at most ~10 a second plus each phase change), synchronously. */
   onProgress?: ProgressCallback;
   /** Cancels the push. */
   signal?: AbortSignal;
@@ -121,7 +126,13 @@ export interface PushOptions {
 export interface PullOptions {
   /** Concurrent part fetches and resume hashing; default 8. */
   workers?: number;
-  /** Receives a snapshot on every change, synchronously. */
+  /**
+   * Also check the whole-file digest annotation, with a sequential hash that follows the parts
+   * as they land in file order; a mismatch rejects with `DigestMismatchError` and nothing is
+   * renamed onto the destination. Default false (every part is verified either way).
+   */
+  verifyFileDigest?: boolean;
+  /** Receives snapshots (at most ~10 a second plus each phase change), synchronously. */
   onProgress?: ProgressCallback;
   /** Cancels the pull. */
   signal?: AbortSignal;
@@ -228,9 +239,10 @@ export class PartedClient {
     const partSize = positive(options.partSize, DEFAULT_PART_SIZE, "part size");
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
     if (source?.kind !== "file") throw new TypeError("push: source must come from fromFile()");
+    const annotations = checkAnnotations(options.annotations);
     this.#checkOpen();
     const { job, connection } = this.#transfer(ref, workers, options);
-    return await runPush({ ...job, path: source.path, partSize }, connection);
+    return await runPush({ ...job, path: source.path, partSize, annotations }, connection);
   }
 
   /**
@@ -264,12 +276,17 @@ export class PartedClient {
    */
   async pull(ref: string, destination: PullDestination, options: PullOptions = {}): Promise<void> {
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
-    if (destination?.kind !== "file") {
-      throw new TypeError("pull: destination must come from toFile()");
+    if (destination?.kind !== "file" && destination?.kind !== "directory") {
+      throw new TypeError("pull: destination must come from toFile() or toDirectory()");
     }
     this.#checkOpen();
     const { job, connection } = this.#transfer(ref, workers, options);
-    await runPull({ ...job, destination: destination.path }, connection);
+    await runPull({
+      ...job,
+      destination: destination.path,
+      intoDirectory: destination.kind === "directory",
+      verifyFileDigest: options.verifyFileDigest === true,
+    }, connection);
   }
 
   /** The job fields both directions share, and the connection to the reference's registry. */
@@ -294,6 +311,21 @@ export class PartedClient {
   #checkOpen(): void {
     if (this.#closed) throw new TypeError("PartedClient: the client is closed");
   }
+}
+
+function checkAnnotations(
+  annotations: Record<string, string> | undefined,
+): Record<string, string> | undefined {
+  if (annotations === undefined) return undefined;
+  for (const [key, value] of Object.entries(annotations)) {
+    if (key === "" || typeof value !== "string") {
+      throw new RangeError("annotations: keys must be non-empty and values strings");
+    }
+    if (isReservedAnnotation(key)) {
+      throw new RangeError("annotations: a reserved key (dev.ocipart.parted.*, title) was given");
+    }
+  }
+  return { ...annotations };
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {

@@ -52,8 +52,8 @@ export const PARTED_LAYER_MEDIA_TYPE = "application/vnd.ocipart.parted.part.v1";
 export const ANNOTATION_PART_SIZE = "dev.ocipart.parted.v1.part-size";
 
 /**
- * Manifest annotation: the sha256 digest of the whole file, `sha256:<hex>`. Not verified by
- * pull (that would need a second sequential read); callers may compare it themselves.
+ * Manifest annotation: the sha256 digest of the whole file, `sha256:<hex>`. Pull checks it only
+ * when asked (`verifyFileDigest`), with one sequential hash that follows the parts as they land.
  *
  * @example Reading the file digest of a manifest
  * ```ts
@@ -122,3 +122,53 @@ export const DEFAULT_WORKERS = 8;
  * ```
  */
 export const MAX_PARTS = 4096;
+
+/**
+ * Manifest annotation (from the OCI image specification): the file's base name, recorded by
+ * push; a pull into a directory writes the file under this name, after checking it is a plain
+ * file name (see {@linkcode isPlainFileName}).
+ *
+ * @example Reading the file name of a manifest
+ * ```ts
+ * import { ANNOTATION_TITLE } from "@ocipart/ocipart/parted";
+ * const annotations: Record<string, string> = { "org.opencontainers.image.title": "model.bin" };
+ * console.log(annotations[ANNOTATION_TITLE]); // "model.bin"
+ * ```
+ */
+export const ANNOTATION_TITLE = "org.opencontainers.image.title";
+
+/**
+ * Whether a caller may set annotation `key` on push: the format's own keys
+ * (`dev.ocipart.parted.*`) and the title (the source's base name) are reserved.
+ *
+ * @example Checking a caller's annotation keys
+ * ```ts
+ * import { isReservedAnnotation } from "@ocipart/ocipart/parted";
+ * console.log(isReservedAnnotation("org.opencontainers.image.source")); // false
+ * console.log(isReservedAnnotation("dev.ocipart.parted.v1.part-size")); // true
+ * ```
+ */
+export function isReservedAnnotation(key: string): boolean {
+  return key.startsWith("dev.ocipart.parted.") || key === ANNOTATION_TITLE;
+}
+
+/** The longest file name (UTF-8 bytes) a title may be: the common file-system limit. */
+const TITLE_LIMIT_BYTES = 255;
+
+/**
+ * Whether `name` is a plain file name that stays inside the directory it is joined to: not
+ * empty, not `.` or `..`, no `/`, `\` or control character (NUL included), at most 255 bytes.
+ *
+ * @example Titles a pull into a directory accepts and refuses
+ * ```ts
+ * import { isPlainFileName } from "@ocipart/ocipart/parted";
+ * console.log(isPlainFileName("model.safetensors")); // true
+ * console.log(isPlainFileName("../etc/passwd")); // false
+ * ```
+ */
+export function isPlainFileName(name: string): boolean {
+  if (name === "" || name === "." || name === "..") return false;
+  // deno-lint-ignore no-control-regex
+  if (/[/\\\x00-\x1f\x7f]/.test(name)) return false;
+  return new TextEncoder().encode(name).byteLength <= TITLE_LIMIT_BYTES;
+}

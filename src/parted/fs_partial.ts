@@ -43,7 +43,8 @@ export const PARTIAL_SUFFIX = ".parted-partial";
 export const NAME_LIMIT_BYTES = 255;
 
 /**
- * What {@linkcode toFile} returns: a pull destination naming a file.
+ * What {@linkcode toFile} and `toDirectory` return: a pull destination naming a file, or a
+ * directory the file is written into under its recorded name.
  *
  * @example Naming the file to pull into
  * ```ts
@@ -54,7 +55,7 @@ export const NAME_LIMIT_BYTES = 255;
  */
 export interface PullDestination {
   /** The destination kind. */
-  readonly kind: "file";
+  readonly kind: "file" | "directory";
   /** The destination path as given. */
   readonly path: string;
 }
@@ -74,6 +75,26 @@ export function toFile(path: string): PullDestination {
     throw new TypeError("toFile: path must be a non-empty string");
   }
   return Object.freeze({ kind: "file", path });
+}
+
+/**
+ * A pull destination inside the directory `path`: the file is written under the name its push
+ * recorded (the `org.opencontainers.image.title` annotation). A missing title, or one that is
+ * not a plain file name (`..`, a slash, a backslash, a control character, empty, over 255
+ * bytes), rejects the pull with `InvalidManifestError` before anything is written.
+ *
+ * @example Pulling into a directory
+ * ```ts
+ * import { toDirectory } from "@ocipart/ocipart";
+ * const destination = toDirectory("./models");
+ * console.log(destination.kind, destination.path); // "directory" "./models"
+ * ```
+ */
+export function toDirectory(path: string): PullDestination {
+  if (typeof path !== "string" || path === "") {
+    throw new TypeError("toDirectory: path must be a non-empty string");
+  }
+  return Object.freeze({ kind: "directory", path });
 }
 
 /**

@@ -13,7 +13,9 @@ import {
   ANNOTATION_FILE_SIZE,
   ANNOTATION_FORMAT_VERSION,
   ANNOTATION_PART_SIZE,
+  ANNOTATION_TITLE,
   FORMAT_VERSION,
+  isReservedAnnotation,
   MAX_PARTS,
   PARTED_ARTIFACT_TYPE,
   PARTED_LAYER_MEDIA_TYPE,
@@ -32,16 +34,18 @@ export interface PartedManifest {
   readonly partSize: number;
   /** The file size in bytes. */
   readonly fileSize: number;
-  /** The whole-file sha256 digest (carried, not verified by pull). */
+  /** The whole-file sha256 digest (checked by pull only with `verifyFileDigest`). */
   readonly fileDigest: string;
   /** The parts in file order. */
   readonly parts: readonly PartDescriptor[];
+  /** The title annotation (the pushed file's name), unchecked; undefined when absent. */
+  readonly title: string | undefined;
 }
 
 /**
  * Encodes the manifest of a file: schema version 2, the OCI manifest media type, the parted
- * `artifactType`, the OCI empty config, one layer per part and the format annotations. The same
- * input always gives the same bytes, so an unchanged file re-pushed at the same part size has
+ * `artifactType`, the OCI empty config, one layer per part, the format annotations, the title
+ * and the caller's annotations (in key order). The same input always gives the same bytes, so an unchanged file re-pushed at the same part size has
  * the same manifest digest.
  *
  * @example
@@ -57,11 +61,20 @@ export function encodeManifest(info: {
   fileSize: number;
   fileDigest: string;
   partDigests: readonly string[];
+  /** The source's base name, recorded as the title annotation. */
+  title?: string;
+  /** The caller's annotations; reserved keys throw a `RangeError`. */
+  annotations?: Readonly<Record<string, string>>;
 }): Uint8Array {
   const parts = planParts(info.fileSize, info.partSize);
   if (parts.length !== info.partDigests.length) {
     throw new RangeError("manifest: one digest per part is required");
   }
+  const extra: Record<string, string> = { ...info.annotations };
+  for (const key of Object.keys(extra)) {
+    if (isReservedAnnotation(key)) throw new RangeError("manifest: annotation key is reserved");
+  }
+  if (info.title !== undefined) extra[ANNOTATION_TITLE] = info.title;
   const manifest = {
     schemaVersion: 2,
     mediaType: OCI_MANIFEST_MEDIA_TYPE,
@@ -76,12 +89,13 @@ export function encodeManifest(info: {
       digest: info.partDigests[part.index],
       size: part.size,
     })),
-    annotations: {
+    annotations: sortedKeys({
+      ...extra,
       [ANNOTATION_FILE_DIGEST]: info.fileDigest,
       [ANNOTATION_FILE_SIZE]: String(info.fileSize),
       [ANNOTATION_FORMAT_VERSION]: FORMAT_VERSION,
       [ANNOTATION_PART_SIZE]: String(info.partSize),
-    },
+    }),
   };
   return new TextEncoder().encode(JSON.stringify(manifest));
 }
@@ -158,7 +172,16 @@ export function decodeManifest(bytes: Uint8Array): PartedManifest {
   if (parts.length === 1 && parts[0].digest !== fileDigest) {
     throw new InvalidManifestError("layers[0]: a single part must have the file digest");
   }
-  return { partSize, fileSize, fileDigest, parts };
+  const title = annotations[ANNOTATION_TITLE];
+  if (title !== undefined && typeof title !== "string") {
+    throw new InvalidManifestError("annotations: title is not a string");
+  }
+  return { partSize, fileSize, fileDigest, parts, title };
+}
+
+/** The same entries in key order, so equal input always encodes to equal bytes. */
+function sortedKeys(record: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
 function checkConfig(config: unknown): void {

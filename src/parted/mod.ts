@@ -38,8 +38,8 @@ export {
 } from "./client.ts";
 export * from "./format.ts";
 export { fromFile, type PushSource } from "./fs_source.ts";
-export { PARTIAL_SUFFIX, type PullDestination, toFile } from "./fs_partial.ts";
-export type { ProgressCallback, ProgressPhase, ProgressSnapshot } from "./progress.ts";
+export { PARTIAL_SUFFIX, type PullDestination, toDirectory, toFile } from "./fs_partial.ts";
+export type { PartEvent, ProgressCallback, ProgressPhase, ProgressSnapshot } from "./progress.ts";
 export { TooManyPartsError } from "./too_many_parts_error.ts";
 export type { ExplicitCredential } from "./connection.ts";
 export type { Descriptor } from "../registry/media_types.ts";

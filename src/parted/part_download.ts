@@ -27,7 +27,7 @@ export interface PartDownloadContext {
   repo: RemoteRepository;
   /** The partial file the bytes go to. */
   partial: PartialFile;
-  /** Counts wire bytes. */
+  /** Counts wire bytes and the bytes each attempt landed. */
   progress: ProgressTracker;
   /** Stops the download. */
   signal: AbortSignal;
@@ -104,6 +104,7 @@ async function downloadAttempt(
       hash.reset();
       state.reached = 0;
       position = 0;
+      progress.restartPart(part.index);
     }
     const writer = new PartWriter(partial, part.offset + position, pool, hash);
     const overlong = () =>
@@ -113,6 +114,7 @@ async function downloadAttempt(
     const received = (n: number) => {
       position += n;
       progress.addWire(n);
+      progress.landed(part.index, n);
     };
     failure = await copyBody(answer.body, writer, part.size - position, received, overlong);
     // Place (and hash) every received byte first: a continuation starts where the disk is.

@@ -26,7 +26,7 @@ export interface PartUploadContext {
   repo: RemoteRepository;
   /** The source file. */
   path: string;
-  /** Counts wire bytes. */
+  /** Counts wire bytes and the bytes each attempt sent. */
   progress: ProgressTracker;
   /** Stops the upload. */
   signal: AbortSignal;
@@ -61,10 +61,16 @@ export async function uploadPart(
     const session = await openUpload(repo, signal);
     // The hook counts wire bytes on the transport's direct file path as well as on a plain
     // stream, so the body stays a recognisable file range.
-    const make = () =>
-      part.size === 0 ? new Uint8Array(0) : fileBody(context.path, part.offset, part.size, {
-        onBytes: (n) => context.progress.addWire(n),
+    const make = () => {
+      // Each body is a new attempt from the part's first byte.
+      context.progress.restartPart(part.index);
+      return part.size === 0 ? new Uint8Array(0) : fileBody(context.path, part.offset, part.size, {
+        onBytes: (n) => {
+          context.progress.addWire(n);
+          context.progress.landed(part.index, n);
+        },
       });
+    };
     try {
       await completeUpload(repo, session, part.digest, part.size, {
         make,

@@ -7,8 +7,12 @@
  */
 import { Sha256Threads } from "../registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
-import { systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, retry } from "../transport/retry.ts";
+import { join } from "node:path";
+import { InvalidManifestError } from "../errors/kinds.ts";
+import { type Clock, systemClock } from "../transport/clock.ts";
+import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
+import { FileDigestCheck } from "./fs_file_digest.ts";
+import { isPlainFileName } from "./format.ts";
 import { getManifest } from "../remote/manifests.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
@@ -27,6 +31,10 @@ export interface PullJob extends TransferJob {
   destination: string;
   /** Hashing threads (resume pass and downloads); default the core count, at most `workers`. */
   hashThreads?: number;
+  /** `destination` is a directory: the file is named by the manifest's title. */
+  intoDirectory?: boolean;
+  /** Check the whole-file digest annotation while parts land. */
+  verifyFileDigest?: boolean;
 }
 
 /**
@@ -40,9 +48,10 @@ export interface PullJob extends TransferJob {
  */
 export async function runPull(job: PullJob, connect: () => Connection): Promise<void> {
   job.signal?.throwIfAborted();
-  // The destination is this pull's before anything else happens: a second pull of it is
-  // refused at once, before either touches a byte.
-  const partial = await PartialFile.open(job.destination);
+  // A named destination is this pull's before anything else happens: a second pull of it is
+  // refused at once, before either touches a byte. A directory's file name comes from the
+  // manifest, so that lock is taken once the manifest is read.
+  let partial = job.intoDirectory ? undefined : await PartialFile.open(job.destination);
   const connection = connect();
   const controller = new AbortController();
   const signal = job.signal === undefined
@@ -50,7 +59,6 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     : AbortSignal.any([job.signal, controller.signal]);
   const policy = job.policy ?? PARTED_RETRY_POLICY;
   const clock = job.clock ?? systemClock;
-  let progress: ProgressTracker | undefined;
   let manifest: PartedManifest;
   try {
     const reference = job.reference.digest ?? job.reference.tag!;
@@ -60,11 +68,35 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
       { policy, signal, clock },
     );
     manifest = decodeManifest(fetched.bytes);
+    partial ??= await PartialFile.open(fileInDirectory(job.destination, manifest.title));
   } catch (err) {
-    await partial.close();
+    await partial?.close();
     if (job.signal?.aborted) throw job.signal.reason;
     throw attachSentinel(err, { tooLarge: PartTooLargeError });
   }
+  await fetchParts(job, manifest, partial, connection, { controller, signal, policy, clock });
+}
+
+/** Where a pull into `directory` writes: the manifest's title, once checked. */
+function fileInDirectory(directory: string, title: string | undefined): string {
+  if (title === undefined) {
+    throw new InvalidManifestError("annotations: no title to name the file; pull into a file");
+  }
+  if (!isPlainFileName(title)) {
+    throw new InvalidManifestError("annotations: title is not a plain file name");
+  }
+  return join(directory, title);
+}
+
+/** Fetches (or resumes) every part into `partial`, checks the file digest if asked, commits. */
+async function fetchParts(
+  job: PullJob,
+  manifest: PartedManifest,
+  partial: PartialFile,
+  connection: Connection,
+  run: { controller: AbortController; signal: AbortSignal; policy: RetryPolicy; clock: Clock },
+): Promise<void> {
+  const { controller, signal, policy, clock } = run;
   // One hashing thread per core: hashing is the bound, and the receiving thread's share of a
   // core is small (measured: one thread fewer pulled 20% slower on two cores). A small file
   // hashes faster here than a thread starts: none for it.
@@ -75,18 +107,35 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     job.hashThreads === undefined ? threads : Math.min(job.workers, job.hashThreads),
   );
   const latch = new FirstFailure(job.signal, controller);
+  const progress = new ProgressTracker(
+    manifest.fileSize,
+    manifest.parts.length,
+    "resolving",
+    job.onProgress,
+  );
+  progress.onFailure = (err) => controller.abort(err);
+  let fileCheck: FileDigestCheck | undefined;
+  const placed = (part: PartDescriptor, kind: "resumed" | "verified") => {
+    progress.completePart(part.index, part.size, kind);
+    fileCheck?.partPlaced(part.index);
+  };
   try {
-    progress = new ProgressTracker(manifest.fileSize, "resolving", job.onProgress);
-    progress.onFailure = (err) => controller.abort(err);
+    if (job.verifyFileDigest) {
+      fileCheck = new FileDigestCheck(
+        partial.path,
+        manifest.parts,
+        manifest.fileDigest,
+        hashThreads,
+      );
+      fileCheck.onFailure = (err) => latch.fail(err);
+    }
     await partial.prepare(manifest.fileSize);
     const queue = new AsyncQueue<PartDescriptor>();
-    const tracker = progress;
-    const openPartial = partial;
     let feeding: Promise<void>;
     if (partial.initialLength === manifest.fileSize) {
-      tracker.setPhase("verifying");
+      progress.setPhase("verifying");
       feeding = verifyExisting(manifest, partial.path, hashThreads, signal, (part, ok) => {
-        if (ok) tracker.completePart(part.size);
+        if (ok) placed(part, "resumed");
         else queue.push(part);
       }).then(() => queue.close(), (err) => {
         queue.close();
@@ -99,25 +148,33 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     }
     const count = Math.min(job.workers, manifest.parts.length);
     const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
-      tracker.setPhase("downloading");
+      progress.setPhase("downloading");
       await downloadPart({
         repo: connection.repo,
-        partial: openPartial,
-        progress: tracker,
+        partial,
+        progress,
         signal,
         policy,
         clock,
         hashThreads,
       }, part);
-      tracker.completePart(part.size);
+      placed(part, "verified");
     });
     await latch.settle([feeding, ...workers], progress);
+    if (fileCheck) {
+      progress.setPhase("verifying");
+      await fileCheck.finish();
+    }
     progress.setPhase("committing");
+    // A caller that cancels from the callback above gets a cancelled pull, not a committed one.
+    signal.throwIfAborted();
     await partial.commit();
     progress.setPhase("done");
   } catch (err) {
     throw latch.publicError(err);
   } finally {
+    progress.close();
+    fileCheck?.close();
     hashThreads.close();
     await partial.close();
   }

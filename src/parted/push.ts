@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { basename } from "node:path";
 import { InvalidReferenceError, SourceChangedError } from "../errors/kinds.ts";
 import {
   EMPTY_CONFIG_BYTES,
@@ -19,7 +20,7 @@ import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
-import { PARTED_ARTIFACT_TYPE } from "./format.ts";
+import { isPlainFileName, PARTED_ARTIFACT_TYPE } from "./format.ts";
 import { checkReadable, sameStamp, type SourceStamp, statSource } from "./fs_source.ts";
 import { encodeManifest, type PartDescriptor } from "./manifest.ts";
 import { uploadPart } from "./part_upload.ts";
@@ -37,6 +38,8 @@ export interface PushJob extends TransferJob {
   path: string;
   /** Part size in bytes. */
   partSize: number;
+  /** The caller's manifest annotations (keys already checked). */
+  annotations?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -59,7 +62,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   const signal = job.signal === undefined
     ? controller.signal
     : AbortSignal.any([job.signal, controller.signal]);
-  const progress = new ProgressTracker(stamp.size, "hashing", job.onProgress);
+  const progress = new ProgressTracker(stamp.size, plan.length, "hashing", job.onProgress);
   progress.onFailure = (err) => controller.abort(err);
   // A small file hashes faster here than a thread starts (and starting none keeps a process
   // that moves many small files lean).
@@ -87,7 +90,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     const count = Math.min(job.workers, plan.length);
     const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
       progress.setPhase("uploading");
-      await uploadPart({
+      const outcome = await uploadPart({
         repo: connection.repo,
         path: job.path,
         progress,
@@ -96,7 +99,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
         clock,
         beforeUpload,
       }, part);
-      progress.completePart(part.size);
+      progress.completePart(part.index, part.size, outcome === "skipped" ? "exists" : "uploaded");
     });
     await latch.settle([hashing, ...workers], progress);
     await checkUnchanged(job.path, stamp);
@@ -107,6 +110,8 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       fileSize: stamp.size,
       fileDigest,
       partDigests: digests,
+      title: recordedTitle(job.path),
+      annotations: job.annotations,
     });
     const digest = sha256Digest(manifest);
     if (job.reference.digest !== undefined && job.reference.digest !== digest) {
@@ -131,8 +136,15 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   } catch (err) {
     throw latch.publicError(err);
   } finally {
+    progress.close();
     pool.close();
   }
+}
+
+/** The source's base name, when a pull into a directory could use it (else no title). */
+function recordedTitle(path: string): string | undefined {
+  const name = basename(path);
+  return isPlainFileName(name) ? name : undefined;
 }
 
 /**

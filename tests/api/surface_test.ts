@@ -43,6 +43,7 @@ Deno.test("the root export holds the clients, their helpers and the error classe
     "retryable",
     "sha256Digest",
     "statusCode",
+    "toDirectory",
     "toFile",
   ]);
 });
@@ -69,6 +70,7 @@ Deno.test("each subpath exports what its users call", () => {
     "ANNOTATION_FILE_SIZE",
     "ANNOTATION_FORMAT_VERSION",
     "ANNOTATION_PART_SIZE",
+    "ANNOTATION_TITLE",
     "DEFAULT_PART_SIZE",
     "DEFAULT_WORKERS",
     "FORMAT_VERSION",
@@ -80,6 +82,9 @@ Deno.test("each subpath exports what its users call", () => {
     "PartedClient",
     "TooManyPartsError",
     "fromFile",
+    "isPlainFileName",
+    "isReservedAnnotation",
+    "toDirectory",
     "toFile",
   ]);
 });

@@ -33,6 +33,9 @@ Deno.test("push with every flag parses into a push command", () => {
     "json",
     "--debug",
     "--json",
+    "--annotation",
+    "org.opencontainers.image.source=https://example.test/a=b",
+    "--annotation=team=",
     REF,
     "file.bin",
   ]);
@@ -51,6 +54,7 @@ Deno.test("push with every flag parses into a push command", () => {
     file: "file.bin",
     partSize: 64 * 1024 * 1024,
     json: true,
+    annotations: { "org.opencontainers.image.source": "https://example.test/a=b", team: "" },
   });
 });
 
@@ -68,7 +72,21 @@ Deno.test("pull defaults leave library defaults in place", () => {
     debug: false,
     reference: REF,
     destination: "out.bin",
+    verifyFileDigest: false,
   });
+  const verify = parseCommandLine(["pull", "--verify-file-digest", REF, "out.bin"]);
+  strictEqual(verify.kind === "pull" && verify.verifyFileDigest, true);
+});
+
+Deno.test("--annotation: key=value, reserved and repeated keys refused; push only", () => {
+  const push = (flag: string) => ["push", "--annotation", flag, REF, "f"];
+  usageError(push("novalue"), "push", /--annotation: expected key=value/);
+  usageError(push("=v"), "push", /--annotation: expected key=value/);
+  usageError(push("org.opencontainers.image.title=x"), "push", /reserved/);
+  usageError(push("dev.ocipart.parted.v1.file-digest=x"), "push", /reserved/);
+  usageError(["push", "--annotation", "a=1", "--annotation", "a=2", REF, "f"], "push", /twice/);
+  usageError(["pull", "--annotation", "a=1", REF, "f"], "pull", /annotation/);
+  usageError(["push", "--verify-file-digest", REF, "f"], "push", /verify-file-digest/);
 });
 
 Deno.test("flags may follow operands and -- ends flags", () => {

@@ -26,9 +26,12 @@ function shellQuote(arg: string): string {
 async function runOnPty(
   args: string[],
   options: CliOptions,
+  columns = 100,
 ): Promise<{ code: number; tty: string }> {
-  // Size the terminal like a person's: 100 columns.
-  const command = `stty cols 100 rows 24; exec ${cliArgv(args, options).map(shellQuote).join(" ")}`;
+  // Size the terminal like a person's: 100 columns unless the test asks for another width.
+  const command = `stty cols ${columns} rows 24; exec ${
+    cliArgv(args, options).map(shellQuote).join(" ")
+  }`;
   const output = await new Deno.Command("script", {
     // -q quiet, -e child's exit code, -c command; the typescript file is discarded.
     args: ["-qec", command, "/dev/null"],
@@ -87,6 +90,40 @@ registryTest("bar on a terminal redraws in place and ends at 100%", {
       ok(draws.some((d) => d.startsWith("downloading")), "the phase is shown while it runs");
     }
   }
+});
+
+registryTest("a narrow terminal keeps the bar and the time left; a resume says what was present", {
+  ignore: !hasScript(),
+}, async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  const bytes = new Uint8Array(4 * MiB);
+  for (let i = 0; i < bytes.byteLength; i += 65536) {
+    crypto.getRandomValues(bytes.subarray(i, i + 65536));
+  }
+  await Deno.writeFile(source, bytes);
+  const ref = `${registry.host}/models/narrow:v1`;
+  const push = await runCli(["push", "--plain-http", "--part-size", "512KiB", ref, source], {
+    tmp: tmp.path,
+  });
+  strictEqual(push.code, 0, push.stderr);
+  // A complete partial with its last part torn: 7 of 8 parts are already on disk.
+  const dest = `${tmp.path}/out.bin`;
+  const torn = bytes.slice();
+  torn.fill(0, 4 * MiB - 1000);
+  await Deno.writeFile(`${dest}.parted-partial`, torn);
+  const { code, tty } = await runOnPty(["pull", "--plain-http", ref, dest], { tmp: tmp.path }, 50);
+  strictEqual(code, 0, JSON.stringify(tty));
+  ok(new RegExp(`^${REDRAWS}\\n7 of 8 parts already present\\n$`).test(tty), JSON.stringify(tty));
+  const draws = tty.split("\n")[0].split("\r").slice(1).map((d) => d.replace("\x1b[K", ""));
+  for (const draw of draws) {
+    ok(draw.length < 50, `wider than the terminal: ${draw}`);
+    ok(/\d+% \[[=> ]{10,}\] /.test(draw), `the bar is shown: ${draw}`);
+    ok(/ (ETA \S+|in \S+)$/.test(draw), `the time is shown whole: ${draw}`);
+  }
+  ok(draws.at(-1)!.startsWith("done"), draws.at(-1));
+  strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
 });
 
 registryTest("auto progress stays silent when stderr is not a terminal", async () => {

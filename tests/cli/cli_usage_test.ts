@@ -46,15 +46,6 @@ Deno.test("a wrong operand count exits 2", async () => {
   await expectUsage(["copy", REF, "x"], "general", /unknown command/);
 });
 
-Deno.test("a destination that is a directory exits 2 before any request", async () => {
-  await using tmp = await tempDir();
-  // Port 9 (discard) is never contacted: the check happens before the library runs.
-  const result = await runCli(["pull", "--plain-http", REF, tmp.path], { tmp: tmp.path });
-  strictEqual(result.code, 2, result.stderr);
-  ok(result.stderr.startsWith("ocipart: <dest> is a directory"), result.stderr);
-  ok(result.stderr.includes("Usage: ocipart pull [flags]"));
-});
-
 Deno.test("help goes to stdout and exits 0", async () => {
   await using tmp = await tempDir();
   for (

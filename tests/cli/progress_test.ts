@@ -259,3 +259,139 @@ Deno.test("auto is a bar on a terminal and nothing elsewhere", () => {
   ok(createProgressRenderer("plain", options, true) instanceof PlainProgress);
   ok(createProgressRenderer("json", options, true) instanceof JsonProgress);
 });
+
+const GiB = 1024 * MiB;
+
+/** A mid-transfer snapshot of a 286 MiB pull with part counters, as the library reports it. */
+const partSnap = (transferredBytes: number, phase = "downloading"): TransferSnapshot => ({
+  completedBytes: Math.floor(transferredBytes / (32 * MiB)) * 32 * MiB,
+  transferredBytes,
+  wireBytes: transferredBytes,
+  totalBytes: 286 * MiB,
+  phase,
+  partsDone: Math.floor(transferredBytes / (32 * MiB)),
+  partsSkipped: 0,
+  partsTotal: 9,
+  events: [],
+});
+
+/** The visible text of each redraw. */
+const visibleDraws = (out: string) =>
+  out.split("\r").slice(1).map((d) => d.replace("\x1b[K", "").replace(/\n[^]*$/, ""));
+
+Deno.test("bar at 40, 50 and 80 columns: a bar, the percentage and the time left, never cut", () => {
+  const expectations: Array<[number, RegExp[]]> = [
+    [40, [/^downloading\s+41% \[=+>\s*\] ETA \d+s$/]],
+    [50, [/^downloading\s+41% \[=+>\s*\] ETA \d+s$/]],
+    [80, [
+      /^downloading\s+41% \[=+>\s*\] 120 MiB \/ 286 MiB\s+3\/9 parts\s+\S+ MiB\/s\s+ETA \d+s$/,
+    ]],
+  ];
+  for (const [columns, patterns] of expectations) {
+    const h = harness(columns);
+    const bar = new ProgressBar(h.options);
+    bar.update(partSnap(0));
+    h.advance(1000);
+    bar.update(partSnap(120 * MiB));
+    const draws = visibleDraws(h.out);
+    const last = draws.at(-1)!;
+    for (const pattern of patterns) ok(pattern.test(last), `${columns} columns: ${last}`);
+    for (const draw of draws) ok(draw.length < columns, `${columns}: ${draw}`);
+    ok(!/\bE$|\bET$/.test(last), `the ETA is never cut: ${last}`);
+  }
+});
+
+Deno.test("bar: every width from 20 to 200 fits, and from 40 keeps the bar", () => {
+  for (let columns = 20; columns <= 200; columns++) {
+    const h = harness(columns);
+    const bar = new ProgressBar(h.options);
+    bar.update({ ...partSnap(0, "downloading"), totalBytes: 123 * GiB });
+    h.advance(1000);
+    bar.update({ ...partSnap(3 * GiB, "downloading"), totalBytes: 123 * GiB });
+    bar.update({ ...partSnap(3 * GiB, "committing"), totalBytes: 123 * GiB });
+    bar.finish(1);
+    for (const draw of visibleDraws(h.out)) {
+      ok(draw.length < columns, `${columns}: ${draw}`);
+      if (columns >= 40) ok(/\[[=> ]{10,}\]/.test(draw), `${columns}: no bar in ${draw}`);
+    }
+  }
+});
+
+Deno.test("bar moves with bytes landed, never backwards, and says how many parts were present", () => {
+  const h = harness(100);
+  const bar = new ProgressBar(h.options);
+  // A resume: 8 of 9 parts already on disk, the last one landing in steps.
+  const resumed = (landed: number, phase = "downloading"): TransferSnapshot => ({
+    completedBytes: 256 * MiB,
+    transferredBytes: 256 * MiB + landed,
+    wireBytes: landed,
+    totalBytes: 286 * MiB,
+    phase,
+    partsDone: 8,
+    partsSkipped: 8,
+    partsTotal: 9,
+  });
+  for (let landed = 0; landed <= 30 * MiB; landed += 3 * MiB) {
+    h.advance(200);
+    bar.update(resumed(landed));
+  }
+  bar.update({ ...resumed(30 * MiB, "done"), completedBytes: 286 * MiB, partsDone: 9 });
+  bar.finish(0);
+  const percents = visibleDraws(h.out).map((d) => Number(/(\d+)%/.exec(d)![1]));
+  ok(percents.length >= 10, `${percents}`);
+  for (let i = 1; i < percents.length; i++) ok(percents[i] >= percents[i - 1], `${percents}`);
+  ok(new Set(percents).size >= 5, `the bar moves while the last part lands: ${percents}`);
+  ok(h.out.endsWith("\n8 of 9 parts already present\n"), JSON.stringify(h.out.slice(-80)));
+  ok(visibleDraws(h.out).some((d) => d.includes(" 8/9 parts (8 present) ")), h.out);
+});
+
+Deno.test("plain prints one line per part event and the parts already present", () => {
+  const h = harness();
+  const plain = new PlainProgress(h.options);
+  const base = { totalBytes: 3 * MiB, partsTotal: 3, wireBytes: 0 };
+  plain.update({ ...base, completedBytes: 0, phase: "uploading", partsDone: 0, partsSkipped: 0 });
+  plain.update({
+    ...base,
+    completedBytes: 2 * MiB,
+    phase: "uploading",
+    partsDone: 2,
+    partsSkipped: 1,
+    events: [{ kind: "exists", index: 0, size: MiB }, { kind: "uploaded", index: 1, size: MiB }],
+  });
+  plain.update({
+    ...base,
+    completedBytes: 3 * MiB,
+    phase: "done",
+    partsDone: 3,
+    partsSkipped: 1,
+    events: [{ kind: "uploaded", index: 2, size: MiB }],
+  });
+  plain.finish(0);
+  const lines = h.out.trimEnd().split("\n");
+  deepStrictEqual(lines.filter((l) => l.startsWith("part ")), [
+    "part 1/3 exists (already in the registry) 1.00 MiB",
+    "part 2/3 uploaded 1.00 MiB",
+    "part 3/3 uploaded 1.00 MiB",
+  ]);
+  strictEqual(lines.at(-1), "1 of 3 parts already present");
+});
+
+Deno.test("json writes the done state once, from finish, and keeps every part event", () => {
+  const h = harness();
+  const json = new JsonProgress(h.options);
+  json.update({ ...partSnap(0), events: [{ kind: "verified", index: 0, size: 1 }] });
+  json.update({ ...partSnap(MiB), events: [{ kind: "verified", index: 1, size: 1 }] }); // held
+  json.update({
+    ...partSnap(286 * MiB, "done"),
+    events: [{ kind: "verified", index: 2, size: 1 }],
+  });
+  json.finish(0);
+  const lines = h.out.trimEnd().split("\n").map((l) => JSON.parse(l));
+  strictEqual(lines.filter((l) => l.phase === "done").length, 1, h.out);
+  strictEqual(lines.at(-1).exitCode, 0);
+  deepStrictEqual(lines.flatMap((l) => l.events ?? []).map((e: { index: number }) => e.index), [
+    0,
+    1,
+    2,
+  ]);
+});

@@ -1,0 +1,176 @@
+/**
+ * File names, annotations, the file-digest check and part-level progress through the CLI,
+ * against the real registry, with the CLI as a child process under narrowed permissions.
+ */
+import { ok, strictEqual } from "node:assert/strict";
+import { writePatternFile } from "../fixtures/files.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { rawManifest } from "../parted/_helpers.ts";
+import { runCli } from "./_cli.ts";
+
+const KiB = 1024;
+const PART = 256 * KiB;
+const PARTS = 8;
+const SIZE = PARTS * PART - 3;
+
+async function listDir(path: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(path)) names.push(entry.name);
+  return names.sort();
+}
+
+registryTest(
+  "cli: push --annotation and the file name; pull into a directory; plain progress of a resume",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/model.bin`;
+    await writePatternFile(source, SIZE);
+    const ref = `${registry.host}/cli/names:v1`;
+    const push = await runCli([
+      "push",
+      "--plain-http",
+      "--part-size",
+      "256KiB",
+      "--progress",
+      "plain",
+      "--annotation",
+      "org.opencontainers.image.source=https://example.test/r=1",
+      "--annotation",
+      "team=ml",
+      ref,
+      source,
+    ], { tmp: tmp.path });
+    strictEqual(push.code, 0, push.stderr);
+    const uploaded = push.stderr.split("\n").filter((l) => /^part \d+\/8 uploaded\b/.test(l));
+    strictEqual(uploaded.length, PARTS, push.stderr);
+    const { json } = await rawManifest(registry.url, "cli/names", "v1");
+    const annotations = json.annotations as Record<string, string>;
+    strictEqual(annotations["org.opencontainers.image.title"], "model.bin");
+    strictEqual(annotations["org.opencontainers.image.source"], "https://example.test/r=1");
+    strictEqual(annotations["team"], "ml");
+
+    // A re-push transfers nothing and says so.
+    const again = await runCli(
+      ["push", "--plain-http", "--part-size", "256KiB", "--progress", "plain", ref, source],
+      { tmp: tmp.path },
+    );
+    strictEqual(again.code, 0, again.stderr);
+    ok(again.stderr.includes("8 of 8 parts already present\n"), again.stderr);
+
+    const out = `${tmp.path}/out`;
+    await Deno.mkdir(out);
+    const pull = await runCli(["pull", "--plain-http", "--progress", "plain", ref, out], {
+      tmp: tmp.path,
+    });
+    strictEqual(pull.code, 0, pull.stderr);
+    deepEqualFiles(await Deno.readFile(source), await Deno.readFile(`${out}/model.bin`));
+    strictEqual(pull.stderr.split("\n").filter((l) => /^part \d+\/8 verified\b/.test(l)).length, 8);
+
+    // Resume: a complete partial with one torn part; 7 of 8 are already present.
+    await Deno.rename(`${out}/model.bin`, `${out}/model.bin.parted-partial`);
+    using file = await Deno.open(`${out}/model.bin.parted-partial`, { write: true });
+    await file.seek(3 * PART + 5, Deno.SeekMode.Start);
+    await file.write(new Uint8Array(100));
+    const resumed = await runCli(["pull", "--plain-http", "--progress", "plain", ref, out], {
+      tmp: tmp.path,
+    });
+    strictEqual(resumed.code, 0, resumed.stderr);
+    const lines = resumed.stderr.split("\n");
+    strictEqual(lines.filter((l) => /^part \d+\/8 resumed\b/.test(l)).length, 7, resumed.stderr);
+    ok(lines.includes("part 4/8 verified 256 KiB"), resumed.stderr);
+    ok(lines.includes("7 of 8 parts already present"), resumed.stderr);
+    deepEqualFiles(await Deno.readFile(source), await Deno.readFile(`${out}/model.bin`));
+    strictEqual((await listDir(out)).join(","), "model.bin");
+  },
+);
+
+function deepEqualFiles(a: Uint8Array, b: Uint8Array): void {
+  strictEqual(a.byteLength, b.byteLength);
+  ok(a.every((v, i) => v === b[i]), "same bytes");
+}
+
+Deno.test("cli: a reserved --annotation key is a usage error before any request", async () => {
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/f.bin`;
+  await Deno.writeFile(source, new Uint8Array(10));
+  for (
+    const flag of [
+      "org.opencontainers.image.title=x",
+      "dev.ocipart.parted.v1.part-size=1",
+      "novalue",
+      "=v",
+    ]
+  ) {
+    // Port 9 (discard) is never contacted: the flag is refused while parsing.
+    const result = await runCli(
+      ["push", "--plain-http", "--annotation", flag, "127.0.0.1:9/a/b:v1", source],
+      { tmp: tmp.path },
+    );
+    strictEqual(result.code, 2, result.stderr);
+    ok(result.stderr.startsWith("ocipart: --annotation: "), result.stderr);
+  }
+});
+
+registryTest(
+  "cli: --verify-file-digest exits 5 and leaves no destination when the file digest is wrong",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/w.bin`;
+    await writePatternFile(source, SIZE);
+    const ref = `${registry.host}/cli/digest:v1`;
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "256KiB", "--progress", "none", ref, source],
+      { tmp: tmp.path },
+    );
+    strictEqual(push.code, 0, push.stderr);
+    const { json } = await rawManifest(registry.url, "cli/digest", "v1");
+    const annotations = { ...(json.annotations as Record<string, string>) };
+    annotations["dev.ocipart.parted.v1.file-digest"] = `sha256:${"1".repeat(64)}`;
+    const put = await fetch(`${registry.url}/v2/cli/digest/manifests/wrong`, {
+      method: "PUT",
+      headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" },
+      body: JSON.stringify({ ...json, annotations }),
+    });
+    await put.body?.cancel();
+    strictEqual(put.status, 201);
+    const dest = `${tmp.path}/out.bin`;
+    const bad = await runCli(
+      ["pull", "--plain-http", "--verify-file-digest", `${registry.host}/cli/digest:wrong`, dest],
+      { tmp: tmp.path },
+    );
+    strictEqual(bad.code, 5, bad.stderr);
+    ok(/DigestMismatchError/.test(bad.stderr), bad.stderr);
+    strictEqual(await Deno.stat(dest).then(() => true, () => false), false, "no destination");
+    const good = await runCli(["pull", "--plain-http", "--verify-file-digest", ref, dest], {
+      tmp: tmp.path,
+    });
+    strictEqual(good.code, 0, good.stderr);
+  },
+);
+
+registryTest(
+  "cli: push --progress json writes the done state once, with the exit code",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/j.bin`;
+    await writePatternFile(source, SIZE);
+    for (const args of [["push", "--part-size", "256KiB"], ["pull"]]) {
+      const target = args[0] === "push" ? source : `${tmp.path}/j.out`;
+      const result = await runCli(
+        [...args, "--plain-http", "--progress", "json", `${registry.host}/cli/json:v1`, target],
+        { tmp: tmp.path },
+      );
+      strictEqual(result.code, 0, result.stderr);
+      const records = result.stderr.trimEnd().split("\n").map((l) => JSON.parse(l));
+      strictEqual(records.filter((r) => r.phase === "done").length, 1, result.stderr);
+      strictEqual(records.at(-1).exitCode, 0);
+      strictEqual(records.at(-1).partsDone, PARTS);
+      const events = records.flatMap((r) => r.events ?? []);
+      strictEqual(events.length, PARTS, "every part event is written once");
+    }
+  },
+);

@@ -1,0 +1,145 @@
+/**
+ * Progress as a program sees it on the real registry: throttled callbacks, values that never
+ * go backwards, part counters and one event per part, on a first push, a re-push, a pull and
+ * a resumed pull.
+ */
+import { assert, assertEquals } from "../fixtures/assert.ts";
+import { writePatternFile } from "../fixtures/files.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import {
+  fromFile,
+  PartedClient,
+  type PartEvent,
+  type ProgressSnapshot,
+  toFile,
+} from "../../src/parted/mod.ts";
+import { overwrite } from "./_helpers.ts";
+
+const P = 1024 * 1024;
+const PARTS = 24;
+const SIZE = PARTS * P - 5;
+
+interface Recording {
+  snapshots: ProgressSnapshot[];
+  startedAt: number;
+  endedAt: number;
+}
+
+async function record(run: (onProgress: (s: ProgressSnapshot) => void) => Promise<unknown>) {
+  const snapshots: ProgressSnapshot[] = [];
+  const startedAt = performance.now();
+  await run((s) => snapshots.push(s));
+  const recording: Recording = { snapshots, startedAt, endedAt: performance.now() };
+  // No call after the transfer settled, not even a held-back one.
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  assertEquals(snapshots.length, recording.snapshots.length);
+  return recording;
+}
+
+/** Checks the contract every recording keeps; returns the part events in order. */
+function checkContract({ snapshots, startedAt, endedAt }: Recording): PartEvent[] {
+  const phases = new Set(snapshots.map((s) => s.phase)).size;
+  const seconds = (endedAt - startedAt) / 1000;
+  // At most ~10 a second, plus one per phase change (the final one included), with margin.
+  const bound = Math.ceil(seconds * 10) + phases + 2;
+  assert(snapshots.length <= bound, `${snapshots.length} calls in ${seconds}s (bound ${bound})`);
+  let previous: ProgressSnapshot | undefined;
+  for (const s of snapshots) {
+    assert(s.transferredBytes! <= s.totalBytes, "transferredBytes never passes the total");
+    assert(s.transferredBytes! >= s.completedBytes, "transferredBytes includes placed bytes");
+    if (previous !== undefined) {
+      assert(s.completedBytes >= previous.completedBytes, "completedBytes never decreases");
+      assert(s.transferredBytes! >= previous.transferredBytes!, "transferredBytes never decreases");
+      assert(s.partsDone! >= previous.partsDone!, "partsDone never decreases");
+      assert(s.wireBytes >= previous.wireBytes, "wireBytes never decreases");
+    }
+    previous = s;
+  }
+  const last = snapshots.at(-1)!;
+  assertEquals(last.phase, "done");
+  assertEquals(last.completedBytes, SIZE);
+  assertEquals(last.transferredBytes, SIZE);
+  assertEquals(last.partsDone, PARTS);
+  assertEquals(last.partsTotal, PARTS);
+  const events = snapshots.flatMap((s) => s.events ?? []);
+  assertEquals(events.map((e) => e.index).sort((a, b) => a - b), [...Array(PARTS).keys()]);
+  return events;
+}
+
+const kinds = (events: PartEvent[]) => {
+  const count: Record<string, number> = {};
+  for (const e of events) count[e.kind] = (count[e.kind] ?? 0) + 1;
+  return count;
+};
+
+registryTest(
+  "progress: throttled, monotonic, with part counters and one event per part (push, re-push, pull, resume)",
+  async () => {
+    await using registry = await startRegistry();
+    await using dir = await tempDir();
+    const src = `${dir.path}/src.bin`;
+    await writePatternFile(src, SIZE);
+    // One worker keeps parts arriving in sequence, so the run lasts long enough to throttle.
+    using client = new PartedClient({ plainHttp: true });
+    const ref = `${registry.host}/progress/a:v1`;
+    const options = { partSize: P, workers: 2 };
+
+    const pushed = await record((onProgress) =>
+      client.push(ref, fromFile(src), { ...options, onProgress })
+    );
+    const pushEvents = checkContract(pushed);
+    assertEquals(kinds(pushEvents), { uploaded: PARTS });
+    assertEquals(pushed.snapshots.at(-1)!.partsSkipped, 0);
+
+    const repushed = await record((onProgress) =>
+      client.push(ref, fromFile(src), { ...options, onProgress })
+    );
+    assertEquals(kinds(checkContract(repushed)), { exists: PARTS });
+    assertEquals(repushed.snapshots.at(-1)!.partsSkipped, PARTS);
+
+    const dest = `${dir.path}/dest.bin`;
+    const pulled = await record((onProgress) =>
+      client.pull(ref, toFile(dest), { workers: 2, onProgress })
+    );
+    assertEquals(kinds(checkContract(pulled)), { verified: PARTS });
+
+    // A torn part 5 in an otherwise complete partial: 23 parts are already present.
+    await Deno.rename(dest, `${dest}.parted-partial`);
+    await overwrite(`${dest}.parted-partial`, 5 * P + 10, new Uint8Array(1000));
+    const resumed = await record((onProgress) =>
+      client.pull(ref, toFile(dest), { workers: 2, onProgress })
+    );
+    const resumeEvents = checkContract(resumed);
+    assertEquals(kinds(resumeEvents), { resumed: PARTS - 1, verified: 1 });
+    assertEquals(resumeEvents.find((e) => e.kind === "verified")!.index, 5);
+    assertEquals(resumed.snapshots.at(-1)!.partsSkipped, PARTS - 1);
+    assertEquals(resumed.snapshots.at(-1)!.wireBytes, P, "only the torn part crossed the wire");
+  },
+);
+
+registryTest("progress: a 64 MiB push calls back at most ~10 times a second", async () => {
+  await using registry = await startRegistry();
+  await using dir = await tempDir();
+  const src = `${dir.path}/big.bin`;
+  await writePatternFile(src, 64 * P);
+  using client = new PartedClient({ plainHttp: true });
+  const snapshots: ProgressSnapshot[] = [];
+  let wireCalls = 0;
+  const started = performance.now();
+  await client.push(`${registry.host}/progress/big:v1`, fromFile(src), {
+    partSize: 16 * P,
+    onProgress: (s) => {
+      snapshots.push(s);
+      if (s.phase === "uploading") wireCalls++;
+    },
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const phases = new Set(snapshots.map((s) => s.phase)).size;
+  assert(
+    snapshots.length <= Math.ceil(seconds * 10) + phases + 2,
+    `${snapshots.length} calls in ${seconds.toFixed(2)}s`,
+  );
+  assert(wireCalls >= 1);
+  assertEquals(snapshots.at(-1)!.transferredBytes, 64 * P);
+});
