@@ -34,8 +34,8 @@
 
 // The parted client and what its calls take and return.
 export {
-  PartedClient,
   type InspectOptions,
+  PartedClient,
   type PartedClientOptions,
   type PullOptions,
   type PushOptions,
