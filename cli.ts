@@ -36,7 +36,7 @@
  *
  * @module
  */
-import denoJson from "./deno.json" with { type: "json" };
+import { VERSION } from "./src/transport/user_agent.ts";
 import { type CliCommand, parseCommandLine, type RunCommand } from "./src/cli/args.ts";
 import { runInspect } from "./src/cli/commands/inspect.ts";
 import { runLogin, runLogout } from "./src/cli/commands/login.ts";
@@ -82,7 +82,7 @@ export async function main(args: readonly string[]): Promise<number> {
         stdout(`${usageText(command.command)}\n`);
         return EXIT_CODES.success;
       case "version":
-        stdout(`${PROGRAM} ${denoJson.version}\n`);
+        stdout(`${PROGRAM} ${VERSION}\n`);
         return EXIT_CODES.success;
       default:
         return await (HANDLERS[command.kind] as Handler<typeof command.kind>)(command);

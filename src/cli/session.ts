@@ -132,6 +132,7 @@ async function readInputs(flags: RegistryFlags): Promise<Inputs> {
 function clientOptions(flags: RegistryFlags, inputs: Inputs): PartedClientOptions {
   return {
     plainHttp: flags.plainHttp,
+    ...(flags.insecure ? { insecureTls: true } : {}),
     ...(inputs.caCerts ? { caCerts: inputs.caCerts } : {}),
     ...(flags.debug ? { onExchange: (r) => noticeWrite(`${debugLine(r)}\n`) } : {}),
     ...(inputs.credential

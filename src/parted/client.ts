@@ -50,6 +50,11 @@ export interface PartedClientOptions {
   /** Extra PEM root certificates trusted by the default transport. */
   caCerts?: string[];
   /**
+   * HTTPS without verifying the registry's (or storage's) certificate, on the default
+   * transports: for a registry with a self-signed certificate; prefer `caCerts`. Default: false.
+   */
+  insecureTls?: boolean;
+  /**
    * Called once per HTTP exchange of the default transports (method, registry or storage,
    * status, bytes, duration; nothing that locates or authenticates), e.g. for a debug log.
    */
