@@ -34,11 +34,15 @@
 
 // The parted client and what its calls take and return.
 export {
+  type InspectOptions,
   PartedClient,
   type PartedClientOptions,
   type PullOptions,
   type PushOptions,
+  type VerifyOptions,
 } from "./src/parted/client.ts";
+export type { ArtifactDescription, PartInfo } from "./src/parted/inspect.ts";
+export type { PartCheck, VerifyReport } from "./src/parted/verify.ts";
 export { fromFile, type PushSource } from "./src/parted/fs_source.ts";
 export { type PullDestination, toDirectory, toFile } from "./src/parted/fs_partial.ts";
 export type {

@@ -37,6 +37,7 @@ export type ConnectionOptions = Pick<
   | "fetch"
   | "plainHttp"
   | "caCerts"
+  | "insecureTls"
   | "credential"
   | "credentials"
   | "unverifiedExternalTransport"
@@ -75,6 +76,7 @@ export function partedStack(options: ConnectionOptions): ClientStack {
     }),
     ownHostnameIsRegistry: true,
     caCerts: options.caCerts,
+    insecureTls: options.insecureTls === true,
     stallTimeoutMs: options.stallTimeoutMs,
     onExchange: options.onExchange,
     authenticate: {

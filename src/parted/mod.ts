@@ -31,11 +31,15 @@
  * @module
  */
 export {
+  type InspectOptions,
   PartedClient,
   type PartedClientOptions,
   type PullOptions,
   type PushOptions,
+  type VerifyOptions,
 } from "./client.ts";
+export type { ArtifactDescription, PartInfo } from "./inspect.ts";
+export type { PartCheck, VerifyReport } from "./verify.ts";
 export * from "./format.ts";
 export { fromFile, type PushSource } from "./fs_source.ts";
 export { PARTIAL_SUFFIX, type PullDestination, toDirectory, toFile } from "./fs_partial.ts";

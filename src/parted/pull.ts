@@ -10,18 +10,16 @@ import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import { join } from "node:path";
 import { InvalidManifestError } from "../errors/kinds.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
+import { PARTED_RETRY_POLICY, type RetryPolicy } from "../transport/retry.ts";
 import { FileDigestCheck } from "./fs_file_digest.ts";
 import { isPlainFileName } from "./format.ts";
-import { getManifest } from "../remote/manifests.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { PartialFile } from "./fs_partial.ts";
-import { decodeManifest, type PartDescriptor, type PartedManifest } from "./manifest.ts";
+import type { PartDescriptor, PartedManifest } from "./manifest.ts";
+import { resolveManifest } from "./resolve_manifest.ts";
 import { downloadPart } from "./part_download.ts";
 import { ProgressTracker } from "./progress.ts";
-import { attachSentinel } from "../errors/attach_sentinel.ts";
-import { PartTooLargeError } from "../errors/sentinels.ts";
 import type { TransferJob } from "./transfer_job.ts";
 import { FirstFailure, runPartWorkers } from "./part_workers.ts";
 
@@ -61,18 +59,12 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
   const clock = job.clock ?? systemClock;
   let manifest: PartedManifest;
   try {
-    const reference = job.reference.digest ?? job.reference.tag!;
-    const fetched = await retry(
-      "GET manifest",
-      () => getManifest(connection.repo, reference, job.reference.digest, signal),
-      { policy, signal, clock },
-    );
-    manifest = decodeManifest(fetched.bytes);
+    ({ manifest } = await resolveManifest(connection, job.reference, { signal, policy, clock }));
     partial ??= await PartialFile.open(fileInDirectory(job.destination, manifest.title));
   } catch (err) {
     await partial?.close();
     if (job.signal?.aborted) throw job.signal.reason;
-    throw attachSentinel(err, { tooLarge: PartTooLargeError });
+    throw err;
   }
   await fetchParts(job, manifest, partial, connection, { controller, signal, policy, clock });
 }
