@@ -34,11 +34,13 @@
 
 // The parted client and what its calls take and return.
 export {
+  type CopyOptions,
   PartedClient,
   type PartedClientOptions,
   type PullOptions,
   type PushOptions,
 } from "./src/parted/client.ts";
+export type { CopyResult } from "./src/parted/copy.ts";
 export { fromFile, type PushSource } from "./src/parted/fs_source.ts";
 export { type PullDestination, toFile } from "./src/parted/fs_partial.ts";
 export type { ProgressCallback, ProgressPhase, ProgressSnapshot } from "./src/parted/progress.ts";

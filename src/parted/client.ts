@@ -20,6 +20,7 @@ import type { PushSource } from "./fs_source.ts";
 import type { ProgressCallback } from "./progress.ts";
 import { runPull } from "./pull.ts";
 import { runPush } from "./push.ts";
+import { type CopyResult, runCopy } from "./copy.ts";
 
 /**
  * Options of {@linkcode PartedClient}.
@@ -124,6 +125,26 @@ export interface PullOptions {
   /** Receives a snapshot on every change, synchronously. */
   onProgress?: ProgressCallback;
   /** Cancels the pull. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of {@linkcode PartedClient.copy}.
+ *
+ * @example Four parts at a time, with a time limit
+ * ```ts
+ * import type { CopyOptions } from "@ocipart/ocipart";
+ * const options: CopyOptions = { workers: 4, signal: AbortSignal.timeout(3_600_000) };
+ * // await client.copy("ghcr.io/acme/weights:v1", "registry.example/mirror/weights:v1", options);
+ * console.log(options.workers); // 4
+ * ```
+ */
+export interface CopyOptions {
+  /** Concurrent part copies; default 8. */
+  workers?: number;
+  /** Receives a snapshot on every change, synchronously (`wireBytes`: bytes streamed). */
+  onProgress?: ProgressCallback;
+  /** Cancels the copy. */
   signal?: AbortSignal;
 }
 
@@ -272,11 +293,49 @@ export class PartedClient {
     await runPull({ ...job, destination: destination.path }, connection);
   }
 
+  /**
+   * Copies the artifact `srcRef` to `dstRef` (another repository, or another registry) without
+   * a local file. On one registry each part is mounted from the source repository (uploaded when
+   * the registry declines); across registries each part streams from a GET into a PUT, a few
+   * chunks in memory at a time, verified by digest as it passes. Parts the target already holds
+   * are skipped. The manifest is written byte for byte, so the copy has the source's digest;
+   * `dstRef` names a tag, or the source manifest's digest to write it untagged. Each registry
+   * is reached with its own credentials.
+   *
+   * @throws {RangeError} A worker count that is not a positive integer, before anything is
+   * opened.
+   *
+   * @example Copying to another repository
+   * ```ts
+   * import { fromFile, PartedClient } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry(); // or a real registry host
+   * const dir = await Deno.makeTempDir();
+   * await Deno.writeTextFile(`${dir}/model.bin`, "weights");
+   * using client = new PartedClient({ plainHttp: true });
+   * const pushed = await client.push(`${registry.host}/org/model:v1`, fromFile(`${dir}/model.bin`));
+   * const copied = await client.copy(`${registry.host}/org/model:v1`, `${registry.host}/mirror/model:v1`);
+   * console.log(copied.descriptor.digest === pushed.digest); // true
+   * await Deno.remove(dir, { recursive: true });
+   * ```
+   */
+  async copy(srcRef: string, dstRef: string, options: CopyOptions = {}): Promise<CopyResult> {
+    const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
+    this.#checkOpen();
+    const target = parseReference(dstRef);
+    const { job } = this.#transfer(srcRef, workers, options);
+    const plainHttp = this.#options.plainHttp ?? false;
+    return await runCopy(
+      { ...job, target },
+      (reference) => connect(this.#stack, reference, plainHttp),
+    );
+  }
+
   /** The job fields both directions share, and the connection to the reference's registry. */
   #transfer(
     ref: string,
     workers: number,
-    options: PushOptions | PullOptions,
+    options: PushOptions | PullOptions | CopyOptions,
   ): { job: TransferJob; connection: () => Connection } {
     const reference = parseReference(ref);
     const job = {

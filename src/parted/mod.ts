@@ -31,11 +31,13 @@
  * @module
  */
 export {
+  type CopyOptions,
   PartedClient,
   type PartedClientOptions,
   type PullOptions,
   type PushOptions,
 } from "./client.ts";
+export type { CopyResult } from "./copy.ts";
 export * from "./format.ts";
 export { fromFile, type PushSource } from "./fs_source.ts";
 export { PARTIAL_SUFFIX, type PullDestination, toFile } from "./fs_partial.ts";
