@@ -49,6 +49,7 @@ import { readPasswordFromStdin } from "./src/cli/read_password.ts";
 import { trapStopSignals } from "./src/cli/signals.ts";
 import { usageText } from "./src/cli/usage.ts";
 import { UsageError } from "./src/cli/usage_error.ts";
+import { type CommandIo, copyCommand } from "./src/cli/commands/copy.ts";
 
 const PROGRAM = "ocipart";
 const encoder = new TextEncoder();
@@ -95,6 +96,7 @@ function terminalColumns(): number {
  * ```
  */
 export async function main(args: readonly string[]): Promise<number> {
+  if (args[0] === "copy") return await copyCommand(args.slice(1), commandIo());
   let command: CliCommand;
   try {
     command = parseCommandLine(args);
@@ -114,6 +116,17 @@ export async function main(args: readonly string[]): Promise<number> {
     default:
       return await transfer(command);
   }
+}
+
+/** The process's standard streams, for a command. */
+function commandIo(): CommandIo {
+  return {
+    stdout,
+    stderr,
+    progress: progressWrite,
+    columns: terminalColumns,
+    isTerminal: Deno.stderr.isTerminal(),
+  };
 }
 
 /** A destination that is a directory is a usage error (spec: Library API rule 4). */

@@ -197,7 +197,16 @@ function parseTransfer(command: CommandName, args: string[]): CliCommand {
   return { kind: "pull", ...common, reference, destination: path };
 }
 
-function parseWorkers(text: string): number {
+/**
+ * Parses a `--workers` value: a positive integer.
+ *
+ * @example
+ * ```ts
+ * import { parseWorkers } from "./args.ts";
+ * console.log(parseWorkers("4")); // 4
+ * ```
+ */
+export function parseWorkers(text: string): number {
   if (!/^\d+$/.test(text.trim())) throw new RangeError("must be a positive integer");
   const workers = Number(text.trim());
   if (!Number.isSafeInteger(workers) || workers < 1) {
@@ -206,7 +215,16 @@ function parseWorkers(text: string): number {
   return workers;
 }
 
-function parseProgressMode(text: string): ProgressMode {
+/**
+ * Parses a `--progress` value.
+ *
+ * @example
+ * ```ts
+ * import { parseProgressMode } from "./args.ts";
+ * console.log(parseProgressMode("plain")); // "plain"
+ * ```
+ */
+export function parseProgressMode(text: string): ProgressMode {
   const mode = PROGRESS_MODES.find((m) => m === text);
   if (mode === undefined) throw new RangeError(`must be one of ${PROGRESS_MODES.join(", ")}`);
   return mode;

@@ -52,6 +52,7 @@ Move one very large file through an OCI registry as a parted artifact.
 Commands:
   push [flags] <ref> <file>   push a file
   pull [flags] <ref> <dest>   pull a file
+  copy [flags] <src> <dst>    copy an artifact to another repository or registry
 
 Global flags:
   -h, --help             show this help (\`${PROGRAM} <command> --help\` for a command's flags)
