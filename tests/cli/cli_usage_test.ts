@@ -43,7 +43,7 @@ Deno.test("a wrong operand count exits 2", async () => {
   await expectUsage(["pull", REF], "pull", /expected 2 operands/);
   await expectUsage(["push", REF, "a", "b"], "push", /expected 2 operands/);
   await expectUsage([], "general", /missing command/);
-  await expectUsage(["copy", REF, "x"], "general", /unknown command/);
+  await expectUsage(["frobnicate", REF, "x"], "general", /unknown command/);
 });
 
 Deno.test("a destination that is a directory exits 2 before any request", async () => {
