@@ -46,6 +46,7 @@ export { type PullDestination, toFile } from "./src/parted/fs_partial.ts";
 export type { ProgressCallback, ProgressPhase, ProgressSnapshot } from "./src/parted/progress.ts";
 export type { ExplicitCredential } from "./src/parted/connection.ts";
 export type { Descriptor } from "./src/registry/media_types.ts";
+export type { RateLimit } from "./src/transport/rate_limit.ts";
 
 // The blob client and what its calls take.
 export {

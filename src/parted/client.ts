@@ -10,6 +10,7 @@ import type { Fetch } from "../transport/fetch.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
+import type { RateLimit } from "../transport/rate_limit.ts";
 import type { ClientStack } from "../remote/client_stack.ts";
 import { connect, type Connection, type ExplicitCredential, partedStack } from "./connection.ts";
 import type { TransferJob } from "./transfer_job.ts";
@@ -75,6 +76,11 @@ export interface PartedClientOptions {
    * clients share).
    */
   retryPolicy?: Partial<RetryPolicy>;
+  /**
+   * One bandwidth cap over every request and response body of this client: uploads, downloads
+   * and copies, all workers together. Default: none.
+   */
+  rateLimit?: RateLimit;
   /** Time source of backoff waits (tests). */
   clock?: Clock;
 }

@@ -42,6 +42,7 @@ export type ConnectionOptions = Pick<
   | "unverifiedExternalTransport"
   | "stallTimeoutMs"
   | "onExchange"
+  | "rateLimit"
 >;
 
 /** What one transfer works with. */
@@ -77,6 +78,7 @@ export function partedStack(options: ConnectionOptions): ClientStack {
     caCerts: options.caCerts,
     stallTimeoutMs: options.stallTimeoutMs,
     onExchange: options.onExchange,
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     authenticate: {
       plainHttp: options.plainHttp ?? false,
       ...(credentials !== undefined ? { credentials } : {}),
