@@ -188,6 +188,9 @@ async function transfer(command: PushCommand | PullCommand): Promise<number> {
       ...(command.debug ? { onExchange: (r) => progressWrite(`${debugLine(r)}\n`) } : {}),
       ...(credential ? { credential } : {}),
       ...(command.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: command.stallTimeoutMs }),
+      ...(command.limitRate === undefined
+        ? {}
+        : { rateLimit: { bytesPerSecond: command.limitRate } }),
     });
     const workers = command.workers === undefined ? {} : { workers: command.workers };
     if (command.kind === "push") {

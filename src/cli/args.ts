@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
+import { parseRate } from "./rate.ts";
 import { type CommandName, UsageError } from "./usage_error.ts";
 
 /** How transfer progress is shown on standard error. */
@@ -33,6 +34,8 @@ export interface TransferFlags {
   progress: ProgressMode;
   /** Print one line per HTTP exchange on standard error. */
   debug: boolean;
+  /** One bandwidth cap over the whole transfer, bytes per second; undefined for none. */
+  limitRate: number | undefined;
 }
 
 /** A parsed `push` command line. */
@@ -77,6 +80,7 @@ const COMMON_OPTIONS = {
   "password-stdin": { type: "boolean" },
   progress: { type: "string" },
   debug: { type: "boolean" },
+  "limit-rate": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -183,6 +187,7 @@ function parseTransfer(command: CommandName, args: string[]): CliCommand {
     username,
     progress: flag("progress", parseProgressMode) ?? "auto",
     debug: values.debug === true,
+    limitRate: flag("limit-rate", parseRate),
   };
   if (command === "push") {
     return {

@@ -19,6 +19,8 @@ const COMMON_FLAGS = `  --workers N            concurrent part transfers (defaul
   --password-stdin       read the password for --username from standard input
   --progress MODE        auto|bar|plain|json|none (default auto: bar when stderr is a terminal)
   --debug                one line per HTTP exchange on stderr (no URL, host or credential)
+  --limit-rate RATE      cap the bandwidth of the whole transfer (all workers, both
+                         directions), e.g. 512KiB/s or 10MiB/s
   -h, --help             show this help`;
 
 const PUSH = `Usage: ${PROGRAM} push [flags] <ref> <file>

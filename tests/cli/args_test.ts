@@ -32,6 +32,8 @@ Deno.test("push with every flag parses into a push command", () => {
     "--progress",
     "json",
     "--debug",
+    "--limit-rate",
+    "512KiB/s",
     "--json",
     REF,
     "file.bin",
@@ -47,6 +49,7 @@ Deno.test("push with every flag parses into a push command", () => {
     username: "alice",
     progress: "json",
     debug: true,
+    limitRate: 512 * 1024,
     reference: REF,
     file: "file.bin",
     partSize: 64 * 1024 * 1024,
@@ -66,6 +69,7 @@ Deno.test("pull defaults leave library defaults in place", () => {
     username: undefined,
     progress: "auto",
     debug: false,
+    limitRate: undefined,
     reference: REF,
     destination: "out.bin",
   });
@@ -124,6 +128,12 @@ Deno.test("bad values are usage errors naming the flag", () => {
   usageError(["pull", "--timeout", "5", REF, "f"], "pull", /--timeout/);
   usageError(["pull", "--progress", "fancy", REF, "f"], "pull", /--progress: must be one of/);
   usageError(["pull", "--ca-file=", REF, "f"], "pull", /--ca-file/);
+  usageError(
+    ["pull", "--limit-rate", "0/s", REF, "f"],
+    "pull",
+    /--limit-rate: size must be positive/,
+  );
+  usageError(["pull", "--limit-rate", "1MiB/h", REF, "f"], "pull", /--limit-rate: expected a rate/);
 });
 
 Deno.test("negative durations are usage errors in both spellings", () => {

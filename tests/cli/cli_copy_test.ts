@@ -87,3 +87,31 @@ registryTest("copy: usage, help, a missing source (3) and no credential (6)", {
   assertEquals(refused.code, 6, refused.stderr);
   assert(!refused.stderr.includes(to.host), "no host in the message");
 });
+
+registryTest(
+  "--limit-rate: a capped push, pull and copy each take at least size / cap",
+  async () => {
+    await using from = await startRegistry();
+    await using to = await startRegistry();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/data.bin`;
+    const size = 2 * MiB;
+    const fileDigest = await writePatternFile(source, size, 23);
+    const options = { tmp: tmp.path };
+    // The cap less its burst, less 20%; Deno's own start-up is not counted against it.
+    const floorMs = ((size - 0.1 * MiB) / MiB) * 1000 * 0.8;
+    const timed = async (args: string[]) => {
+      const started = performance.now();
+      const result = await runCli(args, options);
+      assertEquals(result.code, 0, result.stderr);
+      const ms = performance.now() - started;
+      assert(ms >= floorMs, `${args[0]} took ${ms} ms`);
+    };
+    const ref = `${from.host}/capped/data:v1`;
+    const cap = ["--plain-http", "--limit-rate", "1MiB/s", "--workers", "8"];
+    await timed(["push", ...cap, "--part-size", "256KiB", ref, source]);
+    await timed(["pull", ...cap, ref, `${tmp.path}/out.bin`]);
+    assertEquals(await sha256File(`${tmp.path}/out.bin`), fileDigest);
+    await timed(["copy", ...cap, ref, `${to.host}/capped/data:v1`]);
+  },
+);

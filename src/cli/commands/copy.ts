@@ -15,6 +15,7 @@ import { errorLine, EXIT_CODES, exitOutcome } from "../exit_code.ts";
 import { createProgressRenderer } from "../progress.ts";
 import { parseProgressMode, parseWorkers, type ProgressMode } from "../args.ts";
 import { trapStopSignals } from "../signals.ts";
+import { parseRate } from "../rate.ts";
 
 /** Where a command writes, and what it knows about the terminal. */
 export interface CommandIo {
@@ -54,6 +55,8 @@ export interface CopyCommandLine {
   debug: boolean;
   /** Print the result as JSON. */
   json: boolean;
+  /** One bandwidth cap over the whole copy, bytes per second; undefined for none. */
+  limitRate: number | undefined;
 }
 
 const PROGRAM = "ocipart";
@@ -78,6 +81,8 @@ Flags:
   --ca-file PEM          trust the CA certificates in PEM in addition to the system roots
   --progress MODE        auto|bar|plain|json|none (default auto: bar when stderr is a terminal)
   --debug                one line per HTTP exchange on stderr (no URL, host or credential)
+  --limit-rate RATE      cap the bandwidth of the whole copy (all workers, download and
+                         upload together), e.g. 512KiB/s or 10MiB/s
   -h, --help             show this help
 
 Exit codes:
@@ -94,6 +99,7 @@ const OPTIONS = {
   "ca-file": { type: "string" },
   progress: { type: "string" },
   debug: { type: "boolean" },
+  "limit-rate": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -149,6 +155,7 @@ export function parseCopyArgs(args: readonly string[]): CopyCommandLine | "help"
     progress: flag("progress", parseProgressMode) ?? "auto",
     debug: values.debug === true,
     json: values.json === true,
+    limitRate: flag("limit-rate", parseRate),
   };
 }
 
@@ -207,6 +214,7 @@ async function runCopyCommand(line: CopyCommandLine, io: CommandIo): Promise<num
       ...(caCerts ? { caCerts } : {}),
       ...(line.debug ? { onExchange: (r) => io.progress(`${debugLine(r)}\n`) } : {}),
       ...(line.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: line.stallTimeoutMs }),
+      ...(line.limitRate === undefined ? {} : { rateLimit: { bytesPerSecond: line.limitRate } }),
     });
     const result = await client.copy(line.source, line.target, {
       ...(line.workers === undefined ? {} : { workers: line.workers }),
