@@ -208,3 +208,36 @@ async function rawManifestWithAuth(
     Array.from(new Uint8Array(hash), (b) => b.toString(16).padStart(2, "0")).join("")
   }`;
 }
+
+registryTest(
+  "copy retries a part whose source read breaks mid-stream, and abandons the broken upload session",
+  async () => {
+    await using from = await startRegistry();
+    await using to = await startRegistry();
+    await using source = await startFaultProxy({ target: from.url });
+    await using target = await startFaultProxy({ target: to.url });
+    await using dir = await tempDir();
+    const src = `${dir.path}/src.bin`;
+    const fileDigest = await writePatternFile(src, 2 * PART, 16);
+    using client = new PartedClient({
+      plainHttp: true,
+      retryPolicy: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 50 },
+    });
+    await client.push(`${source.host}/data/w:v1`, fromFile(src), { partSize: PART });
+    source.fault({ method: "GET", path: /\/blobs\/sha256:/, cutAfter: PART / 2 });
+
+    const result = await client.copy(`${source.host}/data/w:v1`, `${target.host}/copy/w:v1`, {
+      workers: 1,
+    });
+    assertEquals(result.copied, 2);
+    assertEquals(source.faultsApplied, 1);
+    assertEquals(
+      source.count({ method: "GET", route: "blob" }),
+      4,
+      "two parts, the broken one again, the config",
+    );
+    assertEquals(target.count({ method: "DELETE", route: "session" }), 1, "broken session deleted");
+    await client.pull(`${to.host}/copy/w:v1`, toFile(`${dir.path}/out.bin`));
+    assertEquals(await sha256File(`${dir.path}/out.bin`), fileDigest);
+  },
+);
