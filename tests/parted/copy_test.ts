@@ -7,6 +7,7 @@ import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
 import { DigestMismatchError, findError } from "../../mod.ts";
 import { dockerConfigCredentials } from "../../src/auth/docker_config.ts";
 import { rawManifest } from "./_helpers.ts";
+import { startTokenRegistry } from "../auth/_registry_helpers.ts";
 
 const PART = 1024 * 1024;
 
@@ -239,5 +240,35 @@ registryTest(
     assertEquals(target.count({ method: "DELETE", route: "session" }), 1, "broken session deleted");
     await client.pull(`${to.host}/copy/w:v1`, toFile(`${dir.path}/out.bin`));
     assertEquals(await sha256File(`${dir.path}/out.bin`), fileDigest);
+  },
+);
+
+registryTest(
+  "copy within a token-auth registry mounts with a token that covers both repositories",
+  { needs: ["openssl"] },
+  async () => {
+    await using setup = await startTokenRegistry();
+    const { registry, tokens } = setup;
+    await using proxy = await startFaultProxy({ target: registry.url });
+    await using dir = await tempDir();
+    const src = `${dir.path}/src.bin`;
+    await writePatternFile(src, 2 * PART + 1, 17);
+    using client = new PartedClient({
+      plainHttp: true,
+      credential: { username: "alice", password: "pw" },
+    });
+    const pushed = await client.push(`${proxy.host}/team/a:v1`, fromFile(src), { partSize: PART });
+    proxy.log.length = 0;
+    const result = await client.copy(`${proxy.host}/team/a:v1`, `${proxy.host}/mirror/a:v1`);
+    assertEquals(result.descriptor.digest, pushed.digest);
+    assertEquals([result.mounted, result.copied], [3, 0]);
+    assertEquals(proxy.count({ route: "session" }), 0, "no blob bytes uploaded");
+    assert(
+      tokens.requests.some((r) =>
+        r.scopes.some((s) => s.startsWith("repository:team/a:") && s.includes("pull")) &&
+        r.scopes.some((s) => s.startsWith("repository:mirror/a:") && s.includes("push"))
+      ),
+      "one token asked for pull on the source and push on the target",
+    );
   },
 );
