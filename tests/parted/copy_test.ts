@@ -272,3 +272,32 @@ registryTest(
     );
   },
 );
+
+registryTest(
+  "cancelling a copy ends it within a second and writes no manifest",
+  async () => {
+    await using from = await startRegistry();
+    await using to = await startRegistry();
+    await using dir = await tempDir();
+    const src = `${dir.path}/src.bin`;
+    await writePatternFile(src, 4 * PART, 18);
+    using fast = new PartedClient({ plainHttp: true });
+    await fast.push(`${from.host}/data/w:v1`, fromFile(src), { partSize: PART });
+
+    // A slow link, so the copy is mid-stream when it is cancelled.
+    using slow = new PartedClient({ plainHttp: true, rateLimit: { bytesPerSecond: 256 * 1024 } });
+    const stop = new AbortController();
+    const copying = slow.copy(`${from.host}/data/w:v1`, `${to.host}/copy/w:v1`, {
+      signal: stop.signal,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const aborted = performance.now();
+    stop.abort(new Error("stopped by the test"));
+    await assertRejects(() => copying, Error, "stopped by the test");
+    const tookMs = performance.now() - aborted;
+    assert(tookMs < 1000, `the copy ended ${tookMs} ms after the abort`);
+    const tag = await fetch(`${to.url}/v2/copy/w/manifests/v1`, { method: "HEAD" });
+    await tag.body?.cancel();
+    assertEquals(tag.status, 404, "no manifest written");
+  },
+);
