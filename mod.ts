@@ -35,12 +35,16 @@
 // The parted client and what its calls take and return.
 export {
   type CopyOptions,
+  type InspectOptions,
   PartedClient,
   type PartedClientOptions,
   type PullOptions,
   type PushOptions,
+  type VerifyOptions,
 } from "./src/parted/client.ts";
 export type { CopyResult } from "./src/parted/copy.ts";
+export type { ArtifactDescription, PartInfo } from "./src/parted/inspect.ts";
+export type { PartCheck, VerifyReport } from "./src/parted/verify.ts";
 export { fromFile, type PushSource } from "./src/parted/fs_source.ts";
 export { type PullDestination, toFile } from "./src/parted/fs_partial.ts";
 export type { ProgressCallback, ProgressPhase, ProgressSnapshot } from "./src/parted/progress.ts";

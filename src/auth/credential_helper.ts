@@ -1,6 +1,6 @@
 /**
- * The docker credential-helper protocol: `docker-credential-<name> get`, the server URL on
- * stdin, a JSON credential on stdout.
+ * The docker credential-helper protocol: `docker-credential-<name> get|store|erase`, with the
+ * server URL or a JSON credential on stdin, and a JSON credential on stdout for `get`.
  *
  * @module
  */
@@ -26,7 +26,7 @@ export interface CredentialHelperOptions {
 /**
  * Runs `docker-credential-<name> get` with `serverUrl` on stdin and returns its credential.
  * A helper that answers "credentials not found" yields `{}` (anonymous). The helper's output
- * never enters an error message.
+ * never enters an error message; its name does (a helper name is not a secret).
  *
  * @throws {CredentialError} The helper is missing, fails, answers something unreadable, or
  * answers an identity token (user name `<token>`), which is refused.
@@ -37,57 +37,98 @@ export interface CredentialHelperOptions {
  * const credential = await runCredentialHelper("pass", "registry.example");
  * ```
  */
-export function runCredentialHelper(
+export async function runCredentialHelper(
   name: string,
   serverUrl: string,
   options: CredentialHelperOptions = {},
 ): Promise<Credential> {
+  const { code, output } = await execHelper(name, "get", serverUrl, options);
+  if (code !== 0) {
+    if (/credentials not found/i.test(output)) return {};
+    throw new CredentialError(`credential helper docker-credential-${name} failed`);
+  }
+  return parseHelperAnswer(output);
+}
+
+/**
+ * Runs `docker-credential-<name> store` (with `{ServerURL, Username, Secret}` on stdin) or
+ * `docker-credential-<name> erase` (with the server URL on stdin). Erasing what the helper does
+ * not hold succeeds.
+ *
+ * @throws {CredentialError} The helper is missing, cannot run, or fails.
+ *
+ * @example Saving with the `pass` helper
+ * ```ts ignore
+ * import { changeHelperCredential } from "./credential_helper.ts";
+ * await changeHelperCredential("pass", "registry.example", { username: "ci", password: "s" });
+ * await changeHelperCredential("pass", "registry.example", undefined); // erase
+ * ```
+ */
+export async function changeHelperCredential(
+  name: string,
+  serverUrl: string,
+  credential: { username: string; password: string } | undefined,
+  options: CredentialHelperOptions = {},
+): Promise<void> {
+  const verb = credential === undefined ? "erase" : "store";
+  const input = credential === undefined ? serverUrl : JSON.stringify({
+    ServerURL: serverUrl,
+    Username: credential.username,
+    Secret: credential.password,
+  });
+  const { code, output } = await execHelper(name, verb, input, options);
+  if (code === 0) return;
+  if (verb === "erase" && /credentials not found/i.test(output)) return;
+  throw new CredentialError(`credential helper docker-credential-${name} ${verb} failed`);
+}
+
+/** Runs the helper with `verb`, `input` on stdin; resolves to its exit code and stdout. */
+function execHelper(
+  name: string,
+  verb: "get" | "store" | "erase",
+  input: string,
+  options: CredentialHelperOptions,
+): Promise<{ code: number | null; output: string }> {
   if (!NAME.test(name)) {
     return Promise.reject(new CredentialError("credential helper name is invalid"));
   }
   options.signal?.throwIfAborted();
+  const program = `docker-credential-${name}`;
   const timeoutMs = options.timeoutMs ?? 60_000;
-  return new Promise<Credential>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     let child: ChildProcessWithoutNullStreams;
     try {
-      child = spawn(`docker-credential-${name}`, ["get"], {
-        stdio: ["pipe", "pipe", "pipe"],
-        windowsHide: true,
-      });
+      child = spawn(program, [verb], { stdio: ["pipe", "pipe", "pipe"], windowsHide: true });
     } catch (err) {
       // A sandbox refusal (no run or env permission) is thrown synchronously; it is permanent.
-      reject(new CredentialError("credential helper could not run", { cause: err }));
+      reject(new CredentialError(`credential helper ${program} could not run`, { cause: err }));
       return;
     }
     let settled = false;
     const stdout: Uint8Array[] = [];
     let stdoutBytes = 0;
-    const finish = (err: unknown, credential?: Credential) => {
+    const finish = (err: unknown, result?: { code: number | null; output: string }) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      if (err === undefined) resolve(credential!);
+      if (err === undefined) resolve(result!);
       else reject(err);
     };
     const onAbort = () => finish(options.signal?.reason);
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const timer = setTimeout(
-      () => finish(new CredentialError("credential helper did not answer in time")),
+      () => finish(new CredentialError(`credential helper ${program} did not answer in time`)),
       timeoutMs,
     );
     child.on("error", (err: NodeJS.ErrnoException) => {
-      finish(
-        new CredentialError(
-          err.code === "ENOENT" ? "credential helper not found" : "credential helper could not run",
-          { cause: err },
-        ),
-      );
+      const what = err.code === "ENOENT" ? "not found" : "could not run";
+      finish(new CredentialError(`credential helper ${program} ${what}`, { cause: err }));
     });
     child.stdout.on("data", (chunk: Uint8Array) => {
       if (stdoutBytes + chunk.byteLength > OUTPUT_LIMIT) {
-        finish(new CredentialError("credential helper answer is too large"));
+        finish(new CredentialError(`credential helper ${program} answer is too large`));
         return;
       }
       stdout.push(chunk);
@@ -97,19 +138,12 @@ export function runCredentialHelper(
     child.stderr.on("data", () => {});
     child.stdin.on("error", () => {}); // a helper that exits without reading stdin
     child.on("close", (code: number | null) => {
-      const text = new TextDecoder().decode(concatBytes(stdout, stdoutBytes));
-      if (code !== 0) {
-        if (/credentials not found/i.test(text)) finish(undefined, {});
-        else finish(new CredentialError("credential helper failed"));
-        return;
-      }
-      try {
-        finish(undefined, parseHelperAnswer(text));
-      } catch (err) {
-        finish(err);
-      }
+      finish(undefined, {
+        code,
+        output: new TextDecoder().decode(concatBytes(stdout, stdoutBytes)),
+      });
     });
-    child.stdin.end(serverUrl);
+    child.stdin.end(input);
   });
 }
 

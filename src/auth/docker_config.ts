@@ -275,6 +275,25 @@ export function helperServerUrl(registryHost: string): string {
 }
 
 /**
+ * The credential helper a configuration names for a registry host: its `credHelpers` entry,
+ * else `credsStore`; undefined when the credential lives in `auths`.
+ *
+ * @example
+ * ```ts
+ * import { credentialHelperFor } from "./docker_config.ts";
+ * const config = { credsStore: "pass", credHelpers: { "ghcr.io": "gh" } };
+ * console.log(credentialHelperFor(config, "ghcr.io"), credentialHelperFor(config, "quay.io"));
+ * // "gh" "pass"
+ * ```
+ */
+export function credentialHelperFor(
+  config: DockerConfig,
+  registryHost: string,
+): string | undefined {
+  return lookup(config.credHelpers, registryHost.toLowerCase()) || config.credsStore || undefined;
+}
+
+/**
  * Resolves a registry host's credential from a parsed configuration: a `credHelpers` entry for
  * the host, else `credsStore`, else the `auths` entry; anonymous (`{}`) when nothing matches.
  *
@@ -291,7 +310,7 @@ export async function resolveDockerCredential(
   options: { runHelper?: HelperRunner; signal?: AbortSignal } = {},
 ): Promise<Credential> {
   const host = registryHost.toLowerCase();
-  const helper = lookup(config.credHelpers, host) || config.credsStore;
+  const helper = credentialHelperFor(config, host);
   if (helper) {
     const run = options.runHelper ??
       ((name, serverUrl, signal) =>

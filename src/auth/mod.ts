@@ -39,6 +39,13 @@ export {
   type DockerConfigOptions,
   type HelperRunner,
 } from "./docker_config.ts";
+export {
+  type DockerLoginOptions,
+  type DockerLoginResult,
+  eraseDockerLogin,
+  type LoginCredential,
+  saveDockerLogin,
+} from "./docker_login.ts";
 export type { Fetch } from "../transport/fetch.ts";
 export type { Clock } from "../transport/clock.ts";
 export { OciError } from "../errors/oci_error.ts";

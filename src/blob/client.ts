@@ -82,6 +82,11 @@ export interface BlobClientOptions {
   /** Talk plain HTTP to the registry. Default: false (HTTPS). */
   plainHttp?: boolean;
   /**
+   * HTTPS without verifying the peer's certificate, on both library-owned transports (for a
+   * registry with a self-signed certificate; prefer adding its CA). Default: false.
+   */
+  insecureTls?: boolean;
+  /**
    * Called once per HTTP exchange of the library-owned transports (method, registry or
    * storage, status, bytes, duration; nothing that locates or authenticates).
    */
@@ -271,6 +276,7 @@ export class BlobClient {
       transport: options.transport,
       storageTransport: options.storageTransport,
       maxIdleSocketsPerOrigin: parallelPull?.workers,
+      insecureTls: options.insecureTls === true,
       stallTimeoutMs,
       onExchange: options.onExchange,
       ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),

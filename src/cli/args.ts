@@ -1,9 +1,14 @@
 /**
  * Parses the command line of the reference CLI into a command to run.
  *
+ * Each command has one entry in {@linkcode COMMAND_SPECS}: its flags and the function that
+ * turns the parsed values into its command object. A new command or flag goes there (and into
+ * `usage.ts`); nothing else here changes.
+ *
  * @module
  */
 import { parseArgs } from "node:util";
+import { registryOrigin } from "../registry/endpoints.ts";
 import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
 import { parseRate } from "./rate.ts";
@@ -14,10 +19,8 @@ export type ProgressMode = "auto" | "bar" | "plain" | "json" | "none";
 
 const PROGRESS_MODES: readonly ProgressMode[] = ["auto", "bar", "plain", "json", "none"];
 
-/** The flags shared by `push` and `pull`. */
-export interface TransferFlags {
-  /** Concurrent part transfers, or undefined for the library's default. */
-  workers: number | undefined;
+/** The flags of every command that talks to a registry. */
+export interface RegistryFlags {
   /** Overall time limit in milliseconds; 0 means none. */
   timeoutMs: number;
   /** The `--timeout` value as typed (trimmed), for messages; "0" when none was given. */
@@ -26,14 +29,26 @@ export interface TransferFlags {
   stallTimeoutMs: number | undefined;
   /** Talk HTTP instead of HTTPS to the registry. */
   plainHttp: boolean;
+  /** Talk HTTPS without verifying the registry's certificate. */
+  insecure: boolean;
   /** Path of a PEM file with extra CA certificates. */
   caFile: string | undefined;
+  /** Path of the docker configuration file to use instead of the default one. */
+  registryConfig: string | undefined;
   /** User name of an explicit credential whose password arrives on standard input. */
   username: string | undefined;
-  /** How progress is shown. */
-  progress: ProgressMode;
   /** Print one line per HTTP exchange on standard error. */
   debug: boolean;
+  /** Print the result as JSON on standard output. */
+  json: boolean;
+}
+
+/** The flags shared by `push` and `pull`. */
+export interface TransferFlags extends RegistryFlags {
+  /** Concurrent part transfers, or undefined for the library's default. */
+  workers: number | undefined;
+  /** How progress is shown. */
+  progress: ProgressMode;
   /** One bandwidth cap over the whole transfer, bytes per second; undefined for none. */
   limitRate: number | undefined;
 }
@@ -48,8 +63,6 @@ export interface PushCommand extends TransferFlags {
   file: string;
   /** Part size in bytes, or undefined for the library's default. */
   partSize: number | undefined;
-  /** Print the descriptor as JSON instead of the digest. */
-  json: boolean;
 }
 
 /** A parsed `pull` command line. */
@@ -62,42 +75,278 @@ export interface PullCommand extends TransferFlags {
   destination: string;
 }
 
+/** A parsed `copy` command line. */
+export interface CopyCommand extends TransferFlags {
+  /** Discriminant. */
+  kind: "copy";
+  /** The artifact to copy, as typed. */
+  source: string;
+  /** Where the copy goes, as typed. */
+  target: string;
+}
+
+/** A parsed `inspect` command line. */
+export interface InspectCommand extends RegistryFlags {
+  /** Discriminant. */
+  kind: "inspect";
+  /** The reference to describe, as typed. */
+  reference: string;
+}
+
+/** A parsed `verify` command line. */
+export interface VerifyCommand extends RegistryFlags {
+  /** Discriminant. */
+  kind: "verify";
+  /** The reference whose parts the file is compared with, as typed. */
+  reference: string;
+  /** The local file to check. */
+  file: string;
+  /** Concurrent hashing threads, or undefined for the library's default. */
+  workers: number | undefined;
+}
+
+/** A parsed `login` command line. */
+export interface LoginCommand extends RegistryFlags {
+  /** Discriminant. */
+  kind: "login";
+  /** The registry host (`host[:port]`). */
+  registry: string;
+}
+
+/** A parsed `logout` command line. */
+export interface LogoutCommand {
+  /** Discriminant. */
+  kind: "logout";
+  /** The registry host (`host[:port]`). */
+  registry: string;
+  /** Path of the docker configuration file to use instead of the default one. */
+  registryConfig: string | undefined;
+  /** Print the result as JSON on standard output. */
+  json: boolean;
+}
+
 /** A request for help (`-h`, `--help`, `help [command]`) or for the version. */
 export type InfoCommand =
   | { kind: "help"; command: CommandName | undefined }
   | { kind: "version" };
 
-/** Everything the command line can ask for. */
-export type CliCommand = PushCommand | PullCommand | InfoCommand;
+/** Every command that does something. */
+export type RunCommand =
+  | PushCommand
+  | PullCommand
+  | CopyCommand
+  | InspectCommand
+  | VerifyCommand
+  | LoginCommand
+  | LogoutCommand;
 
-const COMMON_OPTIONS = {
-  workers: { type: "string" },
+/** Everything the command line can ask for. */
+export type CliCommand = RunCommand | InfoCommand;
+
+type OptionSpec = { type: "string" | "boolean"; short?: string };
+
+const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
+
+const JSON_OPTION = { json: { type: "boolean" } } as const;
+
+const CONFIG_OPTION = { "registry-config": { type: "string" } } as const;
+
+const REGISTRY_OPTIONS = {
+  ...HELP_OPTION,
+  ...JSON_OPTION,
+  ...CONFIG_OPTION,
   timeout: { type: "string" },
   "stall-timeout": { type: "string" },
   "plain-http": { type: "boolean" },
+  insecure: { type: "boolean" },
   "ca-file": { type: "string" },
   username: { type: "string" },
   "password-stdin": { type: "boolean" },
-  progress: { type: "string" },
   debug: { type: "boolean" },
-  "limit-rate": { type: "string" },
-  help: { type: "boolean", short: "h" },
 } as const;
 
-const PUSH_OPTIONS = {
-  ...COMMON_OPTIONS,
-  "part-size": { type: "string" },
-  json: { type: "boolean" },
+const TRANSFER_OPTIONS = {
+  ...REGISTRY_OPTIONS,
+  workers: { type: "string" },
+  progress: { type: "string" },
+  "limit-rate": { type: "string" },
 } as const;
+
+// A copy talks to two registries: one explicit credential would reach both, so each side's
+// credential comes from the docker configuration instead.
+const { username: _username, "password-stdin": _passwordStdin, ...COPY_OPTIONS } = TRANSFER_OPTIONS;
+
+/** The parsed flags and operands of one command line, with checked accessors. */
+class Parsed {
+  constructor(
+    readonly command: CommandName,
+    readonly values: Record<string, string | boolean | undefined>,
+    readonly operands: readonly string[],
+  ) {}
+
+  /** The value of a boolean flag. */
+  bool(name: string): boolean {
+    return this.values[name] === true;
+  }
+
+  /** The value of a string flag that must not be empty when given. */
+  text(name: string): string | undefined {
+    const value = this.values[name];
+    if (typeof value !== "string") return undefined;
+    if (value === "") throw new UsageError(`--${name}: must not be empty`, this.command);
+    return value;
+  }
+
+  /** The value of a flag parsed by `parse`; its error becomes a usage error naming the flag. */
+  flag<T>(name: string, parse: (text: string) => T): T | undefined {
+    const value = this.values[name];
+    if (typeof value !== "string") return undefined;
+    try {
+      return parse(value);
+    } catch (err) {
+      throw new UsageError(`--${name}: ${err instanceof Error ? err.message : err}`, this.command);
+    }
+  }
+
+  /** The flags of a command that talks to a registry, checked together. */
+  registry(): RegistryFlags {
+    const username = this.text("username");
+    const passwordStdin = this.bool("password-stdin");
+    if (this.values.username !== undefined && !passwordStdin) {
+      throw new UsageError(
+        "--username needs --password-stdin (passwords are never flags)",
+        this.command,
+      );
+    }
+    if (passwordStdin && username === undefined) {
+      throw new UsageError("--password-stdin needs --username", this.command);
+    }
+    const plainHttp = this.bool("plain-http");
+    const insecure = this.bool("insecure");
+    if (plainHttp && insecure) {
+      throw new UsageError("--insecure is for HTTPS; it cannot go with --plain-http", this.command);
+    }
+    return {
+      timeoutMs: this.flag("timeout", parseLimit) ?? 0,
+      timeoutText: typeof this.values.timeout === "string" ? this.values.timeout.trim() : "0",
+      stallTimeoutMs: this.flag("stall-timeout", parseLimit),
+      plainHttp,
+      insecure,
+      caFile: this.text("ca-file"),
+      registryConfig: this.text("registry-config"),
+      username,
+      debug: this.bool("debug"),
+      json: this.bool("json"),
+    };
+  }
+
+  /** The flags of `push` and `pull`. */
+  transfer(): TransferFlags {
+    return {
+      ...this.registry(),
+      workers: this.flag("workers", parseWorkers),
+      progress: this.flag("progress", parseProgressMode) ?? "auto",
+      limitRate: this.flag("limit-rate", parseRate),
+    };
+  }
+}
+
+/** One command: its flags, its operand names, and how its command object is built. */
+interface CommandSpec {
+  readonly options: Readonly<Record<string, OptionSpec>>;
+  readonly operands: readonly string[];
+  readonly build: (parsed: Parsed) => RunCommand;
+}
+
+/** Every command's flags and operands, in one place. */
+const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
+  push: {
+    options: { ...TRANSFER_OPTIONS, "part-size": { type: "string" } },
+    operands: ["<ref>", "<file>"],
+    build: (p) => ({
+      kind: "push",
+      ...p.transfer(),
+      reference: p.operands[0],
+      file: p.operands[1],
+      partSize: p.flag("part-size", parseSize),
+    }),
+  },
+  pull: {
+    options: TRANSFER_OPTIONS,
+    operands: ["<ref>", "<dest>"],
+    build: (p) => ({
+      kind: "pull",
+      ...p.transfer(),
+      reference: p.operands[0],
+      destination: p.operands[1],
+    }),
+  },
+  copy: {
+    options: COPY_OPTIONS,
+    operands: ["<src-ref>", "<dst-ref>"],
+    build: (p) => ({
+      kind: "copy",
+      ...p.transfer(),
+      source: p.operands[0],
+      target: p.operands[1],
+    }),
+  },
+  inspect: {
+    options: REGISTRY_OPTIONS,
+    operands: ["<ref>"],
+    build: (p) => ({ kind: "inspect", ...p.registry(), reference: p.operands[0] }),
+  },
+  verify: {
+    options: { ...REGISTRY_OPTIONS, workers: { type: "string" } },
+    operands: ["<ref>", "<file>"],
+    build: (p) => ({
+      kind: "verify",
+      ...p.registry(),
+      reference: p.operands[0],
+      file: p.operands[1],
+      workers: p.flag("workers", parseWorkers),
+    }),
+  },
+  login: {
+    options: REGISTRY_OPTIONS,
+    operands: ["<registry>"],
+    build: (p) => {
+      const flags = p.registry();
+      if (flags.username === undefined) {
+        throw new UsageError("login needs --username and --password-stdin", "login");
+      }
+      return { kind: "login", ...flags, registry: registryOperand(p) };
+    },
+  },
+  logout: {
+    options: { ...HELP_OPTION, ...JSON_OPTION, ...CONFIG_OPTION },
+    operands: ["<registry>"],
+    build: (p) => ({
+      kind: "logout",
+      registry: registryOperand(p),
+      registryConfig: p.text("registry-config"),
+      json: p.bool("json"),
+    }),
+  },
+};
+
+/** The command names, in the order the usage lists them. */
+export const COMMAND_NAMES: readonly CommandName[] = Object.keys(COMMAND_SPECS) as CommandName[];
+
+function isCommandName(text: string | undefined): text is CommandName {
+  return text !== undefined && Object.hasOwn(COMMAND_SPECS, text);
+}
 
 /**
- * Parses `args` (without the program name). The first argument selects the command: `push`,
- * `pull`, `help [command]`, or the global flags `-h`/`--help` and `--version`. Every flag value is
- * checked here, so a command that parses only fails for reasons outside the command line.
+ * Parses `args` (without the program name). The first argument selects the command (see
+ * {@linkcode COMMAND_NAMES}), `help [command]`, or the global flags `-h`/`--help` and
+ * `--version`. Every flag value is checked here, so a command that parses only fails for reasons
+ * outside the command line.
  *
  * @throws {UsageError} For an unknown command or flag, a missing or unparseable value, a
- * negative duration or one past 8760h, a non-positive worker count or part size, `--username` without
- * `--password-stdin` (or the reverse), or a wrong operand count.
+ * negative duration or one past 8760h, a non-positive worker count or part size, `--username`
+ * without `--password-stdin` (or the reverse), `--insecure` with `--plain-http`, or a wrong
+ * operand count.
  *
  * @example
  * ```ts
@@ -113,28 +362,22 @@ export function parseCommandLine(args: readonly string[]): CliCommand {
   if (first === "--version") return { kind: "version" };
   if (first === "help") {
     if (rest.length === 0) return { kind: "help", command: undefined };
-    if (rest.length === 1 && (rest[0] === "push" || rest[0] === "pull")) {
-      return { kind: "help", command: rest[0] };
-    }
-    throw new UsageError("help takes at most one command: push or pull");
+    if (rest.length === 1 && isCommandName(rest[0])) return { kind: "help", command: rest[0] };
+    throw new UsageError(`help takes at most one command: ${COMMAND_NAMES.join(", ")}`);
   }
-  if (first !== "push" && first !== "pull") {
+  if (!isCommandName(first)) {
     throw new UsageError(
       first.startsWith("-") ? `unknown global flag ${first}` : `unknown command "${first}"`,
     );
   }
-  return parseTransfer(first, rest);
+  return parseCommand(first, rest);
 }
 
-function parseTransfer(command: CommandName, args: string[]): CliCommand {
+function parseCommand(command: CommandName, args: string[]): CliCommand {
+  const spec = COMMAND_SPECS[command];
   let parsed;
   try {
-    parsed = parseArgs({
-      args,
-      options: command === "push" ? PUSH_OPTIONS : COMMON_OPTIONS,
-      strict: true,
-      allowPositionals: true,
-    });
+    parsed = parseArgs({ args, options: spec.options, strict: true, allowPositionals: true });
   } catch (err) {
     // node:util appends multi-line hints; the first sentence names the flag and the problem.
     const text = err instanceof Error ? err.message.split("\n")[0].split(". ")[0] : String(err);
@@ -143,75 +386,33 @@ function parseTransfer(command: CommandName, args: string[]): CliCommand {
   const values = parsed.values as Record<string, string | boolean | undefined>;
   if (values.help) return { kind: "help", command };
 
-  const operandName = command === "push" ? "<file>" : "<dest>";
-  if (parsed.positionals.length !== 2) {
-    throw new UsageError(
-      `expected 2 operands, <ref> and ${operandName}; got ${parsed.positionals.length}`,
-      command,
-    );
+  const operands = parsed.positionals;
+  if (operands.length !== spec.operands.length) {
+    const names = spec.operands.join(" and ");
+    const expected = spec.operands.length === 1 ? "1 operand" : `${spec.operands.length} operands`;
+    throw new UsageError(`expected ${expected}, ${names}; got ${operands.length}`, command);
   }
-  const [reference, path] = parsed.positionals;
-  if (reference === "") throw new UsageError("<ref> must not be empty", command);
-  if (path === "") throw new UsageError(`${operandName} must not be empty`, command);
-
-  const flag = <T>(name: string, parse: (text: string) => T): T | undefined => {
-    const value = values[name];
-    if (typeof value !== "string") return undefined;
-    try {
-      return parse(value);
-    } catch (err) {
-      throw new UsageError(`--${name}: ${err instanceof Error ? err.message : err}`, command);
-    }
-  };
-
-  const username = values.username as string | undefined;
-  const passwordStdin = values["password-stdin"] === true;
-  if (username !== undefined && !passwordStdin) {
-    throw new UsageError("--username needs --password-stdin (passwords are never flags)", command);
-  }
-  if (passwordStdin && username === undefined) {
-    throw new UsageError("--password-stdin needs --username", command);
-  }
-  if (username === "") throw new UsageError("--username: must not be empty", command);
-
-  const caFile = values["ca-file"] as string | undefined;
-  if (caFile === "") throw new UsageError("--ca-file: must not be empty", command);
-
-  const common: TransferFlags = {
-    workers: flag("workers", parseWorkers),
-    timeoutMs: flag("timeout", parseLimit) ?? 0,
-    timeoutText: typeof values.timeout === "string" ? values.timeout.trim() : "0",
-    stallTimeoutMs: flag("stall-timeout", parseLimit),
-    plainHttp: values["plain-http"] === true,
-    caFile,
-    username,
-    progress: flag("progress", parseProgressMode) ?? "auto",
-    debug: values.debug === true,
-    limitRate: flag("limit-rate", parseRate),
-  };
-  if (command === "push") {
-    return {
-      kind: "push",
-      ...common,
-      reference,
-      file: path,
-      partSize: flag("part-size", parseSize),
-      json: values.json === true,
-    };
-  }
-  return { kind: "pull", ...common, reference, destination: path };
+  operands.forEach((operand, i) => {
+    if (operand === "") throw new UsageError(`${spec.operands[i]} must not be empty`, command);
+  });
+  return spec.build(new Parsed(command, values, operands));
 }
 
-/**
- * Parses a `--workers` value: a positive integer.
- *
- * @example
- * ```ts
- * import { parseWorkers } from "./args.ts";
- * console.log(parseWorkers("4")); // 4
- * ```
- */
-export function parseWorkers(text: string): number {
+/** The `<registry>` operand: a registry host, `host[:port]`, without scheme or path. */
+function registryOperand(p: Parsed): string {
+  const registry = p.operands[0];
+  try {
+    registryOrigin(registry);
+  } catch {
+    throw new UsageError(
+      "<registry> must be a registry host such as ghcr.io or host:5000",
+      p.command,
+    );
+  }
+  return registry;
+}
+
+function parseWorkers(text: string): number {
   if (!/^\d+$/.test(text.trim())) throw new RangeError("must be a positive integer");
   const workers = Number(text.trim());
   if (!Number.isSafeInteger(workers) || workers < 1) {
@@ -220,16 +421,7 @@ export function parseWorkers(text: string): number {
   return workers;
 }
 
-/**
- * Parses a `--progress` value.
- *
- * @example
- * ```ts
- * import { parseProgressMode } from "./args.ts";
- * console.log(parseProgressMode("plain")); // "plain"
- * ```
- */
-export function parseProgressMode(text: string): ProgressMode {
+function parseProgressMode(text: string): ProgressMode {
   const mode = PROGRESS_MODES.find((m) => m === text);
   if (mode === undefined) throw new RangeError(`must be one of ${PROGRESS_MODES.join(", ")}`);
   return mode;

@@ -1,5 +1,5 @@
 /**
- * The usage text of the reference CLI.
+ * The usage text of the reference CLI: one block per command, in {@linkcode COMMAND_USAGE}.
  *
  * @module
  */
@@ -7,61 +7,140 @@ import type { CommandName } from "./usage_error.ts";
 
 const PROGRAM = "ocipart";
 
-const COMMON_FLAGS = `  --workers N            concurrent part transfers (default 8)
-  --timeout DURATION     give up after DURATION, e.g. 90s, 10m, 1h30m, up to 8760h;
+const CONNECTION_FLAGS =
+  `  --timeout DURATION     give up after DURATION, e.g. 90s, 10m, 1h30m, up to 8760h;
                          0 = no limit (default 0)
   --stall-timeout DURATION
                          fail an attempt that moves no bytes for DURATION (it is retried);
                          0 = never (default 60s)
   --plain-http           talk HTTP instead of HTTPS to the registry
+  --insecure             talk HTTPS without verifying the registry's certificate (a warning
+                         is printed); not the same as --plain-http
   --ca-file PEM          trust the CA certificates in PEM in addition to the system roots
-  --username USER        log in as USER; the password is read from standard input
-  --password-stdin       read the password for --username from standard input
-  --progress MODE        auto|bar|plain|json|none (default auto: bar when stderr is a terminal)
-  --debug                one line per HTTP exchange on stderr (no URL, host or credential)
-  --limit-rate RATE      cap the bandwidth of the whole transfer (all workers, both
-                         directions), e.g. 512KiB/s or 10MiB/s
+  --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG)`;
+
+const CREDENTIAL_FLAGS =
+  `  --username USER        log in as USER; the password is read from standard input
+  --password-stdin       read the password for --username from standard input`;
+
+const LAST_FLAGS =
+  `  --debug                one line per HTTP exchange on stderr (no URL, host or credential)
   -h, --help             show this help`;
 
-const PUSH = `Usage: ${PROGRAM} push [flags] <ref> <file>
+const REGISTRY_FLAGS = `${CONNECTION_FLAGS}\n${CREDENTIAL_FLAGS}\n${LAST_FLAGS}`;
+
+const TRANSFER_ONLY_FLAGS = `  --workers N            concurrent part transfers (default 8)
+  --progress MODE        auto|bar|plain|json|none (default auto: bar when stderr is a terminal)
+  --limit-rate RATE      cap the bandwidth of the whole transfer (all workers, both
+                         directions together), e.g. 512KiB/s or 10MiB/s`;
+
+const TRANSFER_FLAGS = `${TRANSFER_ONLY_FLAGS}\n${REGISTRY_FLAGS}`;
+
+const SIZE_HELP = "bytes, or with a suffix: K/M/G/T or KB/MB/GB/TB (powers of 1000),\n" +
+  "                         KiB/MiB/GiB/TiB (powers of 1024)";
+
+/** The usage block of each command, without the exit-code table. */
+const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
+  push: `Usage: ${PROGRAM} push [flags] <ref> <file>
 
 Push <file> to <ref> (registry/repository:tag or registry/repository@sha256:...) as a parted
 artifact. On success the manifest digest is the only line on standard output.
 
 Flags:
-  --part-size SIZE       part size in bytes or with a KiB/MiB/GiB suffix (default 512MiB)
+  --part-size SIZE       part size in ${SIZE_HELP} (default 512MiB)
   --json                 print the manifest descriptor as JSON instead of the digest
-${COMMON_FLAGS}`;
+${TRANSFER_FLAGS}`,
 
-const PULL = `Usage: ${PROGRAM} pull [flags] <ref> <dest>
+  pull: `Usage: ${PROGRAM} pull [flags] <ref> <dest>
 
 Pull the parted artifact <ref> into the file <dest>. Data lands in <dest>.parted-partial first;
 <dest> only ever appears complete and verified. Rerun an interrupted pull to resume it.
-Nothing is printed on standard output.
+Nothing is printed on standard output (with --json: one JSON line describing the file).
 
 Flags:
-${COMMON_FLAGS}`;
+  --json                 print the reference and destination as JSON when done
+${TRANSFER_FLAGS}`,
+
+  copy: `Usage: ${PROGRAM} copy [flags] <src-ref> <dst-ref>
+
+Copy the parted artifact <src-ref> to <dst-ref> (another repository, or another registry)
+without a local file. On one registry every part is mounted (no bytes move); across registries
+parts stream from one registry to the other, verified by digest, a few chunks in memory at a
+time. Parts the target already has are skipped. The copy keeps the manifest digest, which is
+the only line on standard output. Each registry's credential comes from the docker
+configuration (--username is not accepted: it would reach both registries).
+
+Flags:
+  --json                 print {"descriptor", "copied", "mounted", "skipped"} as JSON
+${TRANSFER_ONLY_FLAGS}
+${CONNECTION_FLAGS}
+${LAST_FLAGS}`,
+
+  inspect: `Usage: ${PROGRAM} inspect [flags] <ref>
+
+Describe the parted artifact <ref> without downloading it: file name, size, file digest, part
+size, part count and each part (index, size, digest).
+
+Flags:
+  --json                 print the description as JSON instead of a table
+${REGISTRY_FLAGS}`,
+
+  verify: `Usage: ${PROGRAM} verify [flags] <ref> <file>
+
+Check the local <file> against the parted artifact <ref> part by part, hashing parts in
+parallel; only the manifest is downloaded. Exit 0 when identical, 5 when any part or the size
+differs.
+
+Flags:
+  --workers N            parts hashed at once (default: one per core)
+  --json                 print the result as JSON instead of a table
+${REGISTRY_FLAGS}`,
+
+  login: `Usage: ${PROGRAM} login --username USER --password-stdin [flags] <registry>
+
+Check USER and the password read from standard input against <registry> (host[:port]), then
+save them in the docker configuration: through its credential helper (credsStore) when one is
+configured, otherwise as auths.<registry>.auth. A rejected credential saves nothing (exit 6).
+
+Flags:
+  --json                 print the result as JSON
+${REGISTRY_FLAGS}`,
+
+  logout: `Usage: ${PROGRAM} logout [flags] <registry>
+
+Erase the credential of <registry> from the docker configuration (and its credential helper).
+
+Flags:
+  --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG)
+  --json                 print the result as JSON
+  -h, --help             show this help`,
+};
 
 const EXIT_CODES = `Exit codes:
   0 success            1 failure (no sentinel)  2 usage error          3 not found
   4 not a parted artifact                       5 digest mismatch      6 unauthorized
   7 part too large     130 interrupted (SIGINT) 143 terminated (SIGTERM)`;
 
-const GENERAL = `Usage: ${PROGRAM} <command> [flags] <ref> <file>
+const GENERAL = `Usage: ${PROGRAM} <command> [flags] <operands>
 
 Move one very large file through an OCI registry as a parted artifact.
 
 Commands:
-  push [flags] <ref> <file>   push a file
-  pull [flags] <ref> <dest>   pull a file
-  copy [flags] <src> <dst>    copy an artifact to another repository or registry
+  push [flags] <ref> <file>    push a file
+  pull [flags] <ref> <dest>    pull a file
+  copy [flags] <src> <dst>     copy an artifact to another repository or registry
+  inspect [flags] <ref>        describe an artifact without downloading it
+  verify [flags] <ref> <file>  compare a local file with an artifact, part by part
+  login [flags] <registry>     check and save a credential
+  logout [flags] <registry>    erase a saved credential
 
 Global flags:
   -h, --help             show this help (\`${PROGRAM} <command> --help\` for a command's flags)
   --version              print the version
 
 Credentials come from --username/--password-stdin or else from the docker configuration
-($DOCKER_CONFIG/config.json, default ~/.docker/config.json) and its credential helpers.`;
+(--registry-config, else $DOCKER_CONFIG/config.json, default ~/.docker/config.json) and its
+credential helpers.`;
 
 /**
  * Returns the usage block of `command`, or the general usage when `command` is undefined. Each
@@ -74,6 +153,6 @@ Credentials come from --username/--password-stdin or else from the docker config
  * ```
  */
 export function usageText(command?: CommandName): string {
-  const block = command === "push" ? PUSH : command === "pull" ? PULL : GENERAL;
+  const block = command === undefined ? GENERAL : COMMAND_USAGE[command];
   return `${block}\n\n${EXIT_CODES}`;
 }

@@ -22,6 +22,9 @@ import type { ProgressCallback } from "./progress.ts";
 import { runPull } from "./pull.ts";
 import { runPush } from "./push.ts";
 import { type CopyResult, runCopy } from "./copy.ts";
+import { type ArtifactDescription, runInspect } from "./inspect.ts";
+import { runVerify, type VerifyReport } from "./verify.ts";
+import { runLoginCheck } from "./login_check.ts";
 
 /**
  * Options of {@linkcode PartedClient}.
@@ -48,6 +51,11 @@ export interface PartedClientOptions {
   plainHttp?: boolean;
   /** Extra PEM root certificates trusted by the default transport. */
   caCerts?: string[];
+  /**
+   * HTTPS without verifying the registry's (or storage's) certificate, on the default
+   * transports: for a registry with a self-signed certificate; prefer `caCerts`. Default: false.
+   */
+  insecureTls?: boolean;
   /**
    * Called once per HTTP exchange of the default transports (method, registry or storage,
    * status, bytes, duration; nothing that locates or authenticates), e.g. for a debug log.
@@ -151,6 +159,38 @@ export interface CopyOptions {
   /** Receives a snapshot on every change, synchronously (`wireBytes`: bytes streamed). */
   onProgress?: ProgressCallback;
   /** Cancels the copy. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of {@linkcode PartedClient.inspect}.
+ *
+ * @example A time limit
+ * ```ts
+ * import type { InspectOptions } from "@ocipart/ocipart";
+ * const options: InspectOptions = { signal: AbortSignal.timeout(30_000) };
+ * console.log(options.signal?.aborted); // false
+ * ```
+ */
+export interface InspectOptions {
+  /** Cancels the request. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of {@linkcode PartedClient.verify}.
+ *
+ * @example Two hashing threads
+ * ```ts
+ * import type { VerifyOptions } from "@ocipart/ocipart";
+ * const options: VerifyOptions = { workers: 2 };
+ * console.log(options.workers); // 2
+ * ```
+ */
+export interface VerifyOptions {
+  /** Parts hashed at once, each on a worker thread; default the number of cores. */
+  workers?: number;
+  /** Cancels the manifest request and the hashing. */
   signal?: AbortSignal;
 }
 
@@ -337,17 +377,104 @@ export class PartedClient {
     );
   }
 
+  /**
+   * Describes the artifact `ref` from its manifest alone (nothing else is downloaded): the
+   * manifest digest, the file's title annotation, size and digest, the part size and each
+   * part's index, offset, size and digest.
+   *
+   * @example Describing a pushed file
+   * ```ts
+   * import { fromFile, PartedClient } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry();
+   * const dir = await Deno.makeTempDir();
+   * await Deno.writeTextFile(`${dir}/model.bin`, "weights");
+   * using client = new PartedClient({ plainHttp: true });
+   * await client.push(`${registry.host}/org/model:v1`, fromFile(`${dir}/model.bin`));
+   * const description = await client.inspect(`${registry.host}/org/model:v1`);
+   * console.log(description.fileSize, description.parts.length); // 7 1
+   * await Deno.remove(dir, { recursive: true });
+   * ```
+   */
+  async inspect(ref: string, options: InspectOptions = {}): Promise<ArtifactDescription> {
+    this.#checkOpen();
+    const { job, connection } = this.#transfer(ref, 1, options);
+    return await runInspect(job, connection);
+  }
+
+  /**
+   * Compares the local file at `path` with the artifact `ref` part by part: each part's range
+   * of the file is hashed on a worker thread, several at once, and compared with the part's
+   * digest. Only the manifest is downloaded.
+   *
+   * @throws {LocalFileError} The file is missing, not a regular file, or unreadable.
+   *
+   * @example Checking a copy
+   * ```ts
+   * import { fromFile, PartedClient } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry();
+   * const dir = await Deno.makeTempDir();
+   * await Deno.writeTextFile(`${dir}/model.bin`, "weights");
+   * using client = new PartedClient({ plainHttp: true });
+   * await client.push(`${registry.host}/org/model:v1`, fromFile(`${dir}/model.bin`));
+   * await Deno.writeTextFile(`${dir}/model.bin`, "weighty");
+   * const report = await client.verify(`${registry.host}/org/model:v1`, `${dir}/model.bin`);
+   * console.log(report.identical, report.differing); // false [ 0 ]
+   * await Deno.remove(dir, { recursive: true });
+   * ```
+   */
+  async verify(ref: string, path: string, options: VerifyOptions = {}): Promise<VerifyReport> {
+    const cores = globalThis.navigator?.hardwareConcurrency ?? 2;
+    const workers = positive(options.workers, cores, "worker count");
+    if (typeof path !== "string" || path === "") {
+      throw new TypeError("verify: path must be a non-empty string");
+    }
+    this.#checkOpen();
+    const { job, connection } = this.#transfer(ref, workers, options);
+    return await runVerify({ ...job, path }, connection);
+  }
+
+  /**
+   * Checks that the registry `registry` (`host[:port]`) accepts this client's credential, as
+   * `docker login` does before it saves one: resolves when it does, rejects with
+   * `UnauthorizedError` when it is refused.
+   *
+   * @throws {TypeError} `registry` is not a registry host.
+   *
+   * @example Checking a credential
+   * ```ts
+   * import { PartedClient } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry();
+   * using client = new PartedClient({
+   *   plainHttp: true,
+   *   credential: { username: "ci", password: "secret" },
+   * });
+   * await client.checkLogin(registry.host);
+   * console.log("accepted"); // "accepted"
+   * ```
+   */
+  async checkLogin(registry: string, options: InspectOptions = {}): Promise<void> {
+    this.#checkOpen();
+    options.signal?.throwIfAborted();
+    await runLoginCheck(this.#stack, registry, {
+      plainHttp: this.#options.plainHttp ?? false,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+  }
+
   /** The job fields both directions share, and the connection to the reference's registry. */
   #transfer(
     ref: string,
     workers: number,
-    options: PushOptions | PullOptions | CopyOptions,
+    options: PushOptions | PullOptions | CopyOptions | VerifyOptions,
   ): { job: TransferJob; connection: () => Connection } {
     const reference = parseReference(ref);
     const job = {
       reference,
       workers,
-      onProgress: options.onProgress,
+      onProgress: "onProgress" in options ? options.onProgress : undefined,
       signal: options.signal,
       policy: this.#policy,
       clock: this.#options.clock ?? systemClock,

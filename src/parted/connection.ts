@@ -37,6 +37,7 @@ export type ConnectionOptions = Pick<
   | "fetch"
   | "plainHttp"
   | "caCerts"
+  | "insecureTls"
   | "credential"
   | "credentials"
   | "unverifiedExternalTransport"
@@ -76,6 +77,7 @@ export function partedStack(options: ConnectionOptions): ClientStack {
     }),
     ownHostnameIsRegistry: true,
     caCerts: options.caCerts,
+    insecureTls: options.insecureTls === true,
     stallTimeoutMs: options.stallTimeoutMs,
     onExchange: options.onExchange,
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),

@@ -32,12 +32,16 @@
  */
 export {
   type CopyOptions,
+  type InspectOptions,
   PartedClient,
   type PartedClientOptions,
   type PullOptions,
   type PushOptions,
+  type VerifyOptions,
 } from "./client.ts";
 export type { CopyResult } from "./copy.ts";
+export type { ArtifactDescription, PartInfo } from "./inspect.ts";
+export type { PartCheck, VerifyReport } from "./verify.ts";
 export * from "./format.ts";
 export { fromFile, type PushSource } from "./fs_source.ts";
 export { PARTIAL_SUFFIX, type PullDestination, toFile } from "./fs_partial.ts";

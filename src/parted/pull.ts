@@ -7,16 +7,14 @@
 import { Sha256Threads } from "../registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import { systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, retry } from "../transport/retry.ts";
-import { getManifest } from "../remote/manifests.ts";
+import { PARTED_RETRY_POLICY } from "../transport/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { PartialFile } from "./fs_partial.ts";
-import { decodeManifest, type PartDescriptor, type PartedManifest } from "./manifest.ts";
+import type { PartDescriptor, PartedManifest } from "./manifest.ts";
+import { resolveManifest } from "./resolve_manifest.ts";
 import { downloadPart } from "./part_download.ts";
 import { ProgressTracker } from "./progress.ts";
-import { attachSentinel } from "../errors/attach_sentinel.ts";
-import { PartTooLargeError } from "../errors/sentinels.ts";
 import type { TransferJob } from "./transfer_job.ts";
 import { FirstFailure, runPartWorkers } from "./part_workers.ts";
 
@@ -52,17 +50,11 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
   let progress: ProgressTracker | undefined;
   let manifest: PartedManifest;
   try {
-    const reference = job.reference.digest ?? job.reference.tag!;
-    const fetched = await retry(
-      "GET manifest",
-      () => getManifest(connection.repo, reference, job.reference.digest, signal),
-      { policy, signal, clock },
-    );
-    manifest = decodeManifest(fetched.bytes);
+    ({ manifest } = await resolveManifest(connection, job.reference, { signal, policy, clock }));
   } catch (err) {
     await partial.close();
     if (job.signal?.aborted) throw job.signal.reason;
-    throw attachSentinel(err, { tooLarge: PartTooLargeError });
+    throw err;
   }
   // One hashing thread per core: hashing is the bound, and the receiving thread's share of a
   // core is small (measured: one thread fewer pulled 20% slower on two cores). A small file

@@ -24,6 +24,7 @@ import { HttpTransport } from "../transport/http_transport.ts";
 import { guardedExternalTransport, type GuardedTransport } from "../transport/peer_guard.ts";
 import { withStallGuard } from "../transport/stall_guard.ts";
 import { type RateLimit, RateLimiter, withRateLimit } from "../transport/rate_limit.ts";
+import { withUserAgent } from "../transport/user_agent.ts";
 
 /** How a client's requests travel. */
 export interface ClientStackOptions {
@@ -50,6 +51,8 @@ export interface ClientStackOptions {
   callerTransportReachesOtherHosts?: boolean;
   /** Extra PEM roots trusted by the library pool. */
   caCerts?: string[];
+  /** HTTPS without certificate verification in the library pool (`--insecure`). */
+  insecureTls?: boolean;
   /** Idle keep-alive sockets kept per origin by the library pool. */
   maxIdleSocketsPerOrigin?: number;
   /** Fail an exchange that moves no bytes for this long (ms; 0 = never). Default 60 000. */
@@ -137,8 +140,9 @@ export class ClientStack {
       : other ?? this.#capped(this.#guardedFetch);
     // A silent peer costs one attempt of the retry budget instead of hanging the transfer.
     const guard = { stallTimeoutMs: options.stallTimeoutMs };
-    const transport = withStallGuard(base, guard);
-    const storageTransport = withStallGuard(storage, guard);
+    // Every request names the package unless the caller's request names itself.
+    const transport = withUserAgent(withStallGuard(base, guard));
+    const storageTransport = withUserAgent(withStallGuard(storage, guard));
     if (options.authenticate === undefined) {
       return { transport, storageTransport, authenticator: undefined };
     }
@@ -175,6 +179,7 @@ export class ClientStack {
   #library(): HttpTransport {
     this.#pool ??= new HttpTransport({
       ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
+      ...(this.#options.insecureTls ? { insecureTls: true } : {}),
       ...(this.#options.maxIdleSocketsPerOrigin === undefined
         ? {}
         : { maxIdleSocketsPerOrigin: this.#options.maxIdleSocketsPerOrigin }),

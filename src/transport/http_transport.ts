@@ -44,6 +44,13 @@ export interface HttpTransportOptions {
   /** Extra PEM root certificates trusted for HTTPS, in addition to the runtime's roots. */
   caCerts?: string[];
   /**
+   * HTTPS without verifying the peer's certificate chain or name, on every HTTPS request of
+   * this transport (direct, tunnelled through a proxy, and file uploads). The runtime's own
+   * client and the minimal upload client cannot skip verification, so with this option every
+   * request goes through `node:https`. Default: false.
+   */
+  insecureTls?: boolean;
+  /**
    * Decides whether a peer address may be connected to; `false` refuses the request with
    * `PeerRefusedError`. Consulted for every address a host name resolves to (before dialing),
    * for IP-literal hosts (before dialing), and with the socket's actual remote address once
@@ -165,6 +172,7 @@ export class HttpTransport {
       maxFreeSockets,
       scheduling: "lifo",
       ...(ca ? { ca } : {}),
+      ...(options.insecureTls === true ? { rejectUnauthorized: false } : {}),
     } as const;
     this.#httpAgent = new http.Agent(agentOptions);
     this.#httpsAgent = new https.Agent(agentOptions);
@@ -176,7 +184,7 @@ export class HttpTransport {
     // Downloads of the registry-origin transport go through the runtime's own client where
     // there is one (Deno): about twice the throughput of node:http and a fraction of its
     // memory. A guarded transport keeps node:http, the only client that shows the peer address.
-    this.#platform = guard ? undefined : platformFetch({
+    this.#platform = guard || options.insecureTls === true ? undefined : platformFetch({
       ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
       maxIdlePerHost: maxFreeSockets,
     });
@@ -313,7 +321,7 @@ export class HttpTransport {
       return Promise.reject(new PeerRefusedError(OPERATION));
     }
     const fileRange = fileBodyRange(body);
-    if (fileRange !== undefined && RAW_UPLOADS) {
+    if (fileRange !== undefined && RAW_UPLOADS && this.#options.insecureTls !== true) {
       // The stream itself is never read: cancel it so the request body counts as used.
       body!.cancel().catch(() => {});
       if (fileRange.length !== declared) {

@@ -55,6 +55,8 @@ Deno.test("each subpath exports what its users call", () => {
     "anonymousCredentials",
     "createAuthFetch",
     "dockerConfigCredentials",
+    "eraseDockerLogin",
+    "saveDockerLogin",
     "staticCredentials",
   ]);
   assertEquals(valueNames(transport), [

@@ -162,7 +162,10 @@ Deno.test("credential helper: identity tokens, failures and garbage are refused"
       () => runCredentialHelper("ocitest-absent", "x.example"),
       CredentialError,
     );
-    assertEquals(missing.message, "credentials: credential helper not found");
+    assertEquals(
+      missing.message,
+      "credentials: credential helper docker-credential-ocitest-absent not found",
+    );
     await assertRejects(() => runCredentialHelper("../evil", "x.example"), CredentialError);
     const abort = new AbortController();
     abort.abort(new DOMException("stop", "AbortError"));

@@ -1,10 +1,10 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
 import { parseCommandLine } from "../../src/cli/args.ts";
-import { UsageError } from "../../src/cli/usage_error.ts";
+import { type CommandName, UsageError } from "../../src/cli/usage_error.ts";
 
 const REF = "127.0.0.1:5000/models/llm:v1";
 
-function usageError(args: string[], command: "push" | "pull" | undefined, pattern: RegExp) {
+function usageError(args: string[], command: CommandName | undefined, pattern: RegExp) {
   throws(() => parseCommandLine(args), (err: unknown) => {
     if (!(err instanceof UsageError)) return false;
     strictEqual(err.command, command, `command of ${JSON.stringify(args)}`);
@@ -33,7 +33,7 @@ Deno.test("push with every flag parses into a push command", () => {
     "json",
     "--debug",
     "--limit-rate",
-    "512KiB/s",
+    "10M/s",
     "--json",
     REF,
     "file.bin",
@@ -45,11 +45,13 @@ Deno.test("push with every flag parses into a push command", () => {
     timeoutText: "1m30s",
     stallTimeoutMs: 120_000,
     plainHttp: true,
+    insecure: false,
     caFile: "ca.pem",
+    registryConfig: undefined,
     username: "alice",
     progress: "json",
+    limitRate: 10_000_000,
     debug: true,
-    limitRate: 512 * 1024,
     reference: REF,
     file: "file.bin",
     partSize: 64 * 1024 * 1024,
@@ -65,11 +67,14 @@ Deno.test("pull defaults leave library defaults in place", () => {
     timeoutText: "0",
     stallTimeoutMs: undefined,
     plainHttp: false,
+    insecure: false,
     caFile: undefined,
+    registryConfig: undefined,
     username: undefined,
     progress: "auto",
-    debug: false,
     limitRate: undefined,
+    debug: false,
+    json: false,
     reference: REF,
     destination: "out.bin",
   });
@@ -104,7 +109,8 @@ Deno.test("command-level usage errors name no command", () => {
 Deno.test("unknown flags and flags of the other command are usage errors", () => {
   usageError(["push", "--bogus", REF, "f"], "push", /Unknown option '--bogus'/);
   usageError(["pull", "--part-size", "1MiB", REF, "f"], "pull", /--part-size/);
-  usageError(["pull", "--json", REF, "f"], "pull", /--json/);
+  usageError(["inspect", "--workers", "2", REF], "inspect", /--workers/);
+  usageError(["logout", "--username", "u", "r.example"], "logout", /--username/);
   usageError(["pull", "-x", REF, "f"], "pull", /-x/);
   usageError(["pull", "--plain-http=yes", REF, "f"], "pull", /does not take an argument/);
 });
@@ -123,7 +129,7 @@ Deno.test("bad values are usage errors naming the flag", () => {
   usageError(["pull", "--workers", "", REF, "f"], "pull", /--workers/);
   usageError(["pull", "--workers"], "pull", /--workers/);
   usageError(["push", "--part-size", "0", REF, "f"], "push", /--part-size: size must be positive/);
-  usageError(["push", "--part-size", "10MB", REF, "f"], "push", /--part-size: unknown size unit/);
+  usageError(["push", "--part-size", "10XB", REF, "f"], "push", /--part-size: unknown size unit/);
   usageError(["pull", "--timeout", "soon", REF, "f"], "pull", /--timeout/);
   usageError(["pull", "--timeout", "5", REF, "f"], "pull", /--timeout/);
   usageError(["pull", "--progress", "fancy", REF, "f"], "pull", /--progress: must be one of/);
@@ -134,6 +140,22 @@ Deno.test("bad values are usage errors naming the flag", () => {
     /--limit-rate: size must be positive/,
   );
   usageError(["pull", "--limit-rate", "1MiB/h", REF, "f"], "pull", /--limit-rate: expected a rate/);
+});
+
+Deno.test("copy takes two references and the transfer flags, but no --username", () => {
+  const command = parseCommandLine(["copy", "--limit-rate", "512KiB/s", REF, "b.example/x:v1"]);
+  if (command.kind !== "copy") throw new Error(`parsed as ${command.kind}`);
+  deepStrictEqual([command.source, command.target, command.limitRate], [
+    REF,
+    "b.example/x:v1",
+    512 * 1024,
+  ]);
+  usageError(["copy", REF], "copy", /expected 2 operands, <src-ref> and <dst-ref>; got 1/);
+  usageError(
+    ["copy", "--username", "alice", "--password-stdin", REF, "b.example/x:v1"],
+    "copy",
+    /--username/,
+  );
 });
 
 Deno.test("negative durations are usage errors in both spellings", () => {
@@ -167,4 +189,68 @@ Deno.test("--username and --password-stdin only work together", () => {
   usageError(["pull", "--username", "u", REF, "f"], "pull", /--password-stdin/);
   usageError(["pull", "--password-stdin", REF, "f"], "pull", /needs --username/);
   usageError(["pull", "--username=", "--password-stdin", REF, "f"], "pull", /--username/);
+});
+
+Deno.test("inspect, verify, login and logout parse with their own flags", () => {
+  deepStrictEqual(
+    parseCommandLine(["inspect", "--json", "--insecure", REF]),
+    {
+      kind: "inspect",
+      timeoutMs: 0,
+      timeoutText: "0",
+      stallTimeoutMs: undefined,
+      plainHttp: false,
+      insecure: true,
+      caFile: undefined,
+      registryConfig: undefined,
+      username: undefined,
+      debug: false,
+      json: true,
+      reference: REF,
+    },
+  );
+  const verify = parseCommandLine(["verify", "--workers", "3", REF, "w.bin"]);
+  strictEqual(verify.kind === "verify" && verify.workers, 3);
+  strictEqual(verify.kind === "verify" && verify.file, "w.bin");
+  const login = parseCommandLine([
+    "login",
+    "--username",
+    "ci",
+    "--password-stdin",
+    "--registry-config",
+    "c.json",
+    "127.0.0.1:5000",
+  ]);
+  strictEqual(login.kind === "login" && login.registry, "127.0.0.1:5000");
+  strictEqual(login.kind === "login" && login.registryConfig, "c.json");
+  deepStrictEqual(parseCommandLine(["logout", "--json", "ghcr.io"]), {
+    kind: "logout",
+    registry: "ghcr.io",
+    registryConfig: undefined,
+    json: true,
+  });
+  deepStrictEqual(parseCommandLine(["help", "verify"]), { kind: "help", command: "verify" });
+});
+
+Deno.test("command-specific usage errors of the new commands", () => {
+  usageError(["inspect"], "inspect", /expected 1 operand, <ref>; got 0/);
+  usageError(["verify", REF], "verify", /expected 2 operands, <ref> and <file>; got 1/);
+  usageError(["login", "127.0.0.1:5000"], "login", /needs --username/);
+  usageError(
+    ["login", "--username", "u", "--password-stdin", "https://x/"],
+    "login",
+    /registry host/,
+  );
+  usageError(["logout", "a/b"], "logout", /registry host/);
+  usageError(["logout", "--registry-config=", "ghcr.io"], "logout", /--registry-config/);
+  usageError(["pull", "--insecure", "--plain-http", REF, "f"], "pull", /--insecure/);
+});
+
+Deno.test("--part-size takes SI and IEC suffixes", () => {
+  const si = parseCommandLine(["push", "--part-size", "100M", REF, "f"]);
+  strictEqual(si.kind === "push" && si.partSize, 100_000_000);
+  const siB = parseCommandLine(["push", "--part-size", "100MB", REF, "f"]);
+  strictEqual(siB.kind === "push" && siB.partSize, 100_000_000);
+  const iec = parseCommandLine(["push", "--part-size", "100MiB", REF, "f"]);
+  strictEqual(iec.kind === "push" && iec.partSize, 100 * 1024 * 1024);
 });

@@ -305,7 +305,10 @@ registryTest("credential helpers run only with --allow-run for them", {
   // Everything but the permission to run this one helper: a plain failure, not unauthorized.
   const withoutRun = await runCli(args, { tmp: tmp.path, env, run: ["docker-credential-other"] });
   expectFailure(withoutRun, 1, /no sentinel matched/);
-  ok(withoutRun.stderr.includes("credential helper could not run"), withoutRun.stderr);
+  ok(
+    withoutRun.stderr.includes("credential helper docker-credential-clitest could not run"),
+    withoutRun.stderr,
+  );
   const withRun = await runCli(args, { tmp: tmp.path, env, run: ["docker-credential-clitest"] });
   strictEqual(withRun.code, 0, withRun.stderr);
 });

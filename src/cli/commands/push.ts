@@ -1,0 +1,45 @@
+/**
+ * `ocipart push <ref> <file>`: pushes a file as a parted artifact and prints the manifest
+ * digest (or its descriptor with `--json`).
+ *
+ * @module
+ */
+import { fromFile } from "../../parted/fs_source.ts";
+import { PartedClient } from "../../parted/client.ts";
+import type { PushCommand } from "../args.ts";
+import { EXIT_CODES } from "../exit_code.ts";
+import { stdout } from "../io.ts";
+import { runRegistryCommand } from "../session.ts";
+import { transferProgress } from "../transfer_progress.ts";
+
+/**
+ * Runs `push` and resolves to the exit code.
+ *
+ * @example
+ * ```ts ignore
+ * import { runPush } from "./push.ts";
+ * const code = await runPush(parseCommandLine(["push", ref, "model.bin"]) as PushCommand);
+ * ```
+ */
+export function runPush(command: PushCommand): Promise<number> {
+  const progress = transferProgress(command.progress);
+  return runRegistryCommand({
+    label: "ocipart push",
+    flags: command,
+    localPath: command.file,
+    onFailure: progress.finish,
+    run: async ({ clientOptions, signal }) => {
+      // Closed when the command ends, so no pooled connection outlives it.
+      using client = new PartedClient(clientOptions);
+      const descriptor = await client.push(command.reference, fromFile(command.file), {
+        ...(command.workers === undefined ? {} : { workers: command.workers }),
+        ...(command.partSize === undefined ? {} : { partSize: command.partSize }),
+        onProgress: progress.onProgress,
+        signal,
+      });
+      progress.finish(EXIT_CODES.success);
+      stdout(command.json ? `${JSON.stringify(descriptor)}\n` : `${descriptor.digest}\n`);
+      return EXIT_CODES.success;
+    },
+  });
+}

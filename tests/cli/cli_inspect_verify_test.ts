@@ -1,0 +1,156 @@
+/**
+ * `inspect` and `verify` through the CLI against the real registry (CNCF Distribution), with
+ * the CLI running as a child process under narrowed permissions; exit codes asserted.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { startFaultProxy } from "../fixtures/fault_proxy.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { sha256File, writePatternFile } from "../fixtures/files.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { type CliResult, failureLines, runCli } from "./_cli.ts";
+import { pushByHand, tinyImage } from "./_images.ts";
+
+const KiB = 1024;
+
+function expectFailure(result: CliResult, command: string, code: number, why: RegExp): void {
+  strictEqual(result.code, code, `exit ${result.code}, stderr:\n${result.stderr}`);
+  strictEqual(result.stdout, "", "nothing on stdout on failure");
+  const [error, explanation] = failureLines(result.stderr);
+  ok(error.startsWith(`ocipart ${command}: `), error);
+  ok(why.test(explanation), `${explanation} !~ ${why}`);
+}
+
+/** Pushes a 300 KiB file in 128 KiB parts (3 parts: 128, 128, 44 KiB) and returns its path. */
+async function pushThreeParts(tmp: string, ref: string): Promise<string> {
+  const source = `${tmp}/weights.bin`;
+  await writePatternFile(source, 300 * KiB, 7);
+  const push = await runCli(["push", "--plain-http", "--part-size", "128KiB", ref, source], {
+    tmp,
+  });
+  strictEqual(push.code, 0, push.stderr);
+  return source;
+}
+
+registryTest("inspect: the parts as a table and as JSON, nothing downloaded", async () => {
+  await using registry = await startRegistry();
+  await using proxy = await startFaultProxy({ target: registry.url });
+  await using tmp = await tempDir();
+  const ref = `${proxy.host}/models/llm:v1`;
+  const source = await pushThreeParts(tmp.path, ref);
+  const afterPush = proxy.log.length;
+
+  const json = await runCli(["inspect", "--plain-http", "--json", ref], { tmp: tmp.path });
+  strictEqual(json.code, 0, json.stderr);
+  const description = JSON.parse(json.stdout);
+  strictEqual(description.fileSize, 300 * KiB);
+  strictEqual(description.fileDigest, await sha256File(source));
+  strictEqual(description.partSize, 128 * KiB);
+  deepStrictEqual(
+    description.parts.map((p: { index: number; size: number }) => [p.index, p.size]),
+    [[0, 128 * KiB], [1, 128 * KiB], [2, 44 * KiB]],
+  );
+  for (const part of description.parts) ok(/^sha256:[0-9a-f]{64}$/.test(part.digest));
+  ok(/^sha256:[0-9a-f]{64}$/.test(description.manifestDigest));
+
+  const table = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
+  strictEqual(table.code, 0, table.stderr);
+  ok(table.stdout.includes(`size:         ${300 * KiB} bytes`), table.stdout);
+  ok(table.stdout.includes("parts:        3"), table.stdout);
+  for (const part of description.parts) {
+    ok(
+      new RegExp(`^\\s+${part.index}\\s+${part.size}\\s+${part.digest}$`, "m").test(table.stdout),
+      `row of part ${part.index}:\n${table.stdout}`,
+    );
+  }
+  strictEqual(table.stderr, "");
+  const inspecting = proxy.log.slice(afterPush);
+  ok(inspecting.some((r) => r.route === "manifest"), "the manifest was read");
+  deepStrictEqual(inspecting.filter((r) => r.route === "blob"), [], "no blob was read");
+});
+
+registryTest("inspect exit codes: 3 not found, 4 not parted", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const missing = await runCli(["inspect", "--plain-http", `${registry.host}/models/llm:none`], {
+    tmp: tmp.path,
+  });
+  expectFailure(missing, "inspect", 3, /matched NotFoundError/);
+  await pushByHand(registry.url, "other/kind", "v1", tinyImage("application/vnd.example.other"));
+  const other = await runCli(["inspect", "--plain-http", `${registry.host}/other/kind:v1`], {
+    tmp: tmp.path,
+  });
+  expectFailure(other, "inspect", 4, /matched NotPartedArtifactError/);
+});
+
+registryTest("inspect exit code 6 on a registry that refuses anonymous reads", {
+  needs: ["htpasswd"],
+}, async () => {
+  await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+  await using tmp = await tempDir();
+  const result = await runCli(["inspect", "--plain-http", `${registry.host}/private/llm:v1`], {
+    tmp: tmp.path,
+  });
+  expectFailure(result, "inspect", 6, /matched UnauthorizedError/);
+});
+
+registryTest("verify: 0 identical; 5 naming the changed part; 5 on another size", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const ref = `${registry.host}/models/llm:v1`;
+  const source = await pushThreeParts(tmp.path, ref);
+
+  const same = await runCli(["verify", "--plain-http", ref, source], { tmp: tmp.path });
+  strictEqual(same.code, 0, same.stderr);
+  ok(same.stdout.includes("identical: 3 of 3 parts match"), same.stdout);
+
+  // One byte changed in the middle part.
+  const changed = `${tmp.path}/changed.bin`;
+  const bytes = await Deno.readFile(source);
+  bytes[128 * KiB + 5] ^= 0xff;
+  await Deno.writeFile(changed, bytes);
+  const differs = await runCli(["verify", "--plain-http", "--json", ref, changed], {
+    tmp: tmp.path,
+  });
+  strictEqual(differs.code, 5, differs.stderr);
+  const report = JSON.parse(differs.stdout);
+  strictEqual(report.identical, false);
+  deepStrictEqual(report.differing, [1]);
+  deepStrictEqual(report.parts.map((p: { matches: boolean }) => p.matches), [true, false, true]);
+  const table = await runCli(["verify", "--plain-http", ref, changed], { tmp: tmp.path });
+  strictEqual(table.code, 5);
+  ok(/^\s+1\s+131072\s+DIFFERS\s+sha256:/m.test(table.stdout), table.stdout);
+  ok(table.stdout.includes("different: 2 of 3 parts match"), table.stdout);
+
+  // Same parts, one byte longer: the size alone makes it different.
+  const longer = `${tmp.path}/longer.bin`;
+  await Deno.writeFile(longer, new Uint8Array([...await Deno.readFile(source), 0]));
+  const sized = await runCli(["verify", "--plain-http", "--json", ref, longer], { tmp: tmp.path });
+  strictEqual(sized.code, 5, sized.stderr);
+  const sizedReport = JSON.parse(sized.stdout);
+  deepStrictEqual([sizedReport.localSize, sizedReport.differing], [300 * KiB + 1, []]);
+
+  // Truncated: the parts past the end count as differing.
+  const shorter = `${tmp.path}/shorter.bin`;
+  await Deno.writeFile(shorter, (await Deno.readFile(source)).subarray(0, 200 * KiB));
+  const short = await runCli(["verify", "--plain-http", "--json", ref, shorter], {
+    tmp: tmp.path,
+  });
+  strictEqual(short.code, 5, short.stderr);
+  deepStrictEqual(JSON.parse(short.stdout).differing, [1, 2]);
+});
+
+registryTest("verify: a missing file is exit 1 naming the path; a missing tag is 3", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const ref = `${registry.host}/models/llm:v1`;
+  const source = await pushThreeParts(tmp.path, ref);
+  const absent = `${tmp.path}/absent.bin`;
+  const missing = await runCli(["verify", "--plain-http", ref, absent], { tmp: tmp.path });
+  expectFailure(missing, "verify", 1, /no sentinel matched/);
+  ok(missing.stderr.includes(`(${absent})`), missing.stderr);
+  const noTag = await runCli(
+    ["verify", "--plain-http", `${registry.host}/models/llm:v9`, source],
+    { tmp: tmp.path },
+  );
+  expectFailure(noTag, "verify", 3, /matched NotFoundError/);
+});
