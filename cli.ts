@@ -38,6 +38,7 @@
  */
 import { VERSION } from "./src/transport/user_agent.ts";
 import { type CliCommand, parseCommandLine, type RunCommand } from "./src/cli/args.ts";
+import { runCopy } from "./src/cli/commands/copy.ts";
 import { runInspect } from "./src/cli/commands/inspect.ts";
 import { runLogin, runLogout } from "./src/cli/commands/login.ts";
 import { runPull } from "./src/cli/commands/pull.ts";
@@ -58,6 +59,7 @@ type Handler<K extends RunCommand["kind"]> = (
 const HANDLERS: { [K in RunCommand["kind"]]: Handler<K> } = {
   push: runPush,
   pull: runPull,
+  copy: runCopy,
   inspect: runInspect,
   verify: runVerify,
   login: runLogin,

@@ -34,6 +34,7 @@
 
 // The parted client and what its calls take and return.
 export {
+  type CopyOptions,
   type InspectOptions,
   PartedClient,
   type PartedClientOptions,
@@ -41,6 +42,7 @@ export {
   type PushOptions,
   type VerifyOptions,
 } from "./src/parted/client.ts";
+export type { CopyResult } from "./src/parted/copy.ts";
 export type { ArtifactDescription, PartInfo } from "./src/parted/inspect.ts";
 export type { PartCheck, VerifyReport } from "./src/parted/verify.ts";
 export { fromFile, type PushSource } from "./src/parted/fs_source.ts";
@@ -53,6 +55,7 @@ export type {
 } from "./src/parted/progress.ts";
 export type { ExplicitCredential } from "./src/parted/connection.ts";
 export type { Descriptor } from "./src/registry/media_types.ts";
+export type { RateLimit } from "./src/transport/rate_limit.ts";
 
 // The blob client and what its calls take.
 export {

@@ -332,8 +332,15 @@ export class RegistryAuthenticator {
         // Another request renewed the entry meanwhile: present that one.
         return { header: `Bearer ${current.token}`, token: current };
       }
-      if (presented.token !== undefined && !presented.token.proven) return undefined;
       const scopes = bearer.params.scope === undefined ? [] : [bearer.params.scope];
+      // A fresh token refused is final, unless the challenge asks for access to another
+      // repository too (a cross-repository mount needs pull on its source).
+      if (
+        presented.token !== undefined && !presented.token.proven &&
+        !reachesOtherRepositories(scopes, repository)
+      ) {
+        return undefined;
+      }
       const token = await this.#acquire({
         repository,
         action,
@@ -436,6 +443,14 @@ export class RegistryAuthenticator {
     });
     return this.#cache.set(repository, action, answer.token, answer.expiresIn);
   }
+}
+
+/** True when `scopes` name a repository other than `repository`. */
+function reachesOtherRepositories(scopes: readonly string[], repository: string): boolean {
+  const own = repositoryScope(repository, "pull").replace(/pull$/, "");
+  return mergeScopes(scopes).some((scope) =>
+    scope.startsWith("repository:") && !scope.startsWith(own)
+  );
 }
 
 function hasBasic(credential: Credential): boolean {

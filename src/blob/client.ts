@@ -19,6 +19,7 @@ import {
 } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
 import { ClientStack } from "../remote/client_stack.ts";
+import type { RateLimit } from "../transport/rate_limit.ts";
 import type { BlobContext } from "./context.ts";
 import { RemoteRepository } from "../remote/repository.ts";
 import { mountBlob } from "../remote/uploads.ts";
@@ -103,6 +104,11 @@ export interface BlobClientOptions {
    * Default: 60 000.
    */
   stallTimeoutMs?: number;
+  /**
+   * One bandwidth cap over every request and response body of this client (both directions,
+   * all concurrent transfers together). Default: none.
+   */
+  rateLimit?: RateLimit;
   /**
    * Most threads that hash pulls of 16 MiB or more, so receiving and hashing overlap; each
    * concurrent large pull takes one, started on first use and stopped by `close()`. `0` hashes
@@ -282,6 +288,7 @@ export class BlobClient {
       insecureTls: options.insecureTls === true,
       stallTimeoutMs,
       onExchange: options.onExchange,
+      ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     });
     this.#owned.push(stack);
     // Started on the first large pull; one per concurrent pull up to the limit.

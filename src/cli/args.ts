@@ -12,6 +12,7 @@ import { registryOrigin } from "../registry/endpoints.ts";
 import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
 import { isReservedAnnotation } from "../parted/format.ts";
+import { parseRate } from "./rate.ts";
 import { type CommandName, UsageError } from "./usage_error.ts";
 
 /** How transfer progress is shown on standard error. */
@@ -49,6 +50,8 @@ export interface TransferFlags extends RegistryFlags {
   workers: number | undefined;
   /** How progress is shown. */
   progress: ProgressMode;
+  /** One bandwidth cap over the whole transfer, bytes per second; undefined for none. */
+  limitRate: number | undefined;
 }
 
 /** A parsed `push` command line. */
@@ -75,6 +78,16 @@ export interface PullCommand extends TransferFlags {
   destination: string;
   /** Check the whole-file digest annotation while parts land. */
   verifyFileDigest: boolean;
+}
+
+/** A parsed `copy` command line. */
+export interface CopyCommand extends TransferFlags {
+  /** Discriminant. */
+  kind: "copy";
+  /** The artifact to copy, as typed. */
+  source: string;
+  /** Where the copy goes, as typed. */
+  target: string;
 }
 
 /** A parsed `inspect` command line. */
@@ -126,6 +139,7 @@ export type InfoCommand =
 export type RunCommand =
   | PushCommand
   | PullCommand
+  | CopyCommand
   | InspectCommand
   | VerifyCommand
   | LoginCommand
@@ -160,7 +174,12 @@ const TRANSFER_OPTIONS = {
   ...REGISTRY_OPTIONS,
   workers: { type: "string" },
   progress: { type: "string" },
+  "limit-rate": { type: "string" },
 } as const;
+
+// A copy talks to two registries: one explicit credential would reach both, so each side's
+// credential comes from the docker configuration instead.
+const { username: _username, "password-stdin": _passwordStdin, ...COPY_OPTIONS } = TRANSFER_OPTIONS;
 
 /** The parsed flags and operands of one command line, with checked accessors. */
 class Parsed {
@@ -238,6 +257,7 @@ class Parsed {
       ...this.registry(),
       workers: this.flag("workers", parseWorkers),
       progress: this.flag("progress", parseProgressMode) ?? "auto",
+      limitRate: this.flag("limit-rate", parseRate),
     };
   }
 }
@@ -276,6 +296,16 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       reference: p.operands[0],
       destination: p.operands[1],
       verifyFileDigest: p.bool("verify-file-digest"),
+    }),
+  },
+  copy: {
+    options: COPY_OPTIONS,
+    operands: ["<src-ref>", "<dst-ref>"],
+    build: (p) => ({
+      kind: "copy",
+      ...p.transfer(),
+      source: p.operands[0],
+      target: p.operands[1],
     }),
   },
   inspect: {

@@ -10,7 +10,7 @@ import { LocalFileError } from "../errors/kinds.ts";
 import { findError } from "../errors/find_error.ts";
 import type { PartedClientOptions } from "../parted/client.ts";
 import { causeCodes } from "../transport/failure.ts";
-import type { RegistryFlags } from "./args.ts";
+import type { RegistryFlags, TransferFlags } from "./args.ts";
 import { startDeadline } from "./deadline.ts";
 import { debugLine } from "./debug_log.ts";
 import { errorLine, EXIT_CODES, exitOutcome } from "./exit_code.ts";
@@ -32,8 +32,8 @@ export interface SessionContext {
 export interface RegistryJob {
   /** `ocipart <command>`, the prefix of every line written. */
   readonly label: string;
-  /** The command's registry flags. */
-  readonly flags: RegistryFlags;
+  /** The command's registry flags (with a transfer's, its bandwidth cap). */
+  readonly flags: RegistryFlags | TransferFlags;
   /** The local path the user gave, named when a local-file error fails the command. */
   readonly localPath?: string;
   /** The command itself; resolves to the exit code. */
@@ -129,7 +129,8 @@ async function readInputs(flags: RegistryFlags): Promise<Inputs> {
   return { caCerts, credential };
 }
 
-function clientOptions(flags: RegistryFlags, inputs: Inputs): PartedClientOptions {
+function clientOptions(flags: RegistryFlags | TransferFlags, inputs: Inputs): PartedClientOptions {
+  const limitRate = "limitRate" in flags ? flags.limitRate : undefined;
   return {
     plainHttp: flags.plainHttp,
     ...(flags.insecure ? { insecureTls: true } : {}),
@@ -141,6 +142,7 @@ function clientOptions(flags: RegistryFlags, inputs: Inputs): PartedClientOption
       ? { credentials: dockerConfigCredentials({ configPath: flags.registryConfig }) }
       : {}),
     ...(flags.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: flags.stallTimeoutMs }),
+    ...(limitRate === undefined ? {} : { rateLimit: { bytesPerSecond: limitRate } }),
   };
 }
 

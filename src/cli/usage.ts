@@ -7,7 +7,7 @@ import type { CommandName } from "./usage_error.ts";
 
 const PROGRAM = "ocipart";
 
-const REGISTRY_FLAGS =
+const CONNECTION_FLAGS =
   `  --timeout DURATION     give up after DURATION, e.g. 90s, 10m, 1h30m, up to 8760h;
                          0 = no limit (default 0)
   --stall-timeout DURATION
@@ -17,15 +17,24 @@ const REGISTRY_FLAGS =
   --insecure             talk HTTPS without verifying the registry's certificate (a warning
                          is printed); not the same as --plain-http
   --ca-file PEM          trust the CA certificates in PEM in addition to the system roots
-  --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG)
-  --username USER        log in as USER; the password is read from standard input
-  --password-stdin       read the password for --username from standard input
-  --debug                one line per HTTP exchange on stderr (no URL, host or credential)
+  --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG)`;
+
+const CREDENTIAL_FLAGS =
+  `  --username USER        log in as USER; the password is read from standard input
+  --password-stdin       read the password for --username from standard input`;
+
+const LAST_FLAGS =
+  `  --debug                one line per HTTP exchange on stderr (no URL, host or credential)
   -h, --help             show this help`;
 
-const TRANSFER_FLAGS = `  --workers N            concurrent part transfers (default 8)
+const REGISTRY_FLAGS = `${CONNECTION_FLAGS}\n${CREDENTIAL_FLAGS}\n${LAST_FLAGS}`;
+
+const TRANSFER_ONLY_FLAGS = `  --workers N            concurrent part transfers (default 8)
   --progress MODE        auto|bar|plain|json|none (default auto: bar when stderr is a terminal)
-${REGISTRY_FLAGS}`;
+  --limit-rate RATE      cap the bandwidth of the whole transfer (all workers, both
+                         directions together), e.g. 512KiB/s or 10MiB/s`;
+
+const TRANSFER_FLAGS = `${TRANSFER_ONLY_FLAGS}\n${REGISTRY_FLAGS}`;
 
 const SIZE_HELP = "bytes, or with a suffix: K/M/G/T or KB/MB/GB/TB (powers of 1000),\n" +
   "                         KiB/MiB/GiB/TiB (powers of 1024)";
@@ -56,6 +65,21 @@ Flags:
   --json                 print the reference and destination as JSON when done
   --verify-file-digest   also check the whole-file digest, hashed in order while parts land
 ${TRANSFER_FLAGS}`,
+
+  copy: `Usage: ${PROGRAM} copy [flags] <src-ref> <dst-ref>
+
+Copy the parted artifact <src-ref> to <dst-ref> (another repository, or another registry)
+without a local file. On one registry every part is mounted (no bytes move); across registries
+parts stream from one registry to the other, verified by digest, a few chunks in memory at a
+time. Parts the target already has are skipped. The copy keeps the manifest digest, which is
+the only line on standard output. Each registry's credential comes from the docker
+configuration (--username is not accepted: it would reach both registries).
+
+Flags:
+  --json                 print {"descriptor", "copied", "mounted", "skipped"} as JSON
+${TRANSFER_ONLY_FLAGS}
+${CONNECTION_FLAGS}
+${LAST_FLAGS}`,
 
   inspect: `Usage: ${PROGRAM} inspect [flags] <ref>
 
@@ -109,6 +133,7 @@ Move one very large file through an OCI registry as a parted artifact.
 Commands:
   push [flags] <ref> <file>    push a file
   pull [flags] <ref> <dest>    pull a file
+  copy [flags] <src> <dst>     copy an artifact to another repository or registry
   inspect [flags] <ref>        describe an artifact without downloading it
   verify [flags] <ref> <file>  compare a local file with an artifact, part by part
   login [flags] <registry>     check and save a credential

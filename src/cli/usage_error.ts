@@ -5,7 +5,14 @@
  */
 
 /** The commands of the reference CLI. */
-export type CommandName = "push" | "pull" | "inspect" | "verify" | "login" | "logout";
+export type CommandName =
+  | "push"
+  | "pull"
+  | "copy"
+  | "inspect"
+  | "verify"
+  | "login"
+  | "logout";
 
 /**
  * A command line that cannot be run: an unknown flag, an unparseable or out-of-range value, a

@@ -10,6 +10,7 @@ import type { Fetch } from "../transport/fetch.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
+import type { RateLimit } from "../transport/rate_limit.ts";
 import type { ClientStack } from "../remote/client_stack.ts";
 import { connect, type Connection, type ExplicitCredential, partedStack } from "./connection.ts";
 import type { TransferJob } from "./transfer_job.ts";
@@ -20,6 +21,7 @@ import type { PushSource } from "./fs_source.ts";
 import type { ProgressCallback } from "./progress.ts";
 import { runPull } from "./pull.ts";
 import { runPush } from "./push.ts";
+import { type CopyResult, runCopy } from "./copy.ts";
 import { type ArtifactDescription, runInspect } from "./inspect.ts";
 import { runVerify, type VerifyReport } from "./verify.ts";
 import { runLoginCheck } from "./login_check.ts";
@@ -82,6 +84,11 @@ export interface PartedClientOptions {
    * clients share).
    */
   retryPolicy?: Partial<RetryPolicy>;
+  /**
+   * One bandwidth cap over every request and response body of this client: uploads, downloads
+   * and copies, all workers together. Default: none.
+   */
+  rateLimit?: RateLimit;
   /** Time source of backoff waits (tests). */
   clock?: Clock;
 }
@@ -143,6 +150,26 @@ export interface PullOptions {
   /** Receives snapshots (at most ~10 a second plus each phase change), synchronously. */
   onProgress?: ProgressCallback;
   /** Cancels the pull. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of {@linkcode PartedClient.copy}.
+ *
+ * @example Four parts at a time, with a time limit
+ * ```ts
+ * import type { CopyOptions } from "@ocipart/ocipart";
+ * const options: CopyOptions = { workers: 4, signal: AbortSignal.timeout(3_600_000) };
+ * // await client.copy("ghcr.io/acme/weights:v1", "registry.example/mirror/weights:v1", options);
+ * console.log(options.workers); // 4
+ * ```
+ */
+export interface CopyOptions {
+  /** Concurrent part copies; default 8. */
+  workers?: number;
+  /** Receives a snapshot on every change, synchronously (`wireBytes`: bytes streamed). */
+  onProgress?: ProgressCallback;
+  /** Cancels the copy. */
   signal?: AbortSignal;
 }
 
@@ -330,6 +357,44 @@ export class PartedClient {
   }
 
   /**
+   * Copies the artifact `srcRef` to `dstRef` (another repository, or another registry) without
+   * a local file. On one registry each part is mounted from the source repository (uploaded when
+   * the registry declines); across registries each part streams from a GET into a PUT, a few
+   * chunks in memory at a time, verified by digest as it passes. Parts the target already holds
+   * are skipped. The manifest is written byte for byte, so the copy has the source's digest;
+   * `dstRef` names a tag, or the source manifest's digest to write it untagged. Each registry
+   * is reached with its own credentials.
+   *
+   * @throws {RangeError} A worker count that is not a positive integer, before anything is
+   * opened.
+   *
+   * @example Copying to another repository
+   * ```ts
+   * import { fromFile, PartedClient } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry(); // or a real registry host
+   * const dir = await Deno.makeTempDir();
+   * await Deno.writeTextFile(`${dir}/model.bin`, "weights");
+   * using client = new PartedClient({ plainHttp: true });
+   * const pushed = await client.push(`${registry.host}/org/model:v1`, fromFile(`${dir}/model.bin`));
+   * const copied = await client.copy(`${registry.host}/org/model:v1`, `${registry.host}/mirror/model:v1`);
+   * console.log(copied.descriptor.digest === pushed.digest); // true
+   * await Deno.remove(dir, { recursive: true });
+   * ```
+   */
+  async copy(srcRef: string, dstRef: string, options: CopyOptions = {}): Promise<CopyResult> {
+    const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
+    this.#checkOpen();
+    const target = parseReference(dstRef);
+    const { job } = this.#transfer(srcRef, workers, options);
+    const plainHttp = this.#options.plainHttp ?? false;
+    return await runCopy(
+      { ...job, target },
+      (reference) => connect(this.#stack, reference, plainHttp),
+    );
+  }
+
+  /**
    * Describes the artifact `ref` from its manifest alone (nothing else is downloaded): the
    * manifest digest, the file's title annotation, size and digest, the part size and each
    * part's index, offset, size and digest.
@@ -420,7 +485,7 @@ export class PartedClient {
   #transfer(
     ref: string,
     workers: number,
-    options: PushOptions | PullOptions | VerifyOptions,
+    options: PushOptions | PullOptions | CopyOptions | VerifyOptions,
   ): { job: TransferJob; connection: () => Connection } {
     const reference = parseReference(ref);
     const job = {

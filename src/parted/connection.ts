@@ -43,6 +43,7 @@ export type ConnectionOptions = Pick<
   | "unverifiedExternalTransport"
   | "stallTimeoutMs"
   | "onExchange"
+  | "rateLimit"
 >;
 
 /** What one transfer works with. */
@@ -79,6 +80,7 @@ export function partedStack(options: ConnectionOptions): ClientStack {
     insecureTls: options.insecureTls === true,
     stallTimeoutMs: options.stallTimeoutMs,
     onExchange: options.onExchange,
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     authenticate: {
       plainHttp: options.plainHttp ?? false,
       ...(credentials !== undefined ? { credentials } : {}),

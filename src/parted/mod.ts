@@ -31,6 +31,7 @@
  * @module
  */
 export {
+  type CopyOptions,
   type InspectOptions,
   PartedClient,
   type PartedClientOptions,
@@ -38,6 +39,7 @@ export {
   type PushOptions,
   type VerifyOptions,
 } from "./client.ts";
+export type { CopyResult } from "./copy.ts";
 export type { ArtifactDescription, PartInfo } from "./inspect.ts";
 export type { PartCheck, VerifyReport } from "./verify.ts";
 export * from "./format.ts";

@@ -23,6 +23,7 @@ import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
 import { guardedExternalTransport, type GuardedTransport } from "../transport/peer_guard.ts";
 import { withStallGuard } from "../transport/stall_guard.ts";
+import { type RateLimit, RateLimiter, withRateLimit } from "../transport/rate_limit.ts";
 import { withUserAgent } from "../transport/user_agent.ts";
 
 /** How a client's requests travel. */
@@ -58,6 +59,8 @@ export interface ClientStackOptions {
   stallTimeoutMs?: number;
   /** Told of every exchange of the library's pools (`--debug`); never sees credentials. */
   onExchange?: ExchangeObserver;
+  /** One bandwidth cap over every body of the client, both directions. Default: none. */
+  rateLimit?: RateLimit;
   /** Authenticate registry requests (the parted client); else the transport is used as is. */
   authenticate?: { plainHttp: boolean; credentials?: CredentialSource };
 }
@@ -93,10 +96,15 @@ export class ClientStack {
   readonly #routes = new Map<string, RegistryRoute>();
   #pool: HttpTransport | undefined;
   #guarded: GuardedTransport | undefined;
+  readonly #limiter: RateLimiter | undefined;
 
   /** Nothing is opened until the first {@linkcode ClientStack.route}. */
   constructor(options: ClientStackOptions) {
     this.#options = options;
+    // One bucket for the whole client: every route and every worker shares the cap.
+    this.#limiter = options.rateLimit === undefined
+      ? undefined
+      : new RateLimiter(options.rateLimit);
   }
 
   /** The transports of the registry at `origin` (`host[:port]` is `registry`), cached. */
@@ -121,15 +129,18 @@ export class ClientStack {
 
   #compose(origin: URL, registry: string): RegistryRoute {
     const options = this.#options;
-    const base = options.transport ?? ((request: Request) => this.#library().fetch(request));
-    const other = options.storageTransport ?? this.#otherHosts();
+    const base = this.#capped(
+      options.transport ?? ((request: Request) => this.#library().fetch(request)),
+    );
+    const otherHosts = options.storageTransport ?? this.#otherHosts();
+    const other = otherHosts === undefined ? undefined : this.#capped(otherHosts);
     // Without a transport for other hosts, crossHostFetch refuses them before sending.
     // The registry's hostname on another port skips the peer guard, but is still storage: its
     // own unguarded twin of the pool, so `onExchange` reports it as such.
     const sameHost = options.transport ?? this.#unguardedStorageFetch;
     const storage = options.ownHostnameIsRegistry === true
-      ? crossHostFetch({ registry: origin, sameHost, crossHost: other })
-      : other ?? this.#guardedFetch;
+      ? crossHostFetch({ registry: origin, sameHost: this.#capped(sameHost), crossHost: other })
+      : other ?? this.#capped(this.#guardedFetch);
     // A silent peer costs one attempt of the retry budget instead of hanging the transfer.
     const guard = { stallTimeoutMs: options.stallTimeoutMs };
     // Every request names the package unless the caller's request names itself.
@@ -147,6 +158,11 @@ export class ClientStack {
       ...(credentials !== undefined ? { credentials } : {}),
     });
     return { transport: authenticator.fetch, storageTransport, authenticator };
+  }
+
+  /** `transport` under the client's bandwidth cap, if it has one. */
+  #capped(transport: Fetch): Fetch {
+    return this.#limiter === undefined ? transport : withRateLimit(transport, this.#limiter);
   }
 
   /** The transport for hosts other than the registry's, when the caller gave none. */

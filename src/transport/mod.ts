@@ -29,3 +29,4 @@ export { guardedExternalTransport, type GuardedTransport } from "./peer_guard.ts
 export { isForbiddenPeerAddress } from "./peer_policy.ts";
 export type { ExchangeObserver, ExchangeRecord } from "./exchange_observer.ts";
 export type { ProxySettings } from "./proxy.ts";
+export type { RateLimit } from "./rate_limit.ts";

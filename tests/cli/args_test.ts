@@ -32,6 +32,8 @@ Deno.test("push with every flag parses into a push command", () => {
     "--progress",
     "json",
     "--debug",
+    "--limit-rate",
+    "10M/s",
     "--json",
     "--annotation",
     "org.opencontainers.image.source=https://example.test/a=b",
@@ -51,6 +53,7 @@ Deno.test("push with every flag parses into a push command", () => {
     registryConfig: undefined,
     username: "alice",
     progress: "json",
+    limitRate: 10_000_000,
     debug: true,
     reference: REF,
     file: "file.bin",
@@ -73,6 +76,7 @@ Deno.test("pull defaults leave library defaults in place", () => {
     registryConfig: undefined,
     username: undefined,
     progress: "auto",
+    limitRate: undefined,
     debug: false,
     json: false,
     reference: REF,
@@ -148,6 +152,28 @@ Deno.test("bad values are usage errors naming the flag", () => {
   usageError(["pull", "--timeout", "5", REF, "f"], "pull", /--timeout/);
   usageError(["pull", "--progress", "fancy", REF, "f"], "pull", /--progress: must be one of/);
   usageError(["pull", "--ca-file=", REF, "f"], "pull", /--ca-file/);
+  usageError(
+    ["pull", "--limit-rate", "0/s", REF, "f"],
+    "pull",
+    /--limit-rate: size must be positive/,
+  );
+  usageError(["pull", "--limit-rate", "1MiB/h", REF, "f"], "pull", /--limit-rate: expected a rate/);
+});
+
+Deno.test("copy takes two references and the transfer flags, but no --username", () => {
+  const command = parseCommandLine(["copy", "--limit-rate", "512KiB/s", REF, "b.example/x:v1"]);
+  if (command.kind !== "copy") throw new Error(`parsed as ${command.kind}`);
+  deepStrictEqual([command.source, command.target, command.limitRate], [
+    REF,
+    "b.example/x:v1",
+    512 * 1024,
+  ]);
+  usageError(["copy", REF], "copy", /expected 2 operands, <src-ref> and <dst-ref>; got 1/);
+  usageError(
+    ["copy", "--username", "alice", "--password-stdin", REF, "b.example/x:v1"],
+    "copy",
+    /--username/,
+  );
 });
 
 Deno.test("negative durations are usage errors in both spellings", () => {
