@@ -12,13 +12,14 @@ import {
   OCI_MANIFEST_MEDIA_TYPE,
 } from "../registry/media_types.ts";
 import type { Reference } from "../registry/reference.ts";
-import { getManifest, putManifest } from "../remote/manifests.ts";
+import { putManifest } from "../remote/manifests.ts";
 import { systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry } from "../transport/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { PARTED_ARTIFACT_TYPE } from "./format.ts";
-import { decodeManifest, type PartDescriptor } from "./manifest.ts";
+import type { PartDescriptor } from "./manifest.ts";
+import { resolveManifest } from "./resolve_manifest.ts";
 import { type BlobCopyContext, type BlobCopyOutcome, copyBlob } from "./part_copy.ts";
 import { FirstFailure, runPartWorkers } from "./part_workers.ts";
 import { ProgressTracker } from "./progress.ts";
@@ -73,7 +74,8 @@ export async function runCopy(
   connect: (reference: Reference) => Connection,
 ): Promise<CopyResult> {
   job.signal?.throwIfAborted();
-  const source = connect(job.reference).repo;
+  const sourceConnection = connect(job.reference);
+  const source = sourceConnection.repo;
   const target = connect(job.target).repo;
   const controller = new AbortController();
   const signal = job.signal === undefined
@@ -83,17 +85,21 @@ export async function runCopy(
   const clock = job.clock ?? systemClock;
   const latch = new FirstFailure(job.signal, controller);
   try {
-    const wanted = job.reference.digest ?? job.reference.tag!;
-    const fetched = await retry(
-      "GET manifest",
-      () => getManifest(source, wanted, job.reference.digest, signal),
-      { policy, signal, clock },
-    );
-    const manifest = decodeManifest(fetched.bytes);
+    const fetched = await resolveManifest(sourceConnection, job.reference, {
+      signal,
+      policy,
+      clock,
+    });
+    const manifest = fetched.manifest;
     if (job.target.digest !== undefined && job.target.digest !== fetched.digest) {
       throw new InvalidReferenceError("target digest differs from the source manifest's digest");
     }
-    const progress = new ProgressTracker(manifest.fileSize, "resolving", job.onProgress);
+    const progress = new ProgressTracker(
+      manifest.fileSize,
+      manifest.parts.length,
+      "resolving",
+      job.onProgress,
+    );
     progress.onFailure = (err) => controller.abort(err);
     const context: BlobCopyContext = {
       source,
@@ -113,7 +119,7 @@ export async function runCopy(
       progress.setPhase("uploading");
       const outcome = await copyBlob(context, { label: `part ${part.index}`, ...part });
       counts[outcome]++;
-      progress.completePart(part.size);
+      progress.completePart(part.index, part.size, outcome === "skipped" ? "exists" : "uploaded");
     });
     await latch.settle(workers, progress);
     progress.setPhase("config");
