@@ -7,7 +7,7 @@
  */
 import { findError } from "../errors/find_error.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
-import { openStreamHash } from "../registry/stream_sha256.ts";
+import { openStreamHash, type StreamHash } from "../registry/stream_sha256.ts";
 import { AttemptBudget } from "../transport/retry.ts";
 import { bodyOf, probeBlob, type RangePortion } from "../remote/blob_reads.ts";
 import type { BlobContext } from "./context.ts";
@@ -168,23 +168,36 @@ export async function parallelPullBlob(
   const budget = new AttemptBudget(context.policy, context.clock, signal);
   const { chunkSize } = settings;
 
-  const probe = await budget.run(
+  const probing = budget.run(
     operation,
     () => probeBlob(request.repo, request.digest, chunkSize - 1, request.size, signal),
   );
+  // Starting a hashing thread takes a while: with the size known, it starts during the probe.
+  const early = request.size === undefined
+    ? undefined
+    : openStreamHash(request.size, context.hashThreads);
+  let probe: Awaited<typeof probing>;
+  try {
+    probe = await probing;
+  } catch (err) {
+    early?.close();
+    throw err;
+  }
   if (probe.kind !== "ranged") {
+    early?.close();
     observer.fallback?.();
     const first = probe.kind === "whole"
       ? { ...probe.answer, skip: 0 }
       : { body: bodyOf(new Response(null)), total: 0, ranges: false, skip: 0 };
     return verifiedStream(context, request, first, budget, abort, signal);
   }
-  return orderedStream(context, request, settings, observer, {
+  const hash = early ?? openStreamHash(probe.total, context.hashThreads);
+  return orderedStream(request, settings, observer, {
     probe,
     budget,
     abort,
     signal,
-  });
+  }, hash);
 }
 
 /** The state a parallel download shares with its stream. */
@@ -201,21 +214,20 @@ interface Download {
 
 /**
  * Schedules the chunks on the workers (the probe's portion is the first chunk's start) and
- * emits them in order through the verifying hash.
+ * emits them in order through the verifying `hash`.
  */
 function orderedStream(
-  context: BlobContext,
   request: PullRequest,
   settings: ParallelPullSettings,
   observer: ParallelPullObserver,
   download: Download,
+  hash: StreamHash,
 ): ReadableStream<Uint8Array> {
   const operation = "GET blob";
   const { probe, abort, signal } = download;
   const { chunkSize, workers } = settings;
   const total = probe.total;
   const schedule = new Schedule(total, chunkSize, workers, abort);
-  const hash = openStreamHash(total, context.hashThreads);
   const { progress } = request;
   const settled = runWorkers(schedule, request, download, workers, observer);
   const { chunks } = schedule;

@@ -169,7 +169,7 @@ function tokenRenewal(
 
 /**
  * The hashing read: part digests in file order (each handed to `onPart` as soon as it is
- * known) and the whole-file digest, on two hashing threads reading the same file.
+ * known), then the whole-file digest, on the pool's threads reading the same file.
  */
 async function hashParts(
   path: string,
@@ -180,11 +180,12 @@ async function hashParts(
   onPart: (part: PartDescriptor) => void,
 ): Promise<string> {
   try {
-    // A single part's digest is the file's digest: hash once.
-    const whole = plan.length > 1 ? pool.hashRange(path, 0, stamp.size, signal) : undefined;
-    whole?.catch(() => {});
+    // Parts first, on every thread: a part's upload waits for its digest, while the file's
+    // digest is needed only for the manifest at the end. A single part's digest is the file's.
     const partDigests = plan.map((part) => pool.hashRange(path, part.offset, part.size, signal));
     for (const p of partDigests) p.catch(() => {});
+    const whole = plan.length > 1 ? pool.hashRange(path, 0, stamp.size, signal) : undefined;
+    whole?.catch(() => {});
     for (const part of plan) {
       onPart({ ...part, digest: await partDigests[part.index] });
     }
