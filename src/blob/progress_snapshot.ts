@@ -44,7 +44,7 @@ export type ProgressPhase =
  */
 export interface PartEvent {
   /** What happened to the part. */
-  kind: "exists" | "uploaded" | "resumed" | "verified";
+  kind: "exists" | "uploaded" | "mounted" | "resumed" | "verified";
   /** The part's index in file order, from 0. */
   index: number;
   /** The part's size in bytes. */

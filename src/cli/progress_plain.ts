@@ -15,7 +15,7 @@ const INTERVAL_MS = 5000;
 /**
  * Writes one self-contained line (`uploading 42% 1.20 GiB / 2.90 GiB 215 MiB/s ETA 8s`) when
  * the phase changes and otherwise every five seconds, one line per part event (`part 3/8
- * uploaded`; the events are `exists`, `uploaded`, `resumed` and `verified`), then a final line
+ * uploaded`; the events are `exists`, `uploaded`, `mounted`, `resumed` and `verified`), then a final line
  * from `finish` (unless that state was just written) and `7 of 8 parts already present` when
  * parts needed no transfer. No control characters, so it suits CI logs and files.
  *
@@ -92,6 +92,7 @@ export class PlainProgress implements ProgressRenderer {
 const EVENT_WORDS: Record<PartEvent["kind"], string> = {
   exists: "exists (already in the registry)",
   uploaded: "uploaded",
+  mounted: "mounted (from another repository)",
   resumed: "resumed (already on disk)",
   verified: "verified",
 };

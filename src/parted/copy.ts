@@ -59,6 +59,13 @@ export interface CopyResult {
   skipped: number;
 }
 
+/** What a part's copy outcome is called in progress events. */
+const PART_EVENT: Record<BlobCopyOutcome, "exists" | "uploaded" | "mounted"> = {
+  skipped: "exists",
+  copied: "uploaded",
+  mounted: "mounted",
+};
+
 /**
  * Copies the artifact of `job.reference` to `job.target`. `connect(reference)` gives the
  * connection of either side; each registry authenticates with its own credentials.
@@ -119,7 +126,7 @@ export async function runCopy(
       progress.setPhase("uploading");
       const outcome = await copyBlob(context, { label: `part ${part.index}`, ...part });
       counts[outcome]++;
-      progress.completePart(part.index, part.size, outcome === "skipped" ? "exists" : "uploaded");
+      progress.completePart(part.index, part.size, PART_EVENT[outcome]);
     });
     await latch.settle(workers, progress);
     progress.setPhase("config");

@@ -23,9 +23,13 @@ registryTest(
     const pushed = await client.push(`${proxy.host}/team/a:v1`, fromFile(src), { partSize: PART });
 
     proxy.log.length = 0;
-    const result = await client.copy(`${proxy.host}/team/a:v1`, `${proxy.host}/mirror/b:v2`);
+    const kinds: string[] = [];
+    const result = await client.copy(`${proxy.host}/team/a:v1`, `${proxy.host}/mirror/b:v2`, {
+      onProgress: (snapshot) => kinds.push(...(snapshot.events ?? []).map((e) => e.kind)),
+    });
     assertEquals(result.descriptor.digest, pushed.digest);
     assertEquals([result.mounted, result.copied, result.skipped], [6, 0, 0]);
+    assertEquals(kinds, Array(6).fill("mounted"), "progress names every part mounted");
     const mounts = proxy.log.filter((r) => r.method === "POST" && /mount=/.test(r.query));
     assertEquals(mounts.length, 7, "six parts and the config");
     assert(mounts.every((r) => r.status === 201), "every mount accepted");
