@@ -189,8 +189,10 @@ registryTest(
       clearInterval(sampler);
     }
     const grown = peak - before;
-    // Holding the part would grow the process by its size; streaming needs a few chunks.
-    assert(grown < 64 * 1024 * 1024, `RSS grew by ${grown} bytes during the copy`);
+    // Holding the part would grow the process by its size (a buffering copy measured +617 MB);
+    // streaming needs a few chunks plus the runtime's read buffers, which a loaded machine
+    // collects late (+29 MB alone, +68 MB in a full parallel run). Half the part is the line.
+    assert(grown < size / 2, `RSS grew by ${grown} bytes during the copy`);
   },
 );
 
