@@ -15,6 +15,7 @@ import { fileBody } from "../src/transport/file_body.ts";
 import { writePatternFile } from "../tests/fixtures/files.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
 import { measure, type Measurement, median } from "./_measure.ts";
+import { cpuLine } from "./_cpu.ts";
 
 const MiB = 1024 * 1024;
 
@@ -147,7 +148,9 @@ async function main(): Promise<void> {
         `${wall(reference).toFixed(2)} s (${reference}) | ${ratio.toFixed(2)}× (${target}) | ` +
         `${rss(name).toFixed(0)} MiB | ${rss(reference).toFixed(0)} MiB |`;
     };
-    console.log(`Blob size ${size / MiB} MiB, median of ${runs} runs, Distribution on loopback.\n`);
+    console.log(`Blob size ${size / MiB} MiB, median of ${runs} runs, Distribution on loopback.`);
+    // Every ratio below depends on this CPU's hasher: it is printed beside them.
+    console.log(`CPU: ${await cpuLine()}\n`);
     console.log(
       "| operation | wall | rate | reference | ratio (target) | peak RSS | reference RSS |",
     );

@@ -14,6 +14,7 @@ import { parseArgs } from "node:util";
 import { link, mkdir, writeFile } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { measure, type Measurement, median } from "./_measure.ts";
+import { cpuLine } from "./_cpu.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
 import { writePatternFile } from "../tests/fixtures/files.ts";
 
@@ -225,8 +226,10 @@ try {
     );
 
     console.log(
-      `\nparted benchmark: ${SIZE} bytes, part size 512 MiB, 8 workers, medians of ${RUNS}\n`,
+      `\nparted benchmark: ${SIZE} bytes, part size 512 MiB, 8 workers, medians of ${RUNS}`,
     );
+    // Every ratio below depends on this CPU's hasher: it is printed beside them.
+    console.log(`CPU: ${await cpuLine()}\n`);
     console.log("| measurement | ours (s) | reference | reference (s) | ratio | target |");
     console.log("|---|---|---|---|---|---|");
     const line = (name: string, a: number, refName: string, b: number, target: string) =>

@@ -11,6 +11,7 @@
  */
 import { createHash, randomFillSync } from "node:crypto";
 import { measure, type Measurement, median } from "./_measure.ts";
+import { cpuLine } from "./_cpu.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
 
 const MiB = 1 << 20;
@@ -160,6 +161,7 @@ try {
 
   const fmt = (n: number, digits = 2) => n.toFixed(digits);
   console.log(`\n### Upload of ${sizeMiB} MiB in one PUT (median of ${runs})\n`);
+  console.log(`CPU: ${await cpuLine()}\n`);
   console.log("| target | client | wall s | MB/s | client CPU s (user+sys) | peak RSS MiB |");
   console.log("|---|---|---:|---:|---:|---:|");
   const medians = rows.map((row) => {
