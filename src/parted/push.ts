@@ -169,7 +169,7 @@ function tokenRenewal(
 
 /**
  * The hashing read: part digests in file order (each handed to `onPart` as soon as it is
- * known), then the whole-file digest, on the pool's threads reading the same file.
+ * known) and the whole-file digest, on two hashing threads reading the same file.
  */
 async function hashParts(
   path: string,
@@ -180,12 +180,16 @@ async function hashParts(
   onPart: (part: PartDescriptor) => void,
 ): Promise<string> {
   try {
-    // Parts first, on every thread: a part's upload waits for its digest, while the file's
-    // digest is needed only for the manifest at the end. A single part's digest is the file's.
-    const partDigests = plan.map((part) => pool.hashRange(path, part.offset, part.size, signal));
-    for (const p of partDigests) p.catch(() => {});
+    // The whole-file digest takes one thread from the start and the parts the other, in file
+    // order: hashing then lasts one pass, so a re-push (every part present) costs one hash of
+    // the file. Parts first on both threads starts the last part's upload sooner (0.4 s for
+    // 1 GiB in 8 parts) but makes every push hash for 1.5 passes: measured on two quiet cores,
+    // re-push 0.99 s → 1.21 s and cold push 3.45 s → 3.55 s for 1 GiB. A single part's digest
+    // is the file's digest: hash once.
     const whole = plan.length > 1 ? pool.hashRange(path, 0, stamp.size, signal) : undefined;
     whole?.catch(() => {});
+    const partDigests = plan.map((part) => pool.hashRange(path, part.offset, part.size, signal));
+    for (const p of partDigests) p.catch(() => {});
     for (const part of plan) {
       onPart({ ...part, digest: await partDigests[part.index] });
     }
