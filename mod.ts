@@ -53,7 +53,7 @@ export type {
   ProgressPhase,
   ProgressSnapshot,
 } from "./src/parted/progress.ts";
-export type { ExplicitCredential } from "./src/parted/connection.ts";
+export type { ExplicitCredential } from "./src/parted/options.ts";
 export type { Descriptor } from "./src/registry/media_types.ts";
 export type { RateLimit } from "./src/transport/rate_limit.ts";
 

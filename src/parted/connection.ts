@@ -10,26 +10,11 @@ import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
 import { ClientStack } from "../remote/client_stack.ts";
 import { RemoteRepository } from "../remote/repository.ts";
-import type { PartedClientOptions } from "./client.ts";
+import type { PartedClientOptions } from "./options.ts";
+export type { ExplicitCredential } from "./options.ts";
 
 /** Blob reads follow at most this many redirects. */
 export const BLOB_REDIRECT_HOPS = 3;
-
-/**
- * One explicit credential: basic, or a registry token presented verbatim.
- *
- * @example A robot account, or a registry token
- * ```ts
- * import { type ExplicitCredential, PartedClient } from "@ocipart/ocipart";
- * const basic: ExplicitCredential = { username: "ci", password: "secret" };
- * const token: ExplicitCredential = { registryToken: "eyJ…" };
- * using client = new PartedClient({ credential: basic });
- * console.log("registryToken" in token); // true
- * ```
- */
-export type ExplicitCredential = { username: string; password: string } | {
-  registryToken: string;
-};
 
 /** The parted client's options that shape its transport stack. */
 export type ConnectionOptions = Pick<
