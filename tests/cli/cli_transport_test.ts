@@ -6,7 +6,7 @@
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
-import { startNginx } from "../fixtures/nginx.ts";
+import { startThrottledRegistry } from "../fixtures/slow_link.ts";
 import { freePort } from "../fixtures/ports.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { startTinyproxy } from "../fixtures/tinyproxy.ts";
@@ -206,27 +206,10 @@ registryTest(
   },
 );
 
-async function throttled() {
-  const registry = await startRegistry();
-  const nginx = await startNginx({
-    upstream: registry.url,
-    clientMaxBodySize: "0",
-    limitRate: "4m",
-  });
-  return {
-    registry,
-    nginx,
-    async [Symbol.asyncDispose]() {
-      await nginx.stop();
-      await registry.stop();
-    },
-  };
-}
-
 registryTest("pull --timeout 3s on a slow link ends within 1 s of the limit; a rerun completes", {
   needs: ["nginx"],
 }, async () => {
-  await using link = await throttled();
+  await using link = await startThrottledRegistry();
   await using tmp = await tempDir();
   const { digest } = await pushed(link.registry.host, tmp.path, 2 * 64 * MiB, "64MiB");
   const out = `${tmp.path}/out.bin`;
@@ -270,7 +253,7 @@ for (const stop of STOPS) {
 }
 
 async function stopsOnSlowLink(stop: (typeof STOPS)[number]): Promise<void> {
-  await using link = await throttled();
+  await using link = await startThrottledRegistry();
   await using tmp = await tempDir();
   const { digest } = await pushed(link.registry.host, tmp.path, 2 * 64 * MiB, "64MiB");
   const out = `${tmp.path}/out.bin`;

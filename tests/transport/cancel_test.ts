@@ -7,6 +7,7 @@
 import { assert, assertEquals } from "../fixtures/assert.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { startNginx } from "../fixtures/nginx.ts";
+import { startThrottledRegistry } from "../fixtures/slow_link.ts";
 import { startFileServer } from "../fixtures/file_server.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -30,28 +31,11 @@ function collectGarbage(): void {
   gc();
 }
 
-async function throttledRegistry() {
-  const registry = await startRegistry();
-  const nginx = await startNginx({
-    upstream: registry.url,
-    clientMaxBodySize: "0",
-    limitRate: "4m",
-  });
-  return {
-    registry,
-    nginx,
-    async [Symbol.asyncDispose]() {
-      await nginx.stop();
-      await registry.stop();
-    },
-  };
-}
-
 registryTest(
   "BlobClient.pull: a signal fired mid-body (after gc) errors the stream with its reason within 1 s",
   { needs: ["nginx"] },
   async () => {
-    await using link = await throttledRegistry();
+    await using link = await startThrottledRegistry();
     const { bytes, digest } = blob(PART, 7);
     {
       using direct = new BlobClient({ plainHttp: true });
@@ -95,7 +79,7 @@ registryTest(
   "PartedClient.pull with AbortSignal.timeout(2000) rejects within 1 s of firing; a rerun completes",
   { needs: ["nginx"] },
   async () => {
-    await using link = await throttledRegistry();
+    await using link = await startThrottledRegistry();
     await using dir = await tempDir();
     const src = `${dir.path}/weights.bin`;
     const digest = await writePatternFile(src, 2 * PART);
