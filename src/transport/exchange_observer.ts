@@ -6,6 +6,7 @@
  * @module
  */
 import { relayBody } from "./byob_body.ts";
+import { withBody } from "./response_body.ts";
 
 /**
  * One finished HTTP exchange.
@@ -128,11 +129,5 @@ export async function observeExchange(
     },
     cancel: () => report(response.status, received, true),
   });
-  const observed = new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
-  Object.defineProperty(observed, "url", { value: response.url });
-  return observed;
+  return withBody(response, body);
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import { relayBody } from "./byob_body.ts";
+import { withBody } from "./response_body.ts";
 import type { PlatformFetch } from "./platform_fetch.ts";
 import { connectError, readError } from "./failure.ts";
 
@@ -70,11 +71,5 @@ export async function platformExchange(
     },
     cancel: done,
   });
-  const wrapped = new Response(relayed, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
-  Object.defineProperty(wrapped, "url", { value: request.url });
-  return wrapped;
+  return withBody(response, relayed, request.url);
 }

@@ -9,6 +9,7 @@ import { clearTimeout as nodeClearTimeout, setTimeout as nodeSetTimeout } from "
 import { StallError } from "../errors/kinds.ts";
 import type { Fetch } from "./fetch.ts";
 import { relayBody } from "./byob_body.ts";
+import { withBody } from "./response_body.ts";
 import { fileBody, fileBodyRange } from "./file_body.ts";
 
 /** The stall timeout of both clients when none is given: 60 s without progress. */
@@ -108,13 +109,7 @@ async function guardedExchange(fetch: Fetch, request: Request, timeout: number) 
   watch.stop();
   if (response.body === null) return response;
   const body = watchedResponseBody(response.body, timeout, operation, (err) => abort.abort(err));
-  const wrapped = new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
-  if (response.url !== "") Object.defineProperty(wrapped, "url", { value: response.url });
-  return wrapped;
+  return withBody(response, body);
 }
 
 /**

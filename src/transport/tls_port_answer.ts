@@ -6,6 +6,7 @@
  * @module
  */
 import { ExchangeError, OPERATION } from "./failure.ts";
+import { withBody } from "./response_body.ts";
 
 // The bodies servers send when a plain-HTTP request reaches a TLS port.
 const TLS_PORT_BODY =
@@ -47,11 +48,5 @@ export async function checkTlsPortAnswer(url: URL, response: Response): Promise<
     },
     cancel: (reason) => reader.cancel(reason),
   });
-  const replayed = new Response(rest, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
-  Object.defineProperty(replayed, "url", { value: response.url });
-  return replayed;
+  return withBody(response, rest);
 }

@@ -1,0 +1,27 @@
+/**
+ * The one way a transport layer hands on an answer with a body of its own (watched, observed,
+ * relayed): same status, headers and URL.
+ *
+ * @module
+ */
+
+/**
+ * `response` with `body` in place of its own; the URL is kept (or set to `url`), since a
+ * `Response` built by hand has none.
+ *
+ * @example A relayed body keeps the answer's status and URL
+ * ```ts
+ * import { withBody } from "./response_body.ts";
+ * const answer = withBody(new Response("a", { status: 201 }), "b", "http://127.0.0.1/x");
+ * console.log(answer.status, answer.url, await answer.text()); // 201 "http://127.0.0.1/x" "b"
+ * ```
+ */
+export function withBody(response: Response, body: BodyInit | null, url = response.url): Response {
+  const replaced = new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+  if (url !== "") Object.defineProperty(replaced, "url", { value: url });
+  return replaced;
+}
