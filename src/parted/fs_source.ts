@@ -5,6 +5,7 @@
  */
 import { open, stat } from "node:fs/promises";
 import { LocalFileError } from "../errors/kinds.ts";
+import { osReason } from "./fs_reason.ts";
 
 /**
  * What {@linkcode fromFile} returns: a push source naming a file. Opened by push, not here.
@@ -53,22 +54,26 @@ export interface SourceStamp {
 }
 
 /**
- * Stats the source: `LocalFileError` when it is missing, unreadable or not a regular file.
+ * Stats a local file the transfer reads (`what` names it in errors): `LocalFileError` naming
+ * the OS reason when it is missing or unreadable, or when it is not a regular file.
  *
- * @example
- * ```ts ignore
+ * @example The size and identity of a file about to be read
+ * ```ts
  * import { statSource } from "./fs_source.ts";
- * console.log((await statSource("./weights.bin")).size);
+ * const path = await Deno.makeTempFile();
+ * await Deno.writeTextFile(path, "abc");
+ * console.log((await statSource(path)).size); // 3
+ * await Deno.remove(path);
  * ```
  */
-export async function statSource(path: string): Promise<SourceStamp> {
+export async function statSource(path: string, what = "push source"): Promise<SourceStamp> {
   let info;
   try {
     info = await stat(path, { bigint: false });
   } catch (err) {
-    throw new LocalFileError("push source: cannot be opened", { cause: err });
+    throw new LocalFileError(`${what}: cannot be opened${osReason(err)}`, { cause: err });
   }
-  if (!info.isFile()) throw new LocalFileError("push source: not a regular file");
+  if (!info.isFile()) throw new LocalFileError(`${what}: not a regular file`);
   return { size: info.size, mtimeMs: info.mtimeMs, ctimeMs: info.ctimeMs, ino: info.ino ?? 0 };
 }
 

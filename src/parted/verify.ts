@@ -3,12 +3,11 @@
  *
  * @module
  */
-import { stat } from "node:fs/promises";
-import { LocalFileError } from "../errors/kinds.ts";
 import { Sha256Threads } from "../registry/sha256_threads.ts";
 import type { Connection } from "./connection.ts";
 import type { PartInfo } from "./inspect.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
+import { statSource } from "./fs_source.ts";
 import type { TransferJob } from "./transfer_job.ts";
 
 /**
@@ -71,7 +70,7 @@ export interface VerifyJob extends TransferJob {
  */
 export async function runVerify(job: VerifyJob, connect: () => Connection): Promise<VerifyReport> {
   job.signal?.throwIfAborted();
-  const localSize = await regularFileSize(job.path);
+  const localSize = (await statSource(job.path, "verify: the local file")).size;
   const { manifest } = await resolveManifest(connect(), job.reference, job);
   const threads = new Sha256Threads(Math.min(job.workers, manifest.parts.length));
   try {
@@ -89,17 +88,4 @@ export async function runVerify(job: VerifyJob, connect: () => Connection): Prom
   } finally {
     threads.close();
   }
-}
-
-async function regularFileSize(path: string): Promise<number> {
-  let info;
-  try {
-    info = await stat(path);
-  } catch (err) {
-    const code = (err as { code?: unknown })?.code;
-    const what = code === "ENOENT" ? "does not exist" : "cannot be read";
-    throw new LocalFileError(`verify: the local file ${what}`, { cause: err });
-  }
-  if (!info.isFile()) throw new LocalFileError("verify: the local file is not a regular file");
-  return info.size;
 }
