@@ -7,9 +7,6 @@ import type { Connection } from "./connection.ts";
 import type { TransferJob } from "./transfer_job.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
 
-/** The OCI annotation that names a file. */
-export const TITLE_ANNOTATION = "org.opencontainers.image.title";
-
 /**
  * One part of an artifact, as its manifest lists it.
  *
@@ -70,10 +67,11 @@ export async function runInspect(
   connect: () => Connection,
 ): Promise<ArtifactDescription> {
   job.signal?.throwIfAborted();
-  const { manifest, digest, bytes } = await resolveManifest(connect(), job.reference, job);
+  const { manifest, digest } = await resolveManifest(connect(), job.reference, job);
   return {
     manifestDigest: digest,
-    title: titleOf(bytes),
+    // An empty title names no file.
+    title: manifest.title === "" ? undefined : manifest.title,
     fileSize: manifest.fileSize,
     fileDigest: manifest.fileDigest,
     partSize: manifest.partSize,
@@ -84,13 +82,4 @@ export async function runInspect(
       digest,
     })),
   };
-}
-
-/** The title annotation of a decoded manifest's bytes, when it is a non-empty string. */
-function titleOf(bytes: Uint8Array): string | undefined {
-  const value = JSON.parse(new TextDecoder().decode(bytes)) as {
-    annotations?: Record<string, unknown>;
-  };
-  const title = value.annotations?.[TITLE_ANNOTATION];
-  return typeof title === "string" && title !== "" ? title : undefined;
 }
