@@ -51,53 +51,45 @@ registryTest("connection refused: the message, then cause ECONNREFUSED", async (
   ok(!/127\.0\.0\.1|http:/.test(run.stderr), run.stderr);
 });
 
-registryTest("HTTPS to a plain-HTTP registry suggests --plain-http, at once", async () => {
-  await using registry = await startRegistry();
-  await using tmp = await tempDir();
-  const run = await runCli(
-    ["pull", "--progress", "none", `${registry.host}/a/b:v1`, `${tmp.path}/o`],
-    { tmp: tmp.path },
-  );
-  strictEqual(run.code, 1, run.stderr);
-  const [error] = failureLines(run.stderr);
-  strictEqual(
-    error,
-    "ocipart pull: HTTP request: connection failed (the server speaks plain HTTP, not TLS: use --plain-http)",
-  );
-  ok(causeLine(run.stderr).includes("PLAIN_HTTP_SERVER"), run.stderr);
-});
+/** A registry spoken to the wrong way: the one error line and the cause code a user sees. */
+const MISMATCHES = [
+  {
+    name: "HTTPS to a plain-HTTP registry suggests --plain-http, at once",
+    tls: false,
+    flags: [],
+    error: "connection failed (the server speaks plain HTTP, not TLS: use --plain-http)",
+    cause: "PLAIN_HTTP_SERVER",
+  },
+  {
+    name: "plain HTTP to a TLS registry suggests dropping --plain-http",
+    tls: true,
+    flags: ["--plain-http"],
+    error: "connection failed (the server speaks TLS, not plain HTTP: drop --plain-http)",
+    cause: "TLS_SERVER",
+  },
+  {
+    name: "a TLS registry whose CA is not trusted: unknown authority",
+    tls: true,
+    flags: [],
+    error: "server certificate not trusted (unknown authority)",
+    cause: "TLS_UNKNOWN_AUTHORITY",
+  },
+];
 
-registryTest("plain HTTP to a TLS registry suggests dropping --plain-http", async () => {
-  await using registry = await startRegistry({ tls: true });
-  await using tmp = await tempDir();
-  const run = await runCli(
-    ["pull", "--plain-http", "--progress", "none", `${registry.host}/a/b:v1`, `${tmp.path}/o`],
-    { tmp: tmp.path },
-  );
-  strictEqual(run.code, 1, run.stderr);
-  const [error] = failureLines(run.stderr);
-  strictEqual(
-    error,
-    "ocipart pull: HTTP request: connection failed (the server speaks TLS, not plain HTTP: drop --plain-http)",
-  );
-  ok(causeLine(run.stderr).includes("TLS_SERVER"), run.stderr);
-});
-
-registryTest("a TLS registry whose CA is not trusted: unknown authority", async () => {
-  await using registry = await startRegistry({ tls: true });
-  await using tmp = await tempDir();
-  const run = await runCli(
-    ["pull", "--progress", "none", `${registry.host}/a/b:v1`, `${tmp.path}/o`],
-    { tmp: tmp.path },
-  );
-  strictEqual(run.code, 1, run.stderr);
-  const [error] = failureLines(run.stderr);
-  strictEqual(
-    error,
-    "ocipart pull: HTTP request: server certificate not trusted (unknown authority)",
-  );
-  ok(causeLine(run.stderr).includes("TLS_UNKNOWN_AUTHORITY"), run.stderr);
-});
+for (const mismatch of MISMATCHES) {
+  registryTest(mismatch.name, async () => {
+    await using registry = await startRegistry({ tls: mismatch.tls });
+    await using tmp = await tempDir();
+    const run = await runCli(
+      ["pull", ...mismatch.flags, "--progress", "none", `${registry.host}/a/b:v1`, `${tmp.path}/o`],
+      { tmp: tmp.path },
+    );
+    strictEqual(run.code, 1, run.stderr);
+    const [error] = failureLines(run.stderr);
+    strictEqual(error, `ocipart pull: HTTP request: ${mismatch.error}`);
+    ok(causeLine(run.stderr).includes(mismatch.cause), run.stderr);
+  });
+}
 
 registryTest(
   "a network permission too narrow: not retried, names the flag, not the host",
