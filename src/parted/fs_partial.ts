@@ -43,6 +43,13 @@ export const PARTIAL_SUFFIX = ".parted-partial";
 export const NAME_LIMIT_BYTES = 255;
 
 /**
+ * Bytes written between background flushes: the kernel starts writing a file back only once
+ * dirty memory passes a share of RAM, so a multi-GB pull would otherwise leave all of it to the
+ * commit's flush (measured: 0.6 s for 2 GiB on a virtual disk, after the last byte arrived).
+ */
+const FLUSH_EVERY_BYTES = 256 * 1024 * 1024;
+
+/**
  * What {@linkcode toFile} and `toDirectory` return: a pull destination naming a file, or a
  * directory the file is written into under its recorded name.
  *
@@ -125,6 +132,10 @@ export class PartialFile {
   readonly #identity: FileIdentity;
   #sized = false;
   #committed = false;
+  /** The background flush in flight, if any; it never rejects (the commit's flush reports). */
+  #flushing: Promise<void> | undefined;
+  #flushAgain = false;
+  #unflushed = 0;
 
   private constructor(
     destination: string,
@@ -202,6 +213,35 @@ export class PartialFile {
     } catch (err) {
       throw new LocalFileError(`pull destination: write failed${osReason(err)}`, { cause: err });
     }
+    this.#unflushed += done;
+    if (this.#unflushed >= FLUSH_EVERY_BYTES) this.flushSoon();
+  }
+
+  /**
+   * Starts writing what the file holds to the disk in the background (at most one flush in
+   * flight; a request during one runs once it ends), so the disk works while the network and
+   * the hashes do and the commit's flush waits only for the rest. A resume calls it first: the
+   * bytes an interrupted pull left may still be in memory only.
+   */
+  flushSoon(): void {
+    this.#unflushed = 0;
+    if (this.#flushing !== undefined) {
+      this.#flushAgain = true;
+      return;
+    }
+    const handle = this.#open();
+    this.#flushing = handle.datasync().catch(() => {}).then(() => {
+      this.#flushing = undefined;
+      if (!this.#flushAgain || this.#handle === undefined) return;
+      this.#flushAgain = false;
+      this.flushSoon();
+    });
+  }
+
+  /** Waits until no background flush is in flight. */
+  async #flushed(): Promise<void> {
+    this.#flushAgain = false;
+    while (this.#flushing !== undefined) await this.#flushing;
   }
 
   /**
@@ -210,6 +250,7 @@ export class PartialFile {
    */
   async commit(): Promise<void> {
     const handle = this.#open();
+    await this.#flushed();
     try {
       await handle.datasync();
     } catch (err) {
@@ -235,6 +276,7 @@ export class PartialFile {
   async close(): Promise<void> {
     const handle = this.#handle;
     if (handle === undefined) return;
+    await this.#flushed();
     this.#handle = undefined;
     if (!this.#committed && !this.#sized && this.initialLength === 0) {
       if (await samePlainFile(this.path, this.#identity)) await unlink(this.path).catch(() => {});

@@ -122,6 +122,8 @@ async function fetchParts(
       fileCheck.onFailure = (err) => latch.fail(err);
     }
     await partial.prepare(manifest.fileSize);
+    // What an interrupted pull placed may not be on the disk yet: flush it while parts hash.
+    if (partial.initialLength > 0) partial.flushSoon();
     const queue = new AsyncQueue<PartDescriptor>();
     let feeding: Promise<void>;
     if (partial.initialLength === manifest.fileSize) {

@@ -56,3 +56,25 @@ Deno.test("partial file: a partial replaced by a link during the pull is not com
   assertEquals(await exists(dest), false);
   assertEquals(await Deno.readTextFile(victim), "precious");
 });
+
+Deno.test("partial file: background flushes requested between writes lose nothing, and close or commit waits for them", async () => {
+  await using dir = await tempDir();
+  const dest = `${dir.path}/a.bin`;
+  const bytes = (text: string) => new TextEncoder().encode(text);
+  const first = await PartialFile.open(dest);
+  await first.prepare(6);
+  await first.writeAt(bytes("ab"), 0);
+  first.flushSoon();
+  first.flushSoon(); // coalesced with the one in flight
+  await first.writeAt(bytes("cd"), 2);
+  first.flushSoon();
+  await first.close(); // with a flush possibly in flight: no rejection, the bytes stay
+  const again = await PartialFile.open(dest);
+  assertEquals(again.initialLength, 6);
+  again.flushSoon();
+  await again.writeAt(bytes("ef"), 4);
+  again.flushSoon();
+  await again.commit();
+  assertEquals(await Deno.readTextFile(dest), "abcdef");
+  assertEquals(await exists(`${dest}${PARTIAL_SUFFIX}`), false);
+});
