@@ -14,7 +14,7 @@ import {
 import type { Descriptor } from "../registry/media_types.ts";
 import { ShortFileError } from "../registry/hash_range.ts";
 import { sha256Digest } from "../registry/sha256.ts";
-import { Sha256Threads } from "../registry/sha256_threads.ts";
+import { type FileHash, Sha256Threads } from "../registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
@@ -72,11 +72,13 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   const policy = job.policy ?? PARTED_RETRY_POLICY;
   const clock = job.clock ?? systemClock;
   const latch = new FirstFailure(job.signal, controller);
+  // A single part's digest is the file's digest: hash once.
+  const whole = plan.length > 1 ? pool.openFileHash() : undefined;
   try {
     const queue = new AsyncQueue<PartDescriptor>();
     const digests: string[] = new Array(plan.length);
     let fileDigest = "";
-    const hashing = hashParts(job.path, plan, stamp, pool, signal, (part) => {
+    const hashing = hashParts(job.path, plan, stamp, pool, whole, signal, (part) => {
       digests[part.index] = part.digest;
       queue.push(part);
     }).then((whole) => {
@@ -86,7 +88,12 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       queue.close();
       latch.fail(err);
     });
-    const beforeUpload = tokenRenewal(connection, job.reference.repository, progress, clock);
+    const renewal = tokenRenewal(connection, job.reference.repository, progress, clock);
+    const beforeUpload = (part: PartDescriptor, signal: AbortSignal) => {
+      // A part is missing: uploads now wait for part digests, so they overtake the file digest.
+      whole?.defer();
+      return renewal(part, signal);
+    };
     const count = Math.min(job.workers, plan.length);
     const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
       progress.setPhase("uploading");
@@ -137,6 +144,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     throw latch.publicError(err);
   } finally {
     progress.close();
+    whole?.close();
     pool.close();
   }
 }
@@ -169,31 +177,32 @@ function tokenRenewal(
 
 /**
  * The hashing read: part digests in file order (each handed to `onPart` as soon as it is
- * known) and the whole-file digest, on two hashing threads reading the same file.
+ * known) and the whole-file digest (`whole`; without it the single part's digest), on two
+ * hashing threads reading the same file.
  */
 async function hashParts(
   path: string,
   plan: ReturnType<typeof planParts>,
   stamp: SourceStamp,
   pool: Sha256Threads,
+  whole: FileHash | undefined,
   signal: AbortSignal,
   onPart: (part: PartDescriptor) => void,
 ): Promise<string> {
   try {
-    // The whole-file digest takes one thread from the start and the parts the other, in file
-    // order: hashing then lasts one pass, so a re-push (every part present) costs one hash of
-    // the file. Parts first on both threads starts the last part's upload sooner (0.4 s for
-    // 1 GiB in 8 parts) but makes every push hash for 1.5 passes: measured on two quiet cores,
-    // re-push 0.99 s → 1.21 s and cold push 3.45 s → 3.55 s for 1 GiB. A single part's digest
-    // is the file's digest: hash once.
-    const whole = plan.length > 1 ? pool.hashRange(path, 0, stamp.size, signal) : undefined;
-    whole?.catch(() => {});
+    // The whole-file digest goes first on one thread and the parts run on the other, in file
+    // order: hashing lasts one pass, so a re-push (every part present) costs one hash of the
+    // file. Once a part must be uploaded (`defer()`), the part digests take both threads and the
+    // file digest resumes after them: the last part's upload starts after half a pass instead
+    // of a whole one, which is what a push on a link capped per connection waits for.
+    const wholeDigest = whole === undefined ? undefined : hashWhole(whole, path, stamp, signal);
+    wholeDigest?.catch(() => {});
     const partDigests = plan.map((part) => pool.hashRange(path, part.offset, part.size, signal));
     for (const p of partDigests) p.catch(() => {});
     for (const part of plan) {
       onPart({ ...part, digest: await partDigests[part.index] });
     }
-    const fileDigest = whole === undefined ? await partDigests[0] : await whole;
+    const fileDigest = wholeDigest === undefined ? await partDigests[0] : await wholeDigest;
     await checkUnchanged(path, stamp);
     return fileDigest;
   } catch (err) {
@@ -202,6 +211,25 @@ async function hashParts(
     }
     throw err;
   }
+}
+
+/** Pieces of the whole-file digest: part digests can overtake it between two pieces. */
+const WHOLE_PIECE_BYTES = 64 * 1024 * 1024;
+
+/** Feeds the file to `whole` piece by piece, one piece queued behind the running one. */
+async function hashWhole(
+  whole: FileHash,
+  path: string,
+  stamp: SourceStamp,
+  signal: AbortSignal,
+): Promise<string> {
+  const queued: Promise<void>[] = [];
+  for (let offset = 0; offset < stamp.size; offset += WHOLE_PIECE_BYTES) {
+    queued.push(whole.add(path, offset, Math.min(WHOLE_PIECE_BYTES, stamp.size - offset), signal));
+    if (queued.length > 1) await queued.shift();
+  }
+  await Promise.all(queued);
+  return await whole.digest();
 }
 
 async function checkUnchanged(path: string, stamp: SourceStamp): Promise<void> {

@@ -5,7 +5,7 @@
  * @module
  */
 import { open } from "node:fs/promises";
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { LocalFileError } from "../errors/kinds.ts";
 
 /** The file ended before the range did: the file shrank. */
@@ -41,6 +41,36 @@ export async function hashRangeInline(
   size: number,
   signal?: AbortSignal,
 ): Promise<string> {
+  const hash = createHash("sha256");
+  await hashRangeInto(hash, path, offset, size, signal);
+  return `sha256:${hash.digest("hex")}`;
+}
+
+/**
+ * Feeds `size` bytes of the file at `path` from `offset` into `hash` on the calling thread,
+ * as {@linkcode hashRangeInline} reads them.
+ *
+ * @example Two ranges into one hash
+ * ```ts
+ * import { createHash } from "node:crypto";
+ * import { hashRangeInto } from "./hash_range.ts";
+ * const path = await Deno.makeTempFile();
+ * await Deno.writeTextFile(path, "abc");
+ * const hash = createHash("sha256");
+ * await hashRangeInto(hash, path, 0, 1);
+ * await hashRangeInto(hash, path, 1, 2);
+ * console.log(hash.digest("hex"));
+ * // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+ * await Deno.remove(path);
+ * ```
+ */
+export async function hashRangeInto(
+  hash: Hash,
+  path: string,
+  offset: number,
+  size: number,
+  signal?: AbortSignal,
+): Promise<void> {
   signal?.throwIfAborted();
   let handle;
   try {
@@ -49,7 +79,6 @@ export async function hashRangeInline(
     throw new LocalFileError("local file: open failed", { cause: err });
   }
   try {
-    const hash = createHash("sha256");
     const buffers = [new Uint8Array(INLINE_CHUNK), new Uint8Array(INLINE_CHUNK)];
     const end = offset + size;
     let position = offset;
@@ -74,7 +103,6 @@ export async function hashRangeInline(
         : undefined;
       hash.update(current.subarray(0, bytesRead));
     }
-    return `sha256:${hash.digest("hex")}`;
   } finally {
     await handle.close().catch(() => {});
   }

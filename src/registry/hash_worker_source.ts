@@ -3,8 +3,8 @@
  * runtime that has it.
  *
  * Two kinds of work share a thread, interleaved by its event loop: running hashes fed with
- * transferred buffers (each buffer is handed back once hashed), and file ranges read with
- * double-buffered 4 MiB reads. A range checks for a cancel between reads, so stopping one never
+ * transferred buffers (each buffer is handed back once hashed) or with file ranges, and file
+ * ranges hashed on their own, read with double-buffered 4 MiB reads. A range checks for a cancel between reads, so stopping one never
  * needs the thread ended and another started.
  *
  * @module
@@ -33,11 +33,20 @@ const hashes = new Map();
 const cancelled = new Set();
 let buffers;
 
-async function hashRange(id, path, offset, size) {
+function runningHash(id) {
+  let hash = hashes.get(id);
+  if (hash === undefined) {
+    hash = createHash("sha256");
+    hashes.set(id, hash);
+  }
+  return hash;
+}
+
+async function hashRange(id, path, offset, size, into) {
   buffers ??= [new Uint8Array(CHUNK), new Uint8Array(CHUNK)];
   const handle = await open(path, "r");
   try {
-    const hash = createHash("sha256");
+    const hash = into === undefined ? createHash("sha256") : runningHash(into);
     const end = offset + size;
     let position = offset;
     let index = 0;
@@ -54,7 +63,7 @@ async function hashRange(id, path, offset, size) {
         : null;
       hash.update(current.subarray(0, bytesRead));
     }
-    return { digest: "sha256:" + hash.digest("hex") };
+    return into === undefined ? { digest: "sha256:" + hash.digest("hex") } : { digest: "" };
   } finally {
     await handle.close();
   }
@@ -63,12 +72,7 @@ async function hashRange(id, path, offset, size) {
 parentPort.on("message", (data) => {
   const { id, op } = data;
   if (op === "update") {
-    let hash = hashes.get(id);
-    if (hash === undefined) {
-      hash = createHash("sha256");
-      hashes.set(id, hash);
-    }
-    hash.update(new Uint8Array(data.buffer, 0, data.length));
+    runningHash(id).update(new Uint8Array(data.buffer, 0, data.length));
     parentPort.postMessage({ id, op: "recycle", buffer: data.buffer }, [data.buffer]);
   } else if (op === "reset" || op === "close") {
     hashes.delete(id);
@@ -76,7 +80,7 @@ parentPort.on("message", (data) => {
     const hash = hashes.get(id) ?? createHash("sha256");
     parentPort.postMessage({ id, op: "digest", digest: "sha256:" + hash.copy().digest("hex") });
   } else if (op === "range") {
-    hashRange(id, data.path, data.offset, data.size).then(
+    hashRange(id, data.path, data.offset, data.size, data.into).then(
       (result) => parentPort.postMessage({ id, op: "range", ...result }),
       (err) => {
         const code = String(err?.code ?? "");

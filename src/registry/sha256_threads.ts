@@ -14,7 +14,7 @@ import { createHash, type Hash } from "node:crypto";
 import * as workerThreads from "node:worker_threads";
 import { LocalFileError } from "../errors/kinds.ts";
 import { OciError } from "../errors/oci_error.ts";
-import { hashRangeInline, ShortFileError } from "./hash_range.ts";
+import { hashRangeInline, hashRangeInto, ShortFileError } from "./hash_range.ts";
 import { HASH_WORKER_SOURCE } from "./hash_worker_source.ts";
 
 /** A running hash whose updates take ownership of their buffer. */
@@ -29,6 +29,24 @@ export interface RunningHash {
   /** `sha256:<hex>` of everything hashed so far (after every earlier update). */
   digest(): Promise<string>;
   /** Releases the hash; pending digests reject. */
+  close(): void;
+}
+
+/**
+ * A running hash fed with file ranges, hashed in order on one thread; the queued ranges of other
+ * work can run between its pieces.
+ */
+export interface FileHash {
+  /** Queues `size` bytes of the file at `path` from `offset`, after every earlier piece. */
+  add(path: string, offset: number, size: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * From now on, queued ranges of other work run before this hash's remaining pieces (until
+   * then its pieces go first on its thread).
+   */
+  defer(): void;
+  /** `sha256:<hex>` of every piece added; rejects when one failed. */
+  digest(): Promise<string>;
+  /** Releases the hash. */
   close(): void;
 }
 
@@ -48,6 +66,12 @@ interface RangeJob {
   reject: (err: unknown) => void;
   settled: boolean;
   onAbort: () => void;
+  /** The thread a piece of a file hash must run on (its running hash lives there). */
+  thread?: Thread;
+  /** The running hash a piece feeds, instead of answering a digest of its own. */
+  into?: number;
+  /** Higher runs first; equal ranks run in submission order. */
+  rank: () => number;
 }
 
 interface Thread {
@@ -94,6 +118,8 @@ export class Sha256Threads {
   #unavailable = false;
   readonly #entries = new Map<number, Entry>();
   readonly #queue: RangeJob[] = [];
+  /** Queued pieces of file hashes, in order (each runs only on its hash's thread). */
+  readonly #pinned: RangeJob[] = [];
   readonly #ranges = new Map<number, RangeJob>();
   #nextId = 0;
   #failed: unknown = undefined;
@@ -147,27 +173,88 @@ export class Sha256Threads {
    * read, and the signal's reason on abort (at once, queued or running).
    */
   hashRange(path: string, offset: number, size: number, signal?: AbortSignal): Promise<string> {
+    if (this.#unavailable && this.#threads.length === 0) {
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      if (this.#closed) return Promise.reject(stopped());
+      return hashRangeInline(path, offset, size, signal);
+    }
+    return this.#enqueue({ path, offset, size, signal, rank: () => 0 });
+  }
+
+  /**
+   * A {@linkcode FileHash} on a thread of its own where one can start (else the least busy one;
+   * on this thread where none can), whose pieces run before other queued ranges until
+   * `defer()`: a push hashes the whole file this way and lets part digests overtake it once
+   * parts are being uploaded.
+   */
+  openFileHash(): FileHash {
+    const thread = this.#start() ?? this.#leastBusy(this.#threads);
+    if (thread === undefined) return inlineFileHash();
+    thread.hashes++;
+    const id = this.#nextId++;
+    const entry: Entry = { thread, onRecycle: () => {}, digests: [] };
+    this.#entries.set(id, entry);
+    let rank = 1;
+    let last: Promise<unknown> = Promise.resolve();
+    let failure: { error: unknown } | undefined;
+    return {
+      add: (path, offset, size, signal) => {
+        const piece = this.#enqueue({
+          path,
+          offset,
+          size,
+          signal,
+          thread,
+          into: id,
+          rank: () => rank,
+        });
+        last = piece;
+        piece.catch((error) => failure ??= { error });
+        return piece.then(() => {});
+      },
+      defer: () => {
+        rank = -1;
+        this.#pump();
+      },
+      digest: async () => {
+        await last.catch(() => {});
+        if (failure !== undefined) throw failure.error;
+        if (this.#failed !== undefined) throw this.#failed;
+        return await new Promise<string>((resolve, reject) => {
+          entry.digests.push({ resolve, reject });
+          owe(thread, 1);
+          thread.worker.postMessage({ id, op: "digest" });
+        });
+      },
+      close: () => {
+        if (!this.#entries.delete(id)) return;
+        thread.hashes--;
+        thread.worker.postMessage({ id, op: "close" });
+        for (const d of entry.digests.splice(0)) {
+          d.reject(new OciError("hash closed", { retryable: false }));
+        }
+      },
+    };
+  }
+
+  #enqueue(
+    work: Pick<RangeJob, "path" | "offset" | "size" | "signal" | "thread" | "into" | "rank">,
+  ): Promise<string> {
+    const { signal } = work;
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#closed) return Promise.reject(stopped());
     if (this.#failed !== undefined) return Promise.reject(this.#failed);
-    if (this.#unavailable && this.#threads.length === 0) {
-      return hashRangeInline(path, offset, size, signal);
-    }
     return new Promise<string>((resolve, reject) => {
-      const id = this.#nextId++;
       const job: RangeJob = {
-        id,
-        path,
-        offset,
-        size,
-        signal,
+        ...work,
+        id: this.#nextId++,
         resolve,
         reject,
         settled: false,
         onAbort: () => this.#abortRange(job),
       };
       signal?.addEventListener("abort", job.onAbort, { once: true });
-      this.#queue.push(job);
+      (job.thread === undefined ? this.#queue : this.#pinned).push(job);
       this.#pump();
     });
   }
@@ -177,7 +264,9 @@ export class Sha256Threads {
     this.#closed = true;
     for (const { worker } of this.#threads) worker.terminate().catch(() => {});
     this.#threads.length = 0;
-    for (const job of this.#queue.splice(0)) settle(job, stopped());
+    for (const job of [...this.#queue.splice(0), ...this.#pinned.splice(0)]) {
+      settle(job, stopped());
+    }
     for (const job of this.#ranges.values()) settle(job, stopped());
     this.#ranges.clear();
     this.#fail(new OciError("hashing stopped", { retryable: false }));
@@ -213,24 +302,43 @@ export class Sha256Threads {
 
   /** Hands queued ranges to threads free of one, starting threads only for live work. */
   #pump(): void {
-    while (this.#queue.length > 0) {
-      if (this.#queue[0].settled) {
-        this.#queue.shift();
-        continue;
-      }
-      const free = this.#leastBusy(this.#threads.filter((t) => t.range === undefined));
-      const thread = free ?? this.#start();
-      if (thread === undefined) {
-        if (this.#threads.length === 0) this.#runInline();
+    for (;;) {
+      const pick = this.#pick();
+      if (pick === undefined) {
+        if (this.#threads.length === 0 && this.#queue.length > 0) this.#runInline();
         return;
       }
-      const job = this.#queue.shift()!;
+      const { job, thread } = pick;
       thread.range = job;
       this.#ranges.set(job.id, job);
       owe(thread, 1);
-      const { id, path, offset, size } = job;
-      thread.worker.postMessage({ id, op: "range", path, offset, size });
+      const { id, path, offset, size, into } = job;
+      thread.worker.postMessage({ id, op: "range", path, offset, size, into });
     }
+  }
+
+  /**
+   * The queued range to run now and its thread: the first piece of a file hash whose thread is
+   * free when it ranks above other work (or nothing else can run), else the oldest other range;
+   * undefined when none can run.
+   */
+  #pick(): { job: RangeJob; thread: Thread } | undefined {
+    // Only the head matters for the queue; a settled range further back is dropped on its turn.
+    while (this.#queue[0]?.settled) this.#queue.shift();
+    dropSettled(this.#pinned);
+    const free = this.#threads.filter((t) => t.range === undefined);
+    const canStart = this.#threads.length < this.#count && !this.#closed && !this.#unavailable;
+    const piece = this.#pinned.find((job) => free.includes(job.thread!));
+    const plain = free.length > 0 || canStart ? this.#queue[0] : undefined;
+    if (piece !== undefined && (plain === undefined || piece.rank() > plain.rank())) {
+      this.#pinned.splice(this.#pinned.indexOf(piece), 1);
+      return { job: piece, thread: piece.thread! };
+    }
+    if (plain === undefined) return undefined;
+    const thread = this.#leastBusy(free) ?? this.#start();
+    if (thread === undefined) return undefined;
+    this.#queue.shift();
+    return { job: plain, thread };
   }
 
   #abortRange(job: RangeJob): void {
@@ -282,9 +390,15 @@ export class Sha256Threads {
     for (const entry of this.#entries.values()) {
       for (const d of entry.digests.splice(0)) d.reject(err);
     }
-    for (const job of [...this.#ranges.values(), ...this.#queue.splice(0)]) settle(job, err);
+    const queued = [...this.#queue.splice(0), ...this.#pinned.splice(0)];
+    for (const job of [...this.#ranges.values(), ...queued]) settle(job, err);
     this.#ranges.clear();
   }
+}
+
+/** Removes ranges already settled (aborted while queued). */
+function dropSettled(queue: RangeJob[]): void {
+  for (let i = queue.length - 1; i >= 0; i--) if (queue[i].settled) queue.splice(i, 1);
 }
 
 /** Settles a range once: with `err` when given, else with `digest`. */
@@ -311,6 +425,23 @@ function createWorker(): workerThreads.Worker | undefined {
   } catch {
     return undefined;
   }
+}
+
+function inlineFileHash(): FileHash {
+  const hash = createHash("sha256");
+  let last: Promise<void> = Promise.resolve();
+  return {
+    add(path, offset, size, signal) {
+      last = last.then(() => hashRangeInto(hash, path, offset, size, signal));
+      return last;
+    },
+    defer() {},
+    digest: async () => {
+      await last;
+      return `sha256:${hash.copy().digest("hex")}`;
+    },
+    close() {},
+  };
 }
 
 function inlineHash(onRecycle: (buffer: ArrayBuffer) => void): RunningHash {

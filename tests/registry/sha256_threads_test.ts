@@ -27,3 +27,67 @@ Deno.test("sha256 threads: running hashes continue, reset, and give every buffer
     threads.close();
   }
 });
+
+Deno.test("sha256 threads: a file hash fed in pieces gives the file's digest, on a thread and inline", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const data = new Uint8Array(5 * 1024 * 1024 + 17).map((_, i) => (i * 31) & 0xff);
+    const path = `${dir}/f.bin`;
+    await Deno.writeFile(path, data);
+    for (const count of [2, 0]) {
+      const threads = new Sha256Threads(count);
+      try {
+        const hash = threads.openFileHash();
+        const pieces = [];
+        for (let offset = 0; offset < data.length; offset += 1024 * 1024) {
+          pieces.push(hash.add(path, offset, Math.min(1024 * 1024, data.length - offset)));
+        }
+        await Promise.all(pieces);
+        assertEquals(await hash.digest(), sha(data), `${count} threads`);
+        hash.close();
+      } finally {
+        threads.close();
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sha256 threads: a file hash's pieces run before queued ranges until it defers, then after them", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/f.bin`;
+    await Deno.writeFile(path, new Uint8Array(8 * 1024 * 1024).fill(7));
+    const MiB = 1024 * 1024;
+    const threads = new Sha256Threads(1);
+    try {
+      const order: string[] = [];
+      const track = (name: string, p: Promise<unknown>) => p.then(() => order.push(name));
+      const hash = threads.openFileHash();
+      const first = [
+        track("piece 1", hash.add(path, 0, 4 * MiB)),
+        track("piece 2", hash.add(path, 4 * MiB, 4 * MiB)),
+        track("range A", threads.hashRange(path, 0, MiB)),
+      ];
+      await Promise.all(first);
+      assertEquals(order, ["piece 1", "piece 2", "range A"], "pieces first");
+      order.length = 0;
+      const second = [
+        track("piece 3", hash.add(path, 0, 4 * MiB)),
+        track("piece 4", hash.add(path, 4 * MiB, 4 * MiB)),
+        track("range B", threads.hashRange(path, 0, MiB)),
+        track("range C", threads.hashRange(path, MiB, MiB)),
+      ];
+      hash.defer();
+      await Promise.all(second);
+      // Piece 3 was already running when the hash deferred; piece 4 waits for the ranges.
+      assertEquals(order, ["piece 3", "range B", "range C", "piece 4"], "ranges first");
+      hash.close();
+    } finally {
+      threads.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
