@@ -167,8 +167,12 @@ async function copyBody(
   }
 }
 
-/** At most this many 1 MiB buffers per part download (written, hashing, or being filled). */
-const BUFFERS_PER_PART = 4;
+/**
+ * At most this many 1 MiB buffers per part download (written, hashing, or being filled): 8
+ * rather than 4 keeps the socket, the disk and the hashing thread busy through each other's
+ * stalls (2 GiB on loopback, medians of 10 alternating: 3.05 s -> 2.94 s, peak RSS +7 MiB).
+ */
+const BUFFERS_PER_PART = 8;
 
 /**
  * Gathers chunks into 1 MiB positional writes (one in flight at a time, in order); each buffer
