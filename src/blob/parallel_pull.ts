@@ -200,6 +200,33 @@ export async function parallelPullBlob(
   }, hash);
 }
 
+/**
+ * The most bytes handed on at once: ready pieces of the head chunk are joined up to this size, so
+ * draining chunks that arrived ahead costs one hash update and one consumer write per MiB instead
+ * of one per network read (64 KiB).
+ */
+const EMIT_BYTES = 1 << 20;
+
+/** Takes the next piece of `pieces`, joined with those behind it up to `EMIT_BYTES`. */
+function takeReady(pieces: Uint8Array[]): Uint8Array | undefined {
+  const first = pieces.shift();
+  if (first === undefined) return undefined;
+  let length = first.byteLength;
+  let count = 0;
+  while (count < pieces.length && length + pieces[count]!.byteLength <= EMIT_BYTES) {
+    length += pieces[count++]!.byteLength;
+  }
+  if (count === 0) return first;
+  const joined = new Uint8Array(length);
+  joined.set(first);
+  let at = first.byteLength;
+  for (const piece of pieces.splice(0, count)) {
+    joined.set(piece, at);
+    at += piece.byteLength;
+  }
+  return joined;
+}
+
 /** The state a parallel download shares with its stream. */
 interface Download {
   /** The probe's answer: the first portion and the blob's total. */
@@ -257,7 +284,7 @@ function orderedStream(
             return;
           }
           const chunk = chunks[schedule.head]!;
-          const piece = chunk.pieces.shift();
+          const piece = takeReady(chunk.pieces);
           if (piece !== undefined) {
             schedule.lookAhead.piledUp(schedule.readyAhead());
             schedule.buffered -= piece.byteLength;
