@@ -88,6 +88,14 @@ export async function pullBlob(
 }
 
 /**
+ * Reads that arrive within `GATHER_MS` of each other are joined up to `EMIT_BYTES` before they
+ * are handed on: a fast link delivers 64 KiB reads, and each one costs a hash update and a
+ * consumer write; a slow link is never held back for longer than a read plus `GATHER_MS`.
+ */
+const EMIT_BYTES = 1 << 20;
+const GATHER_MS = 10;
+
+/**
  * Builds the verifying stream over a first response; shared with the parallel pull's
  * single-stream fallback.
  */
@@ -138,40 +146,95 @@ export function verifiedStream(
     }
   };
 
+  /** A read taken while gathering that ended the body or failed: the next pull handles it. */
+  let held: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+
+  /** The next bytes of the blob (`skip` applied), or undefined at its end; resumes a broken body. */
+  const nextBytes = async (): Promise<Uint8Array | undefined> => {
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        const read = held ?? reader.read();
+        held = undefined;
+        chunk = await read;
+        if (chunk.done && total !== undefined && offset < total) {
+          throw new NetworkError(`${operation}: body ended early`);
+        }
+      } catch (err) {
+        if (signal.aborted || isAbortError(err)) throw signal.reason ?? err;
+        if (await resume(asNetworkFailure(operation, err, undefined, "body read failed"))) {
+          return undefined;
+        }
+        continue;
+      }
+      if (chunk.done) return undefined;
+      const value = withoutSkipped(chunk.value);
+      if (value.byteLength === 0) continue;
+      checkRoom(value.byteLength);
+      return value;
+    }
+  };
+
+  const withoutSkipped = (value: Uint8Array): Uint8Array => {
+    if (skip === 0) return value;
+    const dropped = Math.min(skip, value.byteLength);
+    skip -= dropped;
+    return value.subarray(dropped);
+  };
+
+  const checkRoom = (length: number) => {
+    if (total !== undefined && offset + length > total) {
+      throw new ProtocolError(`${operation}: body longer than the blob size`);
+    }
+  };
+
+  /**
+   * Joins `first` with the reads behind it up to `EMIT_BYTES`, for at most `GATHER_MS`. A read
+   * that ends or breaks the body is held for the next pull, so a continuation starts after the
+   * bytes handed on.
+   */
+  const gather = async (first: Uint8Array): Promise<Uint8Array> => {
+    const pieces = [first];
+    let length = first.byteLength;
+    const until = performance.now() + GATHER_MS;
+    while (length < EMIT_BYTES && performance.now() < until) {
+      const read = reader.read();
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await read;
+      } catch {
+        held = read;
+        break;
+      }
+      if (chunk.done) {
+        held = read;
+        break;
+      }
+      const value = withoutSkipped(chunk.value);
+      checkRoom(length + value.byteLength);
+      pieces.push(value);
+      length += value.byteLength;
+    }
+    if (pieces.length === 1) return first;
+    const joined = new Uint8Array(length);
+    let at = 0;
+    for (const piece of pieces) {
+      joined.set(piece, at);
+      at += piece.byteLength;
+    }
+    return joined;
+  };
+
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        for (;;) {
-          let chunk: ReadableStreamReadResult<Uint8Array>;
-          try {
-            chunk = await reader.read();
-            if (chunk.done && total !== undefined && offset < total) {
-              throw new NetworkError(`${operation}: body ended early`);
-            }
-          } catch (err) {
-            if (signal.aborted || isAbortError(err)) throw signal.reason ?? err;
-            if (await resume(asNetworkFailure(operation, err, undefined, "body read failed"))) {
-              return await finish(controller);
-            }
-            continue;
-          }
-          if (chunk.done) return await finish(controller);
-          let value = chunk.value;
-          if (skip > 0) {
-            const dropped = Math.min(skip, value.byteLength);
-            skip -= dropped;
-            value = value.subarray(dropped);
-          }
-          if (value.byteLength === 0) continue;
-          if (total !== undefined && offset + value.byteLength > total) {
-            throw new ProtocolError(`${operation}: body longer than the blob size`);
-          }
-          await hash.update(value);
-          offset += value.byteLength;
-          controller.enqueue(value);
-          progress.committed(offset, total ?? -1);
-          return;
-        }
+        const first = await nextBytes();
+        if (first === undefined) return await finish(controller);
+        const value = first.byteLength >= EMIT_BYTES ? first : await gather(first);
+        await hash.update(value);
+        offset += value.byteLength;
+        controller.enqueue(value);
+        progress.committed(offset, total ?? -1);
       } catch (err) {
         hash.close();
         progress.close();

@@ -34,7 +34,8 @@ async function drain(
 Deno.test("pull: a verified round trip with progress that only grows", async () => {
   await using registry = await startFakeRegistry();
   using client = new BlobClient({ plainHttp: true });
-  const { bytes, digest } = blob(1_000_003, 2);
+  // Several MiB: reads that arrive together are handed on in steps of up to 1 MiB.
+  const { bytes, digest } = blob(3_000_003, 2);
   registry.store.putBlob("p/x", bytes);
   const seen: [number, number][] = [];
   let returned = false;
