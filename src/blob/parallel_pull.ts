@@ -7,11 +7,12 @@
  */
 import { findError } from "../errors/find_error.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
+import { concatBytes } from "../registry/bytes.ts";
 import { openStreamHash, type StreamHash } from "../registry/stream_sha256.ts";
 import { AttemptBudget } from "../transport/retry.ts";
 import { bodyOf, probeBlob, type RangePortion } from "../remote/blob_reads.ts";
 import type { BlobContext } from "./context.ts";
-import { type PullRequest, verifiedStream } from "./pull.ts";
+import { EMIT_BYTES, type PullRequest, verifiedStream } from "./pull.ts";
 import { readRange } from "./pull_range.ts";
 import { LookAhead } from "./look_ahead.ts";
 import { attachSentinel } from "../errors/attach_sentinel.ts";
@@ -201,13 +202,10 @@ export async function parallelPullBlob(
 }
 
 /**
- * The most bytes handed on at once: ready pieces of the head chunk are joined up to this size, so
- * draining chunks that arrived ahead costs one hash update and one consumer write per MiB instead
- * of one per network read (64 KiB).
+ * Takes the next piece of `pieces`, joined with those behind it up to `EMIT_BYTES` (as the single
+ * stream does): draining chunks that arrived ahead costs one hash update and one consumer write
+ * per MiB instead of one per network read.
  */
-const EMIT_BYTES = 1 << 20;
-
-/** Takes the next piece of `pieces`, joined with those behind it up to `EMIT_BYTES`. */
 function takeReady(pieces: Uint8Array[]): Uint8Array | undefined {
   const first = pieces.shift();
   if (first === undefined) return undefined;
@@ -216,15 +214,7 @@ function takeReady(pieces: Uint8Array[]): Uint8Array | undefined {
   while (count < pieces.length && length + pieces[count]!.byteLength <= EMIT_BYTES) {
     length += pieces[count++]!.byteLength;
   }
-  if (count === 0) return first;
-  const joined = new Uint8Array(length);
-  joined.set(first);
-  let at = first.byteLength;
-  for (const piece of pieces.splice(0, count)) {
-    joined.set(piece, at);
-    at += piece.byteLength;
-  }
-  return joined;
+  return concatBytes([first, ...pieces.splice(0, count)], length);
 }
 
 /** The state a parallel download shares with its stream. */

@@ -7,6 +7,7 @@
 import { isAbortError } from "../errors/find_error.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { NetworkError, ProtocolError } from "../errors/kinds.ts";
+import { concatBytes } from "../registry/bytes.ts";
 import { openStreamHash } from "../registry/stream_sha256.ts";
 import { AttemptBudget } from "../transport/retry.ts";
 import { getBlob } from "../remote/blob_reads.ts";
@@ -92,7 +93,7 @@ export async function pullBlob(
  * are handed on: a fast link delivers 64 KiB reads, and each one costs a hash update and a
  * consumer write; a slow link is never held back for longer than a read plus `GATHER_MS`.
  */
-const EMIT_BYTES = 1 << 20;
+export const EMIT_BYTES = 1 << 20;
 const GATHER_MS = 10;
 
 /**
@@ -215,14 +216,7 @@ export function verifiedStream(
       pieces.push(value);
       length += value.byteLength;
     }
-    if (pieces.length === 1) return first;
-    const joined = new Uint8Array(length);
-    let at = 0;
-    for (const piece of pieces) {
-      joined.set(piece, at);
-      at += piece.byteLength;
-    }
-    return joined;
+    return concatBytes(pieces, length);
   };
 
   return new ReadableStream<Uint8Array>({

@@ -148,22 +148,8 @@ export class Sha256Threads {
         thread.worker.postMessage({ id, op: "update", buffer, length }, [buffer]);
       },
       reset: () => thread.worker.postMessage({ id, op: "reset" }),
-      digest: () => {
-        if (this.#failed !== undefined) return Promise.reject(this.#failed);
-        return new Promise((resolve, reject) => {
-          entry.digests.push({ resolve, reject });
-          owe(thread, 1);
-          thread.worker.postMessage({ id, op: "digest" });
-        });
-      },
-      close: () => {
-        if (!this.#entries.delete(id)) return;
-        thread.hashes--;
-        thread.worker.postMessage({ id, op: "close" });
-        for (const d of entry.digests.splice(0)) {
-          d.reject(new OciError("hash closed", { retryable: false }));
-        }
-      },
+      digest: () => this.#digest(id, entry),
+      close: () => this.#close(id, entry),
     };
   }
 
@@ -219,22 +205,30 @@ export class Sha256Threads {
       digest: async () => {
         await last.catch(() => {});
         if (failure !== undefined) throw failure.error;
-        if (this.#failed !== undefined) throw this.#failed;
-        return await new Promise<string>((resolve, reject) => {
-          entry.digests.push({ resolve, reject });
-          owe(thread, 1);
-          thread.worker.postMessage({ id, op: "digest" });
-        });
+        return await this.#digest(id, entry);
       },
-      close: () => {
-        if (!this.#entries.delete(id)) return;
-        thread.hashes--;
-        thread.worker.postMessage({ id, op: "close" });
-        for (const d of entry.digests.splice(0)) {
-          d.reject(new OciError("hash closed", { retryable: false }));
-        }
-      },
+      close: () => this.#close(id, entry),
     };
+  }
+
+  /** Asks the thread of a running hash for its digest (after every earlier message). */
+  #digest(id: number, entry: Entry): Promise<string> {
+    if (this.#failed !== undefined) return Promise.reject(this.#failed);
+    return new Promise((resolve, reject) => {
+      entry.digests.push({ resolve, reject });
+      owe(entry.thread, 1);
+      entry.thread.worker.postMessage({ id, op: "digest" });
+    });
+  }
+
+  /** Releases a running hash on its thread; its pending digests reject. */
+  #close(id: number, entry: Entry): void {
+    if (!this.#entries.delete(id)) return;
+    entry.thread.hashes--;
+    entry.thread.worker.postMessage({ id, op: "close" });
+    for (const d of entry.digests.splice(0)) {
+      d.reject(new OciError("hash closed", { retryable: false }));
+    }
   }
 
   #enqueue(
