@@ -81,8 +81,8 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     const hashing = hashParts(job.path, plan, stamp, pool, whole, signal, (part) => {
       digests[part.index] = part.digest;
       queue.push(part);
-    }).then((whole) => {
-      fileDigest = whole;
+    }).then((digest) => {
+      fileDigest = digest;
       queue.close();
     }, (err) => {
       queue.close();
@@ -225,7 +225,10 @@ async function hashWhole(
 ): Promise<string> {
   const queued: Promise<void>[] = [];
   for (let offset = 0; offset < stamp.size; offset += WHOLE_PIECE_BYTES) {
-    queued.push(whole.add(path, offset, Math.min(WHOLE_PIECE_BYTES, stamp.size - offset), signal));
+    const piece = whole.add(path, offset, Math.min(WHOLE_PIECE_BYTES, stamp.size - offset), signal);
+    // A piece that fails while another is awaited must not surface as an unhandled rejection.
+    piece.catch(() => {});
+    queued.push(piece);
     if (queued.length > 1) await queued.shift();
   }
   await Promise.all(queued);
