@@ -4,8 +4,8 @@
  *
  * Two kinds of work share a thread, interleaved by its event loop: running hashes fed with
  * transferred buffers (each buffer is handed back once hashed) or with file ranges, and file
- * ranges hashed on their own, read with double-buffered 4 MiB reads. A range checks for a cancel between reads, so stopping one never
- * needs the thread ended and another started.
+ * ranges hashed on their own; ranges are read with double-buffered 4 MiB reads. A range checks
+ * for a cancel between reads, so stopping one never needs the thread ended and another started.
  *
  * @module
  */
