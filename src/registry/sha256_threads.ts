@@ -2,10 +2,10 @@
  * The one pool of hashing threads both libraries use: running sha256 hashes (so receiving,
  * writing and hashing a download use separate cores), file ranges (a push's part digests, a
  * pull's resume pass), and file hashes fed range by range (a push's whole-file digest, which
- * other ranges may overtake between its pieces). Threads start one at a time, only when work needs them. Buffers are
- * transferred to a thread (no copy) and handed back once hashed. A thread keeps the process
- * alive only while it owes an answer, so a transfer abandoned without being closed never holds
- * the process open. An abort drops queued ranges without starting a thread and tells a running
+ * other ranges may overtake between its pieces). Threads start one at a time, only when work
+ * needs them. Buffers are transferred to a thread (no copy) and handed back once hashed. A
+ * thread keeps the process alive only while it owes an answer, so a transfer abandoned without
+ * being closed never holds the process open. An abort drops queued ranges without starting a thread and tells a running
  * one to stop at its next read. Where threads are unavailable the work runs inline with the same
  * interface.
  *
