@@ -5,9 +5,9 @@
  * other ranges may overtake between its pieces). Threads start one at a time, only when work
  * needs them. Buffers are transferred to a thread (no copy) and handed back once hashed. A
  * thread keeps the process alive only while it owes an answer, so a transfer abandoned without
- * being closed never holds the process open. An abort drops queued ranges without starting a thread and tells a running
- * one to stop at its next read. Where threads are unavailable the work runs inline with the same
- * interface.
+ * being closed never holds the process open. An abort drops queued ranges without starting a
+ * thread and tells a running one to stop at its next read. Where threads are unavailable the work
+ * runs inline with the same interface.
  *
  * @module
  */
