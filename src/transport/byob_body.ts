@@ -81,10 +81,21 @@ export interface RelayRules {
   maxRead?: number;
 }
 
+/** A relay nobody has read yet: a layer over it takes over its source and rules. */
+interface Unread {
+  source: ReadableStream<Uint8Array>;
+  rules: RelayRules;
+  started: boolean;
+}
+
+const relays = new WeakMap<ReadableStream<Uint8Array>, Unread>();
+
 /**
- * A layer's body over `source` that applies `rules` to every read and takes its reader of
- * `source` only on first read: a readable byte stream when `source` is one (see the module doc),
- * else a default stream.
+ * A layer's body over `source` that applies `rules` to every read and takes its reader of `source`
+ * only on first read: a readable byte stream when `source` is one (see the module doc), else a
+ * default stream. Over another relay that nobody has read yet, the layers become one stream: the
+ * new relay reads the other's source with both sets of rules (the other's nearest the source), and
+ * the other stays locked, so a read costs one stream's machinery however many layers there are.
  *
  * @example Mapping read errors
  * ```ts
@@ -99,7 +110,36 @@ export function relayBody(
   source: ReadableStream<Uint8Array>,
   rules: RelayRules,
 ): ReadableStream<Uint8Array> {
-  return isByteStream(source) ? byteRelay(source, rules) : defaultRelay(source, rules);
+  const below = relays.get(source);
+  if (below !== undefined && !below.started && !source.locked) {
+    relays.delete(source);
+    source.getReader();
+    return relayBody(below.source, layered(below.rules, rules));
+  }
+  const entry: Unread = { source, rules, started: false };
+  const start = () => entry.started = true;
+  const relayed = isByteStream(source)
+    ? byteRelay(source, rules, start)
+    : defaultRelay(source, rules, start);
+  relays.set(relayed, entry);
+  return relayed;
+}
+
+/** The rules of `outer` around those of `inner`, as if each had its own stream. */
+function layered(inner: RelayRules, outer: RelayRules): RelayRules {
+  const maxRead = Math.min(inner.maxRead ?? Infinity, outer.maxRead ?? Infinity);
+  return {
+    read: (next) => outer.read(() => inner.read(next)),
+    opened: (reader) => {
+      inner.opened?.(reader);
+      outer.opened?.(reader);
+    },
+    cancel: (reason) => {
+      outer.cancel?.(reason);
+      inner.cancel?.(reason);
+    },
+    ...(maxRead === Infinity ? {} : { maxRead }),
+  };
 }
 
 /**
@@ -141,12 +181,14 @@ class Pieces {
 function defaultRelay(
   source: ReadableStream<Uint8Array>,
   rules: RelayRules,
+  start: () => void,
 ): ReadableStream<Uint8Array> {
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   const pieces = new Pieces(rules.maxRead);
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (reader === undefined) {
+        start();
         reader = source.getReader();
         rules.opened?.(reader);
       }
@@ -162,6 +204,7 @@ function defaultRelay(
       else controller.enqueue(result.value);
     },
     cancel(reason) {
+      start();
       rules.cancel?.(reason);
       return (reader ?? source).cancel(reason);
     },
@@ -182,11 +225,13 @@ const DEFAULT_READ_SIZE = 64 * 1024;
 function byteRelay(
   source: ReadableStream<Uint8Array>,
   rules: RelayRules,
+  start: () => void,
 ): ReadableStream<Uint8Array> {
   let reader: Reader | undefined;
   const pieces = new Pieces(rules.maxRead, true);
   const max = rules.maxRead ?? Infinity;
   const open = (byob: boolean): Reader => {
+    start();
     reader = byob ? source.getReader({ mode: "byob" }) : source.getReader();
     rules.opened?.(reader);
     return reader;
@@ -215,6 +260,7 @@ function byteRelay(
       }
     },
     cancel(reason) {
+      start();
       rules.cancel?.(reason);
       return (reader ?? source).cancel(reason);
     },

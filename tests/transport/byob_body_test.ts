@@ -168,3 +168,47 @@ Deno.test("byob body: a relay over a byte stream hands a default reader every by
   const got = new Uint8Array(await new Response(relayed).arrayBuffer());
   assertEquals(got, bytes);
 });
+
+Deno.test("byob body: layers over an unread relay read as one stream, each rule once per read, the inner nearest the source", async () => {
+  const calls: string[] = [];
+  const layer = (name: string, maxRead?: number) => ({
+    read: async (next: () => Promise<ReadableStreamReadResult<Uint8Array>>) => {
+      calls.push(`${name} in`);
+      const result = await next();
+      calls.push(`${name} out`);
+      return result;
+    },
+    opened: () => calls.push(`${name} opened`),
+    ...(maxRead === undefined ? {} : { maxRead }),
+  });
+  const source = new ReadableStream({
+    type: "bytes",
+    start(controller) {
+      controller.enqueue(new Uint8Array(3000).fill(5));
+      controller.close();
+    },
+  });
+  const inner = relayBody(source, layer("inner", 1000));
+  const outer = relayBody(inner, layer("outer"));
+  assert(inner.locked, "the inner relay is taken over");
+  const byob = openByob(outer)!;
+  const first = await byob.read(new Uint8Array(4000));
+  assertEquals(first.value?.byteLength, 1000, "the inner layer's limit holds");
+  assertEquals(calls, [
+    "inner opened",
+    "outer opened",
+    "outer in",
+    "inner in",
+    "inner out",
+    "outer out",
+  ]);
+
+  // A relay that was read already is wrapped as a stream of its own.
+  const read = relayBody(new Response("abcdef").body!, layer("read"));
+  const reader = read.getReader();
+  await reader.read();
+  reader.releaseLock();
+  const over = relayBody(read, layer("over"));
+  assert(!read.locked, "nothing is taken over before the first read");
+  await new Response(over).arrayBuffer();
+});
