@@ -151,6 +151,7 @@ async function fetchParts(
         policy,
         clock,
         hashThreads,
+        partsInFlight: count,
       }, part);
       placed(part, "verified");
     });
