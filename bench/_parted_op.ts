@@ -5,7 +5,9 @@
  * A pull prints the seconds its commit took (the flush to disk before the rename, which `curl -o`
  * does not do) on standard output. Both print on standard error `transfer <seconds>`, the
  * operation alone without the process's start-up, and `flow <seconds>`, the time between entering
- * and leaving the uploading or downloading phase (what a bandwidth cap governs).
+ * and leaving the uploading or downloading phase (what a bandwidth cap governs), and
+ * `steady <bytes per second>`, the wire rate between 10 % and 90 % of the bytes (without the
+ * requests' start and end).
  *
  * @module
  */
@@ -23,7 +25,9 @@ const options = {
 };
 const started = performance.now();
 const flow = { from: 0, to: 0 };
+const marks: { at: number; bytes: number }[] = [];
 const watchFlow = (s: ProgressSnapshot) => {
+  marks.push({ at: performance.now(), bytes: s.wireBytes });
   const moving = s.phase === "uploading" || s.phase === "downloading";
   if (moving && flow.from === 0) flow.from = performance.now();
   if (!moving && flow.from !== 0 && flow.to === 0) flow.to = performance.now();
@@ -31,6 +35,12 @@ const watchFlow = (s: ProgressSnapshot) => {
 const transfer = () => {
   console.error(`transfer ${((performance.now() - started) / 1000).toFixed(3)}`);
   console.error(`flow ${(((flow.to || performance.now()) - flow.from) / 1000).toFixed(3)}`);
+  const total = Math.max(0, ...marks.map((m) => m.bytes));
+  const from = marks.find((m) => m.bytes >= total * 0.1);
+  const to = marks.find((m) => m.bytes >= total * 0.9);
+  if (from !== undefined && to !== undefined && to.at > from.at) {
+    console.error(`steady ${((to.bytes - from.bytes) / ((to.at - from.at) / 1000)).toFixed(0)}`);
+  }
 };
 if (op === "push") {
   const descriptor = await client.push(ref, fromFile(path), { ...options, onProgress: watchFlow });

@@ -7,7 +7,8 @@
  * operation's own (printed by `_parted_op.ts`), without the process's start-up; the achieved
  * rate is the file's bytes over the flow, the time between entering and leaving the uploading or
  * downloading phase (the push's hashing before its first upload and the pull's commit are not
- * the cap's). Prints a markdown table beside the CPU line.
+ * the cap's), and the steady rate between 10 % and 90 % of the bytes (without the requests'
+ * start and end). Prints a markdown table beside the CPU line.
  *
  * Usage: `deno run -A bench/caps_bench.ts [--size 1GiB] [--seconds 4]
  * [--caps 10MiB,100MiB,300MiB,1GiB,2GiB] [--runs 1]`.
@@ -75,6 +76,8 @@ interface Result {
   op: "push" | "pull";
   seconds: number;
   flow: number;
+  /** Bytes per second between 10 % and 90 % of the bytes. */
+  steady: number;
   cpu: number;
 }
 
@@ -117,6 +120,7 @@ async function runScenario(s: Scenario, seed: number): Promise<Result[]> {
     op,
     seconds: median(all.map((m) => reported(m, op))),
     flow: median(all.map((m) => reported(m, op, "flow"))),
+    steady: median(all.map((m) => /^steady ([\d.]+)$/m.exec(m.stderr)?.[1]).map(Number)),
     cpu: median(all.map((m) => m.cpuSeconds)),
   });
   return [result("push", pushes), result("pull", pulls)];
@@ -134,24 +138,26 @@ try {
       `CPU: ${await cpuLine()}\n`,
   );
   console.log(
-    "| cap | op | MiB | time s | time / uncapped | flow s | achieved MiB/s | achieved / cap | CPU s |",
+    "| cap | op | MiB | time s | time / uncapped | flow s | flow MiB/s | flow / cap | steady / cap | CPU s |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|---|");
   const uncapped = (op: string) =>
     results.find((r) => r.op === op && r.scenario.cap === undefined)!;
   for (const r of results) {
     const rate = r.scenario.size / r.flow;
     const base = uncapped(r.op);
-    const toCap = r.scenario.cap === undefined ? "—" : `${(rate / r.scenario.cap).toFixed(3)}×`;
+    const cap = r.scenario.cap;
+    const toCap = cap === undefined ? "—" : `${(rate / cap).toFixed(3)}×`;
+    const steady = cap === undefined ? "—" : `${(r.steady / cap).toFixed(3)}×`;
     const toUncapped = r.scenario.size === base.scenario.size
       ? `${(r.seconds / base.seconds).toFixed(3)}×`
       : "—";
     console.log(
       `| ${r.scenario.label} | ${r.op} | ${r.scenario.size / MiB} | ${
         r.seconds.toFixed(2)
-      } | ${toUncapped} | ${r.flow.toFixed(2)} | ${(rate / MiB).toFixed(0)} | ${toCap} | ${
-        r.cpu.toFixed(2)
-      } |`,
+      } | ${toUncapped} | ${r.flow.toFixed(2)} | ${
+        (rate / MiB).toFixed(0)
+      } | ${toCap} | ${steady} | ${r.cpu.toFixed(2)} |`,
     );
   }
 } finally {
