@@ -18,7 +18,7 @@ import type { Connection } from "./connection.ts";
 import { PartialFile } from "./fs_partial.ts";
 import type { PartDescriptor, PartedManifest } from "./manifest.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
-import { downloadPart } from "./part_download.ts";
+import { downloadPart, partDownloadBuffers } from "./part_download.ts";
 import { ProgressTracker } from "./progress.ts";
 import type { TransferJob } from "./transfer_job.ts";
 import { FirstFailure, runPartWorkers } from "./part_workers.ts";
@@ -141,6 +141,7 @@ async function fetchParts(
       feeding = Promise.resolve();
     }
     const count = Math.min(job.workers, manifest.parts.length);
+    const buffers = partDownloadBuffers();
     const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
       progress.setPhase("downloading");
       await downloadPart({
@@ -151,7 +152,7 @@ async function fetchParts(
         policy,
         clock,
         hashThreads,
-        partsInFlight: count,
+        buffers,
       }, part);
       placed(part, "verified");
     });
