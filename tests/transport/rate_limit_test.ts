@@ -55,25 +55,34 @@ registryTest(
     }
     await Deno.remove(small);
 
-    // Not binding: 256 MiB with a cap far above what loopback does, against no cap at all.
+    // Not binding: 256 MiB with a cap of 1 GiB/s, above what loopback does here (a cap there
+    // cost several times the transfer: each 64 KiB waited for a timer of its own), against no
+    // cap at all, each twice in turn (the best of two: the machine may be busy with other work).
     const big = `${dir.path}/big.bin`;
     const bigDigest = await writePatternFile(big, 256 * MiB, 32);
     using free = new PartedClient({ plainHttp: true });
-    using wide = new PartedClient({ plainHttp: true, rateLimit: { bytesPerSecond: 64 * 2 ** 30 } });
+    using wide = new PartedClient({ plainHttp: true, rateLimit: { bytesPerSecond: 2 ** 30 } });
     const part = { partSize: 32 * MiB, workers: 8 };
-    const freeRef = `${registry.host}/capped/free:v1`;
-    const wideRef = `${registry.host}/capped/wide:v1`;
-    const push = [
-      await seconds(() => free.push(freeRef, fromFile(big), part)),
-      await seconds(() => wide.push(wideRef, fromFile(big), part)),
-    ];
-    const pull = [
-      await seconds(() => free.pull(freeRef, toFile(`${dir.path}/free.out`), part)),
-      await seconds(() => wide.pull(wideRef, toFile(`${dir.path}/wide.out`), part)),
-    ];
-    assertEquals(await sha256File(`${dir.path}/wide.out`), bigDigest);
-    assert(push[1] <= push[0] * 2, `push: ${push[1]} s capped, ${push[0]} s uncapped`);
-    assert(pull[1] <= pull[0] * 2, `pull: ${pull[1]} s capped, ${pull[0]} s uncapped`);
+    const best = {
+      free: { push: Infinity, pull: Infinity },
+      wide: { push: Infinity, pull: Infinity },
+    };
+    for (const [round, name] of ["free", "wide", "wide", "free"].entries()) {
+      const client = name === "free" ? free : wide;
+      const ref = `${registry.host}/capped/${name}${round}:v1`;
+      const out = `${dir.path}/${name}.out`;
+      const pushed = await seconds(() => client.push(ref, fromFile(big), part));
+      const pulled = await seconds(() => client.pull(ref, toFile(out), part));
+      assertEquals(await sha256File(out), bigDigest);
+      await Deno.remove(out);
+      const figures = best[name as "free" | "wide"];
+      figures.push = Math.min(figures.push, pushed);
+      figures.pull = Math.min(figures.pull, pulled);
+    }
+    for (const op of ["push", "pull"] as const) {
+      const [withCap, withoutCap] = [best.wide[op], best.free[op]];
+      assert(withCap <= withoutCap * 2, `${op}: ${withCap} s capped, ${withoutCap} s uncapped`);
+    }
   },
 );
 
