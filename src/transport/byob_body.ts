@@ -7,7 +7,9 @@
  * `body.getReader({ mode: "byob" })` reads into the caller's own buffers, each read passing down
  * through every layer into the runtime's body (no copy, no garbage chunk per read), while a
  * default reader gets the chunks as they arrive. A layer over any other stream is a default
- * stream, as fast as it can be for a default reader.
+ * stream, as fast as it can be for a default reader. Layers put over a body nobody has read yet
+ * become one stream with their rules stacked, so a read costs one stream's machinery however
+ * many layers there are.
  *
  * @module
  */
