@@ -11,7 +11,8 @@
  * start and end). Prints a markdown table beside the CPU line.
  *
  * Usage: `deno run -A bench/caps_bench.ts [--size 1GiB] [--seconds 4]
- * [--caps 10MiB,100MiB,300MiB,1GiB,2GiB] [--runs 1]`.
+ * [--caps 10MiB,100MiB,300MiB,1GiB,2GiB] [--runs 3]` (medians; each run goes round every
+ * scenario in turn).
  *
  * @module
  */
@@ -27,7 +28,7 @@ const { values } = parseArgs({
     size: { type: "string", default: "1GiB" },
     seconds: { type: "string", default: "4" },
     caps: { type: "string", default: "10MiB,100MiB,300MiB,1GiB,2GiB" },
-    runs: { type: "string", default: "1" },
+    runs: { type: "string", default: "3" },
   },
   strict: false,
 });
@@ -81,58 +82,59 @@ interface Result {
   cpu: number;
 }
 
-async function runScenario(s: Scenario, seed: number): Promise<Result[]> {
+/** One push and one pull of `s` on a fresh registry (nothing deduplicated). */
+async function runOnce(s: Scenario, seed: number): Promise<[Measurement, Measurement]> {
   const src = `${dir}/src.bin`;
   const out = `${dir}/out.bin`;
   await writePatternFile(src, s.size, seed);
   const part = String(s.size / WORKERS);
   const rate = s.cap === undefined ? "0" : String(s.cap);
-  const pushes: Measurement[] = [];
-  const pulls: Measurement[] = [];
+  const registry = await startRegistry();
   try {
-    for (let run = 0; run < RUNS; run++) {
-      // A fresh registry per run: nothing is deduplicated.
-      const registry = await startRegistry();
-      try {
-        const ref = `${registry.host}/bench/caps:v1`;
-        pushes.push(await measure([DENO, "run", "-A", OP, "push", ref, src, part, "8", rate]));
-        reported(pushes.at(-1)!, `push ${s.label}`);
-        // The pull reads the registry's files from the page cache, as the push left them.
-        await new Deno.Command("sh", {
-          args: [
-            "-c",
-            `find '${registry.storageDir}' -type f -name data -exec cat {} + >/dev/null`,
-          ],
-        }).output();
-        pulls.push(await measure([DENO, "run", "-A", OP, "pull", ref, out, part, "8", rate]));
-        reported(pulls.at(-1)!, `pull ${s.label}`);
-        await Deno.remove(out).catch(() => {});
-      } finally {
-        await registry.stop();
-      }
-    }
+    const ref = `${registry.host}/bench/caps:v1`;
+    const push = await measure([DENO, "run", "-A", OP, "push", ref, src, part, "8", rate]);
+    reported(push, `push ${s.label}`);
+    // The pull reads the registry's files from the page cache, as the push left them.
+    await new Deno.Command("sh", {
+      args: ["-c", `find '${registry.storageDir}' -type f -name data -exec cat {} + >/dev/null`],
+    }).output();
+    const pull = await measure([DENO, "run", "-A", OP, "pull", ref, out, part, "8", rate]);
+    reported(pull, `pull ${s.label}`);
+    return [push, pull];
   } finally {
+    await registry.stop();
     await Deno.remove(src).catch(() => {});
     await Deno.remove(out).catch(() => {});
   }
-  const result = (op: "push" | "pull", all: Measurement[]): Result => ({
+}
+
+function result(s: Scenario, op: "push" | "pull", all: Measurement[]): Result {
+  return {
     scenario: s,
     op,
     seconds: median(all.map((m) => reported(m, op))),
     flow: median(all.map((m) => reported(m, op, "flow"))),
     steady: median(all.map((m) => /^steady ([\d.]+)$/m.exec(m.stderr)?.[1]).map(Number)),
     cpu: median(all.map((m) => m.cpuSeconds)),
-  });
-  return [result("push", pushes), result("pull", pulls)];
+  };
 }
 
 try {
   await new Deno.Command(DENO, { args: ["cache", OP], stdout: "null", stderr: "null" }).output();
-  const results: Result[] = [];
-  for (const [i, s] of scenarios.entries()) {
-    console.error(`${s.label}: ${s.size / MiB} MiB`);
-    results.push(...await runScenario(s, 60 + i));
+  // Runs go round every scenario in turn, so a machine whose speed drifts shifts them alike.
+  const runs = scenarios.map(() => ({ push: [] as Measurement[], pull: [] as Measurement[] }));
+  for (let run = 0; run < RUNS; run++) {
+    for (const [i, s] of scenarios.entries()) {
+      console.error(`run ${run + 1}, ${s.label}: ${s.size / MiB} MiB`);
+      const [push, pull] = await runOnce(s, 60 + i);
+      runs[i].push.push(push);
+      runs[i].pull.push(pull);
+    }
   }
+  const results = scenarios.flatMap((s, i) => [
+    result(s, "push", runs[i].push),
+    result(s, "pull", runs[i].pull),
+  ]);
   console.log(
     `\ncaps sweep: parted push and pull, 8 workers, 8 parts, medians of ${RUNS}; ` +
       `CPU: ${await cpuLine()}\n`,
