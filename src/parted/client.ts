@@ -9,6 +9,7 @@ import { systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
 import type { ClientStack } from "../remote/client_stack.ts";
+import { checkMirrorTable, type MirrorTable } from "../remote/mirror_table.ts";
 import { connect, type Connection, partedStack } from "./connection.ts";
 import type { PartedClientOptions } from "./options.ts";
 export type { ExplicitCredential, PartedClientOptions } from "./options.ts";
@@ -161,6 +162,7 @@ export class PartedClient {
   readonly #options: PartedClientOptions;
   readonly #policy: RetryPolicy;
   readonly #stack: ClientStack;
+  readonly #mirrors: MirrorTable | undefined;
   #closed = false;
 
   /** Creates a client; nothing is opened until a transfer starts. */
@@ -173,6 +175,9 @@ export class PartedClient {
     }
     this.#policy = resolveRetryPolicy(options.retryPolicy, PARTED_RETRY_POLICY, "PartedClient");
     validateStallTimeout(options.stallTimeoutMs);
+    this.#mirrors = options.mirrors === undefined
+      ? undefined
+      : checkMirrorTable(options.mirrors, "PartedClient: mirrors");
     this.#options = { ...options };
     // One stack serves every transfer of this client: keep-alive connections and tokens are
     // reused; a caller's fetch is the caller's to manage.
@@ -239,7 +244,7 @@ export class PartedClient {
     if (source?.kind !== "file") throw new TypeError("push: source must come from fromFile()");
     const annotations = checkAnnotations(options.annotations);
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, workers, options);
+    const { job, connection } = this.#transfer(ref, workers, options, false);
     return await runPush({ ...job, path: source.path, partSize, annotations }, connection);
   }
 
@@ -278,7 +283,7 @@ export class PartedClient {
       throw new TypeError("pull: destination must come from toFile() or toDirectory()");
     }
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, workers, options);
+    const { job, connection } = this.#transfer(ref, workers, options, true);
     await runPull({
       ...job,
       destination: destination.path,
@@ -317,11 +322,13 @@ export class PartedClient {
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
     this.#checkOpen();
     const target = parseReference(dstRef);
-    const { job } = this.#transfer(srcRef, workers, options);
+    const { job } = this.#transfer(srcRef, workers, options, true);
     const plainHttp = this.#options.plainHttp ?? false;
+    // Only the source is read through mirrors; the target is written, never mirrored.
     return await runCopy(
       { ...job, target },
-      (reference) => connect(this.#stack, reference, plainHttp),
+      (reference) =>
+        connect(this.#stack, reference, plainHttp, reference === job.reference ? this.#mirrors : undefined),
     );
   }
 
@@ -346,7 +353,7 @@ export class PartedClient {
    */
   async inspect(ref: string, options: InspectOptions = {}): Promise<ArtifactDescription> {
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, 1, options);
+    const { job, connection } = this.#transfer(ref, 1, options, true);
     return await runInspect(job, connection);
   }
 
@@ -379,7 +386,7 @@ export class PartedClient {
       throw new TypeError("verify: path must be a non-empty string");
     }
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, workers, options);
+    const { job, connection } = this.#transfer(ref, workers, options, true);
     return await runVerify({ ...job, path }, connection);
   }
 
@@ -412,11 +419,15 @@ export class PartedClient {
     });
   }
 
-  /** The job fields both directions share, and the connection to the reference's registry. */
+  /**
+   * The job fields both directions share, and the connection to the reference's registry
+   * (through its mirrors when the transfer only `reads`).
+   */
   #transfer(
     ref: string,
     workers: number,
     options: PushOptions | PullOptions | CopyOptions | VerifyOptions,
+    reads: boolean,
   ): { job: TransferJob; connection: () => Connection } {
     const reference = parseReference(ref);
     const job = {
@@ -428,7 +439,8 @@ export class PartedClient {
       clock: this.#options.clock ?? systemClock,
     };
     const plainHttp = this.#options.plainHttp ?? false;
-    return { job, connection: () => connect(this.#stack, reference, plainHttp) };
+    const mirrors = reads ? this.#mirrors : undefined;
+    return { job, connection: () => connect(this.#stack, reference, plainHttp, mirrors) };
   }
 
   #checkOpen(): void {

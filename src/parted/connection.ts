@@ -6,9 +6,12 @@
  */
 import type { RegistryAuthenticator } from "../auth/authenticator.ts";
 import { staticCredentials } from "../auth/credential.ts";
+import { dockerConfigCredentials } from "../auth/docker_config.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
-import { ClientStack } from "../remote/client_stack.ts";
+import { ClientStack, type RegistryRoute } from "../remote/client_stack.ts";
+import { MirrorSet, type MirrorSource } from "../remote/mirror_reads.ts";
+import { mirrorsOf, type MirrorTable } from "../remote/mirror_table.ts";
 import { RemoteRepository } from "../remote/repository.ts";
 import type { PartedClientOptions } from "./options.ts";
 export type { ExplicitCredential } from "./options.ts";
@@ -69,12 +72,18 @@ export function partedStack(options: ConnectionOptions): ClientStack {
     authenticate: {
       plainHttp: options.plainHttp ?? false,
       ...(credentials !== undefined ? { credentials } : {}),
+      // The one explicit credential is the registry's: a mirror is asked with its own, from
+      // the docker configuration.
+      ...(options.credential !== undefined
+        ? { mirrorCredentials: dockerConfigCredentials() }
+        : {}),
     },
   });
 }
 
 /**
- * The connection of one transfer to `reference` on the client's `stack`.
+ * The connection of one transfer to `reference` on the client's `stack`; reads of it try the
+ * mirrors `mirrors` gives the reference first (each on a route of its own), writes never do.
  *
  * @example The connection of one transfer
  * ```ts
@@ -86,18 +95,50 @@ export function partedStack(options: ConnectionOptions): ClientStack {
  * stack.close();
  * ```
  */
-export function connect(stack: ClientStack, reference: Reference, plainHttp: boolean): Connection {
+export function connect(
+  stack: ClientStack,
+  reference: Reference,
+  plainHttp: boolean,
+  mirrors?: MirrorTable,
+): Connection {
   const origin = registryOrigin(reference.registry, { plainHttp });
   const route = stack.route(origin, reference.registry);
-  const repo = new RemoteRepository({
+  const sources = mirrors === undefined ? [] : mirrorSources(stack, reference, mirrors);
+  const repo = repository(origin, reference.repository, route, sources);
+  return { repo, authenticator: route.authenticator! };
+}
+
+/** Each way to reach each mirror of `reference`, in order. */
+function mirrorSources(
+  stack: ClientStack,
+  reference: Reference,
+  mirrors: MirrorTable,
+): MirrorSource[] {
+  return mirrorsOf(mirrors, reference).flatMap((mirror) =>
+    mirror.schemes.map(({ plainHttp, insecureTls }) => {
+      const origin = registryOrigin(mirror.host, { plainHttp });
+      const route = stack.route(origin, mirror.host, { insecureTls });
+      const repo = repository(origin, mirror.repository, route, []);
+      return { repo, resolvesTag: mirror.resolvesTag };
+    })
+  );
+}
+
+function repository(
+  origin: URL,
+  name: string,
+  route: RegistryRoute,
+  mirrors: MirrorSource[],
+): RemoteRepository {
+  return new RemoteRepository({
     origin,
-    name: reference.repository,
+    name,
     transport: route.transport,
     storageTransport: route.storageTransport,
     // Parted spec: writes are never redirected; every redirect target of a read is storage.
     writeRedirects: false,
     readRedirects: BLOB_REDIRECT_HOPS,
     redirectTargetsAreStorage: true,
+    ...(mirrors.length === 0 ? {} : { mirrors: new MirrorSet(mirrors) }),
   });
-  return { repo, authenticator: route.authenticator! };
 }

@@ -10,6 +10,7 @@ import { DigestMismatchError } from "../errors/sentinels.ts";
 import { BufferFill, BufferPool } from "../registry/buffer_pool.ts";
 import { type ByobSource, openByob } from "../transport/byob_body.ts";
 import { getBlob } from "../remote/blob_reads.ts";
+import { mirrorSpoiled } from "../remote/mirror_reads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import type { RunningHash, Sha256Threads } from "../registry/sha256_threads.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
@@ -59,7 +60,7 @@ export async function downloadPart(
   const { signal } = context;
   const pool = new BufferPool(BUFFERS_PER_PART, WRITE_BUFFER_SIZE);
   const hash = context.hashThreads.open((buffer) => pool.release(buffer));
-  const state = { reached: 0 };
+  const state: AttemptState = { reached: 0, mirrored: false };
   try {
     await retry(
       `part ${part.index}: download`,
@@ -84,7 +85,7 @@ async function downloadAttempt(
   part: PartDescriptor,
   pool: BufferPool,
   hash: RunningHash,
-  state: { reached: number },
+  state: AttemptState,
 ): Promise<void> {
   const { repo, signal, partial, progress } = context;
   const operation = "GET blob";
@@ -99,6 +100,7 @@ async function downloadAttempt(
   let position = state.reached;
   let failure: unknown;
   if (answer !== "complete") {
+    if (answer.mirrored) state.mirrored = true;
     if (answer.start === 0 && state.reached > 0) {
       // The whole blob again: start over from byte zero, overwriting what was placed.
       hash.reset();
@@ -121,13 +123,42 @@ async function downloadAttempt(
     await writer.flush();
     state.reached = position;
   }
+  if (failure instanceof DigestMismatchError && state.mirrored) {
+    throw refused(context, part, hash, state, failure);
+  }
   if (failure !== undefined) throw asNetworkFailure(operation, failure, signal, "body read failed");
   if (position < part.size) {
     throw new NetworkError(`${operation}: body ended before the part did`);
   }
   if ((await hash.digest()) !== part.digest) {
-    throw new DigestMismatchError(`part ${part.index}`);
+    throw refused(context, part, hash, state, new DigestMismatchError(`part ${part.index}`));
   }
+}
+
+/** Where a part's attempts stand: the bytes placed, and whether a mirror sent any of them. */
+interface AttemptState {
+  reached: number;
+  mirrored: boolean;
+}
+
+/**
+ * The failure of bytes that are not the part's: terminal when they came from the registry;
+ * when a mirror sent any of them, a retryable one after which the part starts over from the
+ * registry (see `mirror_reads.ts`).
+ */
+function refused(
+  context: PartDownloadContext,
+  part: PartDescriptor,
+  hash: RunningHash,
+  state: AttemptState,
+  wrong: DigestMismatchError,
+): Error {
+  if (!state.mirrored) return wrong;
+  hash.reset();
+  state.reached = 0;
+  state.mirrored = false;
+  context.progress.restartPart(part.index);
+  return mirrorSpoiled(context.repo, part.digest, `part ${part.index}`, wrong);
 }
 
 /**

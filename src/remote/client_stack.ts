@@ -61,8 +61,21 @@ export interface ClientStackOptions {
   onExchange?: ExchangeObserver;
   /** One bandwidth cap over every body of the client, both directions. Default: none. */
   rateLimit?: RateLimit;
-  /** Authenticate registry requests (the parted client); else the transport is used as is. */
-  authenticate?: { plainHttp: boolean; credentials?: CredentialSource };
+  /**
+   * Authenticate registry requests (the parted client); else the transport is used as is.
+   * `mirrorCredentials` answers for mirror routes (default: `credentials`).
+   */
+  authenticate?: {
+    plainHttp: boolean;
+    credentials?: CredentialSource;
+    mirrorCredentials?: CredentialSource;
+  };
+}
+
+/** A route to a mirror of a registry rather than to the registry itself. */
+export interface MirrorRouteOptions {
+  /** HTTPS without verifying the mirror's certificate. */
+  insecureTls: boolean;
 }
 
 /** The transports of one registry origin. */
@@ -95,6 +108,7 @@ export class ClientStack {
   readonly #options: ClientStackOptions;
   readonly #routes = new Map<string, RegistryRoute>();
   #pool: HttpTransport | undefined;
+  readonly #mirrorPools = new Map<boolean, HttpTransport>();
   #guarded: GuardedTransport | undefined;
   readonly #limiter: RateLimiter | undefined;
 
@@ -107,12 +121,15 @@ export class ClientStack {
       : new RateLimiter(options.rateLimit);
   }
 
-  /** The transports of the registry at `origin` (`host[:port]` is `registry`), cached. */
-  route(origin: URL, registry: string): RegistryRoute {
-    const key = origin.origin;
+  /**
+   * The transports of the registry at `origin` (`host[:port]` is `registry`), cached; with
+   * `mirror`, of a mirror there: its own pool (reported as `"mirror"`) and credentials.
+   */
+  route(origin: URL, registry: string, mirror?: MirrorRouteOptions): RegistryRoute {
+    const key = mirror === undefined ? origin.origin : `mirror ${mirror.insecureTls} ${origin.origin}`;
     let route = this.#routes.get(key);
     if (route === undefined) {
-      route = this.#compose(origin, registry);
+      route = this.#compose(origin, registry, mirror);
       this.#routes.set(key, route);
     }
     return route;
@@ -122,22 +139,28 @@ export class ClientStack {
   close(): void {
     this.#guarded?.close();
     this.#pool?.close();
+    for (const pool of this.#mirrorPools.values()) pool.close();
+    this.#mirrorPools.clear();
     this.#guarded = undefined;
     this.#pool = undefined;
     this.#routes.clear();
   }
 
-  #compose(origin: URL, registry: string): RegistryRoute {
+  #compose(origin: URL, registry: string, mirror?: MirrorRouteOptions): RegistryRoute {
     const options = this.#options;
+    const pool = mirror === undefined
+      ? () => this.#library()
+      : () => this.#mirrorPool(mirror.insecureTls);
     const base = this.#capped(
-      options.transport ?? ((request: Request) => this.#library().fetch(request)),
+      options.transport ?? ((request: Request) => pool().fetch(request)),
     );
     const otherHosts = options.storageTransport ?? this.#otherHosts();
     const other = otherHosts === undefined ? undefined : this.#capped(otherHosts);
     // Without a transport for other hosts, crossHostFetch refuses them before sending.
     // The registry's hostname on another port skips the peer guard, but is still storage: its
     // own unguarded twin of the pool, so `onExchange` reports it as such.
-    const sameHost = options.transport ?? this.#unguardedStorageFetch;
+    const sameHost = options.transport ??
+      ((request: Request) => pool().external().fetch(request));
     const storage = options.ownHostnameIsRegistry === true
       ? crossHostFetch({ registry: origin, sameHost: this.#capped(sameHost), crossHost: other })
       : other ?? this.#capped(this.#guardedFetch);
@@ -149,10 +172,13 @@ export class ClientStack {
     if (options.authenticate === undefined) {
       return { transport, storageTransport, authenticator: undefined };
     }
-    const { plainHttp, credentials } = options.authenticate;
+    const credentials = mirror === undefined
+      ? options.authenticate.credentials
+      : options.authenticate.mirrorCredentials ?? options.authenticate.credentials;
     const authenticator = new RegistryAuthenticator({
       registry,
-      plainHttp,
+      // Each route's own scheme: a mirror may speak plain HTTP while the registry does not.
+      plainHttp: origin.protocol === "http:",
       fetch: transport,
       externalFetch: storageTransport,
       ...(credentials !== undefined ? { credentials } : {}),
@@ -178,7 +204,6 @@ export class ClientStack {
   }
 
   readonly #guardedFetch: Fetch = (request) => this.#guardedPool().fetch(request);
-  readonly #unguardedStorageFetch: Fetch = (request) => this.#library().external().fetch(request);
 
   #library(): HttpTransport {
     this.#pool ??= new HttpTransport({
@@ -190,6 +215,16 @@ export class ClientStack {
       ...(this.#options.onExchange ? { onExchange: this.#options.onExchange } : {}),
     });
     return this.#pool;
+  }
+
+  /** The pool of mirror routes: like the library pool, reported as `"mirror"`. */
+  #mirrorPool(insecureTls: boolean): HttpTransport {
+    let pool = this.#mirrorPools.get(insecureTls);
+    if (pool === undefined) {
+      pool = this.#library().clone({ site: "mirror", insecureTls });
+      this.#mirrorPools.set(insecureTls, pool);
+    }
+    return pool;
   }
 
   #guardedPool(): GuardedTransport {

@@ -1,0 +1,218 @@
+/**
+ * The mirrors a client may read from: the table a caller gives (registry or namespace →
+ * mirrors), its validation, and the rule that picks the mirrors of one reference (the longest
+ * matching prefix, as the containers registries configuration chooses its `[[registry]]`).
+ *
+ * @module
+ */
+import { isRegistryHost, isRepositoryName, type Reference } from "../registry/reference.ts";
+
+/**
+ * Which pulls may use a mirror.
+ *
+ * - `"digest-only"`: every part, and the manifest of a pull by digest; a tag is always
+ *   resolved at the registry (whose digest then fetches everything else).
+ * - `"all"`: also resolves tags, so the mirror decides what a tag means.
+ * - `"tag-only"`: only pulls by tag use it (and it resolves their tag).
+ *
+ * @example
+ * ```ts
+ * import type { PullFromMirror } from "@ocipart/ocipart/parted";
+ * const mode: PullFromMirror = "digest-only";
+ * console.log(mode); // "digest-only"
+ * ```
+ */
+export type PullFromMirror = "digest-only" | "all" | "tag-only";
+
+/**
+ * One mirror of a registry (or of a namespace of it).
+ *
+ * @example A pull-through cache on the local network, over plain HTTP
+ * ```ts
+ * import type { MirrorOptions } from "@ocipart/ocipart/parted";
+ * const cache: MirrorOptions = { location: "cache.lan:5000", plainHttp: true };
+ * console.log(cache.pullFromMirror ?? "digest-only"); // "digest-only"
+ * ```
+ */
+export interface MirrorOptions {
+  /**
+   * `host[:port]`, optionally followed by a namespace that replaces the matched prefix
+   * (`mirror.lan/ghcr`: `ghcr.io/org/model` is read as `mirror.lan/ghcr/org/model`).
+   */
+  location: string;
+  /** Which pulls use the mirror; default `"digest-only"`. */
+  pullFromMirror?: PullFromMirror;
+  /** Plain HTTP to this mirror. Default false (HTTPS). */
+  plainHttp?: boolean;
+  /**
+   * As the containers configuration's `insecure`: HTTPS without verifying the mirror's
+   * certificate, and plain HTTP when it does not speak TLS. Default false.
+   */
+  insecure?: boolean;
+}
+
+/**
+ * Mirrors by prefix: a registry host (`ghcr.io`, `host:5000`), a namespace or repository in it
+ * (`ghcr.io/acme`), or `*.example.com` for every subdomain. A reference uses the mirrors of its
+ * longest matching prefix, tried in order before the registry.
+ *
+ * @example
+ * ```ts
+ * import type { MirrorTable } from "@ocipart/ocipart/parted";
+ * const mirrors: MirrorTable = {
+ *   "ghcr.io": [{ location: "cache.lan:5000", plainHttp: true }],
+ *   "ghcr.io/acme/models": [{ location: "models-cache.lan", pullFromMirror: "all" }],
+ * };
+ * console.log(Object.keys(mirrors).length); // 2
+ * ```
+ */
+export type MirrorTable = Readonly<Record<string, readonly MirrorOptions[]>>;
+
+/** One mirror of one reference: where its copy of the repository is, and what it may serve. */
+export interface MirrorEndpoint {
+  /** The mirror's `host[:port]`. */
+  readonly host: string;
+  /** The repository path on the mirror. */
+  readonly repository: string;
+  /** Whether the mirror resolves the reference's tag. */
+  readonly resolvesTag: boolean;
+  /** The ways to reach it, in order: HTTPS (maybe unverified), then plain HTTP. */
+  readonly schemes: readonly { plainHttp: boolean; insecureTls: boolean }[];
+}
+
+const MODES: readonly PullFromMirror[] = ["digest-only", "all", "tag-only"];
+
+/**
+ * Checks a table and returns a frozen copy.
+ *
+ * @throws {TypeError} The table, an entry or a field has the wrong type.
+ * @throws {RangeError} A prefix, location or mode is invalid (the value is quoted).
+ *
+ * @example
+ * ```ts
+ * import { checkMirrorTable } from "./mirror_table.ts";
+ * checkMirrorTable({ "ghcr.io": [{ location: "cache.lan:5000" }] });
+ * ```
+ */
+export function checkMirrorTable(table: unknown, owner = "mirrors"): MirrorTable {
+  if (typeof table !== "object" || table === null || Array.isArray(table)) {
+    throw new TypeError(`${owner}: must be an object of prefix -> mirror list`);
+  }
+  const out: Record<string, readonly MirrorOptions[]> = {};
+  for (const [prefix, list] of Object.entries(table)) {
+    checkPrefix(prefix, owner);
+    if (!Array.isArray(list)) throw new TypeError(`${owner}["${prefix}"]: must be an array`);
+    out[prefix] = Object.freeze(list.map((entry, i) => checkMirror(entry, `${owner}["${prefix}"][${i}]`)));
+  }
+  return Object.freeze(out);
+}
+
+function checkPrefix(prefix: string, owner: string): void {
+  const wildcard = prefix.startsWith("*.");
+  const valid = wildcard
+    ? isRegistryHost(prefix.slice(2)) && !prefix.includes(":")
+    : splitLocation(prefix) !== undefined;
+  if (!valid) {
+    throw new RangeError(
+      `${owner}: "${prefix}" is not a prefix (host[:port][/namespace] or *.domain)`,
+    );
+  }
+}
+
+function checkMirror(entry: unknown, owner: string): MirrorOptions {
+  if (typeof entry !== "object" || entry === null) throw new TypeError(`${owner}: must be an object`);
+  const { location, pullFromMirror, plainHttp, insecure } = entry as Record<string, unknown>;
+  if (typeof location !== "string" || splitLocation(location) === undefined) {
+    throw new RangeError(`${owner}.location: "${String(location)}" is not host[:port][/namespace]`);
+  }
+  if (pullFromMirror !== undefined && !MODES.includes(pullFromMirror as PullFromMirror)) {
+    throw new RangeError(`${owner}.pullFromMirror: "${String(pullFromMirror)}" is not one of ${MODES.join(", ")}`);
+  }
+  for (const [name, value] of [["plainHttp", plainHttp], ["insecure", insecure]] as const) {
+    if (value !== undefined && typeof value !== "boolean") {
+      throw new TypeError(`${owner}.${name}: must be a boolean`);
+    }
+  }
+  if (plainHttp === true && insecure === true) {
+    throw new TypeError(`${owner}: plainHttp and insecure exclude each other`);
+  }
+  return Object.freeze({
+    location,
+    pullFromMirror: (pullFromMirror ?? "digest-only") as PullFromMirror,
+    plainHttp: plainHttp === true,
+    insecure: insecure === true,
+  });
+}
+
+/** `host[:port][/namespace]` split in two, or undefined when it is not that. */
+function splitLocation(location: string): { host: string; path: string } | undefined {
+  const slash = location.indexOf("/");
+  const host = slash < 0 ? location : location.slice(0, slash);
+  const path = slash < 0 ? "" : location.slice(slash + 1);
+  if (!isRegistryHost(host)) return undefined;
+  if (path !== "" && !isRepositoryName(path)) return undefined;
+  return { host: host.toLowerCase(), path };
+}
+
+/**
+ * The length of the part of `name` (`host[:port]/repository`) that `prefix` matches, or -1: a
+ * prefix matches up to a `/` boundary (or the whole name); `*.domain` matches the host's
+ * subdomains of `domain`, with or without a port.
+ */
+function matchLength(name: string, prefix: string): number {
+  const slash = name.indexOf("/");
+  const host = name.slice(0, slash);
+  if (prefix.startsWith("*.")) {
+    const hostname = host.replace(/:\d+$/, "").toLowerCase();
+    return hostname.endsWith(prefix.slice(1).toLowerCase()) ? slash : -1;
+  }
+  const lowered = `${host.toLowerCase()}${name.slice(slash)}`;
+  const wanted = prefix.replace(/^[^/]+/, (h) => h.toLowerCase());
+  if (lowered === wanted) return name.length;
+  return lowered.startsWith(wanted) && lowered[wanted.length] === "/" ? wanted.length : -1;
+}
+
+/**
+ * The mirrors of `reference`, in order: those of the longest prefix of `table` that matches
+ * it (none when no prefix does). Each keeps the part of the name after the prefix under its own
+ * location, and says whether it may resolve the reference's tag. A mirror whose mode leaves it
+ * out of this pull (`tag-only` for a pull by digest) is not listed.
+ *
+ * @example
+ * ```ts
+ * import { mirrorsOf } from "./mirror_table.ts";
+ * const table = { "ghcr.io/acme": [{ location: "cache.lan/gh" }] };
+ * const [mirror] = mirrorsOf(table, { registry: "ghcr.io", repository: "acme/m", tag: "v1" });
+ * console.log(mirror.host, mirror.repository, mirror.resolvesTag); // "cache.lan" "gh/m" false
+ * ```
+ */
+export function mirrorsOf(table: MirrorTable, reference: Reference): MirrorEndpoint[] {
+  const name = `${reference.registry}/${reference.repository}`;
+  let best: { length: number; list: readonly MirrorOptions[] } | undefined;
+  for (const [prefix, list] of Object.entries(table)) {
+    const length = matchLength(name, prefix);
+    if (length >= 0 && (best === undefined || length > best.length)) best = { length, list };
+  }
+  if (best === undefined) return [];
+  const rest = name.slice(best.length).replace(/^\//, "");
+  const byTag = reference.digest === undefined;
+  const endpoints: MirrorEndpoint[] = [];
+  for (const mirror of best.list) {
+    const mode = mirror.pullFromMirror ?? "digest-only";
+    if (mode === "tag-only" && !byTag) continue;
+    const { host, path } = splitLocation(mirror.location)!;
+    const repository = [path, rest].filter((p) => p !== "").join("/");
+    if (repository === "" || !isRepositoryName(repository)) continue;
+    endpoints.push({
+      host,
+      repository,
+      resolvesTag: byTag && mode !== "digest-only",
+      schemes: mirror.plainHttp
+        ? [{ plainHttp: true, insecureTls: false }]
+        : mirror.insecure
+        ? [{ plainHttp: false, insecureTls: true }, { plainHttp: true, insecureTls: false }]
+        : [{ plainHttp: false, insecureTls: false }],
+    });
+  }
+  return endpoints;
+}
