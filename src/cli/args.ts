@@ -12,6 +12,7 @@ import { registryOrigin } from "../registry/endpoints.ts";
 import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
 import { isReservedAnnotation } from "../parted/format.ts";
+import { isMirrorLocation } from "../remote/mirror_table.ts";
 import { parseRate } from "./rate.ts";
 import { type CommandName, UsageError } from "./usage_error.ts";
 
@@ -44,6 +45,14 @@ export interface RegistryFlags {
   json: boolean;
 }
 
+/** The flags of the commands that read an artifact (`pull`, `inspect`, `verify`, `copy`). */
+export interface ReadFlags {
+  /** `--mirror` values (`host[:port][/namespace]`), in order; they replace the configured ones. */
+  mirrors: string[];
+  /** `--registries-conf FILE`: the registries configuration to read mirrors from. */
+  registriesConf: string | undefined;
+}
+
 /** The flags shared by `push` and `pull`. */
 export interface TransferFlags extends RegistryFlags {
   /** Concurrent part transfers, or undefined for the library's default. */
@@ -69,7 +78,7 @@ export interface PushCommand extends TransferFlags {
 }
 
 /** A parsed `pull` command line. */
-export interface PullCommand extends TransferFlags {
+export interface PullCommand extends TransferFlags, ReadFlags {
   /** Discriminant. */
   kind: "pull";
   /** The reference to pull, as typed. */
@@ -81,7 +90,7 @@ export interface PullCommand extends TransferFlags {
 }
 
 /** A parsed `copy` command line. */
-export interface CopyCommand extends TransferFlags {
+export interface CopyCommand extends TransferFlags, ReadFlags {
   /** Discriminant. */
   kind: "copy";
   /** The artifact to copy, as typed. */
@@ -91,7 +100,7 @@ export interface CopyCommand extends TransferFlags {
 }
 
 /** A parsed `inspect` command line. */
-export interface InspectCommand extends RegistryFlags {
+export interface InspectCommand extends RegistryFlags, ReadFlags {
   /** Discriminant. */
   kind: "inspect";
   /** The reference to describe, as typed. */
@@ -99,7 +108,7 @@ export interface InspectCommand extends RegistryFlags {
 }
 
 /** A parsed `verify` command line. */
-export interface VerifyCommand extends RegistryFlags {
+export interface VerifyCommand extends RegistryFlags, ReadFlags {
   /** Discriminant. */
   kind: "verify";
   /** The reference whose parts the file is compared with, as typed. */
@@ -179,7 +188,14 @@ const TRANSFER_OPTIONS = {
 
 // A copy talks to two registries: one explicit credential would reach both, so each side's
 // credential comes from the docker configuration instead.
-const { username: _username, "password-stdin": _passwordStdin, ...COPY_OPTIONS } = TRANSFER_OPTIONS;
+const { username: _username, "password-stdin": _passwordStdin, ...COPY_ONLY } = TRANSFER_OPTIONS;
+
+const MIRROR_OPTIONS = {
+  mirror: { type: "string", multiple: true },
+  "registries-conf": { type: "string" },
+} as const;
+
+const COPY_OPTIONS = { ...COPY_ONLY, ...MIRROR_OPTIONS } as const;
 
 /** The parsed flags and operands of one command line, with checked accessors. */
 class Parsed {
@@ -251,6 +267,20 @@ class Parsed {
     };
   }
 
+  /** The flags of the commands that read an artifact. */
+  reads(): ReadFlags {
+    const mirrors = this.list("mirror");
+    for (const mirror of mirrors) {
+      if (!isMirrorLocation(mirror)) {
+        throw new UsageError(
+          `--mirror: "${mirror}" is not a mirror such as cache.lan:5000 or cache.lan/namespace`,
+          this.command,
+        );
+      }
+    }
+    return { mirrors, registriesConf: this.text("registries-conf") };
+  }
+
   /** The flags of `push` and `pull`. */
   transfer(): TransferFlags {
     return {
@@ -288,11 +318,12 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     }),
   },
   pull: {
-    options: { ...TRANSFER_OPTIONS, "verify-file-digest": { type: "boolean" } },
+    options: { ...TRANSFER_OPTIONS, ...MIRROR_OPTIONS, "verify-file-digest": { type: "boolean" } },
     operands: ["<ref>", "<dest>"],
     build: (p) => ({
       kind: "pull",
       ...p.transfer(),
+      ...p.reads(),
       reference: p.operands[0],
       destination: p.operands[1],
       verifyFileDigest: p.bool("verify-file-digest"),
@@ -304,21 +335,23 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     build: (p) => ({
       kind: "copy",
       ...p.transfer(),
+      ...p.reads(),
       source: p.operands[0],
       target: p.operands[1],
     }),
   },
   inspect: {
-    options: REGISTRY_OPTIONS,
+    options: { ...REGISTRY_OPTIONS, ...MIRROR_OPTIONS },
     operands: ["<ref>"],
-    build: (p) => ({ kind: "inspect", ...p.registry(), reference: p.operands[0] }),
+    build: (p) => ({ kind: "inspect", ...p.registry(), ...p.reads(), reference: p.operands[0] }),
   },
   verify: {
-    options: { ...REGISTRY_OPTIONS, workers: { type: "string" } },
+    options: { ...REGISTRY_OPTIONS, ...MIRROR_OPTIONS, workers: { type: "string" } },
     operands: ["<ref>", "<file>"],
     build: (p) => ({
       kind: "verify",
       ...p.registry(),
+      ...p.reads(),
       reference: p.operands[0],
       file: p.operands[1],
       workers: p.flag("workers", parseWorkers),

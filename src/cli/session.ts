@@ -10,7 +10,9 @@ import { LocalFileError } from "../errors/kinds.ts";
 import { findError } from "../errors/find_error.ts";
 import type { PartedClientOptions } from "../parted/client.ts";
 import { causeCodes } from "../transport/failure.ts";
-import type { RegistryFlags, TransferFlags } from "./args.ts";
+import type { ReadFlags, RegistryFlags, TransferFlags } from "./args.ts";
+import { commandMirrors } from "./mirrors.ts";
+import type { MirrorTable } from "../remote/mirror_table.ts";
 import { startDeadline } from "./deadline.ts";
 import { debugLine } from "./debug_log.ts";
 import { errorLine, EXIT_CODES, exitOutcome } from "./exit_code.ts";
@@ -36,6 +38,8 @@ export interface RegistryJob {
   readonly flags: RegistryFlags | TransferFlags;
   /** The local path the user gave, named when a local-file error fails the command. */
   readonly localPath?: string;
+  /** A command that reads `reference` may read it through mirrors (`--mirror`, the config). */
+  readonly reads?: { readonly flags: ReadFlags; readonly reference: string };
   /** The command itself; resolves to the exit code. */
   readonly run: (context: SessionContext) => Promise<number>;
   /** Told the exit code of a failure before it is reported (e.g. to end a progress bar). */
@@ -57,7 +61,7 @@ export async function runRegistryCommand(job: RegistryJob): Promise<number> {
   const { flags } = job;
   let inputs: Inputs;
   try {
-    inputs = await readInputs(flags);
+    inputs = await readInputs(flags, job.reads);
   } catch (err) {
     return reportFailure(job, err, "no sentinel matched (exit 1)", EXIT_CODES.failure);
   }
@@ -118,15 +122,19 @@ export function reportFailure(
 interface Inputs {
   caCerts: string[] | undefined;
   credential: { username: string; password: string } | undefined;
+  mirrors: MirrorTable | undefined;
 }
 
-async function readInputs(flags: RegistryFlags): Promise<Inputs> {
+async function readInputs(flags: RegistryFlags, reads: RegistryJob["reads"]): Promise<Inputs> {
   const caCerts = flags.caFile === undefined ? undefined : [await readCaFile(flags.caFile)];
+  const mirrors = reads === undefined
+    ? undefined
+    : await commandMirrors({ ...reads.flags, ...flags }, reads.reference);
   const credential = flags.username === undefined ? undefined : {
     username: flags.username,
     password: await readPasswordFromStdin(Deno.stdin.readable),
   };
-  return { caCerts, credential };
+  return { caCerts, credential, mirrors };
 }
 
 function clientOptions(flags: RegistryFlags | TransferFlags, inputs: Inputs): PartedClientOptions {
@@ -143,6 +151,7 @@ function clientOptions(flags: RegistryFlags | TransferFlags, inputs: Inputs): Pa
       : {}),
     ...(flags.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: flags.stallTimeoutMs }),
     ...(limitRate === undefined ? {} : { rateLimit: { bytesPerSecond: limitRate } }),
+    ...(inputs.mirrors === undefined ? {} : { mirrors: inputs.mirrors }),
   };
 }
 

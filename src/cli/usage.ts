@@ -36,6 +36,15 @@ const TRANSFER_ONLY_FLAGS = `  --workers N            concurrent part transfers 
 
 const TRANSFER_FLAGS = `${TRANSFER_ONLY_FLAGS}\n${REGISTRY_FLAGS}`;
 
+const MIRROR_FLAGS = `  --mirror HOST[:PORT][/NAMESPACE]
+                         read from this mirror first (repeatable, tried in order; reached
+                         like the registry: --plain-http, --insecure); the registry takes
+                         over when a mirror fails or lacks the content. Tags are resolved
+                         at the registry. Replaces the mirrors of registries.conf
+  --registries-conf FILE read mirrors from FILE (default: $CONTAINERS_REGISTRIES_CONF, else
+                         ~/.config/containers/registries.conf, else
+                         /etc/containers/registries.conf)`;
+
 const SIZE_HELP = "bytes, or with a suffix: K/M/G/T or KB/MB/GB/TB (powers of 1000),\n" +
   "                         KiB/MiB/GiB/TiB (powers of 1024)";
 
@@ -64,6 +73,7 @@ standard output (with --json: one JSON line describing the file).
 Flags:
   --json                 print the reference and destination as JSON when done
   --verify-file-digest   also check the whole-file digest, hashed in order while parts land
+${MIRROR_FLAGS}
 ${TRANSFER_FLAGS}`,
 
   copy: `Usage: ${PROGRAM} copy [flags] <src-ref> <dst-ref>
@@ -73,10 +83,12 @@ without a local file. On one registry every part is mounted (no bytes move); acr
 parts stream from one registry to the other, verified by digest, a few chunks in memory at a
 time. Parts the target already has are skipped. The copy keeps the manifest digest, which is
 the only line on standard output. Each registry's credential comes from the docker
-configuration (--username is not accepted: it would reach both registries).
+configuration (--username is not accepted: it would reach both registries). Mirrors serve
+the source only.
 
 Flags:
   --json                 print {"descriptor", "copied", "mounted", "skipped"} as JSON
+${MIRROR_FLAGS}
 ${TRANSFER_ONLY_FLAGS}
 ${CONNECTION_FLAGS}
 ${LAST_FLAGS}`,
@@ -88,6 +100,7 @@ size, part count and each part (index, size, digest).
 
 Flags:
   --json                 print the description as JSON instead of a table
+${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 
   verify: `Usage: ${PROGRAM} verify [flags] <ref> <file>
@@ -99,6 +112,7 @@ differs.
 Flags:
   --workers N            parts hashed at once (default: one per core)
   --json                 print the result as JSON instead of a table
+${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 
   login: `Usage: ${PROGRAM} login --username USER --password-stdin [flags] <registry>

@@ -328,7 +328,12 @@ export class PartedClient {
     return await runCopy(
       { ...job, target },
       (reference) =>
-        connect(this.#stack, reference, plainHttp, reference === job.reference ? this.#mirrors : undefined),
+        connect(
+          this.#stack,
+          reference,
+          plainHttp,
+          reference === job.reference ? this.#mirrors : undefined,
+        ),
     );
   }
 

@@ -74,9 +74,7 @@ export function partedStack(options: ConnectionOptions): ClientStack {
       ...(credentials !== undefined ? { credentials } : {}),
       // The one explicit credential is the registry's: a mirror is asked with its own, from
       // the docker configuration.
-      ...(options.credential !== undefined
-        ? { mirrorCredentials: dockerConfigCredentials() }
-        : {}),
+      ...(options.credential !== undefined ? { mirrorCredentials: dockerConfigCredentials() } : {}),
     },
   });
 }

@@ -126,7 +126,9 @@ export class ClientStack {
    * `mirror`, of a mirror there: its own pool (reported as `"mirror"`) and credentials.
    */
   route(origin: URL, registry: string, mirror?: MirrorRouteOptions): RegistryRoute {
-    const key = mirror === undefined ? origin.origin : `mirror ${mirror.insecureTls} ${origin.origin}`;
+    const key = mirror === undefined
+      ? origin.origin
+      : `mirror ${mirror.insecureTls} ${origin.origin}`;
     let route = this.#routes.get(key);
     if (route === undefined) {
       route = this.#compose(origin, registry, mirror);

@@ -13,8 +13,14 @@
  *
  * @module
  */
-import { isAbortError, findError } from "../errors/find_error.ts";
-import { HttpStatusError, NetworkError, PeerRefusedError, ProtocolError, StallError } from "../errors/kinds.ts";
+import { findError, isAbortError } from "../errors/find_error.ts";
+import {
+  HttpStatusError,
+  NetworkError,
+  PeerRefusedError,
+  ProtocolError,
+  StallError,
+} from "../errors/kinds.ts";
 import { relayBody } from "../transport/byob_body.ts";
 import type { RemoteRepository } from "./repository.ts";
 

@@ -102,17 +102,43 @@ export function checkMirrorTable(table: unknown, owner = "mirrors"): MirrorTable
   for (const [prefix, list] of Object.entries(table)) {
     checkPrefix(prefix, owner);
     if (!Array.isArray(list)) throw new TypeError(`${owner}["${prefix}"]: must be an array`);
-    out[prefix] = Object.freeze(list.map((entry, i) => checkMirror(entry, `${owner}["${prefix}"][${i}]`)));
+    out[prefix] = Object.freeze(
+      list.map((entry, i) => checkMirror(entry, `${owner}["${prefix}"][${i}]`)),
+    );
   }
   return Object.freeze(out);
 }
 
+/**
+ * Whether `text` is a mirror's location: `host[:port]`, optionally with a namespace.
+ *
+ * @example
+ * ```ts
+ * import { isMirrorLocation } from "./mirror_table.ts";
+ * console.log(isMirrorLocation("cache.lan:5000/gh"), isMirrorLocation("http://cache.lan")); // true false
+ * ```
+ */
+export function isMirrorLocation(text: string): boolean {
+  return splitLocation(text) !== undefined;
+}
+
+/**
+ * Whether `text` is a prefix of the table: a location, or `*.domain`.
+ *
+ * @example
+ * ```ts
+ * import { isMirrorPrefix } from "./mirror_table.ts";
+ * console.log(isMirrorPrefix("*.example.com"), isMirrorPrefix("ghcr.io/acme:v1")); // true false
+ * ```
+ */
+export function isMirrorPrefix(text: string): boolean {
+  return text.startsWith("*.")
+    ? isRegistryHost(text.slice(2)) && !text.includes(":")
+    : isMirrorLocation(text);
+}
+
 function checkPrefix(prefix: string, owner: string): void {
-  const wildcard = prefix.startsWith("*.");
-  const valid = wildcard
-    ? isRegistryHost(prefix.slice(2)) && !prefix.includes(":")
-    : splitLocation(prefix) !== undefined;
-  if (!valid) {
+  if (!isMirrorPrefix(prefix)) {
     throw new RangeError(
       `${owner}: "${prefix}" is not a prefix (host[:port][/namespace] or *.domain)`,
     );
@@ -120,13 +146,17 @@ function checkPrefix(prefix: string, owner: string): void {
 }
 
 function checkMirror(entry: unknown, owner: string): MirrorOptions {
-  if (typeof entry !== "object" || entry === null) throw new TypeError(`${owner}: must be an object`);
+  if (typeof entry !== "object" || entry === null) {
+    throw new TypeError(`${owner}: must be an object`);
+  }
   const { location, pullFromMirror, plainHttp, insecure } = entry as Record<string, unknown>;
-  if (typeof location !== "string" || splitLocation(location) === undefined) {
+  if (typeof location !== "string" || !isMirrorLocation(location)) {
     throw new RangeError(`${owner}.location: "${String(location)}" is not host[:port][/namespace]`);
   }
   if (pullFromMirror !== undefined && !MODES.includes(pullFromMirror as PullFromMirror)) {
-    throw new RangeError(`${owner}.pullFromMirror: "${String(pullFromMirror)}" is not one of ${MODES.join(", ")}`);
+    throw new RangeError(
+      `${owner}.pullFromMirror: "${String(pullFromMirror)}" is not one of ${MODES.join(", ")}`,
+    );
   }
   for (const [name, value] of [["plainHttp", plainHttp], ["insecure", insecure]] as const) {
     if (value !== undefined && typeof value !== "boolean") {

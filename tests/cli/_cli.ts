@@ -71,7 +71,15 @@ export function cliEnv(options: CliOptions): Record<string, string> {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }
+  // The cache this process runs from (its npm packages), not one under the child's HOME.
+  env.DENO_DIR ??= defaultDenoDir();
   return { ...env, ...options.env };
+}
+
+/** Where Deno keeps its cache on Linux when `DENO_DIR` is unset. */
+function defaultDenoDir(): string {
+  const cache = Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME") ?? ""}/.cache`;
+  return `${cache}/deno`;
 }
 
 /** Spawns the CLI with piped stdio; the caller reads the streams and awaits `status`. */

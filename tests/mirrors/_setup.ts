@@ -8,7 +8,7 @@ import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import type { FakeRegistry } from "../fixtures/fake_registry.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { freePort } from "../fixtures/ports.ts";
-import { tempDir, type TempDir } from "../fixtures/tmp.ts";
+import { type TempDir, tempDir } from "../fixtures/tmp.ts";
 import { fromFile, PartedClient } from "../../src/parted/mod.ts";
 
 /** Part size of the test artifact. */

@@ -9,8 +9,8 @@ import { recordingClock } from "../parted/_helpers.ts";
 import {
   blobGets,
   manifestGets,
-  mirrorEnv,
   type MirrorEnv,
+  mirrorEnv,
   P,
   refusedHost,
   REPO,

@@ -26,6 +26,7 @@ export function runCopy(command: CopyCommand): Promise<number> {
   return runRegistryCommand({
     label: "ocipart copy",
     flags: command,
+    reads: { flags: command, reference: command.source },
     onFailure: progress.finish,
     run: async ({ clientOptions, signal }) => {
       // Closed when the command ends, so no pooled connection outlives it.

@@ -30,6 +30,7 @@ export async function runPull(command: PullCommand): Promise<number> {
   return await runRegistryCommand({
     label: "ocipart pull",
     flags: command,
+    reads: { flags: command, reference: command.reference },
     localPath: command.destination,
     onFailure: progress.finish,
     run: async ({ clientOptions, signal }) => {

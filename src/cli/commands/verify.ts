@@ -24,6 +24,7 @@ export function runVerify(command: VerifyCommand): Promise<number> {
   return runRegistryCommand({
     label: "ocipart verify",
     flags: command,
+    reads: { flags: command, reference: command.reference },
     localPath: command.file,
     run: async ({ clientOptions, signal }) => {
       using client = new PartedClient(clientOptions);
