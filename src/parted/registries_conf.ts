@@ -35,7 +35,7 @@ export const SYSTEM_REGISTRIES_CONF = "/etc/containers/registries.conf";
 /**
  * Where the registries configuration is read from, and whether it must exist.
  *
- * @example
+ * @example A location
  * ```ts
  * import type { RegistriesConfLocation } from "@ocipart/ocipart/parted";
  * const where: RegistriesConfLocation = { path: "/etc/containers/registries.conf", required: false };
@@ -52,7 +52,7 @@ export interface RegistriesConfLocation {
 /**
  * Options of {@linkcode registriesConfLocation}.
  *
- * @example
+ * @example An environment of its own
  * ```ts
  * import type { RegistriesConfLocationOptions } from "@ocipart/ocipart/parted";
  * const options: RegistriesConfLocationOptions = { env: () => undefined };
@@ -90,7 +90,7 @@ async function isFile(path: string): Promise<boolean> {
  * when set (required), else `$HOME/.config/containers/registries.conf` when it exists, else
  * `/etc/containers/registries.conf` (absent is fine); `undefined` when there is none to read.
  *
- * @example
+ * @example The file a variable names
  * ```ts
  * import { registriesConfLocation } from "@ocipart/ocipart/parted";
  * const env = (name: string) => name === "CONTAINERS_REGISTRIES_CONF" ? "/ci/registries.conf" : undefined;
@@ -163,7 +163,7 @@ export async function readRegistriesConf(location: RegistriesConfLocation): Prom
  *
  * @throws {LocalFileError} The text is not TOML, or an entry cannot be used.
  *
- * @example
+ * @example A namespace mirrored by digest only
  * ```ts
  * import { parseRegistriesConf } from "@ocipart/ocipart/parted";
  * const mirrors = parseRegistriesConf(`

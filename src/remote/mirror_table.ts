@@ -15,7 +15,7 @@ import { isRegistryHost, isRepositoryName, type Reference } from "../registry/re
  * - `"all"`: also resolves tags, so the mirror decides what a tag means.
  * - `"tag-only"`: only pulls by tag use it (and it resolves their tag).
  *
- * @example
+ * @example The default mode
  * ```ts
  * import type { PullFromMirror } from "@ocipart/ocipart/parted";
  * const mode: PullFromMirror = "digest-only";
@@ -56,7 +56,7 @@ export interface MirrorOptions {
  * (`ghcr.io/acme`), or `*.example.com` for every subdomain. A reference uses the mirrors of its
  * longest matching prefix, tried in order before the registry.
  *
- * @example
+ * @example A registry and one of its namespaces
  * ```ts
  * import type { MirrorTable } from "@ocipart/ocipart/parted";
  * const mirrors: MirrorTable = {
