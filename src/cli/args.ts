@@ -273,7 +273,8 @@ class Parsed {
     for (const mirror of mirrors) {
       if (!isMirrorLocation(mirror)) {
         throw new UsageError(
-          `--mirror: "${mirror}" is not a mirror such as cache.lan:5000 or cache.lan/namespace`,
+          `--mirror: ${JSON.stringify(mirror)} is not a mirror such as cache.lan:5000 or ` +
+            "cache.lan/namespace",
           this.command,
         );
       }

@@ -180,7 +180,7 @@ function splitLocation(location: string): { host: string; path: string } | undef
   const host = slash < 0 ? location : location.slice(0, slash);
   const path = slash < 0 ? "" : location.slice(slash + 1);
   if (!isRegistryHost(host)) return undefined;
-  if (path !== "" && !isRepositoryName(path)) return undefined;
+  if (slash >= 0 && !isRepositoryName(path)) return undefined;
   return { host: host.toLowerCase(), path };
 }
 

@@ -82,6 +82,8 @@ Deno.test("pull defaults leave library defaults in place", () => {
     reference: REF,
     destination: "out.bin",
     verifyFileDigest: false,
+    mirrors: [],
+    registriesConf: undefined,
   });
   const verify = parseCommandLine(["pull", "--verify-file-digest", REF, "out.bin"]);
   strictEqual(verify.kind === "pull" && verify.verifyFileDigest, true);
@@ -224,6 +226,8 @@ Deno.test("inspect, verify, login and logout parse with their own flags", () => 
       username: undefined,
       debug: false,
       json: true,
+      mirrors: [],
+      registriesConf: undefined,
       reference: REF,
     },
   );
