@@ -270,15 +270,16 @@ class Parsed {
   /** The flags of the commands that read an artifact. */
   reads(): ReadFlags {
     const mirrors = this.list("mirror");
-    for (const mirror of mirrors) {
+    mirrors.forEach((mirror, i) => {
       if (!isMirrorLocation(mirror)) {
+        // The value is not repeated: it may be anything, control characters included.
+        const which = mirrors.length > 1 ? ` (the ${ordinal(i + 1)})` : "";
         throw new UsageError(
-          `--mirror: ${JSON.stringify(mirror)} is not a mirror such as cache.lan:5000 or ` +
-            "cache.lan/namespace",
+          `--mirror${which}: expected HOST[:PORT] or HOST[:PORT]/NAMESPACE, without a scheme`,
           this.command,
         );
       }
-    }
+    });
     return { mirrors, registriesConf: this.text("registries-conf") };
   }
 
@@ -461,6 +462,17 @@ function registryOperand(p: Parsed): string {
     );
   }
   return registry;
+}
+
+function ordinal(n: number): string {
+  const suffix = n % 10 === 1 && n % 100 !== 11
+    ? "st"
+    : n % 10 === 2 && n % 100 !== 12
+    ? "nd"
+    : n % 10 === 3 && n % 100 !== 13
+    ? "rd"
+    : "th";
+  return `${n}${suffix}`;
 }
 
 function parseWorkers(text: string): number {
