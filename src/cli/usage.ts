@@ -113,10 +113,12 @@ ${REGISTRY_FLAGS}`,
 
   logout: `Usage: ${PROGRAM} logout [flags] <registry>
 
-Erase the credential of <registry> from the docker configuration (and its credential helper).
+Erase the credential of <registry> from the docker configuration (and its credential helper),
+and say where one was removed from, or that none was stored.
 
 Flags:
   --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG)
+  --timeout DURATION     give up after DURATION (a credential helper that hangs is stopped)
   --json                 print the result as JSON
   -h, --help             show this help`,
 };

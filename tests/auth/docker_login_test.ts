@@ -15,13 +15,20 @@ Deno.test("saveDockerLogin keeps other keys, writes 0600, and the source reads i
   await using tmp = await tempDir();
   const configPath = `${tmp.path}/nested/dir/config.json`;
   const first = await saveDockerLogin("Registry.Example:5000", CREDENTIAL, { configPath });
-  deepStrictEqual(first, { registry: "registry.example:5000", configPath, helper: undefined });
+  deepStrictEqual(first, {
+    registry: "registry.example:5000",
+    configPath,
+    helper: undefined,
+    savedIn: "auths",
+    removedFrom: [],
+  });
   strictEqual((await Deno.stat(configPath)).mode! & 0o777, 0o600);
   const other = { auths: { "a.example": { auth: btoa("x:y"), email: "kept" } }, psFormat: "t" };
   await Deno.writeTextFile(configPath, JSON.stringify(other));
-  await Deno.chmod(configPath, 0o644);
+  // The mode of an existing file is the user's choice, and is kept (as docker does).
+  await Deno.chmod(configPath, 0o640);
   await saveDockerLogin("registry.example:5000", CREDENTIAL, { configPath });
-  strictEqual((await Deno.stat(configPath)).mode! & 0o777, 0o600);
+  strictEqual((await Deno.stat(configPath)).mode! & 0o777, 0o640);
   const saved = JSON.parse(await Deno.readTextFile(configPath));
   strictEqual(saved.psFormat, "t");
   deepStrictEqual(saved.auths["a.example"], other.auths["a.example"]);
