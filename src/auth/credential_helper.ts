@@ -150,7 +150,8 @@ function superviseHelper(
       const output = new TextDecoder().decode(concatBytes(stdout, stdoutBytes));
       resolve({ code: child.exitCode, output });
     };
-    const tooMuch = () => finish(new CredentialError(`credential helper ${program} wrote too much`));
+    const tooMuch = () =>
+      finish(new CredentialError(`credential helper ${program} wrote too much`));
     const onAbort = () => finish(options.signal?.reason);
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const timer = setTimeout(

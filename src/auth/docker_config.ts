@@ -165,7 +165,9 @@ export function parseDockerConfig(text: string): DockerConfig {
   if (!isRecord(parsed)) throw new DockerConfigFileError("docker config is not a JSON object");
   const config: DockerConfig = {};
   if (parsed.auths !== undefined && parsed.auths !== null) {
-    if (!isRecord(parsed.auths)) throw new DockerConfigFileError("docker config: auths is not an object");
+    if (!isRecord(parsed.auths)) {
+      throw new DockerConfigFileError("docker config: auths is not an object");
+    }
     const auths: Record<string, DockerAuthEntry> = {};
     for (const [server, entry] of Object.entries(parsed.auths)) {
       if (!isRecord(entry)) {
@@ -178,7 +180,9 @@ export function parseDockerConfig(text: string): DockerConfig {
         const value = entry[field];
         if (value === undefined || value === null) continue;
         if (typeof value !== "string") {
-          throw new DockerConfigFileError(`docker config: auths entry field ${field} is not a string`);
+          throw new DockerConfigFileError(
+            `docker config: auths entry field ${field} is not a string`,
+          );
         }
         out[field] = value;
       }
@@ -237,7 +241,9 @@ export function credentialFromAuthEntry(entry: DockerAuthEntry): Credential {
       throw new DockerConfigFileError("docker config: auth field is not valid base64");
     }
     const colon = decoded.indexOf(":");
-    if (colon < 0) throw new DockerConfigFileError("docker config: auth field is not user:password");
+    if (colon < 0) {
+      throw new DockerConfigFileError("docker config: auth field is not user:password");
+    }
     return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
   }
   if (entry.username || entry.password) {

@@ -16,7 +16,7 @@ import { UnauthorizedError } from "../../errors/sentinels.ts";
 import { PartedClient } from "../../parted/client.ts";
 import { failureReason } from "../../transport/failure.ts";
 import type { LoginCommand, LogoutCommand } from "../args.ts";
-import { EXIT_CODES, errorLine } from "../exit_code.ts";
+import { errorLine, EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
 import { requireRegistryConfig, runRegistryCommand, runStoppable } from "../session.ts";
 
@@ -70,7 +70,9 @@ export function runLogout(command: LogoutCommand): Promise<number> {
       command,
       eraseDockerLogin(command.registry, { ...configOption(command), signal }),
     );
-    stdout(command.json ? `${JSON.stringify({ ...erased, loggedIn: false })}\n` : logoutLine(erased));
+    stdout(
+      command.json ? `${JSON.stringify({ ...erased, loggedIn: false })}\n` : logoutLine(erased),
+    );
     return EXIT_CODES.success;
   });
 }
