@@ -11,10 +11,14 @@
  * - `waitGone(pids, timeoutMs?): Promise<number[]>` — polls until every pid is gone; returns
  *   the pids still running at the end (empty when all are gone).
  * - `killAll(pids): void` — SIGKILL to whatever of `pids` still runs (cleanup).
+ * - `runCliWidened(args, options, { run?, net?, env? }): Promise<CliResult>` — the CLI as
+ *   `tests/cli/_cli.ts` runs it, with `--allow-run`, `--allow-net` or `--allow-env` for anything.
+ * - `cliResult(child): Promise<CliResult>` — waits for a spawned CLI, output decoded.
  * - `HELPER_OS` — the helpers and the checks need a shell and `/proc` (Linux).
  *
  * @module
  */
+import { cliArgv, cliEnv, type CliOptions, type CliResult, PROJECT_ROOT } from "../cli/_cli.ts";
 
 /** Whether these helpers can run here. */
 export const HELPER_OS: boolean = Deno.build.os === "linux";
@@ -74,4 +78,55 @@ export function killAll(pids: number[]): void {
       // gone
     }
   }
+}
+
+/** Which of the CLI's narrowed permissions a run widens. */
+export interface Widened {
+  /** `--allow-run` for any program (so the CLI may signal a helper's whole process group). */
+  run?: boolean;
+  /** `--allow-net` for any host (so that only the peer guard stands between it and a realm). */
+  net?: boolean;
+  /** `--allow-env` for every variable (what a helper needs), even without `options.run`. */
+  env?: boolean;
+}
+
+/** Runs the CLI as `runCli` does, with some permissions widened. */
+export async function runCliWidened(
+  args: string[],
+  options: CliOptions,
+  widen: Widened,
+): Promise<CliResult> {
+  const [program, ...rest] = cliArgv(args, options).map((arg) =>
+    widen.run && arg.startsWith("--allow-run=")
+      ? "--allow-run"
+      : widen.net && arg.startsWith("--allow-net=")
+      ? "--allow-net"
+      : widen.env && arg.startsWith("--allow-env=")
+      ? "--allow-env"
+      : arg
+  );
+  const child = new Deno.Command(program, {
+    args: rest,
+    cwd: PROJECT_ROOT,
+    clearEnv: true,
+    env: cliEnv(options),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  if (options.stdin !== undefined) await writer.write(new TextEncoder().encode(options.stdin));
+  await writer.close();
+  return await cliResult(child);
+}
+
+/** Waits for a spawned CLI and decodes its output. */
+export async function cliResult(child: Deno.ChildProcess): Promise<CliResult> {
+  const output = await child.output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
 }
