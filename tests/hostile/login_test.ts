@@ -14,6 +14,7 @@ import { HELPER_OS, runCliWidened, writeHelper } from "../auth/_helper_scripts.t
 
 /** C0 controls but newline, DEL, C1 controls, and the bidirectional overrides and isolates. */
 const UNSAFE =
+  // deno-lint-ignore no-control-regex
   /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 function expectClean(result: CliResult, secrets: string[] = []): void {
