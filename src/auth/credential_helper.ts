@@ -170,7 +170,9 @@ function superviseHelper(
       if (stderrBytes > OUTPUT_LIMIT) tooMuch();
     });
     child.stdin.on("error", () => {}); // a helper that exits without reading stdin
-    child.on("exit", () => grace = setTimeout(() => finish(undefined), CLOSE_GRACE_MS));
+    child.on("exit", () => {
+      if (!settled) grace = setTimeout(() => finish(undefined), CLOSE_GRACE_MS);
+    });
     child.on("close", () => finish(undefined, true));
     child.stdin.end(input);
   });
