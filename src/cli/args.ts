@@ -119,7 +119,7 @@ export interface LoginCommand extends RegistryFlags {
 }
 
 /** A parsed `logout` command line. */
-export interface LogoutCommand {
+export interface LogoutCommand extends Pick<RegistryFlags, "timeoutMs" | "timeoutText"> {
   /** Discriminant. */
   kind: "logout";
   /** The registry host (`host[:port]`). */
@@ -219,6 +219,14 @@ class Parsed {
     }
   }
 
+  /** The `--timeout` of a command: milliseconds (0 = none) and the text as typed. */
+  limit(): Pick<RegistryFlags, "timeoutMs" | "timeoutText"> {
+    return {
+      timeoutMs: this.flag("timeout", parseLimit) ?? 0,
+      timeoutText: typeof this.values.timeout === "string" ? this.values.timeout.trim() : "0",
+    };
+  }
+
   /** The flags of a command that talks to a registry, checked together. */
   registry(): RegistryFlags {
     const username = this.text("username");
@@ -238,8 +246,7 @@ class Parsed {
       throw new UsageError("--insecure is for HTTPS; it cannot go with --plain-http", this.command);
     }
     return {
-      timeoutMs: this.flag("timeout", parseLimit) ?? 0,
-      timeoutText: typeof this.values.timeout === "string" ? this.values.timeout.trim() : "0",
+      ...this.limit(),
       stallTimeoutMs: this.flag("stall-timeout", parseLimit),
       plainHttp,
       insecure,
@@ -336,10 +343,11 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     },
   },
   logout: {
-    options: { ...HELP_OPTION, ...JSON_OPTION, ...CONFIG_OPTION },
+    options: { ...HELP_OPTION, ...JSON_OPTION, ...CONFIG_OPTION, timeout: { type: "string" } },
     operands: ["<registry>"],
     build: (p) => ({
       kind: "logout",
+      ...p.limit(),
       registry: registryOperand(p),
       registryConfig: p.text("registry-config"),
       json: p.bool("json"),

@@ -40,6 +40,8 @@ export interface RegistryJob {
   readonly run: (context: SessionContext) => Promise<number>;
   /** Told the exit code of a failure before it is reported (e.g. to end a progress bar). */
   readonly onFailure?: (code: number) => void;
+  /** The command creates the `--registry-config` file (login), so it may be missing. */
+  readonly createsConfig?: boolean;
 }
 
 /**
@@ -57,28 +59,48 @@ export async function runRegistryCommand(job: RegistryJob): Promise<number> {
   const { flags } = job;
   let inputs: Inputs;
   try {
-    inputs = await readInputs(flags);
+    inputs = await readInputs(flags, job.createsConfig === true);
   } catch (err) {
     return reportFailure(job, err, "no sentinel matched (exit 1)", EXIT_CODES.failure);
   }
   if (flags.insecure) {
     noticeWrite(`${job.label}: warning: --insecure: the registry's certificate is not verified\n`);
   }
+  return await runStoppable(job, flags, (signal) =>
+    job.run({
+      clientOptions: clientOptions(flags, inputs),
+      signal,
+      credential: inputs.credential,
+    }));
+}
+
+/**
+ * Runs `body` under the time limit of `limits` and the stop-signal trap, and maps a failure to
+ * the exit-code contract on standard error. The body's signal aborts on SIGINT, SIGTERM or an
+ * expired `--timeout`; whatever the body started (requests, helper programs) must end with it.
+ *
+ * @example
+ * ```ts ignore
+ * import { runStoppable } from "./session.ts";
+ * const code = await runStoppable({ label: "ocipart logout" }, command, async (signal) => 0);
+ * ```
+ */
+export async function runStoppable(
+  job: Pick<RegistryJob, "label" | "localPath" | "onFailure">,
+  limits: Pick<RegistryFlags, "timeoutMs" | "timeoutText">,
+  body: (signal: AbortSignal) => Promise<number>,
+): Promise<number> {
   const controller = new AbortController();
-  using deadline = flags.timeoutMs > 0 ? startDeadline(flags.timeoutMs) : undefined;
+  using deadline = limits.timeoutMs > 0 ? startDeadline(limits.timeoutMs) : undefined;
   const timeout = deadline?.signal;
   const signal = timeout ? AbortSignal.any([controller.signal, timeout]) : controller.signal;
   const trap = trapStopSignals(controller, noticeWrite);
   try {
-    return await job.run({
-      clientOptions: clientOptions(flags, inputs),
-      signal,
-      credential: inputs.credential,
-    });
+    return await body(signal);
   } catch (err) {
     const outcome = exitOutcome(err, {
       signal: trap.delivered,
-      timeout: timeout?.aborted && trap.delivered === undefined ? flags.timeoutText : undefined,
+      timeout: timeout?.aborted && trap.delivered === undefined ? limits.timeoutText : undefined,
     });
     job.onFailure?.(outcome.code);
     return reportFailure(job, err, outcome.explanation, outcome.code);
@@ -120,7 +142,10 @@ interface Inputs {
   credential: { username: string; password: string } | undefined;
 }
 
-async function readInputs(flags: RegistryFlags): Promise<Inputs> {
+async function readInputs(flags: RegistryFlags, createsConfig: boolean): Promise<Inputs> {
+  if (flags.registryConfig !== undefined && !createsConfig) {
+    await requireRegistryConfig(flags.registryConfig);
+  }
   const caCerts = flags.caFile === undefined ? undefined : [await readCaFile(flags.caFile)];
   const credential = flags.username === undefined ? undefined : {
     username: flags.username,
@@ -144,6 +169,28 @@ function clientOptions(flags: RegistryFlags | TransferFlags, inputs: Inputs): Pa
     ...(flags.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: flags.stallTimeoutMs }),
     ...(limitRate === undefined ? {} : { rateLimit: { bytesPerSecond: limitRate } }),
   };
+}
+
+/**
+ * Refuses a `--registry-config` path that does not exist: the user named a file, and reading
+ * nothing there as "no credentials" would hide the typo. Other failures (a permission) are left
+ * to the reader, which names them.
+ *
+ * @example
+ * ```ts ignore
+ * import { requireRegistryConfig } from "./session.ts";
+ * await requireRegistryConfig("ci/config.json"); // throws when there is no such file
+ * ```
+ */
+export async function requireRegistryConfig(path: string): Promise<void> {
+  try {
+    await Deno.stat(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) return;
+    throw new Error(`--registry-config: ${path} does not exist (only login creates it)`, {
+      cause: err,
+    });
+  }
 }
 
 async function readCaFile(path: string): Promise<string> {

@@ -17,7 +17,8 @@ const CONNECTION_FLAGS =
   --insecure             talk HTTPS without verifying the registry's certificate (a warning
                          is printed); not the same as --plain-http
   --ca-file PEM          trust the CA certificates in PEM in addition to the system roots
-  --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG)`;
+  --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG); it
+                         must exist, except for login, which creates it`;
 
 const CREDENTIAL_FLAGS =
   `  --username USER        log in as USER; the password is read from standard input
@@ -105,7 +106,8 @@ ${REGISTRY_FLAGS}`,
 
 Check USER and the password read from standard input against <registry> (host[:port]), then
 save them in the docker configuration: through its credential helper (credsStore) when one is
-configured, otherwise as auths.<registry>.auth. A rejected credential saves nothing (exit 6).
+configured, otherwise as auths.<registry>.auth; either way the file keeps nothing else for
+<registry>. A rejected credential saves nothing (exit 6).
 
 Flags:
   --json                 print the result as JSON
@@ -113,10 +115,12 @@ ${REGISTRY_FLAGS}`,
 
   logout: `Usage: ${PROGRAM} logout [flags] <registry>
 
-Erase the credential of <registry> from the docker configuration (and its credential helper).
+Erase the credential of <registry> from the docker configuration (and its credential helper),
+and say where one was removed from, or that none was stored.
 
 Flags:
-  --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG)
+  --registry-config FILE use FILE (which must exist) as the docker configuration
+  --timeout DURATION     give up after DURATION (a credential helper that hangs is stopped)
   --json                 print the result as JSON
   -h, --help             show this help`,
 };

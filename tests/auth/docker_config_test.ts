@@ -164,7 +164,8 @@ Deno.test("credential helper: identity tokens, failures and garbage are refused"
     );
     assertEquals(
       missing.message,
-      "credentials: credential helper docker-credential-ocitest-absent not found",
+      "credentials: credential helper docker-credential-ocitest-absent not found " +
+        "(is it installed and on PATH?)",
     );
     await assertRejects(() => runCredentialHelper("../evil", "x.example"), CredentialError);
     const abort = new AbortController();

@@ -243,9 +243,19 @@ Deno.test("inspect, verify, login and logout parse with their own flags", () => 
   strictEqual(login.kind === "login" && login.registryConfig, "c.json");
   deepStrictEqual(parseCommandLine(["logout", "--json", "ghcr.io"]), {
     kind: "logout",
+    timeoutMs: 0,
+    timeoutText: "0",
     registry: "ghcr.io",
     registryConfig: undefined,
     json: true,
+  });
+  deepStrictEqual(parseCommandLine(["logout", "--timeout", " 5s", "ghcr.io"]), {
+    kind: "logout",
+    timeoutMs: 5000,
+    timeoutText: "5s",
+    registry: "ghcr.io",
+    registryConfig: undefined,
+    json: false,
   });
   deepStrictEqual(parseCommandLine(["help", "verify"]), { kind: "help", command: "verify" });
 });
