@@ -1,5 +1,12 @@
 import { assertEquals } from "../fixtures/assert.ts";
-import { causeCodes, connectError, failureReason } from "../../src/transport/failure.ts";
+import * as http from "node:http";
+import {
+  causeCodes,
+  connectError,
+  ExchangeError,
+  failureReason,
+} from "../../src/transport/failure.ts";
+import { nodeExchange } from "../../src/transport/node_exchange.ts";
 import { ProxyRouter } from "../../src/transport/proxy.ts";
 
 const raw = (message: string, extra: Record<string, unknown> = {}) =>
@@ -125,4 +132,30 @@ Deno.test("NO_PROXY: hosts, domains, ports and *", () => {
     new ProxyRouter({ http: "http://p:1", noProxy: "*" }).route(new URL("http://a/")),
     undefined,
   );
+});
+
+Deno.test("a refusal thrown while the agent dials is classified, and terminal", async () => {
+  const agent = new http.Agent();
+  (agent as unknown as { createConnection: () => never }).createConnection = () => {
+    throw raw('Requires sys access to "ca", run again with the --allow-sys flag', {
+      name: "NotCapable",
+    });
+  };
+  try {
+    const err = await nodeExchange({
+      request: new Request("http://127.0.0.1:9/v2/"),
+      secure: false,
+      declared: undefined,
+      options: { hostname: "127.0.0.1", port: 9, path: "/v2/", method: "GET", agent },
+    }).then(() => undefined, (e) => e);
+    assertEquals(err instanceof ExchangeError, true, String(err));
+    assertEquals(err.reason, "SYS_PERMISSION");
+    assertEquals(err.retryable, false);
+    assertEquals(
+      err.message,
+      "HTTP request: system information access not permitted (grant it with --allow-sys)",
+    );
+  } finally {
+    agent.destroy();
+  }
 });
