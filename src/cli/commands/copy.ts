@@ -9,6 +9,7 @@ import { PartedClient } from "../../parted/client.ts";
 import type { CopyCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
+import { jsonText } from "../../registry/untrusted_text.ts";
 import { runRegistryCommand } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
@@ -36,7 +37,7 @@ export function runCopy(command: CopyCommand): Promise<number> {
         signal,
       });
       progress.finish(EXIT_CODES.success);
-      stdout(command.json ? `${JSON.stringify(result)}\n` : `${result.descriptor.digest}\n`);
+      stdout(command.json ? `${jsonText(result)}\n` : `${result.descriptor.digest}\n`);
       return EXIT_CODES.success;
     },
   });

@@ -9,6 +9,7 @@ import { PartedClient } from "../../parted/client.ts";
 import type { LoginCommand, LogoutCommand } from "../args.ts";
 import { EXIT_CODES, exitOutcome } from "../exit_code.ts";
 import { stdout } from "../io.ts";
+import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
 import { reportFailure, runRegistryCommand } from "../session.ts";
 
 /**
@@ -32,10 +33,10 @@ export function runLogin(command: LoginCommand): Promise<number> {
       const saved = await saveDockerLogin(command.registry, credential!, configOption(command));
       const where = saved.helper === undefined
         ? "the docker configuration"
-        : `credential helper docker-credential-${saved.helper}`;
+        : `credential helper docker-credential-${terminalText(saved.helper)}`;
       stdout(
         command.json
-          ? `${JSON.stringify({ ...saved, loggedIn: true })}\n`
+          ? `${jsonText({ ...saved, loggedIn: true })}\n`
           : `Login succeeded; saved in ${where}\n`,
       );
       return EXIT_CODES.success;
@@ -57,7 +58,7 @@ export async function runLogout(command: LogoutCommand): Promise<number> {
     const erased = await eraseDockerLogin(command.registry, configOption(command));
     stdout(
       command.json
-        ? `${JSON.stringify({ ...erased, loggedIn: false })}\n`
+        ? `${jsonText({ ...erased, loggedIn: false })}\n`
         : `Removed the login of ${erased.registry}\n`,
     );
     return EXIT_CODES.success;
