@@ -68,7 +68,7 @@ export interface ArtifactDescription {
  * @example Inspecting (internal)
  * ```ts ignore
  * import { runInspect } from "./inspect.ts";
- * const description = await runInspect(job, () => connect(stack, reference, false));
+ * const description = await runInspect(job, () => connect(stack, reference));
  * ```
  */
 export async function runInspect(
