@@ -18,6 +18,7 @@ import { EMPTY_CONFIG_BYTES, OCI_MANIFEST_MEDIA_TYPE } from "../../src/registry/
 import { sha256Digest } from "../../src/registry/sha256.ts";
 import type { MemoryStore } from "../../src/testing/memory_store.ts";
 import { jsonText, terminalText } from "../../src/registry/untrusted_text.ts";
+import { errorLine } from "../../src/cli/exit_code.ts";
 
 /** Sets the window title, clears the screen, turns text red, and forges a line of output. */
 const TERMINAL_ATTACK = "\x1b]0;owned\x07\x1b[2J\x1b[31mweights\r\nfakeline";
@@ -32,6 +33,7 @@ const HOSTILE_ANNOTATIONS = {
 // Everything the terminal would obey or hide, listed independently of the code under test;
 // `\n` ends the CLI's own lines and is allowed.
 const RAW_UNSAFE =
+  // deno-lint-ignore no-control-regex
   /[\x00-\x09\x0b-\x1f\x7f-\x9f\u00ad\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]/;
 
 function assertClean(text: string, what: string): void {
@@ -89,6 +91,14 @@ Deno.test("terminalText and jsonText escape every control, bidi and invisible ch
   for (const escape of ["\\u001b", "\\u009b", "\\u202e", "\\u2028", "\\ufeff", "\\udb40\\udc41"]) {
     assert(json.includes(escape), `${escape} in ${json}`);
   }
+});
+
+Deno.test("the failure line of any error is one line with nothing raw", () => {
+  // Library messages hold fixed words only; anything else reaching the report is escaped.
+  const line = errorLine(new Error(`refused: ${HOSTILE_TITLE}`));
+  assertClean(line, "errorLine");
+  assertEquals(line.split("\n").length, 1);
+  assert(line.includes(String.raw`\x1b]0;owned\x07\x1b[2J`), line);
 });
 
 Deno.test("inspect shows a hostile title and annotations escaped; --json keeps them as \\u escapes", async () => {
