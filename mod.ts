@@ -54,6 +54,7 @@ export type {
   ProgressSnapshot,
 } from "./src/parted/progress.ts";
 export type { ExplicitCredential } from "./src/parted/options.ts";
+export type { RegistrySettings } from "./src/remote/registry_settings.ts";
 export type { Descriptor } from "./src/registry/media_types.ts";
 export type { RateLimit } from "./src/transport/rate_limit.ts";
 

@@ -13,6 +13,7 @@ import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
 import { isReservedAnnotation } from "../parted/format.ts";
 import { parseRate } from "./rate.ts";
+import { COPY_SIDE_OPTIONS, type CopySides, copySides } from "./copy_sides.ts";
 import { type CommandName, UsageError } from "./usage_error.ts";
 
 /** How transfer progress is shown on standard error. */
@@ -88,6 +89,8 @@ export interface CopyCommand extends TransferFlags {
   source: string;
   /** Where the copy goes, as typed. */
   target: string;
+  /** How each registry is reached (`--src-…`/`--dest-…` over the shared flags). */
+  sides: CopySides;
 }
 
 /** A parsed `inspect` command line. */
@@ -306,14 +309,19 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     }),
   },
   copy: {
-    options: COPY_OPTIONS,
+    options: { ...COPY_OPTIONS, ...COPY_SIDE_OPTIONS },
     operands: ["<src-ref>", "<dst-ref>"],
-    build: (p) => ({
-      kind: "copy",
-      ...p.transfer(),
-      source: p.operands[0],
-      target: p.operands[1],
-    }),
+    build: (p) => {
+      const flags = p.transfer();
+      const [source, target] = p.operands;
+      return {
+        kind: "copy",
+        ...flags,
+        source,
+        target,
+        sides: copySides(p, flags, [source, target]),
+      };
+    },
   },
   inspect: {
     options: REGISTRY_OPTIONS,

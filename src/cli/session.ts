@@ -193,11 +193,21 @@ export async function requireRegistryConfig(path: string): Promise<void> {
   }
 }
 
-async function readCaFile(path: string): Promise<string> {
+/**
+ * Reads the PEM file given with `flag` (`--ca-file`, or one side's of `copy`); a failure names
+ * the flag and the kind of error.
+ *
+ * @example
+ * ```ts ignore
+ * import { readCaFile } from "./session.ts";
+ * const pem = await readCaFile("corp-ca.pem", "--dest-ca-file");
+ * ```
+ */
+export async function readCaFile(path: string, flag = "--ca-file"): Promise<string> {
   try {
     return await Deno.readTextFile(path);
   } catch (err) {
     const kind = err instanceof Error ? err.name : "error";
-    throw new Error(`--ca-file: cannot read the file (${kind})`, { cause: err });
+    throw new Error(`${flag}: cannot read the file (${kind})`, { cause: err });
   }
 }

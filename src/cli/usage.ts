@@ -76,8 +76,20 @@ time. Parts the target already has are skipped. The copy keeps the manifest dige
 the only line on standard output. Each registry's credential comes from the docker
 configuration (--username is not accepted: it would reach both registries).
 
+The connection flags below apply to both registries; a side's own flags decide that side:
+--src-plain-http for a plain-HTTP source and an HTTPS destination, --dest-ca-file for a
+destination under a private CA, and so on.
+
 Flags:
   --json                 print {"descriptor", "copied", "mounted", "skipped"} as JSON
+  --src-plain-http, --dest-plain-http
+                         talk HTTP instead of HTTPS to the source (destination) registry
+  --src-insecure, --dest-insecure
+                         talk HTTPS without verifying the source (destination) registry's
+                         certificate (a warning is printed)
+  --src-ca-file PEM, --dest-ca-file PEM
+                         trust the CA certificates in PEM for the source (destination)
+                         registry, instead of --ca-file
 ${TRANSFER_ONLY_FLAGS}
 ${CONNECTION_FLAGS}
 ${LAST_FLAGS}`,

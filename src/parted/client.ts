@@ -9,6 +9,7 @@ import { systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
 import type { ClientStack } from "../remote/client_stack.ts";
+import { checkRegistrySettings } from "../remote/registry_settings.ts";
 import { connect, type Connection, partedStack } from "./connection.ts";
 import type { PartedClientOptions } from "./options.ts";
 export type { ExplicitCredential, PartedClientOptions } from "./options.ts";
@@ -163,7 +164,14 @@ export class PartedClient {
   readonly #stack: ClientStack;
   #closed = false;
 
-  /** Creates a client; nothing is opened until a transfer starts. */
+  /**
+   * Creates a client; nothing is opened until a transfer starts.
+   *
+   * @throws {TypeError} An option has the wrong type (`fetch`, both `credential` and
+   * `credentials`, a `registries` entry or setting).
+   * @throws {RangeError} A number is out of range, or a `registries` key is not a registry
+   * `host[:port]`.
+   */
   constructor(options: PartedClientOptions = {}) {
     if (options.fetch !== undefined && typeof options.fetch !== "function") {
       throw new TypeError("PartedClient: fetch must be a function");
@@ -173,10 +181,11 @@ export class PartedClient {
     }
     this.#policy = resolveRetryPolicy(options.retryPolicy, PARTED_RETRY_POLICY, "PartedClient");
     validateStallTimeout(options.stallTimeoutMs);
+    const registryTable = checkRegistrySettings(options.registries, "PartedClient");
     this.#options = { ...options };
     // One stack serves every transfer of this client: keep-alive connections and tokens are
     // reused; a caller's fetch is the caller's to manage.
-    this.#stack = partedStack(this.#options);
+    this.#stack = partedStack({ ...this.#options, registryTable });
   }
 
   /**
@@ -318,11 +327,7 @@ export class PartedClient {
     this.#checkOpen();
     const target = parseReference(dstRef);
     const { job } = this.#transfer(srcRef, workers, options);
-    const plainHttp = this.#options.plainHttp ?? false;
-    return await runCopy(
-      { ...job, target },
-      (reference) => connect(this.#stack, reference, plainHttp),
-    );
+    return await runCopy({ ...job, target }, (reference) => connect(this.#stack, reference));
   }
 
   /**
@@ -406,10 +411,11 @@ export class PartedClient {
   async checkLogin(registry: string, options: InspectOptions = {}): Promise<void> {
     this.#checkOpen();
     options.signal?.throwIfAborted();
-    await runLoginCheck(this.#stack, registry, {
-      plainHttp: this.#options.plainHttp ?? false,
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    });
+    await runLoginCheck(
+      this.#stack,
+      registry,
+      options.signal === undefined ? {} : { signal: options.signal },
+    );
   }
 
   /** The job fields both directions share, and the connection to the reference's registry. */
@@ -427,8 +433,7 @@ export class PartedClient {
       policy: this.#policy,
       clock: this.#options.clock ?? systemClock,
     };
-    const plainHttp = this.#options.plainHttp ?? false;
-    return { job, connection: () => connect(this.#stack, reference, plainHttp) };
+    return { job, connection: () => connect(this.#stack, reference) };
   }
 
   #checkOpen(): void {

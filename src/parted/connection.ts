@@ -6,9 +6,9 @@
  */
 import type { RegistryAuthenticator } from "../auth/authenticator.ts";
 import { staticCredentials } from "../auth/credential.ts";
-import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
 import { ClientStack } from "../remote/client_stack.ts";
+import type { RegistrySettings } from "../remote/registry_settings.ts";
 import { RemoteRepository } from "../remote/repository.ts";
 import type { PartedClientOptions } from "./options.ts";
 export type { ExplicitCredential } from "./options.ts";
@@ -17,19 +17,24 @@ export type { ExplicitCredential } from "./options.ts";
 export const BLOB_REDIRECT_HOPS = 3;
 
 /** The parted client's options that shape its transport stack. */
-export type ConnectionOptions = Pick<
-  PartedClientOptions,
-  | "fetch"
-  | "plainHttp"
-  | "caCerts"
-  | "insecureTls"
-  | "credential"
-  | "credentials"
-  | "unverifiedExternalTransport"
-  | "stallTimeoutMs"
-  | "onExchange"
-  | "rateLimit"
->;
+export type ConnectionOptions =
+  & Pick<
+    PartedClientOptions,
+    | "fetch"
+    | "plainHttp"
+    | "caCerts"
+    | "insecureTls"
+    | "credential"
+    | "credentials"
+    | "unverifiedExternalTransport"
+    | "stallTimeoutMs"
+    | "onExchange"
+    | "rateLimit"
+  >
+  & {
+    /** The checked `registries` option (see `checkRegistrySettings`). */
+    registryTable?: ReadonlyMap<string, Readonly<RegistrySettings>>;
+  };
 
 /** What one transfer works with. */
 export interface Connection {
@@ -61,33 +66,33 @@ export function partedStack(options: ConnectionOptions): ClientStack {
       callerTransportReachesOtherHosts: options.unverifiedExternalTransport ?? false,
     }),
     ownHostnameIsRegistry: true,
+    plainHttp: options.plainHttp === true,
+    ...(options.registryTable === undefined ? {} : { registries: options.registryTable }),
     caCerts: options.caCerts,
     insecureTls: options.insecureTls === true,
     stallTimeoutMs: options.stallTimeoutMs,
     onExchange: options.onExchange,
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-    authenticate: {
-      plainHttp: options.plainHttp ?? false,
-      ...(credentials !== undefined ? { credentials } : {}),
-    },
+    authenticate: credentials !== undefined ? { credentials } : {},
   });
 }
 
 /**
- * The connection of one transfer to `reference` on the client's `stack`.
+ * The connection of one transfer to `reference` on the client's `stack`, in the scheme the
+ * stack's settings give its registry.
  *
  * @example The connection of one transfer
  * ```ts
  * import { connect, partedStack } from "./connection.ts";
  * import { parseReference } from "../registry/reference.ts";
  * const stack = partedStack({ plainHttp: true });
- * const connection = connect(stack, parseReference("127.0.0.1:5000/org/data:v1"), true);
+ * const connection = connect(stack, parseReference("127.0.0.1:5000/org/data:v1"));
  * console.log(connection.repo.name); // "org/data"
  * stack.close();
  * ```
  */
-export function connect(stack: ClientStack, reference: Reference, plainHttp: boolean): Connection {
-  const origin = registryOrigin(reference.registry, { plainHttp });
+export function connect(stack: ClientStack, reference: Reference): Connection {
+  const origin = stack.origin(reference.registry);
   const route = stack.route(origin, reference.registry);
   const repo = new RemoteRepository({
     origin,

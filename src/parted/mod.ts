@@ -48,6 +48,7 @@ export { PARTIAL_SUFFIX, type PullDestination, toDirectory, toFile } from "./fs_
 export type { PartEvent, ProgressCallback, ProgressPhase, ProgressSnapshot } from "./progress.ts";
 export { TooManyPartsError } from "./too_many_parts_error.ts";
 export type { ExplicitCredential } from "./options.ts";
+export type { RegistrySettings } from "../remote/registry_settings.ts";
 export type { Descriptor } from "../registry/media_types.ts";
 export { OciError } from "../errors/oci_error.ts";
 export type { Fetch } from "../transport/fetch.ts";

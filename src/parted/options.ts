@@ -10,6 +10,7 @@ import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import type { RateLimit } from "../transport/rate_limit.ts";
 import type { RetryPolicy } from "../transport/retry.ts";
+import type { RegistrySettings } from "../remote/registry_settings.ts";
 
 /**
  * One explicit credential: basic, or a registry token presented verbatim.
@@ -90,6 +91,14 @@ export interface PartedClientOptions {
    * and copies, all workers together. Default: none.
    */
   rateLimit?: RateLimit;
+  /**
+   * Settings of single registries, keyed by `host[:port]` as references write it (the host
+   * matched without regard to case, the port exactly): `plainHttp`, `insecureTls` and
+   * `caCerts` there override the client-wide options for that registry and the storage its
+   * blob reads are redirected to. E.g. a copy from a plain-HTTP registry to an HTTPS one, or a
+   * mirror with its own CA. Checked when the client is created (`TypeError`, `RangeError`).
+   */
+  registries?: Record<string, RegistrySettings>;
   /** Time source of backoff waits (tests). */
   clock?: Clock;
 }

@@ -41,7 +41,7 @@ export interface PullJob extends TransferJob {
  * @example
  * ```ts ignore
  * import { runPull } from "./pull.ts";
- * await runPull(job, () => connect(stack, reference, false));
+ * await runPull(job, () => connect(stack, reference));
  * ```
  */
 export async function runPull(job: PullJob, connect: () => Connection): Promise<void> {

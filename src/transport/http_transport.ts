@@ -270,7 +270,7 @@ export class HttpTransport {
   #fetch(request: Request): Promise<Response> {
     const send = async () => {
       const response = await this.#send(request);
-      return await checkTlsPortAnswer(new URL(request.url), response);
+      return await checkTlsPortAnswer(request, response, (probe) => this.#send(probe));
     };
     const observer = this.#options.onExchange;
     if (observer === undefined) return send();

@@ -18,6 +18,7 @@ import { failureReason } from "../../transport/failure.ts";
 import type { LoginCommand, LogoutCommand } from "../args.ts";
 import { errorLine, EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
+import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
 import { requireRegistryConfig, runRegistryCommand, runStoppable } from "../session.ts";
 
 /**
@@ -45,7 +46,7 @@ export function runLogin(command: LoginCommand): Promise<number> {
       );
       stdout(
         command.json
-          ? `${JSON.stringify({ ...saved, loggedIn: true })}\n`
+          ? `${jsonText({ ...saved, loggedIn: true })}\n`
           : `Login succeeded; saved in ${loginPlace(saved)}\n`,
       );
       return EXIT_CODES.success;
@@ -71,7 +72,7 @@ export function runLogout(command: LogoutCommand): Promise<number> {
       eraseDockerLogin(command.registry, { ...configOption(command), signal }),
     );
     stdout(
-      command.json ? `${JSON.stringify({ ...erased, loggedIn: false })}\n` : logoutLine(erased),
+      command.json ? `${jsonText({ ...erased, loggedIn: false })}\n` : logoutLine(erased),
     );
     return EXIT_CODES.success;
   });
@@ -125,7 +126,7 @@ async function namingConfig<T>(
 
 function loginPlace(saved: DockerLoginResult): string {
   if (saved.savedIn !== "helper") return "the docker configuration";
-  const helper = `credential helper docker-credential-${saved.helper}`;
+  const helper = `credential helper docker-credential-${terminalText(saved.helper ?? "")}`;
   return saved.removedFrom.includes("auths")
     ? `${helper}; removed the plain-text copy from the docker configuration`
     : helper;
@@ -134,7 +135,7 @@ function loginPlace(saved: DockerLoginResult): string {
 function logoutLine(erased: DockerLoginResult): string {
   const places: string[] = [];
   if (erased.removedFrom.includes("helper")) {
-    places.push(`credential helper docker-credential-${erased.helper}`);
+    places.push(`credential helper docker-credential-${terminalText(erased.helper ?? "")}`);
   }
   if (erased.removedFrom.includes("auths")) places.push("the docker configuration");
   if (places.length === 0) return `No login was stored for ${erased.registry}\n`;

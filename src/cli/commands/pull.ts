@@ -8,6 +8,7 @@ import { PartedClient } from "../../parted/client.ts";
 import type { PullCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
+import { jsonText } from "../../registry/untrusted_text.ts";
 import { runRegistryCommand } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
@@ -43,7 +44,7 @@ export async function runPull(command: PullCommand): Promise<number> {
       progress.finish(EXIT_CODES.success);
       if (command.json) {
         const result = { reference: command.reference, destination: command.destination };
-        stdout(`${JSON.stringify(result)}\n`);
+        stdout(`${jsonText(result)}\n`);
       }
       return EXIT_CODES.success;
     },

@@ -9,6 +9,7 @@ import { PartedClient } from "../../parted/client.ts";
 import type { PushCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
+import { jsonText } from "../../registry/untrusted_text.ts";
 import { runRegistryCommand } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
@@ -39,7 +40,7 @@ export function runPush(command: PushCommand): Promise<number> {
         signal,
       });
       progress.finish(EXIT_CODES.success);
-      stdout(command.json ? `${JSON.stringify(descriptor)}\n` : `${descriptor.digest}\n`);
+      stdout(command.json ? `${jsonText(descriptor)}\n` : `${descriptor.digest}\n`);
       return EXIT_CODES.success;
     },
   });

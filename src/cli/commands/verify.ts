@@ -8,6 +8,7 @@ import type { VerifyReport } from "../../parted/verify.ts";
 import type { VerifyCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
+import { jsonText } from "../../registry/untrusted_text.ts";
 import { runRegistryCommand } from "../session.ts";
 
 /**
@@ -31,7 +32,7 @@ export function runVerify(command: VerifyCommand): Promise<number> {
         ...(command.workers === undefined ? {} : { workers: command.workers }),
         signal,
       });
-      stdout(command.json ? `${JSON.stringify(report)}\n` : verifyTable(report));
+      stdout(command.json ? `${jsonText(report)}\n` : verifyTable(report));
       return report.identical ? EXIT_CODES.success : EXIT_CODES.digestMismatch;
     },
   });
