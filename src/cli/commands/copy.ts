@@ -22,12 +22,13 @@ import { transferProgress } from "../transfer_progress.ts";
  * ```
  */
 export function runCopy(command: CopyCommand): Promise<number> {
-  const progress = transferProgress(command.progress);
+  const progress = transferProgress(command.progress, { kind: "copy" });
   return runRegistryCommand({
     label: "ocipart copy",
     flags: command,
     onFailure: progress.finish,
     run: async ({ clientOptions, signal }) => {
+      progress.watch(signal);
       // Closed when the command ends, so no pooled connection outlives it.
       using client = new PartedClient(clientOptions);
       const result = await client.copy(command.source, command.target, {
