@@ -44,11 +44,9 @@ export function interruptedLine(
   const parts = last?.partsDone ?? 0;
   const bytes = Math.max(last?.completedBytes ?? 0, last?.resumedBytes ?? 0);
   if (last === undefined || (parts === 0 && bytes === 0)) {
-    const what = transfer.kind === "pull"
-      ? "fetched"
-      : transfer.kind === "push"
-      ? "uploaded"
-      : "copied";
+    // A pull's partial file may hold part prefixes a rerun continues from: it resumes.
+    if (transfer.kind === "pull") return `interrupted before any part was complete; ${RESUME}`;
+    const what = transfer.kind === "push" ? "uploaded" : "copied";
     return `interrupted before any part was ${what}; run the same command to start again`;
   }
   const count = `${parts} of ${last.partsTotal ?? "?"} ${last.partsTotal === 1 ? "part" : "parts"}`;

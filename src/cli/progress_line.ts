@@ -84,7 +84,10 @@ function fieldTexts(fields: ProgressFields): Record<Field, string | undefined> {
       ? undefined
       : `${String(parts.done).padStart(digits)}/${parts.total} parts`,
     active,
-    rate: (fields.moving ? formatRate(fields.rate) : "").padStart(RATE_WIDTH),
+    // Blank while nothing moves, and once done when it was too short to measure.
+    rate:
+      (fields.moving && !(fields.done && fields.rate === undefined) ? formatRate(fields.rate) : "")
+        .padStart(RATE_WIDTH),
   };
 }
 

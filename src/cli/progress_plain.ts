@@ -142,8 +142,11 @@ function plainLine(fields: ProgressFields, exitCode: number | undefined): string
         : ""
     }`;
   let tail: string;
-  if (fields.done) tail = ` ${formatRate(fields.rate)} in ${formatSeconds(fields.elapsedSeconds)}`;
-  else if (exitCode !== undefined) tail = ` stopped (exit ${exitCode})`;
+  if (fields.done) {
+    // A transfer too short to measure has no average speed to show.
+    const rate = fields.rate === undefined ? "" : ` ${formatRate(fields.rate)}`;
+    tail = `${rate} in ${formatSeconds(fields.elapsedSeconds)}`;
+  } else if (exitCode !== undefined) tail = ` stopped (exit ${exitCode})`;
   else if (fields.moving) {
     tail = ` ${formatRate(fields.rate)} ETA ${formatSeconds(fields.etaSeconds)}`;
   } else tail = "";

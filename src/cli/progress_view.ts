@@ -106,12 +106,16 @@ export class ProgressView {
     this.#wire.sample(now, snapshot.wireBytes);
   }
 
-  /** The label the latest snapshot shows. */
+  /**
+   * The label the latest snapshot shows. Before its first byte is sent, a push is hashing parts
+   * and looking them up; a pull is checking only once it hashed what is on disk (a fresh one is
+   * just waiting for its first bytes).
+   */
   label(): string {
     const s = this.#snapshot;
     if (s === undefined) return "";
     const checking = s.wireBytes === 0 && MOVING.has(s.phase) &&
-      (this.#checking || s.completedBytes > 0);
+      (this.#checking || s.phase === "uploading" || s.completedBytes > 0);
     return checking ? "checking" : s.phase;
   }
 
