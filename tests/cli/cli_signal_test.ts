@@ -4,7 +4,7 @@
  * fault proxy in front of the real registry (no timing: the signal is sent once `--progress
  * json` reports two parts in place, and the third part's request never finishes).
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -108,6 +108,11 @@ registryTest("130: SIGINT mid-pull keeps a partial that a rerun completes", asyn
     ok(error.startsWith("ocipart pull: "), error);
     strictEqual(why, "ocipart pull: interrupted by SIGINT (exit 130)");
     strictEqual(run.records.at(-1)!.exitCode, 130, "the last progress line agrees with the exit");
+    // Once, before the failure report: what was kept, and that the same command resumes.
+    deepStrictEqual(run.text.filter((l) => l.startsWith("interrupted")), [
+      `interrupted: 2 of 4 parts (512 KiB of 1.00 MiB) kept in ${dest}.parted-partial; ` +
+      "run the same command to resume",
+    ]);
     await Deno.stat(`${dest}.parted-partial`); // kept for resume
     await Deno.stat(dest).then(() => ok(false, "destination must not exist"), () => {});
 
@@ -167,6 +172,10 @@ registryTest("143: SIGTERM mid-push leaves parts a rerun skips", async () => {
       "ocipart push: terminated by SIGTERM (exit 143)",
     );
     strictEqual(run.records.at(-1)!.exitCode, 143);
+    deepStrictEqual(run.text.filter((l) => l.startsWith("interrupted")), [
+      "interrupted: 2 of 4 parts (512 KiB of 1.00 MiB) uploaded; parts already uploaded are " +
+      "kept by the registry; run the same command to resume",
+    ]);
     const manifest = await fetch(`${registry.url}/v2/models/sig/manifests/v2`, {
       headers: { accept: "application/vnd.oci.image.manifest.v1+json" },
     });
@@ -200,6 +209,49 @@ registryTest("143: SIGTERM mid-push leaves parts a rerun skips", async () => {
     });
     strictEqual(pull.code, 0, pull.stderr);
     strictEqual(sha256(await Deno.readFile(dest)), sha256(bytes));
+  } finally {
+    await proxy.close();
+  }
+});
+
+registryTest("130: SIGINT mid-copy says the copied parts stay in the target registry", async () => {
+  await using from = await startRegistry();
+  await using to = await startRegistry();
+  const proxy = await startFaultProxy({ target: to.url });
+  try {
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/weights.bin`;
+    await writeRandomFile(source, SIZE);
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "256KiB", `${from.host}/models/sig:v3`, source],
+      { tmp: tmp.path },
+    );
+    strictEqual(push.code, 0, push.stderr);
+    // Parts 0 and 1 reach the target; the third part's PUT never gets an answer.
+    proxy.fault({ method: "PUT", path: /\/blobs\/uploads\//, nth: 3, times: Infinity, hang: true });
+    const run = await interrupt(
+      [
+        "copy",
+        "--plain-http",
+        "--workers",
+        "1",
+        "--progress",
+        "json",
+        `${from.host}/models/sig:v3`,
+        `${proxy.host}/mirror/sig:v3`,
+      ],
+      tmp.path,
+      "SIGINT",
+    );
+    strictEqual(run.code, 130, run.text.join("\n"));
+    deepStrictEqual(run.text.filter((l) => l.startsWith("interrupted")), [
+      "interrupted: 2 of 4 parts (512 KiB of 1.00 MiB) copied; parts already copied are kept " +
+      "by the target registry; run the same command to resume",
+    ]);
+    strictEqual(
+      failureLines(run.text.join("\n"))[1],
+      "ocipart copy: interrupted by SIGINT (exit 130)",
+    );
   } finally {
     await proxy.close();
   }
