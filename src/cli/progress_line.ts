@@ -31,12 +31,14 @@ type Field = typeof PRIORITY[number];
  * @example
  * ```ts
  * import { barLine } from "./progress_line.ts";
+ * const MiB = 1024 * 1024;
  * const line = barLine({
- *   label: "uploading", fraction: 0.5, shownBytes: 5, totalBytes: 10, rate: 1,
- *   etaSeconds: 5, elapsedSeconds: 5, done: false,
+ *   label: "uploading", fraction: 0.5, shownBytes: 5 * MiB, totalBytes: 10 * MiB, moving: true,
+ *   rate: MiB, etaSeconds: 5, elapsedSeconds: 5, done: false,
  *   parts: { done: 1, total: 2, active: 1 },
- * }, 48);
- * console.log(line); // "uploading    50% [======>      ]  5/10 B  ETA 5s"
+ * }, 78);
+ * console.log(line);
+ * // "uploading    50% [======>     ]  5.0/10.0 MiB  1/2 parts, 1 active  ETA 5s    "
  * ```
  */
 export function barLine(fields: ProgressFields, width: number): string {

@@ -42,7 +42,7 @@ export interface PlainOptions {
  * const lines: string[] = [];
  * const p = new PlainProgress({ write: (t) => lines.push(t), now: () => 0, schedule: () => () => {} });
  * p.update({ completedBytes: 0, wireBytes: 0, totalBytes: 10, phase: "uploading" });
- * console.log(lines); // [ "uploading 0% 0/10 B -- B/s ETA --\n" ]
+ * console.log(lines); // [ "checking 0% 0/10 B -- B/s ETA --\n" ]
  * ```
  */
 export class PlainProgress implements ProgressRenderer {

@@ -57,7 +57,8 @@ const WORKING = new Set([...MOVING, "hashing"]);
  * const view = new ProgressView();
  * view.update({ completedBytes: 0, wireBytes: 0, totalBytes: 100, phase: "hashing" }, 0);
  * view.update({ completedBytes: 50, wireBytes: 0, totalBytes: 100, phase: "uploading" }, 1000);
- * console.log(view.fields().label, view.fields().rate); // "checking" 50
+ * const fields = view.fields()!;
+ * console.log(fields.label, fields.rate); // "checking" 50
  * ```
  */
 export class ProgressView {
