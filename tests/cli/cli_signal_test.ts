@@ -256,3 +256,63 @@ registryTest("130: SIGINT mid-copy says the copied parts stay in the target regi
     await proxy.close();
   }
 });
+
+registryTest(
+  "a stalled pull still writes plain lines on time, its speed falling to 0 B/s",
+  async () => {
+    await using registry = await startRegistry();
+    const proxy = await startFaultProxy({ target: registry.url });
+    try {
+      await using tmp = await tempDir();
+      const source = `${tmp.path}/weights.bin`;
+      await writeRandomFile(source, SIZE);
+      const push = await runCli(
+        ["push", "--plain-http", "--part-size", "256KiB", `${registry.host}/models/sig:v4`, source],
+        { tmp: tmp.path },
+      );
+      strictEqual(push.code, 0, push.stderr);
+      // Part 0 arrives whole; part 1 sends a few bytes and then nothing, for as long as it takes.
+      proxy.fault({
+        method: "GET",
+        path: /\/blobs\/sha256:/,
+        nth: 2,
+        times: Infinity,
+        stallAfter: 1000,
+      });
+      const child = spawnCli(
+        [
+          "pull",
+          "--plain-http",
+          "--workers",
+          "1",
+          "--progress",
+          "plain",
+          `${proxy.host}/models/sig:v4`,
+          `${tmp.path}/out.bin`,
+        ],
+        { tmp: tmp.path },
+      );
+      await child.stdin.close();
+      const stdout = new Response(child.stdout).text();
+      const seen: Array<{ at: number; line: string }> = [];
+      // A display that stays silent through the stall must not hold the test for minutes.
+      const limit = setTimeout(() => child.kill("SIGINT"), 20_000);
+      for await (const line of lines(child.stderr)) {
+        seen.push({ at: performance.now(), line });
+        const stalled = seen.filter((s) => s.line.startsWith("downloading 25% "));
+        // Two lines of the same stalled state, one interval apart: the display is alive.
+        if (stalled.length === 2) child.kill("SIGINT");
+      }
+      clearTimeout(limit);
+      strictEqual((await child.status).code, 130, seen.map((s) => s.line).join("\n"));
+      await stdout;
+      const stalled = seen.filter((s) => s.line.startsWith("downloading 25% "));
+      ok(stalled.length >= 2, seen.map((s) => s.line).join("\n"));
+      ok(stalled[1].line.includes(" 0 B/s ETA --"), stalled[1].line);
+      const gap = stalled[1].at - stalled[0].at;
+      ok(gap > 4000 && gap < 9000, `${Math.round(gap)} ms between two lines (5 s expected)`);
+    } finally {
+      await proxy.close();
+    }
+  },
+);
