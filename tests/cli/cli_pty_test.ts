@@ -213,14 +213,18 @@ async function interruptOnPty(
   const stderr = new Response(child.stderr).text();
   let received = "";
   let typed = false;
+  // ETX: the terminal echoes it as ^C and sends SIGINT to the CLI.
+  const ctrlC = () => stdin.write(new Uint8Array([3]));
+  // A display that never gets ready must not hold the test: type it anyway, and fail below.
+  const limit = setTimeout(ctrlC, 20_000);
   for await (const text of child.stdout.pipeThrough(new TextDecoderStream())) {
     received += text;
     if (!typed && ready(programBytes(received))) {
       typed = true;
-      // ETX: the terminal echoes it as ^C and sends SIGINT to the CLI.
-      await stdin.write(new Uint8Array([3]));
+      await ctrlC();
     }
   }
+  clearTimeout(limit);
   const status = await child.status;
   await stdin.close().catch(() => {});
   await stderr;
