@@ -97,6 +97,17 @@ export interface ProgressSnapshot {
   partsSkipped?: number;
   /** The artifact's part count. */
   partsTotal?: number;
+  /**
+   * Parts whose bytes are moving now: sent, received or hashed in their current attempt and not
+   * yet in final place. When every part runs at once, this is what moves before the first part
+   * is done.
+   */
+  partsActive?: number;
+  /**
+   * Bytes a resumed pull found on disk and will not fetch again: whole parts that matched plus
+   * the prefixes of parts it continues. Known before the downloads start, in every snapshot after.
+   */
+  resumedBytes?: number;
   /** Part events since the previous snapshot, in the order they happened. */
   events?: readonly PartEvent[];
 }

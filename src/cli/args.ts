@@ -111,6 +111,8 @@ export interface VerifyCommand extends RegistryFlags {
   file: string;
   /** Concurrent hashing threads, or undefined for the library's default. */
   workers: number | undefined;
+  /** How the hashing's progress is shown. */
+  progress: ProgressMode;
 }
 
 /** A parsed `login` command line. */
@@ -266,9 +268,14 @@ class Parsed {
     return {
       ...this.registry(),
       workers: this.flag("workers", parseWorkers),
-      progress: this.flag("progress", parseProgressMode) ?? "auto",
+      progress: this.progress(),
       limitRate: this.flag("limit-rate", parseRate),
     };
+  }
+
+  /** The `--progress` mode, `auto` when not given. */
+  progress(): ProgressMode {
+    return this.flag("progress", parseProgressMode) ?? "auto";
   }
 }
 
@@ -329,7 +336,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     build: (p) => ({ kind: "inspect", ...p.registry(), reference: p.operands[0] }),
   },
   verify: {
-    options: { ...REGISTRY_OPTIONS, workers: { type: "string" } },
+    options: { ...REGISTRY_OPTIONS, workers: { type: "string" }, progress: { type: "string" } },
     operands: ["<ref>", "<file>"],
     build: (p) => ({
       kind: "verify",
@@ -337,6 +344,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       reference: p.operands[0],
       file: p.operands[1],
       workers: p.flag("workers", parseWorkers),
+      progress: p.progress(),
     }),
   },
   login: {

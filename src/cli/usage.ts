@@ -30,8 +30,12 @@ const LAST_FLAGS =
 
 const REGISTRY_FLAGS = `${CONNECTION_FLAGS}\n${CREDENTIAL_FLAGS}\n${LAST_FLAGS}`;
 
+const PROGRESS_FLAG =
+  `  --progress MODE        auto|bar|plain|json|none (default auto: a bar when stderr is a
+                         terminal, else a line at each phase and at least every 30s)`;
+
 const TRANSFER_ONLY_FLAGS = `  --workers N            concurrent part transfers (default 8)
-  --progress MODE        auto|bar|plain|json|none (default auto: bar when stderr is a terminal)
+${PROGRESS_FLAG}
   --limit-rate RATE      cap the bandwidth of the whole transfer (all workers, both
                          directions together), e.g. 512KiB/s or 10MiB/s`;
 
@@ -111,6 +115,7 @@ differs.
 
 Flags:
   --workers N            parts hashed at once (default: one per core)
+${PROGRESS_FLAG}
   --json                 print the result as JSON instead of a table
 ${REGISTRY_FLAGS}`,
 

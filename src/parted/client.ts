@@ -129,10 +129,27 @@ export interface InspectOptions {
  * const options: VerifyOptions = { workers: 2 };
  * console.log(options.workers); // 2
  * ```
+ *
+ * @example Showing how far the hashing got
+ * ```ts
+ * import type { VerifyOptions } from "@ocipart/ocipart";
+ * const options: VerifyOptions = {
+ *   onProgress: (s) => console.log(`${s.phase} ${s.transferredBytes}/${s.totalBytes}`),
+ * };
+ * options.onProgress!({ phase: "verifying", completedBytes: 0, transferredBytes: 5, wireBytes: 0, totalBytes: 10 });
+ * // "verifying 5/10"
+ * ```
  */
 export interface VerifyOptions {
   /** Parts hashed at once, each on a worker thread; default the number of cores. */
   workers?: number;
+  /**
+   * Progress of the hashing, in the snapshots push and pull report: phase `verifying`, then
+   * `done`; `completedBytes` and `partsDone` count the parts checked whatever their verdict,
+   * `transferredBytes` adds the bytes hashed of parts being checked, `partsActive` the parts
+   * being hashed, `wireBytes` stays 0. No part events. A callback that throws fails the call.
+   */
+  onProgress?: ProgressCallback;
   /** Cancels the manifest request and the hashing. */
   signal?: AbortSignal;
 }

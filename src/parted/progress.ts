@@ -83,6 +83,7 @@ export class ProgressTracker {
       partsDone: this.#partsDone,
       partsSkipped: this.#partsSkipped,
       partsTotal: this.#partsTotal,
+      partsActive: this.#inFlight.size,
       events: [...this.#events],
     };
   }
@@ -121,13 +122,16 @@ export class ProgressTracker {
     this.#inFlight.delete(index);
   }
 
-  /** Counts part `index` of `size` bytes as in final place, for the reason `kind`. */
-  completePart(index: number, size: number, kind: PartEvent["kind"]): void {
+  /**
+   * Counts part `index` of `size` bytes as in final place, for the reason `kind` (without one,
+   * as done with no part event: a verification checks parts, it places none).
+   */
+  completePart(index: number, size: number, kind?: PartEvent["kind"]): void {
     this.restartPart(index);
     this.#completed += size;
     this.#partsDone++;
     if (kind === "exists" || kind === "resumed") this.#partsSkipped++;
-    this.#events.push({ kind, index, size });
+    if (kind !== undefined) this.#events.push({ kind, index, size });
     this.#raiseTransferred();
     this.#changed();
   }

@@ -22,8 +22,9 @@ const INLINE_CHUNK = 256 * 1024;
 
 /**
  * Hashes `size` bytes of the file at `path` from `offset` on the calling thread with
- * double-buffered 256 KiB reads, checking `signal` after every read. Resolves to
- * `sha256:<hex>`; rejects with `ShortFileError` when the file ends first.
+ * double-buffered 256 KiB reads, checking `signal` after every read and telling `onBytes` the
+ * byte count of each read hashed. Resolves to `sha256:<hex>`; rejects with `ShortFileError`
+ * when the file ends first.
  *
  * @example Hashing the first bytes of a file
  * ```ts
@@ -40,15 +41,16 @@ export async function hashRangeInline(
   offset: number,
   size: number,
   signal?: AbortSignal,
+  onBytes?: (bytes: number) => void,
 ): Promise<string> {
   const hash = createHash("sha256");
-  await hashRangeInto(hash, path, offset, size, signal);
+  await hashRangeInto(hash, path, offset, size, signal, onBytes);
   return `sha256:${hash.digest("hex")}`;
 }
 
 /**
  * Feeds `size` bytes of the file at `path` from `offset` into `hash` on the calling thread,
- * as {@linkcode hashRangeInline} reads them.
+ * as {@linkcode hashRangeInline} reads them (`onBytes` is told each read's byte count).
  *
  * @example Two ranges into one hash
  * ```ts
@@ -70,6 +72,7 @@ export async function hashRangeInto(
   offset: number,
   size: number,
   signal?: AbortSignal,
+  onBytes?: (bytes: number) => void,
 ): Promise<void> {
   signal?.throwIfAborted();
   let handle;
@@ -102,6 +105,7 @@ export async function hashRangeInto(
         ? handle.read(buffers[index], 0, Math.min(INLINE_CHUNK, end - position), position)
         : undefined;
       hash.update(current.subarray(0, bytesRead));
+      onBytes?.(bytesRead);
     }
   } finally {
     await handle.close().catch(() => {});

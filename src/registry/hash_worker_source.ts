@@ -5,7 +5,9 @@
  * Two kinds of work share a thread, interleaved by its event loop: running hashes fed with
  * transferred buffers (each buffer is handed back once hashed) or with file ranges, and file
  * ranges hashed on their own; ranges are read with double-buffered 4 MiB reads. A range checks
- * for a cancel between reads, so stopping one never needs the thread ended and another started.
+ * for a cancel between reads, so stopping one never needs the thread ended and another started,
+ * and, when asked to report, says how many bytes each read hashed (a `hashed` message, which
+ * owes no answer).
  *
  * @module
  */
@@ -42,7 +44,7 @@ function runningHash(id) {
   return hash;
 }
 
-async function hashRange(id, path, offset, size, into) {
+async function hashRange(id, path, offset, size, into, report) {
   buffers ??= [new Uint8Array(CHUNK), new Uint8Array(CHUNK)];
   const handle = await open(path, "r");
   try {
@@ -62,6 +64,7 @@ async function hashRange(id, path, offset, size, into) {
         ? handle.read(buffers[index], 0, Math.min(CHUNK, end - position), position)
         : null;
       hash.update(current.subarray(0, bytesRead));
+      if (report) parentPort.postMessage({ id, op: "hashed", bytes: bytesRead });
     }
     return into === undefined ? { digest: "sha256:" + hash.digest("hex") } : { digest: "" };
   } finally {
@@ -80,7 +83,7 @@ parentPort.on("message", (data) => {
     const hash = hashes.get(id) ?? createHash("sha256");
     parentPort.postMessage({ id, op: "digest", digest: "sha256:" + hash.copy().digest("hex") });
   } else if (op === "range") {
-    hashRange(id, data.path, data.offset, data.size, data.into).then(
+    hashRange(id, data.path, data.offset, data.size, data.into, data.report).then(
       (result) => parentPort.postMessage({ id, op: "range", ...result }),
       (err) => {
         const code = String(err?.code ?? "");

@@ -73,6 +73,8 @@ interface RangeJob {
   into?: number;
   /** Higher runs first; equal ranks run in submission order. */
   rank: () => number;
+  /** Told the byte count of each read hashed, as the range runs. */
+  onBytes?: (bytes: number) => void;
 }
 
 interface Thread {
@@ -87,6 +89,7 @@ interface Thread {
 
 interface RangeAnswer {
   id: number;
+  bytes?: number;
   digest?: string;
   error?: string;
   code?: string;
@@ -156,16 +159,23 @@ export class Sha256Threads {
 
   /**
    * The sha256 digest (`sha256:<hex>`) of `size` bytes of the file at `path` from `offset`.
-   * Rejects with `ShortFileError` when the file ends first, `LocalFileError` when it cannot be
-   * read, and the signal's reason on abort (at once, queued or running).
+   * `onBytes`, when given, is told the byte count of each read as it is hashed (progress of a
+   * long range). Rejects with `ShortFileError` when the file ends first, `LocalFileError` when it
+   * cannot be read, and the signal's reason on abort (at once, queued or running).
    */
-  hashRange(path: string, offset: number, size: number, signal?: AbortSignal): Promise<string> {
+  hashRange(
+    path: string,
+    offset: number,
+    size: number,
+    signal?: AbortSignal,
+    onBytes?: (bytes: number) => void,
+  ): Promise<string> {
     if (this.#unavailable && this.#threads.length === 0) {
       if (signal?.aborted) return Promise.reject(signal.reason);
       if (this.#closed) return Promise.reject(stopped());
-      return hashRangeInline(path, offset, size, signal);
+      return hashRangeInline(path, offset, size, signal, onBytes);
     }
-    return this.#enqueue({ path, offset, size, signal, rank: () => 0 });
+    return this.#enqueue({ path, offset, size, signal, rank: () => 0, onBytes });
   }
 
   /**
@@ -233,7 +243,10 @@ export class Sha256Threads {
   }
 
   #enqueue(
-    work: Pick<RangeJob, "path" | "offset" | "size" | "signal" | "thread" | "into" | "rank">,
+    work: Pick<
+      RangeJob,
+      "path" | "offset" | "size" | "signal" | "thread" | "into" | "rank" | "onBytes"
+    >,
   ): Promise<string> {
     const { signal } = work;
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -308,7 +321,8 @@ export class Sha256Threads {
       this.#ranges.set(job.id, job);
       owe(thread, 1);
       const { id, path, offset, size, into } = job;
-      thread.worker.postMessage({ id, op: "range", path, offset, size, into });
+      const report = job.onBytes !== undefined;
+      thread.worker.postMessage({ id, op: "range", path, offset, size, into, report });
     }
   }
 
@@ -346,7 +360,7 @@ export class Sha256Threads {
   #runInline(): void {
     for (const job of this.#queue.splice(0)) {
       if (job.settled) continue;
-      hashRangeInline(job.path, job.offset, job.size, job.signal).then(
+      hashRangeInline(job.path, job.offset, job.size, job.signal, job.onBytes).then(
         (digest) => settle(job, undefined, digest),
         (err) => settle(job, err),
       );
@@ -354,6 +368,12 @@ export class Sha256Threads {
   }
 
   #receive(thread: Thread, data: { id: number; op: string } & Record<string, unknown>): void {
+    if (data.op === "hashed") {
+      // Progress of a running range: owes no answer.
+      const job = this.#ranges.get(data.id);
+      if (job !== undefined && !job.settled) job.onBytes?.(data.bytes as number);
+      return;
+    }
     owe(thread, -1);
     if (data.op === "range") {
       this.#receiveRange(thread, data as RangeAnswer);

@@ -27,7 +27,7 @@ import { schemeMismatch } from "./copy_scheme.ts";
  * ```
  */
 export function runCopy(command: CopyCommand): Promise<number> {
-  const progress = transferProgress(command.progress);
+  const progress = transferProgress(command.progress, { kind: "copy" });
   for (const side of [command.sides.source, command.sides.target]) {
     if (side.own && side.insecure && !command.insecure) {
       noticeWrite(
@@ -41,6 +41,7 @@ export function runCopy(command: CopyCommand): Promise<number> {
     flags: command,
     onFailure: progress.finish,
     run: async ({ clientOptions, signal }) => {
+      progress.watch(signal);
       // Closed when the command ends, so no pooled connection outlives it.
       using client = new PartedClient(await withSides(clientOptions, command));
       const result = await client.copy(command.source, command.target, {

@@ -24,16 +24,22 @@ import { transferProgress } from "../transfer_progress.ts";
  * ```
  */
 export async function runPull(command: PullCommand): Promise<number> {
-  const destination = await isDirectory(command.destination)
+  const intoDirectory = await isDirectory(command.destination);
+  const destination = intoDirectory
     ? toDirectory(command.destination)
     : toFile(command.destination);
-  const progress = transferProgress(command.progress);
+  const progress = transferProgress(command.progress, {
+    kind: "pull",
+    destination: command.destination,
+    intoDirectory,
+  });
   return await runRegistryCommand({
     label: "ocipart pull",
     flags: command,
     localPath: command.destination,
     onFailure: progress.finish,
     run: async ({ clientOptions, signal }) => {
+      progress.watch(signal);
       using client = new PartedClient(clientOptions);
       await client.pull(command.reference, destination, {
         ...(command.workers === undefined ? {} : { workers: command.workers }),

@@ -23,13 +23,14 @@ import { transferProgress } from "../transfer_progress.ts";
  * ```
  */
 export function runPush(command: PushCommand): Promise<number> {
-  const progress = transferProgress(command.progress);
+  const progress = transferProgress(command.progress, { kind: "push" });
   return runRegistryCommand({
     label: "ocipart push",
     flags: command,
     localPath: command.file,
     onFailure: progress.finish,
     run: async ({ clientOptions, signal }) => {
+      progress.watch(signal);
       // Closed when the command ends, so no pooled connection outlives it.
       using client = new PartedClient(clientOptions);
       const descriptor = await client.push(command.reference, fromFile(command.file), {
