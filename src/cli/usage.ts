@@ -20,16 +20,21 @@ const CONNECTION_FLAGS =
   --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG)`;
 
 const CREDENTIAL_FLAGS =
-  `  --username USER        log in as USER; the password is read from standard input
+  `  -u, --username USER    log in as USER; the password is read from standard input
   --password-stdin       read the password for --username from standard input`;
 
 const LAST_FLAGS =
-  `  --debug                one line per HTTP exchange on stderr (no URL, host or credential)
+  `  -d, --debug            one line per HTTP exchange on stderr (no URL, host or credential)
   -h, --help             show this help`;
 
 const REGISTRY_FLAGS = `${CONNECTION_FLAGS}\n${CREDENTIAL_FLAGS}\n${LAST_FLAGS}`;
 
+// The spellings of oras, listed where the flags they stand for are.
+const CONCURRENCY_ALIAS = "  --concurrency N        the same as --workers N";
+const FORMAT_ALIAS = "  --format json|text     --format json is --json; text is the default";
+
 const TRANSFER_ONLY_FLAGS = `  --workers N            concurrent part transfers (default 8)
+${CONCURRENCY_ALIAS}
   --progress MODE        auto|bar|plain|json|none (default auto: bar when stderr is a terminal)
   --limit-rate RATE      cap the bandwidth of the whole transfer (all workers, both
                          directions together), e.g. 512KiB/s or 10MiB/s`;
@@ -49,6 +54,7 @@ artifact. On success the manifest digest is the only line on standard output.
 Flags:
   --part-size SIZE       part size in ${SIZE_HELP} (default 512MiB)
   --json                 print the manifest descriptor as JSON instead of the digest
+${FORMAT_ALIAS}
   --annotation KEY=VALUE add a manifest annotation (repeatable); the file's base name is
                          recorded as org.opencontainers.image.title
 ${TRANSFER_FLAGS}`,
@@ -63,6 +69,7 @@ standard output (with --json: one JSON line describing the file).
 
 Flags:
   --json                 print the reference and destination as JSON when done
+${FORMAT_ALIAS}
   --verify-file-digest   also check the whole-file digest, hashed in order while parts land
 ${TRANSFER_FLAGS}`,
 
@@ -77,6 +84,7 @@ configuration (--username is not accepted: it would reach both registries).
 
 Flags:
   --json                 print {"descriptor", "copied", "mounted", "skipped"} as JSON
+${FORMAT_ALIAS}
 ${TRANSFER_ONLY_FLAGS}
 ${CONNECTION_FLAGS}
 ${LAST_FLAGS}`,
@@ -88,6 +96,7 @@ size, part count and each part (index, size, digest).
 
 Flags:
   --json                 print the description as JSON instead of a table
+${FORMAT_ALIAS}
 ${REGISTRY_FLAGS}`,
 
   verify: `Usage: ${PROGRAM} verify [flags] <ref> <file>
@@ -98,7 +107,9 @@ differs.
 
 Flags:
   --workers N            parts hashed at once (default: one per core)
+${CONCURRENCY_ALIAS}
   --json                 print the result as JSON instead of a table
+${FORMAT_ALIAS}
 ${REGISTRY_FLAGS}`,
 
   login: `Usage: ${PROGRAM} login --username USER --password-stdin [flags] <registry>
@@ -109,6 +120,7 @@ configured, otherwise as auths.<registry>.auth. A rejected credential saves noth
 
 Flags:
   --json                 print the result as JSON
+${FORMAT_ALIAS}
 ${REGISTRY_FLAGS}`,
 
   logout: `Usage: ${PROGRAM} logout [flags] <registry>
@@ -118,6 +130,7 @@ Erase the credential of <registry> from the docker configuration (and its creden
 Flags:
   --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG)
   --json                 print the result as JSON
+${FORMAT_ALIAS}
   -h, --help             show this help`,
 };
 
@@ -160,4 +173,20 @@ credential helpers.`;
 export function usageText(command?: CommandName): string {
   const block = command === undefined ? GENERAL : COMMAND_USAGE[command];
   return `${block}\n\n${EXIT_CODES}`;
+}
+
+/**
+ * The line that follows a usage error: where the full usage of `command` (or of the CLI when no
+ * command was recognised) is, instead of the usage itself.
+ *
+ * @example
+ * ```ts
+ * import { usagePointer } from "./usage.ts";
+ * console.log(usagePointer("pull")); // "see 'ocipart pull --help' for the flags of pull"
+ * ```
+ */
+export function usagePointer(command?: CommandName): string {
+  return command === undefined
+    ? `see '${PROGRAM} --help' for the commands`
+    : `see '${PROGRAM} ${command} --help' for the flags of ${command}`;
 }
