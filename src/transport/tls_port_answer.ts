@@ -15,8 +15,9 @@ const PEEK_LIMIT = 4096;
 
 /**
  * `response` unchanged, unless it is a 400 to a plain-HTTP request whose body says the port
- * speaks TLS: then rejects with a terminal `ExchangeError` (reason `TLS_SERVER`). Only such
- * 400s are read ahead (their first chunk, put back in front of the body).
+ * speaks TLS, or a bodyless 400 (a HEAD's) without a single header, as Go sends it: then rejects
+ * with a terminal `ExchangeError` (reason `TLS_SERVER`). Only such 400s are read ahead (their
+ * first chunk, put back in front of the body).
  *
  * @example
  * ```ts
@@ -26,7 +27,11 @@ const PEEK_LIMIT = 4096;
  * ```
  */
 export async function checkTlsPortAnswer(url: URL, response: Response): Promise<Response> {
-  if (url.protocol !== "http:" || response.status !== 400 || response.body === null) {
+  if (url.protocol !== "http:" || response.status !== 400) return response;
+  if (response.body === null) {
+    // A HEAD's answer has no body to read. Go writes its TLS-port answer as raw bytes, with no
+    // header at all, which no HTTP server's own 400 lacks (they carry Date or Content-Length).
+    if (isEmpty(response.headers)) throw new ExchangeError(OPERATION, "", undefined, "TLS_SERVER");
     return response;
   }
   const reader = response.body.getReader();
@@ -49,4 +54,9 @@ export async function checkTlsPortAnswer(url: URL, response: Response): Promise<
     cancel: (reason) => reader.cancel(reason),
   });
   return withBody(response, rest);
+}
+
+function isEmpty(headers: Headers): boolean {
+  for (const _ of headers) return false;
+  return true;
 }
