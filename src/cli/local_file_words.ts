@@ -19,6 +19,14 @@ function firstErrno(err: unknown): string | undefined {
   return undefined;
 }
 
+/** `: meaning (CODE)` for a code with a known meaning, ` (CODE)` for another, or nothing. */
+function reason(err: unknown): string {
+  const code = firstErrno(err);
+  if (code === undefined) return "";
+  const meaning = errnoMeaning(code);
+  return meaning === undefined ? ` (${code})` : `: ${meaning} (${code})`;
+}
+
 function advice(code: string | undefined, subject: FailureSubject): string | undefined {
   const pull = subject.command === "pull";
   switch (code) {
@@ -59,12 +67,8 @@ export function localFileWords(subject: FailureSubject, err: unknown): Words {
   const path = printable(
     (subject.command === "pull" ? input.destination : input.file) ?? "the local file",
   );
-  const code = firstErrno(err);
-  const meaning = code === undefined ? undefined : errnoMeaning(code) ?? `system error ${code}`;
-  const sentence = meaning === undefined
-    ? `cannot use ${path}`
-    : `cannot use ${path}: ${meaning} (${code})`;
-  const hint = advice(code, subject);
+  const sentence = `cannot use ${path}${reason(err)}`;
+  const hint = advice(firstErrno(err), subject);
   return hint === undefined ? { sentence } : { sentence, hint };
 }
 
@@ -81,10 +85,6 @@ export function localFileWords(subject: FailureSubject, err: unknown): Words {
  * ```
  */
 export function outputWords(err: unknown): Words {
-  const code = firstErrno(err);
-  const meaning = code === undefined ? undefined : errnoMeaning(code) ?? `system error ${code}`;
-  const sentence = meaning === undefined
-    ? "could not write to standard output"
-    : `could not write to standard output: ${meaning} (${code})`;
+  const sentence = `could not write to standard output${reason(err)}`;
   return { sentence, hint: "the command's output is lost: run it again with room for it" };
 }
