@@ -50,8 +50,8 @@ export interface RegistryJob {
 
 /**
  * Runs `job`: reads its inputs, builds the client options, runs the body under the time limit
- * and the stop-signal trap, and maps a failure to the exit-code contract on standard error
- * (the library's error, the safe cause codes, the explanation line).
+ * and the stop-signal trap, and reports a failure on standard error ({@linkcode reportFailure}),
+ * after asking the registry once whether the repository exists when a manifest was missing.
  *
  * @example
  * ```ts ignore

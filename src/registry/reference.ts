@@ -35,7 +35,7 @@ export interface Reference {
  */
 export const REFERENCE_RULES = {
   empty: "empty reference",
-  scheme: "a reference has no scheme (no http:// or https://)",
+  scheme: "a reference has no scheme such as http or https",
   missingRegistry: "missing registry",
   invalidRegistry: "invalid registry host",
   missingRepository: "missing repository",

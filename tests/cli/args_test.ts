@@ -402,6 +402,11 @@ Deno.test("flags of oras, skopeo and curl get a pointed hint", () => {
     [["inspect", "--verbose", REF], "inspect", /use --debug \(-d\)/],
   ];
   for (const [args, command, pattern] of cases) usageError(args, command, pattern);
+  // A password typed after -p or --password is never repeated.
+  for (const flag of ["-p", "--password", "--password=typed-secret"]) {
+    const args = ["pull", flag, ...(flag.includes("=") ? [] : ["typed-secret"]), REF, "f"];
+    throws(() => parseCommandLine(args), (err: Error) => !err.message.includes("typed-secret"));
+  }
 });
 
 Deno.test("typed control characters are escaped in usage messages", () => {

@@ -105,7 +105,7 @@ Deno.test("flags of oras, skopeo and curl: exit 2 with what ocipart takes instea
   await expectUsage(["pull", "-k", REF, "out"], "pull", /use --insecure/);
   await expectUsage(["pull", "--tls-verify=false", REF, "out"], "pull", /use --insecure/);
   await expectUsage(["push", "--authfile", "a.json", REF, "in"], "push", /--registry-config FILE/);
-  await expectUsage(["push", "-p", "hunter2", REF, "in"], "push", /--password-stdin/);
+  await expectUsage(["push", "-p", "pw-typed", REF, "in"], "push", /--password-stdin/);
 });
 
 Deno.test("--help lists the aliases next to the flags they stand for", async () => {
