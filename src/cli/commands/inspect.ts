@@ -9,6 +9,7 @@ import type { InspectCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { formatBytes } from "../format.ts";
 import { stdout } from "../io.ts";
+import { printable } from "../printable.ts";
 import { runRegistryCommand } from "../session.ts";
 
 /**
@@ -54,7 +55,10 @@ export function describe(description: ArtifactDescription): string {
     `${String(p.index).padStart(indexWidth)}  ${String(p.size).padStart(sizeWidth)}  ${p.digest}`
   );
   return [
-    `name:         ${description.title ?? "(no title annotation)"}`,
+    // The title is the registry's text: escaped, so it cannot drive the terminal.
+    `name:         ${
+      description.title === undefined ? "(no title annotation)" : printable(description.title)
+    }`,
     `size:         ${description.fileSize} bytes (${formatBytes(description.fileSize)})`,
     `file digest:  ${description.fileDigest}`,
     `part size:    ${description.partSize} bytes (${formatBytes(description.partSize)})`,
