@@ -15,6 +15,7 @@ import { isReservedAnnotation } from "../parted/format.ts";
 import { parseRate } from "./rate.ts";
 import { COPY_SIDE_OPTIONS, type CopySides, copySides } from "./copy_sides.ts";
 import { type CommandName, UsageError } from "./usage_error.ts";
+import { unknownCommandMessage, unknownFlagMessage } from "./unknown_words.ts";
 
 /** How transfer progress is shown on standard error. */
 export type ProgressMode = "auto" | "bar" | "plain" | "json" | "none";
@@ -157,7 +158,8 @@ type OptionSpec = { type: "string" | "boolean"; short?: string; multiple?: boole
 
 const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
 
-const JSON_OPTION = { json: { type: "boolean" } } as const;
+// `--format json` is oras's spelling of `--json`.
+const JSON_OPTION = { json: { type: "boolean" }, format: { type: "string" } } as const;
 
 const CONFIG_OPTION = { "registry-config": { type: "string" } } as const;
 
@@ -170,14 +172,17 @@ const REGISTRY_OPTIONS = {
   "plain-http": { type: "boolean" },
   insecure: { type: "boolean" },
   "ca-file": { type: "string" },
-  username: { type: "string" },
+  username: { type: "string", short: "u" },
   "password-stdin": { type: "boolean" },
-  debug: { type: "boolean" },
+  debug: { type: "boolean", short: "d" },
 } as const;
+
+// `--concurrency` is oras's spelling of `--workers`.
+const WORKERS_OPTIONS = { workers: { type: "string" }, concurrency: { type: "string" } } as const;
 
 const TRANSFER_OPTIONS = {
   ...REGISTRY_OPTIONS,
-  workers: { type: "string" },
+  ...WORKERS_OPTIONS,
   progress: { type: "string" },
   "limit-rate": { type: "string" },
 } as const;
@@ -186,13 +191,58 @@ const TRANSFER_OPTIONS = {
 // credential comes from the docker configuration instead.
 const { username: _username, "password-stdin": _passwordStdin, ...COPY_OPTIONS } = TRANSFER_OPTIONS;
 
+/** Flag values by long name, as `node:util`'s `parseArgs` returns them. */
+type Values = Record<string, string | string[] | boolean | undefined>;
+
 /** The parsed flags and operands of one command line, with checked accessors. */
 class Parsed {
+  /** The flag each value came from when it was given under another name (`--concurrency`). */
+  readonly #spelled = new Map<string, string>();
+  /** The flag values, under our names: an alias's value is moved to the flag it stands for. */
+  readonly values: Values;
+
   constructor(
     readonly command: CommandName,
-    readonly values: Record<string, string | string[] | boolean | undefined>,
+    values: Values,
     readonly operands: readonly string[],
-  ) {}
+  ) {
+    this.values = { ...values };
+    this.#alias("concurrency", "workers");
+    this.#format();
+  }
+
+  /** The name to quote in a message about `name`'s value: the one typed. */
+  #typed(name: string): string {
+    return `--${this.#spelled.get(name) ?? name}`;
+  }
+
+  /** Moves the value of `alias` to `name`; both given is a usage error. */
+  #alias(alias: string, name: string): void {
+    if (this.values[alias] === undefined) return;
+    if (this.values[name] !== undefined) {
+      throw new UsageError(
+        `--${alias} is another name for --${name}: give one of them`,
+        this.command,
+      );
+    }
+    this.values[name] = this.values[alias];
+    this.#spelled.set(name, alias);
+    delete this.values[alias];
+  }
+
+  /** `--format json` (oras) means `--json`; `--format text` is the default table or line. */
+  #format(): void {
+    const format = this.values.format;
+    delete this.values.format;
+    if (format === undefined) return;
+    if (format !== "json" && format !== "text") {
+      throw new UsageError("--format: must be json or text", this.command);
+    }
+    if (format === "text" && this.values.json === true) {
+      throw new UsageError("--format text contradicts --json", this.command);
+    }
+    if (format === "json") this.values.json = true;
+  }
 
   /** The value of a boolean flag. */
   bool(name: string): boolean {
@@ -209,7 +259,7 @@ class Parsed {
   text(name: string): string | undefined {
     const value = this.values[name];
     if (typeof value !== "string") return undefined;
-    if (value === "") throw new UsageError(`--${name}: must not be empty`, this.command);
+    if (value === "") throw new UsageError(`${this.#typed(name)}: must not be empty`, this.command);
     return value;
   }
 
@@ -220,7 +270,8 @@ class Parsed {
     try {
       return parse(value);
     } catch (err) {
-      throw new UsageError(`--${name}: ${err instanceof Error ? err.message : err}`, this.command);
+      const why = err instanceof Error ? err.message : err;
+      throw new UsageError(`${this.#typed(name)}: ${why}`, this.command);
     }
   }
 
@@ -336,7 +387,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     build: (p) => ({ kind: "inspect", ...p.registry(), reference: p.operands[0] }),
   },
   verify: {
-    options: { ...REGISTRY_OPTIONS, workers: { type: "string" }, progress: { type: "string" } },
+    options: { ...REGISTRY_OPTIONS, ...WORKERS_OPTIONS, progress: { type: "string" } },
     operands: ["<ref>", "<file>"],
     build: (p) => ({
       kind: "verify",
@@ -407,15 +458,49 @@ export function parseCommandLine(args: readonly string[]): CliCommand {
     throw new UsageError(`help takes at most one command: ${COMMAND_NAMES.join(", ")}`);
   }
   if (!isCommandName(first)) {
-    throw new UsageError(
-      first.startsWith("-") ? `unknown global flag ${first}` : `unknown command "${first}"`,
-    );
+    throw new UsageError(unknownCommandMessage(first, COMMAND_NAMES, flagOwners()));
   }
   return parseCommand(first, rest);
 }
 
+/**
+ * Throws a usage error naming the first flag of `args` that `command` does not take, with a hint
+ * or a suggestion, before the strict parse, whose own message names the flag only.
+ */
+function refuseUnknownFlags(command: CommandName, args: string[]): void {
+  const { options } = COMMAND_SPECS[command];
+  const { tokens } = parseArgs({
+    args,
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  for (const token of tokens) {
+    if (token.kind !== "option" || Object.hasOwn(options, token.name)) continue;
+    const flag = { raw: token.rawName, value: token.value };
+    const owners = new Map([...flagOwners()].filter(([name]) => !Object.hasOwn(options, name)));
+    throw new UsageError(
+      unknownFlagMessage(flag, command, Object.keys(options), owners),
+      command,
+    );
+  }
+}
+
+/** Every long flag name, mapped to the first command (in usage order) that takes it. */
+function flagOwners(): Map<string, CommandName> {
+  const owners = new Map<string, CommandName>();
+  for (const command of COMMAND_NAMES) {
+    for (const name of Object.keys(COMMAND_SPECS[command].options)) {
+      if (!owners.has(name)) owners.set(name, command);
+    }
+  }
+  return owners;
+}
+
 function parseCommand(command: CommandName, args: string[]): CliCommand {
   const spec = COMMAND_SPECS[command];
+  refuseUnknownFlags(command, args);
   let parsed;
   try {
     parsed = parseArgs({ args, options: spec.options, strict: true, allowPositionals: true });

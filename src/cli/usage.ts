@@ -21,11 +21,11 @@ const CONNECTION_FLAGS =
                          must exist, except for login, which creates it`;
 
 const CREDENTIAL_FLAGS =
-  `  --username USER        log in as USER; the password is read from standard input
+  `  -u, --username USER    log in as USER; the password is read from standard input
   --password-stdin       read the password for --username from standard input`;
 
 const LAST_FLAGS =
-  `  --debug                one line per HTTP exchange on stderr (no URL, host or credential)
+  `  -d, --debug            one line per HTTP exchange on stderr (no URL, host or credential)
   -h, --help             show this help`;
 
 const REGISTRY_FLAGS = `${CONNECTION_FLAGS}\n${CREDENTIAL_FLAGS}\n${LAST_FLAGS}`;
@@ -34,7 +34,12 @@ const PROGRESS_FLAG =
   `  --progress MODE        auto|bar|plain|json|none (default auto: a bar when stderr is a
                          terminal, else a line at each phase and at least every 30s)`;
 
+// The spellings of oras, listed where the flags they stand for are.
+const CONCURRENCY_ALIAS = "  --concurrency N        the same as --workers N";
+const FORMAT_ALIAS = "  --format json|text     --format json is --json; text is the default";
+
 const TRANSFER_ONLY_FLAGS = `  --workers N            concurrent part transfers (default 8)
+${CONCURRENCY_ALIAS}
 ${PROGRESS_FLAG}
   --limit-rate RATE      cap the bandwidth of the whole transfer (all workers, both
                          directions together), e.g. 512KiB/s or 10MiB/s`;
@@ -54,6 +59,7 @@ artifact. On success the manifest digest is the only line on standard output.
 Flags:
   --part-size SIZE       part size in ${SIZE_HELP} (default 512MiB)
   --json                 print the manifest descriptor as JSON instead of the digest
+${FORMAT_ALIAS}
   --annotation KEY=VALUE add a manifest annotation (repeatable); the file's base name is
                          recorded as org.opencontainers.image.title
 ${TRANSFER_FLAGS}`,
@@ -68,6 +74,7 @@ standard output (with --json: one JSON line describing the file).
 
 Flags:
   --json                 print the reference and destination as JSON when done
+${FORMAT_ALIAS}
   --verify-file-digest   also check the whole-file digest, hashed in order while parts land
 ${TRANSFER_FLAGS}`,
 
@@ -94,6 +101,7 @@ Flags:
   --src-ca-file PEM, --dest-ca-file PEM
                          trust the CA certificates in PEM for the source (destination)
                          registry, instead of --ca-file
+${FORMAT_ALIAS}
 ${TRANSFER_ONLY_FLAGS}
 ${CONNECTION_FLAGS}
 ${LAST_FLAGS}`,
@@ -105,6 +113,7 @@ size, part count and each part (index, size, digest).
 
 Flags:
   --json                 print the description as JSON instead of a table
+${FORMAT_ALIAS}
 ${REGISTRY_FLAGS}`,
 
   verify: `Usage: ${PROGRAM} verify [flags] <ref> <file>
@@ -115,8 +124,10 @@ differs.
 
 Flags:
   --workers N            parts hashed at once (default: one per core)
+${CONCURRENCY_ALIAS}
 ${PROGRESS_FLAG}
   --json                 print the result as JSON instead of a table
+${FORMAT_ALIAS}
 ${REGISTRY_FLAGS}`,
 
   login: `Usage: ${PROGRAM} login --username USER --password-stdin [flags] <registry>
@@ -128,6 +139,7 @@ configured, otherwise as auths.<registry>.auth; either way the file keeps nothin
 
 Flags:
   --json                 print the result as JSON
+${FORMAT_ALIAS}
 ${REGISTRY_FLAGS}`,
 
   logout: `Usage: ${PROGRAM} logout [flags] <registry>
@@ -139,6 +151,7 @@ Flags:
   --registry-config FILE use FILE (which must exist) as the docker configuration
   --timeout DURATION     give up after DURATION (a credential helper that hangs is stopped)
   --json                 print the result as JSON
+${FORMAT_ALIAS}
   -h, --help             show this help`,
 };
 
@@ -181,4 +194,20 @@ credential helpers.`;
 export function usageText(command?: CommandName): string {
   const block = command === undefined ? GENERAL : COMMAND_USAGE[command];
   return `${block}\n\n${EXIT_CODES}`;
+}
+
+/**
+ * The line that follows a usage error: where the full usage of `command` (or of the CLI when no
+ * command was recognised) is, instead of the usage itself.
+ *
+ * @example
+ * ```ts
+ * import { usagePointer } from "./usage.ts";
+ * console.log(usagePointer("pull")); // "see 'ocipart pull --help' for the flags of pull"
+ * ```
+ */
+export function usagePointer(command?: CommandName): string {
+  return command === undefined
+    ? `see '${PROGRAM} --help' for the commands`
+    : `see '${PROGRAM} ${command} --help' for the flags of ${command}`;
 }

@@ -17,8 +17,9 @@ const PEEK_LIMIT = 4096;
  * `response` unchanged, unless it is a 400 to a plain-HTTP request whose body says the port
  * speaks TLS: then rejects with a terminal `ExchangeError` (reason `TLS_SERVER`). Only such
  * 400s are read ahead (their first chunk, put back in front of the body). A HEAD answer has no
- * body to read, so a 400 to a plain-HTTP HEAD is asked again once with a bare GET of the same
- * URL through `send` (no header of the request is repeated), whose body decides.
+ * body to read: one without a single header is Go's raw TLS-port answer and decides at once;
+ * another 400 to a plain-HTTP HEAD is asked again once with a bare GET of the same URL through
+ * `send` (no header of the request is repeated), whose body decides.
  *
  * @example
  * ```ts
@@ -35,6 +36,9 @@ export async function checkTlsPortAnswer(
 ): Promise<Response> {
   if (new URL(request.url).protocol !== "http:" || response.status !== 400) return response;
   if (response.body === null) {
+    // Go writes its TLS-port answer as raw bytes, with no header at all, which no HTTP
+    // server's own 400 lacks (they carry Date or Content-Length).
+    if (isEmpty(response.headers)) throw new ExchangeError(OPERATION, "", undefined, "TLS_SERVER");
     if (request.method === "HEAD" && await headAnsweredByTls(request, send)) {
       throw new ExchangeError(OPERATION, "", undefined, "TLS_SERVER");
     }
@@ -84,4 +88,9 @@ async function headAnsweredByTls(
 function saysTls(chunk: Uint8Array | undefined): boolean {
   const head = chunk?.subarray(0, PEEK_LIMIT);
   return head !== undefined && TLS_PORT_BODY.test(new TextDecoder().decode(head));
+}
+
+function isEmpty(headers: Headers): boolean {
+  for (const _ of headers) return false;
+  return true;
 }
