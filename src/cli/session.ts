@@ -111,6 +111,7 @@ export async function runStoppable(
     const context: FailureContext = {
       signal: trap.delivered,
       timeout: timeout?.aborted && trap.delivered === undefined ? limits.timeoutText : undefined,
+      stopReason: trap.delivered === undefined ? undefined : controller.signal.reason,
     };
     const outcome = exitOutcome(err, context);
     job.onFailure?.(outcome.code);
@@ -161,7 +162,9 @@ export function reportFailure(
   const path = job.localPath !== undefined && findError(err, LocalFileError) !== undefined
     ? ` (${job.localPath})`
     : "";
-  lines.push(`${errorLine(err)}${path}`);
+  // A stop signal's own abort says no more than the explanation line below.
+  const onlyTheStop = context.stopReason !== undefined && err === context.stopReason;
+  if (!onlyTheStop) lines.push(`${errorLine(err)}${path}`);
   // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
   const codes = causeCodes(err);
   if (codes.length > 0) lines.push(`cause: ${codes.join(", ")}`);
