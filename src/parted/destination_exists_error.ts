@@ -5,7 +5,17 @@
  */
 import { LocalFileError } from "../errors/kinds.ts";
 
-/** What already has a pull's file name: see {@linkcode DestinationExistsError}. */
+/**
+ * What already has a pull's file name: see {@linkcode DestinationExistsError}.
+ *
+ * @example Explaining a refusal
+ * ```ts
+ * import type { ExistingEntry } from "@ocipart/ocipart";
+ * const advice = (existing: ExistingEntry) =>
+ *   existing === "file" ? "pass overwrite to replace it" : "move it out of the way";
+ * console.log(advice("directory")); // "move it out of the way"
+ * ```
+ */
 export type ExistingEntry = "file" | "directory" | "link" | "other";
 
 const WHAT: Readonly<Record<ExistingEntry, string>> = {
