@@ -46,7 +46,7 @@ export interface PullJob extends TransferJob {
  * import type { PullResult } from "@ocipart/ocipart";
  * const describe = (r: PullResult) =>
  *   `${r.path}: ${r.bytesFetched} bytes fetched, ${r.bytesResumed} found on disk ` +
- *   `(${r.partsResumed} parts whole, ${r.partsContinued} continued)`;
+ *   `(parts kept whole: ${r.partsResumed}, continued: ${r.partsContinued})`;
  * console.log(describe({
  *   path: "models/weights.bin",
  *   digest: "sha256:…",
@@ -58,7 +58,7 @@ export interface PullJob extends TransferJob {
  *   partsResumed: 1,
  *   partsContinued: 2,
  * }));
- * // "models/weights.bin: 12 bytes fetched, 18 found on disk (1 parts whole, 2 continued)"
+ * // "models/weights.bin: 12 bytes fetched, 18 found on disk (parts kept whole: 1, continued: 2)"
  * ```
  */
 export interface PullResult {

@@ -67,7 +67,8 @@ export function scanWrittenPrefix<H extends ForkableHash<H>>(
   // Written without nested functions and with no outside reference, so that its source text
   // also runs as is in a hashing thread.
   const scan = {
-    zeros: new Uint8Array(Math.min(blockSize, 1 << 20)),
+    /** Made when zeros must be hashed (most data never needs it). */
+    zeros: undefined as Uint8Array | undefined,
     /** Bytes seen. */
     position: 0,
     /** Where the run of zeros that ends at `position` starts: bytes before it are hashed. */
@@ -76,9 +77,11 @@ export function scanWrittenPrefix<H extends ForkableHash<H>>(
     prefixHash: undefined as H | undefined,
 
     hashZeros(count: number): void {
+      if (count <= 0) return;
+      const zeros = this.zeros ??= new Uint8Array(Math.min(blockSize, 1 << 20));
       while (count > 0) {
-        const n = Math.min(count, this.zeros.length);
-        hash.update(this.zeros.subarray(0, n));
+        const n = Math.min(count, zeros.length);
+        hash.update(zeros.subarray(0, n));
         count -= n;
       }
     },
