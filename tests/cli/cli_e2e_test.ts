@@ -56,54 +56,51 @@ function jsonLines(stderr: string): Array<Record<string, unknown>> {
   return stderr.trimEnd().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
 }
 
-registryTest(
-  "0: push prints only the digest, pull reproduces the file and prints its path",
-  async () => {
-    await using registry = await startRegistry();
-    await using tmp = await tempDir();
-    const source = `${tmp.path}/weights.bin`;
-    await writeRandomFile(source, 3 * MiB + 123);
-    const ref = `${registry.host}/models/llm:v1`;
+registryTest("0: push prints only the digest, pull reproduces the file", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  await writeRandomFile(source, 3 * MiB + 123);
+  const ref = `${registry.host}/models/llm:v1`;
 
-    const push = await runCli(
-      ["push", "--plain-http", "--part-size", "1MiB", "--workers", "2", ref, source],
-      { tmp: tmp.path },
-    );
-    strictEqual(push.code, 0, push.stderr);
-    ok(/^sha256:[0-9a-f]{64}\n$/.test(push.stdout), `stdout: ${JSON.stringify(push.stdout)}`);
-    strictEqual(push.stderr, "", "auto progress draws nothing without a terminal");
-    strictEqual((await partDigests(registry.url, "models/llm", "v1")).length, 4);
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "1MiB", "--workers", "2", ref, source],
+    { tmp: tmp.path },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  ok(/^sha256:[0-9a-f]{64}\n$/.test(push.stdout), `stdout: ${JSON.stringify(push.stdout)}`);
+  strictEqual(push.stderr, "", "auto progress draws nothing without a terminal");
+  strictEqual((await partDigests(registry.url, "models/llm", "v1")).length, 4);
 
-    const dest = `${tmp.path}/out.bin`;
-    const pull = await runCli(["pull", "--plain-http", ref, dest], { tmp: tmp.path });
-    strictEqual(pull.code, 0, pull.stderr);
-    strictEqual(pull.stdout, `${dest}\n`, "the path written is the only line on stdout");
-    strictEqual(pull.stderr, "");
-    strictEqual(await fileDigest(dest), await fileDigest(source));
-    strictEqual(await exists(`${dest}.parted-partial`), false);
+  const dest = `${tmp.path}/out.bin`;
+  const pull = await runCli(["pull", "--plain-http", ref, dest], { tmp: tmp.path });
+  strictEqual(pull.code, 0, pull.stderr);
+  strictEqual(pull.stdout, `${dest}\n`, "the path written is the only line on stdout");
+  strictEqual(pull.stderr, "");
+  strictEqual(await fileDigest(dest), await fileDigest(source));
+  strictEqual(await exists(`${dest}.parted-partial`), false);
 
-    // The same bytes and part size give the same manifest: --json shows its descriptor.
-    const again = await runCli(
-      ["push", "--plain-http", "--part-size=1MiB", "--json", ref, source],
-      { tmp: tmp.path },
-    );
-    strictEqual(again.code, 0, again.stderr);
-    const descriptor = JSON.parse(again.stdout);
-    strictEqual(again.stdout.trimEnd().split("\n").length, 1, "one JSON document");
-    strictEqual(descriptor.digest, push.stdout.trim());
-    strictEqual(descriptor.mediaType, "application/vnd.oci.image.manifest.v1+json");
-    ok(Number.isSafeInteger(descriptor.size) && descriptor.size > 0);
+  // The same bytes and part size give the same manifest: --json shows its descriptor.
+  const again = await runCli(
+    ["push", "--plain-http", "--part-size=1MiB", "--json", ref, source],
+    { tmp: tmp.path },
+  );
+  strictEqual(again.code, 0, again.stderr);
+  const descriptor = JSON.parse(again.stdout);
+  strictEqual(again.stdout.trimEnd().split("\n").length, 1, "one JSON document");
+  strictEqual(descriptor.digest, push.stdout.trim());
+  strictEqual(descriptor.mediaType, "application/vnd.oci.image.manifest.v1+json");
+  ok(Number.isSafeInteger(descriptor.size) && descriptor.size > 0);
 
-    // Pull by digest into a fresh destination.
-    const byDigest = `${tmp.path}/by-digest.bin`;
-    const digestPull = await runCli(
-      ["pull", "--plain-http", `${registry.host}/models/llm@${descriptor.digest}`, byDigest],
-      { tmp: tmp.path },
-    );
-    strictEqual(digestPull.code, 0, digestPull.stderr);
-    strictEqual(await fileDigest(byDigest), await fileDigest(source));
-  },
-);
+  // Pull by digest into a fresh destination.
+  const byDigest = `${tmp.path}/by-digest.bin`;
+  const digestPull = await runCli(
+    ["pull", "--plain-http", `${registry.host}/models/llm@${descriptor.digest}`, byDigest],
+    { tmp: tmp.path },
+  );
+  strictEqual(digestPull.code, 0, digestPull.stderr);
+  strictEqual(await fileDigest(byDigest), await fileDigest(source));
+});
 
 registryTest("0: --progress json lines parse, never go back, and the last agrees", async () => {
   await using registry = await startRegistry();
