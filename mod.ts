@@ -43,10 +43,16 @@ export {
   type VerifyOptions,
 } from "./src/parted/client.ts";
 export type { CopyResult } from "./src/parted/copy.ts";
+export type { PullResult } from "./src/parted/pull.ts";
 export type { ArtifactDescription, PartInfo } from "./src/parted/inspect.ts";
 export type { PartCheck, VerifyReport } from "./src/parted/verify.ts";
 export { fromFile, type PushSource } from "./src/parted/fs_source.ts";
-export { type PullDestination, toDirectory, toFile } from "./src/parted/fs_partial.ts";
+export {
+  type DirectoryOptions,
+  type PullDestination,
+  toDirectory,
+  toFile,
+} from "./src/parted/fs_partial.ts";
 export type {
   PartEvent,
   ProgressCallback,
@@ -91,6 +97,10 @@ export {
   TooLargeError,
   UnauthorizedError,
 } from "./src/errors/sentinels.ts";
+export {
+  DestinationExistsError,
+  type ExistingEntry,
+} from "./src/parted/destination_exists_error.ts";
 export { type ErrorClass, findError } from "./src/errors/find_error.ts";
 export { statusCode } from "./src/errors/status_code.ts";
 export { retryable, type RetryClassification } from "./src/errors/retryable.ts";

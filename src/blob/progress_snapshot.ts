@@ -103,13 +103,17 @@ export interface ProgressSnapshot {
    * is done.
    */
   partsActive?: number;
-  /**
-   * Bytes a resumed pull found on disk and will not fetch again: whole parts that matched plus
-   * the prefixes of parts it continues. Known before the downloads start, in every snapshot after.
-   */
-  resumedBytes?: number;
   /** Part events since the previous snapshot, in the order they happened. */
   events?: readonly PartEvent[];
+  /**
+   * Pull only, in every snapshot of a `PartedClient` pull: bytes that a resume found on disk
+   * and will not fetch again, that is the parts of the partial file that matched their digest
+   * plus the written beginnings of parts the pull continues from there. Each part's share is
+   * counted as the resume pass finds it, before that part is fetched; it is 0 when there was
+   * nothing to resume. It drops when a beginning turns out not to match its part, which is then
+   * fetched whole.
+   */
+  resumedBytes?: number;
 }
 
 /**

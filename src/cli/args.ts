@@ -80,6 +80,8 @@ export interface PullCommand extends TransferFlags {
   destination: string;
   /** Check the whole-file digest annotation while parts land. */
   verifyFileDigest: boolean;
+  /** Into a directory: replace a file of the artifact's name. */
+  overwrite: boolean;
 }
 
 /** A parsed `copy` command line. */
@@ -356,7 +358,11 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     }),
   },
   pull: {
-    options: { ...TRANSFER_OPTIONS, "verify-file-digest": { type: "boolean" } },
+    options: {
+      ...TRANSFER_OPTIONS,
+      "verify-file-digest": { type: "boolean" },
+      overwrite: { type: "boolean" },
+    },
     operands: ["<ref>", "<dest>"],
     build: (p) => ({
       kind: "pull",
@@ -364,6 +370,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       reference: p.operands[0],
       destination: p.operands[1],
       verifyFileDigest: p.bool("verify-file-digest"),
+      overwrite: p.bool("overwrite"),
     }),
   },
   copy: {

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { terminalText } from "../registry/untrusted_text.ts";
 import { formatBytes } from "./format.ts";
 import type { TransferSnapshot } from "./progress_types.ts";
 
@@ -21,8 +22,8 @@ const RESUME = "run the same command to resume";
 
 /**
  * The line a transfer stopped by a signal ends with, from its last snapshot: what is kept, and
- * that running the same command resumes. A pull keeps its verified parts (and what a resume
- * found on disk) in `<dest>.parted-partial`; a push or a copy leaves its parts in the registry,
+ * that running the same command resumes. A pull keeps its verified parts, the written
+ * beginnings of the parts in flight and what a resume found on disk in `<dest>.parted-partial`; a push or a copy leaves its parts in the registry,
  * which the rerun finds and skips. A verification changes nothing and says nothing more.
  *
  * @example
@@ -42,7 +43,10 @@ export function interruptedLine(
 ): string | undefined {
   if (transfer.kind === "verify") return undefined;
   const parts = last?.partsDone ?? 0;
-  const bytes = Math.max(last?.completedBytes ?? 0, last?.resumedBytes ?? 0);
+  // A pull writes each part in order, and a rerun continues a part from what it wrote: the
+  // bytes that landed in parts still in flight are kept too.
+  const landed = transfer.kind === "pull" ? last?.transferredBytes ?? 0 : 0;
+  const bytes = Math.max(last?.completedBytes ?? 0, last?.resumedBytes ?? 0, landed);
   if (last === undefined || (parts === 0 && bytes === 0)) {
     // A pull's partial file may hold part prefixes a rerun continues from: it resumes.
     if (transfer.kind === "pull") return `interrupted before any part was complete; ${RESUME}`;
@@ -54,8 +58,8 @@ export function interruptedLine(
   switch (transfer.kind) {
     case "pull": {
       const where = transfer.intoDirectory
-        ? `the .parted-partial file in ${visible(transfer.destination)}`
-        : `${visible(transfer.destination)}.parted-partial`;
+        ? `the .parted-partial file in ${terminalText(transfer.destination)}`
+        : `${terminalText(transfer.destination)}.parted-partial`;
       return `interrupted: ${count} ${amount} kept in ${where}; ${RESUME}`;
     }
     case "push":
@@ -65,12 +69,4 @@ export function interruptedLine(
       return `interrupted: ${count} ${amount} copied; ` +
         `parts already copied are kept by the target registry; ${RESUME}`;
   }
-}
-
-/** The path with control characters shown as escapes, so it cannot drive the terminal. */
-function visible(path: string): string {
-  // deno-lint-ignore no-control-regex
-  return path.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
-    return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-  });
 }

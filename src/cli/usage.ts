@@ -67,13 +67,16 @@ ${TRANSFER_FLAGS}`,
   pull: `Usage: ${PROGRAM} pull [flags] <ref> <dest>
 
 Pull the parted artifact <ref> into the file <dest>, or, when <dest> is a directory, into the
-file named by the artifact's recorded file name there. Data lands in <dest>.parted-partial
-first; <dest> only ever appears complete and verified. Rerun an interrupted pull to resume it.
-One pull at a time owns <dest>: another pull of it fails at once. Nothing is printed on
-standard output (with --json: one JSON line describing the file).
+file named by the artifact's recorded file name there; an existing file of that name is not
+replaced without --overwrite (refused before anything is downloaded). Data lands in
+<file>.parted-partial first; the file only ever appears complete and verified. Rerun an
+interrupted pull to resume it: parts already on disk, and the written part of each part that
+was in flight, are kept. One pull at a time owns a file: another pull of it fails at once. On
+success the path of the file written is the only line on standard output.
 
 Flags:
-  --json                 print the reference and destination as JSON when done
+  --overwrite            with a directory <dest>, replace a file of the artifact's name
+  --json                 print the path written and what was fetched and resumed as JSON
 ${FORMAT_ALIAS}
   --verify-file-digest   also check the whole-file digest, hashed in order while parts land
 ${TRANSFER_FLAGS}`,

@@ -150,7 +150,7 @@ export class ProtocolError extends OciError {
  *
  * @example Telling a wrong-length answer apart
  * ```ts
- * import { LengthMismatchError, ProtocolError } from "./kinds.ts";
+ * import { LengthMismatchError, ProtocolError } from "@ocipart/ocipart/errors";
  * const err = new LengthMismatchError("GET blob: Content-Length differs from the blob size");
  * console.log(err instanceof ProtocolError); // true
  * ```
@@ -381,7 +381,7 @@ export class LocalFileError extends OciError {
  *
  * @example A shrunken file
  * ```ts
- * import { FileEndedError, LocalFileError } from "./kinds.ts";
+ * import { FileEndedError, LocalFileError } from "@ocipart/ocipart/errors";
  * const err = new FileEndedError("file body: file ended before the requested range");
  * console.log(err instanceof LocalFileError); // true
  * ```

@@ -18,7 +18,7 @@ import { DEFAULT_PART_SIZE, DEFAULT_WORKERS, isReservedAnnotation } from "./form
 import type { PullDestination } from "./fs_partial.ts";
 import type { PushSource } from "./fs_source.ts";
 import type { ProgressCallback } from "./progress.ts";
-import { runPull } from "./pull.ts";
+import { type PullResult, runPull } from "./pull.ts";
 import { runPush } from "./push.ts";
 import { type CopyResult, runCopy } from "./copy.ts";
 import { type ArtifactDescription, runInspect } from "./inspect.ts";
@@ -270,45 +270,76 @@ export class PartedClient {
   }
 
   /**
-   * Pulls the artifact `ref` into `destination`: verified part by part, resumed from
-   * `<dest>.parted-partial` when a previous pull left one of the full length, and renamed onto
-   * the destination only when complete. The partial is locked for the whole pull (a second pull
-   * of the same destination rejects at once with a `LocalFileError`; Deno's `flock`, absent on
-   * runtimes without file locks), never opened through a link, and sized only when the file system has room (measured with `statfs`; Deno asks for
-   * `--allow-sys=statfs`, and without it the check is skipped).
+   * Pulls the artifact `ref` into `destination` and resolves to what was written
+   * ({@linkcode PullResult}: the file's path, bytes fetched, what was resumed). Each part is
+   * verified; the data lands in `<file>.parted-partial`, renamed onto the file only when
+   * complete. A rerun after an interruption resumes from the bytes that partial holds: parts
+   * that match their digest are kept, and a part written in part continues from where its
+   * written bytes end (with a ranged GET, verified as a whole like any other part). The partial
+   * is locked for the whole pull (a second pull of the same destination rejects at once with a
+   * `LocalFileError`; Deno's `flock`, absent on runtimes without file locks), never opened
+   * through a link, and sized only when the file system has room (measured with `statfs`; Deno
+   * asks for `--allow-sys=statfs`, and without it the check is skipped). Into a directory
+   * (`toDirectory`), a file of the artifact's name is replaced only when allowed; otherwise, as
+   * for anything else of that name, the pull rejects with `DestinationExistsError` before any
+   * part is fetched.
    *
    * @throws {RangeError} A worker count that is not a positive integer, before anything is
    * opened.
    *
    * @example Pulling by tag, and matching a missing artifact
    * ```ts
-   * import { fromFile, PartedClient, toFile } from "@ocipart/ocipart";
+   * import { findError, fromFile, NotFoundError, PartedClient, toFile } from "@ocipart/ocipart";
    * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
    * await using registry = await startMemoryRegistry(); // or a real registry host
    * const dir = await Deno.makeTempDir();
    * await Deno.writeTextFile(`${dir}/model.bin`, "weights");
    * using client = new PartedClient({ plainHttp: true });
-   * import { findError, NotFoundError } from "@ocipart/ocipart";
    * await client.push(`${registry.host}/org/model:v1`, fromFile(`${dir}/model.bin`));
-   * await client.pull(`${registry.host}/org/model:v1`, toFile(`${dir}/copy.bin`));
+   * const pulled = await client.pull(`${registry.host}/org/model:v1`, toFile(`${dir}/copy.bin`));
+   * console.log(pulled.path === `${dir}/copy.bin`, pulled.bytesFetched); // true 7
    * console.log(await Deno.readTextFile(`${dir}/copy.bin`)); // "weights"
    * const missing = await client.pull(`${registry.host}/org/model:v2`, toFile(`${dir}/v2.bin`))
    *   .catch((err) => err);
    * console.log(findError(missing, NotFoundError) !== undefined); // true
    * await Deno.remove(dir, { recursive: true });
    * ```
+   *
+   * @example Pulling into a directory without replacing what is there
+   * ```ts
+   * import { DestinationExistsError, findError, fromFile, PartedClient, toDirectory } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry();
+   * const dir = await Deno.makeTempDir();
+   * await Deno.mkdir(`${dir}/models`);
+   * await Deno.writeTextFile(`${dir}/model.bin`, "weights");
+   * using client = new PartedClient({ plainHttp: true });
+   * await client.push(`${registry.host}/org/model:v1`, fromFile(`${dir}/model.bin`));
+   * const ref = `${registry.host}/org/model:v1`;
+   * const first = await client.pull(ref, toDirectory(`${dir}/models`));
+   * console.log(first.path === `${dir}/models/model.bin`); // true
+   * const again = await client.pull(ref, toDirectory(`${dir}/models`)).catch((err) => err);
+   * console.log(findError(again, DestinationExistsError)?.path === first.path); // true
+   * await client.pull(ref, toDirectory(`${dir}/models`, { overwrite: true }));
+   * await Deno.remove(dir, { recursive: true });
+   * ```
    */
-  async pull(ref: string, destination: PullDestination, options: PullOptions = {}): Promise<void> {
+  async pull(
+    ref: string,
+    destination: PullDestination,
+    options: PullOptions = {},
+  ): Promise<PullResult> {
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
     if (destination?.kind !== "file" && destination?.kind !== "directory") {
       throw new TypeError("pull: destination must come from toFile() or toDirectory()");
     }
     this.#checkOpen();
     const { job, connection } = this.#transfer(ref, workers, options);
-    await runPull({
+    return await runPull({
       ...job,
       destination: destination.path,
       intoDirectory: destination.kind === "directory",
+      overwrite: destination.overwrite === true,
       verifyFileDigest: options.verifyFileDigest === true,
     }, connection);
   }

@@ -7,6 +7,7 @@
 import { open } from "node:fs/promises";
 import { createHash, type Hash } from "node:crypto";
 import { LocalFileError } from "../errors/kinds.ts";
+import { PREFIX_BLOCK_BYTES, scanWrittenPrefix } from "./written_prefix.ts";
 
 /** The file ended before the range did: the file shrank. */
 export class ShortFileError extends LocalFileError {
@@ -48,6 +49,44 @@ export async function hashRangeInline(
   return `sha256:${hash.digest("hex")}`;
 }
 
+/** What a scan of a range found: see {@linkcode scanRangeInline}. */
+export interface InlineRangeScan {
+  /** `sha256:<hex>` of the whole range. */
+  digest: string;
+  /** Bytes of the range's written prefix (see `scanWrittenPrefix`). */
+  prefix: number;
+  /** A running hash of exactly the prefix. */
+  prefixHash: Hash;
+}
+
+/**
+ * Hashes a range as {@linkcode hashRangeInline} does and, in the same read, finds its written
+ * prefix (up to the first all-zero block of `PREFIX_BLOCK_BYTES`, trailing zeros trimmed) with
+ * the running hash of that prefix.
+ *
+ * @example A range written up to its third byte
+ * ```ts
+ * import { scanRangeInline } from "./hash_range.ts";
+ * const path = await Deno.makeTempFile();
+ * await Deno.writeFile(path, new Uint8Array([7, 8, 9, 0, 0]));
+ * const scan = await scanRangeInline(path, 0, 5);
+ * console.log(scan.prefix); // 3
+ * await Deno.remove(path);
+ * ```
+ */
+export async function scanRangeInline(
+  path: string,
+  offset: number,
+  size: number,
+  signal?: AbortSignal,
+): Promise<InlineRangeScan> {
+  const hash = createHash("sha256");
+  const scan = scanWrittenPrefix(hash, PREFIX_BLOCK_BYTES);
+  await hashRangeInto(scan, path, offset, size, signal);
+  const { prefix, prefixHash } = scan.finish();
+  return { digest: `sha256:${hash.digest("hex")}`, prefix, prefixHash };
+}
+
 /**
  * Feeds `size` bytes of the file at `path` from `offset` into `hash` on the calling thread,
  * as {@linkcode hashRangeInline} reads them (`onBytes` is told each read's byte count).
@@ -67,7 +106,7 @@ export async function hashRangeInline(
  * ```
  */
 export async function hashRangeInto(
-  hash: Hash,
+  hash: { update(bytes: Uint8Array): unknown },
   path: string,
   offset: number,
   size: number,

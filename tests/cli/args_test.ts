@@ -82,9 +82,13 @@ Deno.test("pull defaults leave library defaults in place", () => {
     reference: REF,
     destination: "out.bin",
     verifyFileDigest: false,
+    overwrite: false,
   });
   const verify = parseCommandLine(["pull", "--verify-file-digest", REF, "out.bin"]);
   strictEqual(verify.kind === "pull" && verify.verifyFileDigest, true);
+  const overwrite = parseCommandLine(["pull", "--overwrite", REF, "models/"]);
+  strictEqual(overwrite.kind === "pull" && overwrite.overwrite, true);
+  usageError(["push", "--overwrite", REF, "f"], "push", /overwrite/);
 });
 
 Deno.test("--annotation: key=value, reserved and repeated keys refused; push only", () => {

@@ -83,7 +83,12 @@ registryTest("0: push prints only the digest, pull reproduces the file", async (
   const dest = `${tmp.path}/out.bin`;
   const pull = await runCli(["pull", "--plain-http", ref, dest], { tmp: tmp.path });
   strictEqual(pull.code, 0, pull.stderr);
-  strictEqual(pull.stdout, "");
+  strictEqual(
+    pull.stdout,
+    `${dest}
+`,
+    "the path written is the only line on stdout",
+  );
   assertLogLines(pull.stderr);
   strictEqual(await fileDigest(dest), await fileDigest(source));
   strictEqual(await exists(`${dest}.parted-partial`), false);

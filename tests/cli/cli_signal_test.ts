@@ -134,7 +134,10 @@ registryTest("130: SIGINT mid-pull keeps a partial that a rerun completes", asyn
     strictEqual(sha256(await Deno.readFile(dest)), sha256(bytes));
     const last = JSON.parse(rerun.stderr.trimEnd().split("\n").at(-1)!) as Record;
     strictEqual(last.completedBytes, SIZE);
-    strictEqual(last.wireBytes, 2 * PART, "parts 0 and 1 were verified on disk, not fetched");
+    // Parts 0 and 1 are verified on disk, not fetched; part 2 continues after the 1,000 bytes
+    // it had received (fewer when the random data ends them with zeros).
+    const kept = 2 * PART - (last.wireBytes as number);
+    ok(kept > 1000 - 64 && kept <= 1000, `fetched ${last.wireBytes}`);
   } finally {
     await proxy.close();
   }

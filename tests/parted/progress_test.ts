@@ -14,6 +14,7 @@ import {
   type ProgressSnapshot,
   toFile,
 } from "../../src/parted/mod.ts";
+import { ProgressTracker } from "../../src/parted/progress.ts";
 import { overwrite } from "./_helpers.ts";
 
 const P = 1024 * 1024;
@@ -191,3 +192,28 @@ registryTest(
     );
   },
 );
+
+Deno.test("progress: resumedBytes is in every pull snapshot, counts a kept beginning before its download, drops it when the part restarts, keeps it when the part lands", () => {
+  const seen: ProgressSnapshot[] = [];
+  let now = 0;
+  const tracker = new ProgressTracker(30, 3, "verifying", (s) => seen.push(s), {
+    now: () => (now += 1000),
+    resume: true,
+  });
+  tracker.completePart(0, 10, "resumed");
+  tracker.resumePrefix(1, 4);
+  tracker.resumePrefix(2, 6);
+  assertEquals([tracker.snapshot.resumedBytes, tracker.snapshot.transferredBytes], [20, 20]);
+  tracker.addWire(6);
+  tracker.landed(1, 6);
+  tracker.completePart(1, 10, "verified");
+  tracker.restartPart(2); // its beginning did not match: fetched again
+  assertEquals(tracker.snapshot.resumedBytes, 14);
+  tracker.setPhase("done");
+  tracker.close();
+  assert(seen.every((s) => typeof s.resumedBytes === "number"));
+  assertEquals(seen.at(-1)?.resumedBytes, 14);
+  assertEquals(seen.at(-1)?.transferredBytes, 26, "never goes back");
+  const push = new ProgressTracker(10, 1, "hashing");
+  assertEquals("resumedBytes" in push.snapshot, false, "not a pull's field");
+});
