@@ -57,11 +57,6 @@ export interface FailureContext {
   signal?: StopSignal;
   /** The `--timeout` text when that limit expired during the transfer. */
   timeout?: string;
-  /**
-   * The error the stop signal aborted the work with: a failure that is only this says nothing
-   * the explanation line does not, so the report leaves it out.
-   */
-  stopReason?: unknown;
 }
 
 /** The exit code of a failure and the line that explains it. */

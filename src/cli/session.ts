@@ -111,7 +111,6 @@ export async function runStoppable(
     const context: FailureContext = {
       signal: trap.delivered,
       timeout: timeout?.aborted && trap.delivered === undefined ? limits.timeoutText : undefined,
-      stopReason: trap.delivered === undefined ? undefined : controller.signal.reason,
     };
     const outcome = exitOutcome(err, context);
     job.onFailure?.(outcome.code);
@@ -162,9 +161,7 @@ export function reportFailure(
   const path = job.localPath !== undefined && findError(err, LocalFileError) !== undefined
     ? ` (${job.localPath})`
     : "";
-  // A stop signal's own abort says no more than the explanation line below.
-  const onlyTheStop = context.stopReason !== undefined && err === context.stopReason;
-  if (!onlyTheStop) lines.push(`${errorLine(err)}${path}`);
+  lines.push(`${errorLine(err)}${path}`);
   // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
   const codes = causeCodes(err);
   if (codes.length > 0) lines.push(`cause: ${codes.join(", ")}`);
