@@ -18,9 +18,9 @@ export const AUTO_LOG_INTERVAL_MS = 30_000;
 
 /**
  * Returns the renderer of `mode`, or undefined for `none`. `auto` is the bar when standard error
- * is a terminal (`isTerminal`); otherwise plain lines at each phase change and at least every
- * 30 seconds, without the per-part lines, so a CI log shows a long transfer is alive without
- * filling up.
+ * is a terminal (`isTerminal`); otherwise, once the transfer has run 30 seconds, plain lines at
+ * each phase change and at least every 30 seconds, ending with the final line, without the
+ * per-part lines: a CI log shows a long transfer is alive, and a short one adds nothing to it.
  *
  * @example
  * ```ts
@@ -43,9 +43,11 @@ export function createProgressRenderer(
     case "json":
       return new JsonProgress(options);
     case "auto":
-      return isTerminal
-        ? new ProgressBar(options)
-        : new PlainProgress(options, { intervalMs: AUTO_LOG_INTERVAL_MS, partLines: false });
+      return isTerminal ? new ProgressBar(options) : new PlainProgress(options, {
+        intervalMs: AUTO_LOG_INTERVAL_MS,
+        quietStartMs: AUTO_LOG_INTERVAL_MS,
+        partLines: false,
+      });
     case "none":
       return undefined;
   }

@@ -23,6 +23,11 @@ export interface PlainOptions {
   intervalMs?: number;
   /** One line per part event (default true). */
   partLines?: boolean;
+  /**
+   * No line until the transfer has run this long (default 0): a short transfer in a log stays
+   * silent, a long one shows life from then on and ends with its final line.
+   */
+  quietStartMs?: number;
 }
 
 /**
@@ -51,6 +56,8 @@ export class PlainProgress implements ProgressRenderer {
   readonly #schedule: (callback: () => void, delayMs: number) => () => void;
   readonly #intervalMs: number;
   readonly #partLines: boolean;
+  readonly #quietStartMs: number;
+  #startedAt: number | undefined;
   readonly #view = new ProgressView();
   #cancelBeat: (() => void) | undefined;
   #lastLineAt = -Infinity;
@@ -66,6 +73,7 @@ export class PlainProgress implements ProgressRenderer {
     this.#schedule = options.schedule ?? defaultSchedule;
     this.#intervalMs = plain.intervalMs ?? PLAIN_INTERVAL_MS;
     this.#partLines = plain.partLines ?? true;
+    this.#quietStartMs = plain.quietStartMs ?? 0;
   }
 
   /** Takes a snapshot; writes a line on a label change or when the interval passed. */
@@ -78,12 +86,23 @@ export class PlainProgress implements ProgressRenderer {
       this.#resumingSaid = true;
       this.#write(`${resuming}\n`);
     }
+    if (this.#quiet(now)) return;
     if (this.#partLines) {
       for (const event of snapshot.events ?? []) this.#write(`${partLine(event, snapshot)}\n`);
     }
     if (this.#view.label() !== this.#writtenLabel || now - this.#lastLineAt >= this.#intervalMs) {
       this.#line(now);
     }
+  }
+
+  /** Whether the quiet start still runs; its end is a beat of its own, stalled or not. */
+  #quiet(now: number): boolean {
+    if (this.#quietStartMs <= 0) return false;
+    if (this.#startedAt === undefined) {
+      this.#startedAt = now;
+      this.#cancelBeat = this.#schedule(() => this.#beat(), this.#quietStartMs);
+    }
+    return now - this.#startedAt < this.#quietStartMs;
   }
 
   /** Lines are whole: nothing to end. */
@@ -97,6 +116,8 @@ export class PlainProgress implements ProgressRenderer {
     this.#cancelBeat = undefined;
     const last = this.#view.snapshot;
     if (last === undefined) return;
+    // A transfer that ended within its quiet start leaves the log as it found it.
+    if (this.#quietStartMs > 0 && this.#written === undefined) return;
     const done = last.phase === "done";
     if (!done || this.#written !== last) {
       const now = this.#now();

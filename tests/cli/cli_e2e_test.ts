@@ -53,13 +53,6 @@ function expectFailure(result: CliResult, code: number, explanation: RegExp): vo
 }
 
 /** Auto progress without a terminal: plain lines a log keeps, ending with the done state. */
-function assertLogLines(stderr: string): void {
-  ok(!stderr.includes("\r") && !stderr.includes("\x1b"), "no control characters in a log");
-  const lines = stderr.trimEnd().split("\n");
-  ok(lines.every((l) => /^[a-z]+ \d+% /.test(l)), stderr);
-  ok(lines.at(-1)!.startsWith("done 100% "), stderr);
-}
-
 function jsonLines(stderr: string): Array<Record<string, unknown>> {
   return stderr.trimEnd().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
 }
@@ -77,19 +70,14 @@ registryTest("0: push prints only the digest, pull reproduces the file", async (
   );
   strictEqual(push.code, 0, push.stderr);
   ok(/^sha256:[0-9a-f]{64}\n$/.test(push.stdout), `stdout: ${JSON.stringify(push.stdout)}`);
-  assertLogLines(push.stderr);
+  strictEqual(push.stderr, "", "auto progress keeps a short transfer out of a log");
   strictEqual((await partDigests(registry.url, "models/llm", "v1")).length, 4);
 
   const dest = `${tmp.path}/out.bin`;
   const pull = await runCli(["pull", "--plain-http", ref, dest], { tmp: tmp.path });
   strictEqual(pull.code, 0, pull.stderr);
-  strictEqual(
-    pull.stdout,
-    `${dest}
-`,
-    "the path written is the only line on stdout",
-  );
-  assertLogLines(pull.stderr);
+  strictEqual(pull.stdout, `${dest}\n`, "the path written is the only line on stdout");
+  strictEqual(pull.stderr, "");
   strictEqual(await fileDigest(dest), await fileDigest(source));
   strictEqual(await exists(`${dest}.parted-partial`), false);
 

@@ -175,29 +175,41 @@ registryTest("a narrow terminal keeps the bar and the time left; a resume says w
   strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
 });
 
-registryTest("auto progress without a terminal writes plain lines a log can keep", async () => {
-  await using registry = await startRegistry();
-  await using tmp = await tempDir();
-  const source = `${tmp.path}/small.bin`;
-  await Deno.writeFile(source, new Uint8Array(1000));
-  const result = await runCli(["push", "--plain-http", `${registry.host}/a/b:v1`, source], {
-    tmp: tmp.path,
-  });
-  strictEqual(result.code, 0, result.stderr);
-  const lines = result.stderr.trimEnd().split("\n");
-  // deno-lint-ignore no-control-regex
-  ok(!/[\x00-\x09\x0b-\x1f]/.test(result.stderr), "no control characters in a log");
-  // A line per phase and the final state; no per-part lines.
-  ok(lines.length >= 2 && lines.every((l) => /^[a-z]+ \d+% /.test(l)), result.stderr);
-  ok(/^done 100% 1000\/1000 B 1\/1 parts (\S+ \S+\/s )?in \d+s$/.test(lines.at(-1)!), lines.at(-1));
-  // Forced, the bar draws even into a pipe.
-  const forced = await runCli(
-    ["push", "--plain-http", "--progress", "bar", `${registry.host}/a/b:v2`, source],
-    { tmp: tmp.path },
-  );
-  strictEqual(forced.code, 0, forced.stderr);
-  ok(forced.stderr.includes("\r") && forced.stderr.includes("100%"), forced.stderr);
-});
+registryTest(
+  "without a terminal: auto keeps a short transfer out of the log, plain writes lines a log can keep",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/small.bin`;
+    await Deno.writeFile(source, new Uint8Array(1000));
+    const quiet = await runCli(["push", "--plain-http", `${registry.host}/a/b:v0`, source], {
+      tmp: tmp.path,
+    });
+    strictEqual(quiet.code, 0, quiet.stderr);
+    strictEqual(quiet.stderr, "", "auto: a transfer shorter than 30 s adds nothing to a log");
+    const result = await runCli(
+      ["push", "--plain-http", "--progress", "plain", `${registry.host}/a/b:v1`, source],
+      { tmp: tmp.path },
+    );
+    strictEqual(result.code, 0, result.stderr);
+    const lines = result.stderr.trimEnd().split("\n").filter((l) => !l.startsWith("part "));
+    // deno-lint-ignore no-control-regex
+    ok(!/[\x00-\x09\x0b-\x1f]/.test(result.stderr), "no control characters in a log");
+    // A line per phase and the final state; no per-part lines.
+    ok(lines.length >= 2 && lines.every((l) => /^[a-z]+ \d+% /.test(l)), result.stderr);
+    ok(
+      /^done 100% 1000\/1000 B 1\/1 parts (\S+ \S+\/s )?in \d+s$/.test(lines.at(-1)!),
+      lines.at(-1),
+    );
+    // Forced, the bar draws even into a pipe.
+    const forced = await runCli(
+      ["push", "--plain-http", "--progress", "bar", `${registry.host}/a/b:v2`, source],
+      { tmp: tmp.path },
+    );
+    strictEqual(forced.code, 0, forced.stderr);
+    ok(forced.stderr.includes("\r") && forced.stderr.includes("100%"), forced.stderr);
+  },
+);
 
 /**
  * Runs the CLI on a pseudo-terminal and types Ctrl-C once `ready` is true of what the terminal

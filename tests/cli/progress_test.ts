@@ -626,10 +626,10 @@ Deno.test("verify's hashing is checking, with its speed, on the bar and in plain
   ok(plainLines.filter((l) => checkLine.test(l)).length >= 2, plainLines.join(""));
 });
 
-Deno.test("auto without a terminal: a line at each phase and at least every 30 s, even stalled", () => {
+Deno.test("auto without a terminal: silent for 30 s, then a line at each phase and at least every 30 s, even stalled", () => {
   const h = harness();
   const auto = createProgressRenderer("auto", h.options, false)!;
-  const lines = () => h.out.trimEnd().split("\n");
+  const lines = () => h.out === "" ? [] : h.out.trimEnd().split("\n");
   const at = (done: number, phase = "downloading"): TransferSnapshot => ({
     ...partSnap(done, phase),
     partsActive: 2,
@@ -637,27 +637,41 @@ Deno.test("auto without a terminal: a line at each phase and at least every 30 s
   });
   auto.update(at(0, "resolving"));
   auto.update(at(0));
-  strictEqual(lines().length, 2, h.out);
   h.advance(10_000);
-  auto.update(at(40 * MiB)); // no line: neither a phase change nor 30 s
-  strictEqual(lines().length, 2, h.out);
-  h.advance(20_000); // 30 s after the last line, without a new snapshot
-  strictEqual(lines().length, 3, h.out);
+  auto.update(at(40 * MiB)); // within the first 30 s: nothing, phase changes included
+  strictEqual(lines().length, 0, h.out);
+  h.advance(20_000); // 30 s after the start, without a new snapshot
+  strictEqual(lines().length, 1, h.out);
   ok(
-    /^downloading 13% 40\/286 MiB 1\/9 parts, 2 active \S+ \S+\/s ETA \S+$/.test(lines()[2]),
-    lines()[2],
+    /^downloading 13% 40\/286 MiB 1\/9 parts, 2 active \S+ \S+\/s ETA \S+$/.test(lines()[0]),
+    lines()[0],
   );
   // Stalled: a line every 30 s all the same, and the speed falls to nothing.
   h.advance(30_000);
   h.advance(30_000);
-  strictEqual(lines().length, 5, h.out);
-  ok(lines()[4].includes(" 0 B/s ETA --"), lines()[4]);
+  strictEqual(lines().length, 3, h.out);
+  ok(lines()[2].includes(" 0 B/s ETA --"), lines()[2]);
   ok(!h.out.includes("part 1/9"), "no per-part lines in a log");
   auto.update(at(286 * MiB, "committing"));
-  strictEqual(lines().length, 6, "a phase change writes at once");
+  strictEqual(lines().length, 4, "a phase change writes at once");
   auto.finish(1);
+  strictEqual(lines().length, 5, "the final line says how it ended");
+  ok(lines()[4].endsWith("stopped (exit 1)"), lines()[4]);
   strictEqual(h.pendingTimers(), 0, "finish stops the heartbeat");
   ok(!h.out.includes("\r") && !h.out.includes("\x1b"), "no control characters");
+});
+
+Deno.test("auto without a terminal: a transfer shorter than 30 s leaves the log as it was", () => {
+  const h = harness();
+  const auto = createProgressRenderer("auto", h.options, false)!;
+  auto.update(partSnap(0, "resolving"));
+  auto.update(partSnap(0));
+  h.advance(29_000);
+  auto.update(partSnap(286 * MiB, "committing"));
+  auto.update({ ...partSnap(286 * MiB, "done"), partsSkipped: 3 });
+  auto.finish(0);
+  strictEqual(h.out, "");
+  strictEqual(h.pendingTimers(), 0, "the quiet start's timer is gone");
 });
 
 Deno.test("bar: a stall redraws every second with the speed falling", () => {
