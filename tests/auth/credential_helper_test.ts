@@ -7,19 +7,9 @@
 import { deepStrictEqual, ok, rejects } from "node:assert/strict";
 import { changeHelperCredential, runCredentialHelper } from "../../src/auth/credential_helper.ts";
 import { CredentialError } from "../../src/errors/kinds.ts";
+import { withPathEntry } from "../fixtures/path_env.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { HELPER_OS, killAll, waitForText, waitGone, writeHelper } from "./_helper_scripts.ts";
-
-/** Puts `dir` first on PATH while `fn` runs. */
-async function withPath<T>(dir: string, fn: () => Promise<T>): Promise<T> {
-  const old = Deno.env.get("PATH") ?? "";
-  Deno.env.set("PATH", `${dir}:${old}`);
-  try {
-    return await fn();
-  } finally {
-    Deno.env.set("PATH", old);
-  }
-}
 
 /** A helper that starts a long child and waits for it, recording both pids. */
 function hangingHelper(pidFile: string): string {
@@ -45,7 +35,7 @@ Deno.test({
     erase: (signal) => changeHelperCredential("hang", "r.example", undefined, { signal }),
     "time limit": () => runCredentialHelper("hang", "r.example", { timeoutMs: 1_000 }),
   };
-  await withPath(tmp.path, async () => {
+  await withPathEntry(tmp.path, async () => {
     for (const [what, call] of Object.entries(calls)) {
       await Deno.remove(pidFile).catch(() => {});
       const controller = new AbortController();
@@ -86,7 +76,7 @@ echo "$!" > '${pidFile}'
 exit 0
 `,
   );
-  await withPath(tmp.path, async () => {
+  await withPathEntry(tmp.path, async () => {
     const started = performance.now();
     const credential = await runCredentialHelper("lingering", "r.example", { timeoutMs: 20_000 });
     const elapsed = performance.now() - started;
@@ -117,7 +107,7 @@ Deno.test({
     "chatty",
     `cat > /dev/null\nyes helper-pass >&2 &\necho "$!" > '${pidFile}'\nwait\n`,
   );
-  await withPath(tmp.path, async () => {
+  await withPathEntry(tmp.path, async () => {
     for (const name of ["endless", "chatty"]) {
       await Deno.remove(pidFile).catch(() => {});
       const started = performance.now();

@@ -7,6 +7,7 @@ import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { eraseDockerLogin, saveDockerLogin } from "../../src/auth/docker_login.ts";
 import { dockerConfigCredentials } from "../../src/auth/docker_config.ts";
 import { CredentialError } from "../../src/errors/kinds.ts";
+import { withPathEntry } from "../fixtures/path_env.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { HELPER_OS, killAll, waitForText, waitGone, writeHelper } from "./_helper_scripts.ts";
 
@@ -257,10 +258,8 @@ Deno.test({
   const pidFile = `${tmp.path}/pid`;
   await writeHelper(tmp.path, "hang", `echo "$$" > '${pidFile}'\nexec sleep 100\n`);
   await Deno.writeTextFile(configPath, JSON.stringify({ credsStore: "hang" }));
-  const old = Deno.env.get("PATH") ?? "";
-  Deno.env.set("PATH", `${tmp.path}:${old}`);
   const controller = new AbortController();
-  try {
+  await withPathEntry(tmp.path, async () => {
     const saving = saveDockerLogin("r.example", CREDENTIAL, {
       configPath,
       signal: controller.signal,
@@ -276,8 +275,6 @@ Deno.test({
     } finally {
       killAll([pid]);
     }
-  } finally {
-    Deno.env.set("PATH", old);
-  }
+  });
   deepStrictEqual(await readJson(configPath), { credsStore: "hang" });
 });

@@ -307,7 +307,10 @@ registryTest("credential helpers run only with --allow-run for them", {
   const withoutRun = await runCli(args, { tmp: tmp.path, env, run: ["docker-credential-other"] });
   expectFailure(withoutRun, 1, /no sentinel matched/);
   ok(
-    withoutRun.stderr.includes("credential helper docker-credential-clitest could not run"),
+    withoutRun.stderr.includes(
+      "credential helper docker-credential-clitest is not permitted to run " +
+        "(grant it with --allow-run=docker-credential-clitest)",
+    ),
     withoutRun.stderr,
   );
   const withRun = await runCli(args, { tmp: tmp.path, env, run: ["docker-credential-clitest"] });

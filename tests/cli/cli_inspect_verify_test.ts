@@ -177,7 +177,11 @@ Deno.test("inspect: a title with escape sequences is shown escaped, as JSON esca
   strictEqual(table.code, 0, table.stderr);
   // deno-lint-ignore no-control-regex
   ok(!/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/.test(table.stdout), JSON.stringify(table.stdout));
-  strictEqual(table.stdout.split("\n")[0], "name:         w\\x1b]0;PWNED\\x07\\x1b[2J.bin");
+  strictEqual(
+    table.stdout.split("\n")[0],
+    "name:         w\\x1b]0;PWNED\\x07\\x1b[2J.bin " +
+      "(not a plain file name: a pull into a directory refuses it)",
+  );
   const json = await runCli(["inspect", "--plain-http", "--json", ref], { tmp: tmp.path });
   strictEqual(JSON.parse(json.stdout).title, title);
 });

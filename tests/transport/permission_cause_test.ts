@@ -134,7 +134,10 @@ registryTest("a credential helper without --allow-run: RUN_PERMISSION, at once",
     run: ["true"],
   });
   strictEqual(run.code, 1, run.stderr);
-  ok(run.stderr.includes("credential helper docker-credential-permtest could not run"), run.stderr);
+  ok(
+    run.stderr.includes("credential helper docker-credential-permtest is not permitted to run"),
+    run.stderr,
+  );
   strictEqual(causeLine(run.stderr).join(", "), "RUN_PERMISSION", run.stderr);
   ok(!/attempts/.test(run.stderr) && performance.now() - started < NO_RETRY_BOUND_MS);
 });

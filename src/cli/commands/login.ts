@@ -11,10 +11,7 @@ import {
   eraseDockerLogin,
   saveDockerLogin,
 } from "../../auth/docker_login.ts";
-import { findError } from "../../errors/find_error.ts";
-import { UnauthorizedError } from "../../errors/sentinels.ts";
 import { PartedClient } from "../../parted/client.ts";
-import { failureReason } from "../../transport/failure.ts";
 import type { LoginCommand, LogoutCommand } from "../args.ts";
 import { errorLine, EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
@@ -39,7 +36,8 @@ export function runLogin(command: LoginCommand): Promise<number> {
     createsConfig: true,
     run: async ({ clientOptions, signal, credential }) => {
       using client = new PartedClient(clientOptions);
-      await checkCredential(client, command, signal);
+      // A refused credential or a closed port is told by the failure report's words.
+      await client.checkLogin(command.registry, { signal });
       const saved = await namingConfig(
         command,
         saveDockerLogin(command.registry, credential!, { ...configOption(command), signal }),
@@ -76,38 +74,6 @@ export function runLogout(command: LogoutCommand): Promise<number> {
     );
     return EXIT_CODES.success;
   });
-}
-
-/**
- * Sends the login check; a refusal and a closed port are told in the words a person needs
- * (the registry and user name are what the user typed). The sentinel stays in the cause chain,
- * so the exit code is unchanged.
- */
-async function checkCredential(
-  client: PartedClient,
-  command: LoginCommand,
-  signal: AbortSignal,
-): Promise<void> {
-  try {
-    await client.checkLogin(command.registry, { signal });
-  } catch (err) {
-    if (signal.aborted) throw err;
-    if (findError(err, UnauthorizedError) !== undefined) {
-      const user = JSON.stringify(command.username);
-      throw new Error(
-        `${command.registry} refused the credentials of user ${user}; nothing was saved`,
-        { cause: err },
-      );
-    }
-    if (failureReason(err) === "ECONNREFUSED") {
-      throw new Error(
-        `nothing answered at ${command.registry}: connection refused ` +
-          "(is a registry listening on that host and port?)",
-        { cause: err },
-      );
-    }
-    throw err;
-  }
 }
 
 /** Adds the configuration file's path to an error about that file (the library leaves it out). */
