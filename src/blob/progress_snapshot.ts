@@ -114,6 +114,13 @@ export interface ProgressSnapshot {
    * fetched whole.
    */
   resumedBytes?: number;
+  /**
+   * Pull only, in every snapshot of a `PartedClient` pull: true once the partial file of an
+   * interrupted pull has been checked (at once when there was none), so `resumedBytes` then
+   * holds all it found. The check overlaps the first downloads, so before this `resumedBytes`
+   * is still growing.
+   */
+  resumeChecked?: boolean;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { jsonText } from "../registry/untrusted_text.ts";
 import type { PartEvent } from "../parted/progress.ts";
+import { resumingLine } from "./progress_status.ts";
 import {
   defaultSchedule,
   type ProgressRenderer,
@@ -73,7 +74,7 @@ export class JsonProgress implements ProgressRenderer {
       return;
     }
     // What a resumed pull found on disk is said at once, as a phase change is.
-    const resuming = (snapshot.resumedBytes ?? 0) > 0 && !this.#resumingSaid;
+    const resuming = resumingLine(snapshot) !== undefined && !this.#resumingSaid;
     if (resuming) this.#resumingSaid = true;
     if (
       resuming || snapshot.phase !== this.#lastPhase || now - this.#lastLineAt >= MIN_INTERVAL_MS

@@ -72,7 +72,8 @@ export function skippedPartsLine(snapshot: TransferSnapshot): string | undefined
  * ```
  */
 export function resumingLine(snapshot: TransferSnapshot): string | undefined {
+  // Said once the check of the partial file is over: before, the count is still growing.
   const found = snapshot.resumedBytes ?? 0;
-  if (!(found > 0)) return undefined;
+  if (!(found > 0) || snapshot.resumeChecked === false) return undefined;
   return `resuming: ${formatBytes(found)} of ${formatBytes(snapshot.totalBytes)} on disk`;
 }

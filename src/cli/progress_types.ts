@@ -28,6 +28,8 @@ export interface TransferSnapshot {
   partsActive?: number;
   /** Bytes a resumed pull found on disk and will not fetch again. */
   resumedBytes?: number;
+  /** The check of the partial file is over (`false` while it runs; absent outside a pull). */
+  resumeChecked?: boolean;
   /** Part events since the previous snapshot. */
   events?: readonly PartEvent[];
 }

@@ -47,6 +47,7 @@ export class ProgressTracker {
   /** Parts in flight continued from bytes on disk, and how many bytes each kept. */
   #prefixes = new Map<number, number>();
   readonly #countsResumed: boolean;
+  #resumeChecked = false;
   #events: PartEvent[] = [];
   #phase: ProgressPhase;
   readonly #total: number;
@@ -93,8 +94,20 @@ export class ProgressTracker {
       partsTotal: this.#partsTotal,
       partsActive: this.#inFlight.size,
       events: [...this.#events],
-      ...(this.#countsResumed ? { resumedBytes: this.#resumed } : {}),
+      ...(this.#countsResumed
+        ? { resumedBytes: this.#resumed, resumeChecked: this.#resumeChecked }
+        : {}),
     };
+  }
+
+  /**
+   * The check of the partial file is over (or there was none to check): from now on
+   * `resumedBytes` holds all it found, less what later turns out not to match.
+   */
+  resumeCheckDone(): void {
+    if (this.#resumeChecked) return;
+    this.#resumeChecked = true;
+    this.#changed();
   }
 
   /** Bytes found on disk that will not be fetched again (see `ProgressSnapshot`). */

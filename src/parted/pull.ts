@@ -310,6 +310,7 @@ function feedParts(
   if (partial.initialLength !== manifest.fileSize) {
     for (const part of manifest.parts) queue.push(part);
     queue.close();
+    feeding.progress.resumeCheckDone();
     return Promise.resolve();
   }
   feeding.progress.setPhase("verifying");
@@ -318,7 +319,10 @@ function feedParts(
     if (found.kind === "complete") return feeding.onComplete(part);
     if (found.kind === "prefix") feeding.onPrefix(part, found.scan);
     queue.push(part);
-  }).then(() => queue.close(), (err) => {
+  }).then(() => {
+    queue.close();
+    feeding.progress.resumeCheckDone();
+  }, (err) => {
     queue.close();
     feeding.latch.fail(err);
   });

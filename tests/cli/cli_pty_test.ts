@@ -119,7 +119,7 @@ registryTest("bar on a terminal redraws in place and ends at 100%", {
     // Only redraws (carriage return … erase to end of line) until one final newline.
     const expected = command === "push"
       ? new RegExp(`^${REDRAWS}\\nsha256:[0-9a-f]{64}\\n$`)
-      : new RegExp(`^${REDRAWS}\\n$`);
+      : new RegExp(`^${REDRAWS}\\n${tmp.path}/out\\.bin\\n$`);
     ok(expected.test(tty), JSON.stringify(tty));
     const draws = tty.split("\n")[0].split("\r").slice(1).map((d) => d.replace("\x1b[K", ""));
     const last = draws.at(-1)!;
@@ -159,8 +159,19 @@ registryTest("a narrow terminal keeps the bar and the time left; a resume says w
   await Deno.writeFile(`${dest}.parted-partial`, torn);
   const { code, tty } = await runOnPty(["pull", "--plain-http", ref, dest], { tmp: tmp.path }, 50);
   strictEqual(code, 0, JSON.stringify(tty));
-  ok(new RegExp(`^${REDRAWS}\\n7 of 8 parts already present\\n$`).test(tty), JSON.stringify(tty));
-  const draws = tty.split("\n")[0].split("\r").slice(1).map((d) => d.replace("\x1b[K", ""));
+  // Once the partial file is checked, what it held is said above the bar; the path last.
+  // (7 parts and all but the last 1000 bytes of the eighth, written before they were torn.)
+  const resuming = "resuming: 4\\.00 MiB of 4\\.00 MiB on disk";
+  ok(
+    new RegExp(
+      `^${REDRAWS}\\r${ESC}\\[K${resuming}\\n${REDRAWS}\\n7 of 8 parts already present\\n` +
+        `${dest}\\n$`,
+    ).test(tty),
+    JSON.stringify(tty),
+  );
+  // Every redraw of the bar, on either side of the resuming line.
+  const draws = tty.split("\n").slice(0, 2).flatMap((line) => line.split("\r").slice(1))
+    .map((d) => d.replace("\x1b[K", "")).filter((d) => d !== "" && !d.startsWith("resuming:"));
   for (const draw of draws) {
     ok(draw.length < 50, `wider than the terminal: ${draw}`);
     ok(/\d+% \[[=> ]{10,}\] /.test(draw), `the bar is shown: ${draw}`);
@@ -192,7 +203,10 @@ registryTest(
       { tmp: tmp.path },
     );
     strictEqual(result.code, 0, result.stderr);
-    const lines = result.stderr.trimEnd().split("\n").filter((l) => !l.startsWith("part "));
+    const all = result.stderr.trimEnd().split("\n");
+    // Per-part lines and the closing count aside, every line is a whole state.
+    strictEqual(all.at(-1), "1 of 1 part already present", result.stderr);
+    const lines = all.slice(0, -1).filter((l) => !l.startsWith("part "));
     // deno-lint-ignore no-control-regex
     ok(!/[\x00-\x09\x0b-\x1f]/.test(result.stderr), "no control characters in a log");
     // A line per phase and the final state; no per-part lines.
@@ -289,7 +303,8 @@ registryTest("Ctrl-C on a terminal: a clean bar line, then what was kept and how
     ok(!lines[0].includes("^C") && !lines[0].includes("stopping"), lines[0]);
     deepStrictEqual(lines.slice(1, 3), [
       "stopping… (Ctrl-C again to quit now)",
-      `interrupted: 2 of 4 parts (512 KiB of 1.00 MiB) kept in ${dest}.parted-partial; ` +
+      // Two whole parts and the 1000 bytes of the third written before the stall are kept.
+      `interrupted: 2 of 4 parts (513 KiB of 1.00 MiB) kept in ${dest}.parted-partial; ` +
       "run the same command to resume",
     ], lines.join("\n"));
     strictEqual(lines.filter((l) => l.startsWith("interrupted")).length, 1, lines.join("\n"));
@@ -305,8 +320,14 @@ registryTest("Ctrl-C on a terminal: a clean bar line, then what was kept and how
     );
     strictEqual(rerun.code, 0, JSON.stringify(rerun.tty));
     const after = screen(rerun.tty);
-    deepStrictEqual(after.slice(1), ["2 of 4 parts already present"], after.join("\n"));
-    ok(/^done {8}100% \[=+\] 1\.00\/1\.00 MiB {2}4\/4 parts /.test(after[0]), after[0]);
+    // What the check found first (the two parts and the third's written beginning), the bar's
+    // last state, the parts that needed no transfer, and the path written.
+    deepStrictEqual(
+      [after[0], ...after.slice(2)],
+      ["resuming: 513 KiB of 1.00 MiB on disk", "2 of 4 parts already present", dest],
+      after.join("\n"),
+    );
+    ok(/^done {8}100% \[=+\] 1\.00\/1\.00 MiB {2}4\/4 parts /.test(after[1]), after[1]);
     strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
   } finally {
     await proxy.close();

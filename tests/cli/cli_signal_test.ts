@@ -109,8 +109,9 @@ registryTest("130: SIGINT mid-pull keeps a partial that a rerun completes", asyn
     strictEqual(why, "ocipart pull: interrupted by SIGINT (exit 130)");
     strictEqual(run.records.at(-1)!.exitCode, 130, "the last progress line agrees with the exit");
     // Once, before the failure report: what was kept, and that the same command resumes.
+    // Two whole parts and what of the third landed before the stall are kept.
     deepStrictEqual(run.text.filter((l) => l.startsWith("interrupted")), [
-      `interrupted: 2 of 4 parts (512 KiB of 1.00 MiB) kept in ${dest}.parted-partial; ` +
+      `interrupted: 2 of 4 parts (513 KiB of 1.00 MiB) kept in ${dest}.parted-partial; ` +
       "run the same command to resume",
     ]);
     await Deno.stat(`${dest}.parted-partial`); // kept for resume

@@ -793,7 +793,7 @@ Deno.test("interrupted: what was kept and that the same command resumes, for eac
     last,
   )!;
   // deno-lint-ignore no-control-regex
-  ok(!/[\x00-\x1f]/.test(line) && line.includes("a\\u001b]0;pwned\\u0007b.parted-partial"), line);
+  ok(!/[\x00-\x1f]/.test(line) && line.includes("a\\x1b]0;pwned\\x07b.parted-partial"), line);
 });
 
 Deno.test("verify takes --progress like push and pull, auto by default", () => {

@@ -63,29 +63,42 @@ registryTest(
     await using registry = await startRegistry();
     await using proxy = await startFaultProxy({ target: registry.url });
     await using tmp = await tempDir();
-    const { ref, digest } = await artifactTitled(proxy, registry.url, tmp.path, ".bashrc");
     const home = `${tmp.path}/home`;
     await Deno.mkdir(home);
     await Deno.writeTextFile(`${home}/.bashrc`, "alias ll='ls -l'\n");
+    await Deno.writeTextFile(`${home}/notes.txt`, "mine\n");
+    // A hidden name is never written into a directory, whatever is there.
+    const hidden = await artifactTitled(proxy, registry.url, tmp.path, ".bashrc");
+    proxy.log.length = 0;
+    for (const flags of [[], ["--overwrite"]]) {
+      const run = await runCli(["pull", "--plain-http", ...flags, hidden.ref, home], {
+        tmp: tmp.path,
+      });
+      assertEquals(run.code, 1, run.stderr);
+      assert(/title is not a plain file name/.test(run.stderr), run.stderr);
+    }
+    assertEquals(await Deno.readTextFile(`${home}/.bashrc`), "alias ll='ls -l'\n");
+    assertEquals(blobGets(proxy), 0, "nothing downloaded");
 
+    const { ref, digest } = await artifactTitled(proxy, registry.url, tmp.path, "notes.txt");
     proxy.log.length = 0;
     const refused = await runCli(["pull", "--plain-http", "--json", ref, home], { tmp: tmp.path });
     assertEquals(refused.code, 1, refused.stderr);
     assertEquals(refused.stdout, "");
     const [error, why] = failureLines(refused.stderr);
-    assert(error.includes(`${home}/.bashrc`), `the path is named: ${error}`);
+    assert(error.includes(`${home}/notes.txt`), `the path is named: ${error}`);
     assert(/already exists; refusing to replace it without overwrite/.test(error), error);
     assertEquals(why, "ocipart pull: no sentinel matched (exit 1)");
-    assertEquals(await Deno.readTextFile(`${home}/.bashrc`), "alias ll='ls -l'\n");
-    assertEquals(await names(home), [".bashrc"], "no partial left behind");
+    assertEquals(await Deno.readTextFile(`${home}/notes.txt`), "mine\n");
+    assertEquals(await names(home), [".bashrc", "notes.txt"], "no partial left behind");
     assertEquals(blobGets(proxy), 0, "nothing downloaded");
 
     const replaced = await runCli(["pull", "--plain-http", "--overwrite", ref, home], {
       tmp: tmp.path,
     });
     assertEquals(replaced.code, 0, replaced.stderr);
-    assertEquals(replaced.stdout, `${home}/.bashrc\n`, "the path written, alone on stdout");
-    assertEquals(await sha256File(`${home}/.bashrc`), digest);
+    assertEquals(replaced.stdout, `${home}/notes.txt\n`, "the path written, alone on stdout");
+    assertEquals(await sha256File(`${home}/notes.txt`), digest);
 
     // --json has the path written and what the pull took.
     const other = `${tmp.path}/other`;
@@ -93,7 +106,7 @@ registryTest(
     const json = await runCli(["pull", "--plain-http", "--json", ref, other], { tmp: tmp.path });
     assertEquals(json.code, 0, json.stderr);
     const result = JSON.parse(json.stdout) as PullResult & { destination: string };
-    assertEquals([result.destination, result.path], [other, `${other}/.bashrc`]);
+    assertEquals([result.destination, result.path], [other, `${other}/notes.txt`]);
     assertEquals([result.size, result.bytesFetched, result.partsFetched], [SIZE, SIZE, 4]);
   },
 );

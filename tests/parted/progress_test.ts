@@ -202,7 +202,10 @@ Deno.test("progress: resumedBytes is in every pull snapshot, counts a kept begin
   });
   tracker.completePart(0, 10, "resumed");
   tracker.resumePrefix(1, 4);
+  assertEquals(tracker.snapshot.resumeChecked, false, "the check of the partial still runs");
   tracker.resumePrefix(2, 6);
+  tracker.resumeCheckDone();
+  assertEquals(tracker.snapshot.resumeChecked, true);
   assertEquals([tracker.snapshot.resumedBytes, tracker.snapshot.transferredBytes], [20, 20]);
   tracker.addWire(6);
   tracker.landed(1, 6);
