@@ -15,7 +15,7 @@ import {
 import { LocalFileError } from "../errors/kinds.ts";
 import { parseReference } from "../registry/reference.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
-import type { ReadFlags, RegistryFlags } from "./args.ts";
+import type { ReadFlags } from "./args.ts";
 
 /**
  * The mirror table of a reading command, or undefined when it has none.
@@ -28,7 +28,7 @@ import type { ReadFlags, RegistryFlags } from "./args.ts";
  * ```
  */
 export async function commandMirrors(
-  flags: ReadFlags & Pick<RegistryFlags, "plainHttp" | "insecure">,
+  flags: ReadFlags,
   reference: string,
 ): Promise<MirrorTable | undefined> {
   if (flags.mirrors.length > 0) {
@@ -38,13 +38,10 @@ export async function commandMirrors(
     } catch {
       return undefined; // the library reports the reference itself
     }
+    // No scheme or TLS of their own: a mirror host is reached as the client's settings say
+    // (`--plain-http`, `--insecure`, `--ca-file`; a copy adds its source side's).
     return {
-      [registry]: flags.mirrors.map((location) => ({
-        location,
-        pullFromMirror: "digest-only",
-        plainHttp: flags.plainHttp,
-        insecure: flags.insecure,
-      })),
+      [registry]: flags.mirrors.map((location) => ({ location, pullFromMirror: "digest-only" })),
     };
   }
   const location = flags.registriesConf === undefined

@@ -9,9 +9,10 @@ import { staticCredentials } from "../auth/credential.ts";
 import { dockerConfigCredentials } from "../auth/docker_config.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
-import { ClientStack, type RegistryRoute } from "../remote/client_stack.ts";
+import { ClientStack, type RegistryRoute, type RouteSite } from "../remote/client_stack.ts";
 import { MirrorSet, type MirrorSource } from "../remote/mirror_reads.ts";
 import { mirrorsOf, type MirrorTable } from "../remote/mirror_table.ts";
+import type { RegistrySettings } from "../remote/registry_settings.ts";
 import { RemoteRepository } from "../remote/repository.ts";
 import type { PartedClientOptions } from "./options.ts";
 export type { ExplicitCredential } from "./options.ts";
@@ -20,19 +21,27 @@ export type { ExplicitCredential } from "./options.ts";
 export const BLOB_REDIRECT_HOPS = 3;
 
 /** The parted client's options that shape its transport stack. */
-export type ConnectionOptions = Pick<
-  PartedClientOptions,
-  | "fetch"
-  | "plainHttp"
-  | "caCerts"
-  | "insecureTls"
-  | "credential"
-  | "credentials"
-  | "unverifiedExternalTransport"
-  | "stallTimeoutMs"
-  | "onExchange"
-  | "rateLimit"
->;
+export type ConnectionOptions =
+  & Pick<
+    PartedClientOptions,
+    | "fetch"
+    | "plainHttp"
+    | "caCerts"
+    | "insecureTls"
+    | "credential"
+    | "credentials"
+    | "unverifiedExternalTransport"
+    | "stallTimeoutMs"
+    | "onExchange"
+    | "rateLimit"
+  >
+  & {
+    /**
+     * The checked `registries` option (see `checkRegistrySettings`), with the mirror hosts'
+     * own settings (see `withMirrorHosts`).
+     */
+    registryTable?: ReadonlyMap<string, Readonly<RegistrySettings>>;
+  };
 
 /** What one transfer works with. */
 export interface Connection {
@@ -64,13 +73,14 @@ export function partedStack(options: ConnectionOptions): ClientStack {
       callerTransportReachesOtherHosts: options.unverifiedExternalTransport ?? false,
     }),
     ownHostnameIsRegistry: true,
+    plainHttp: options.plainHttp === true,
+    ...(options.registryTable === undefined ? {} : { registries: options.registryTable }),
     caCerts: options.caCerts,
     insecureTls: options.insecureTls === true,
     stallTimeoutMs: options.stallTimeoutMs,
     onExchange: options.onExchange,
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     authenticate: {
-      plainHttp: options.plainHttp ?? false,
       ...(credentials !== undefined ? { credentials } : {}),
       // The one explicit credential is the registry's: a mirror is asked with its own, from
       // the docker configuration.
@@ -80,15 +90,17 @@ export function partedStack(options: ConnectionOptions): ClientStack {
 }
 
 /**
- * The connection of one transfer to `reference` on the client's `stack`; reads of it try the
- * mirrors `mirrors` gives the reference first (each on a route of its own), writes never do.
+ * The connection of one transfer to `reference` on the client's `stack`, in the scheme the
+ * stack's settings give its registry; reads of it try the mirrors `mirrors` gives the reference
+ * first (each on a mirror route of its own, reached as the stack's settings give its host),
+ * writes never do.
  *
  * @example The connection of one transfer
  * ```ts
  * import { connect, partedStack } from "./connection.ts";
  * import { parseReference } from "../registry/reference.ts";
  * const stack = partedStack({ plainHttp: true });
- * const connection = connect(stack, parseReference("127.0.0.1:5000/org/data:v1"), true);
+ * const connection = connect(stack, parseReference("127.0.0.1:5000/org/data:v1"));
  * console.log(connection.repo.name); // "org/data"
  * stack.close();
  * ```
@@ -96,10 +108,9 @@ export function partedStack(options: ConnectionOptions): ClientStack {
 export function connect(
   stack: ClientStack,
   reference: Reference,
-  plainHttp: boolean,
   mirrors?: MirrorTable,
 ): Connection {
-  const origin = registryOrigin(reference.registry, { plainHttp });
+  const origin = stack.origin(reference.registry);
   const route = stack.route(origin, reference.registry);
   const sources = mirrors === undefined ? [] : mirrorSources(stack, reference, mirrors);
   const repo = repository(origin, reference.repository, route, sources);
@@ -112,14 +123,21 @@ function mirrorSources(
   reference: Reference,
   mirrors: MirrorTable,
 ): MirrorSource[] {
-  return mirrorsOf(mirrors, reference).flatMap((mirror) =>
-    mirror.schemes.map(({ plainHttp, insecureTls }) => {
-      const origin = registryOrigin(mirror.host, { plainHttp });
-      const route = stack.route(origin, mirror.host, { insecureTls });
-      const repo = repository(origin, mirror.repository, route, []);
-      return { repo, resolvesTag: mirror.resolvesTag };
-    })
-  );
+  const site: RouteSite = "mirror";
+  return mirrorsOf(mirrors, reference).flatMap((mirror) => {
+    const origin = stack.origin(mirror.host);
+    // An `insecure` mirror that does not speak TLS is asked again in plain HTTP.
+    const origins = mirror.plainHttpFallback && origin.protocol === "https:"
+      ? [origin, registryOrigin(mirror.host, { plainHttp: true })]
+      : [origin];
+    return origins.map((at) => {
+      const route = stack.route(at, mirror.host, site);
+      return {
+        repo: repository(at, mirror.repository, route, []),
+        resolvesTag: mirror.resolvesTag,
+      };
+    });
+  });
 }
 
 function repository(

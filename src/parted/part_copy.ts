@@ -105,7 +105,7 @@ async function streamBlob(context: BlobCopyContext, blob: CopiedBlob): Promise<v
     // The bytes were wrong: that is the failure, whatever the transport made of it. A
     // mirror's wrong bytes are retried from the registry.
     if (verifier.failure !== undefined && answer.mirrored) {
-      throw mirrorSpoiled(source, blob.digest, blob.label, verifier.failure);
+      throw mirrorSpoiled(source, blob.digest, blob.label);
     }
     throw verifier.failure ?? err;
   } finally {

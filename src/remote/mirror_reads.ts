@@ -145,24 +145,23 @@ export function watchMirroredBody(
 
 /**
  * What a transfer throws when a blob it read (in whole or in part) from a mirror does not hash
- * to its digest: a retryable failure whose cause is `wrong`, after which the blob is read from
- * the registry only. The attempt is spent; a poisoned cache never yields a corrupt file, and
- * the pull still completes from the registry.
+ * to its digest: a retryable failure, after which the blob is read from the registry only. The
+ * attempt is spent; a poisoned cache never yields a corrupt file, and the pull still completes
+ * from the registry. It carries no `DigestMismatchError`: that verdict is the registry's alone,
+ * for bytes the registry sent.
  *
  * @example
  * ```ts ignore
- * if (digest !== part.digest) throw state.mirrored ? mirrorSpoiled(repo, part.digest, label, wrong) : wrong;
+ * if (digest !== part.digest) throw state.mirrored ? mirrorSpoiled(repo, part.digest, label) : wrong;
  * ```
  */
 export function mirrorSpoiled(
   repo: RemoteRepository,
   digest: string,
   label: string,
-  wrong: Error,
 ): ProtocolError {
   repo.mirrors?.registryOnly(digest);
   return new ProtocolError(`${label}: a mirror sent other bytes; reading from the registry`, {
     retryable: true,
-    cause: wrong,
   });
 }

@@ -1,11 +1,15 @@
 /**
  * The mirrors a client may read from: the table a caller gives (registry or namespace →
- * mirrors), its validation, and the rule that picks the mirrors of one reference (the longest
- * matching prefix, as the containers registries configuration chooses its `[[registry]]`).
+ * mirrors), its validation, the rule that picks the mirrors of one reference (the longest
+ * matching prefix, as the containers registries configuration chooses its `[[registry]]`), and
+ * the one translation of a mirror's `plainHttp`/`insecure` into the per-registry settings of
+ * its host ({@linkcode withMirrorHosts}): a mirror host is reached like any registry host, by
+ * its settings (`registry_settings.ts`).
  *
  * @module
  */
 import { isRegistryHost, isRepositoryName, type Reference } from "../registry/reference.ts";
+import { checkRegistrySettings, type RegistrySettings } from "./registry_settings.ts";
 
 /**
  * Which pulls may use a mirror.
@@ -42,11 +46,16 @@ export interface MirrorOptions {
   location: string;
   /** Which pulls use the mirror; default `"digest-only"`. */
   pullFromMirror?: PullFromMirror;
-  /** Plain HTTP to this mirror. Default false (HTTPS). */
+  /**
+   * Plain HTTP to this mirror's host: the same as `registries: { [host]: { plainHttp: true } }`.
+   * Default false: the host is reached as its settings say (its `registries` entry, else the
+   * client-wide options).
+   */
   plainHttp?: boolean;
   /**
-   * As the containers configuration's `insecure`: HTTPS without verifying the mirror's
-   * certificate, and plain HTTP when it does not speak TLS. Default false.
+   * As the containers configuration's `insecure`: HTTPS without verifying the certificate of the
+   * mirror's host (its `registries` settings become `{ plainHttp: false, insecureTls: true }`),
+   * and plain HTTP when it does not speak TLS. Default false.
    */
   insecure?: boolean;
 }
@@ -76,8 +85,11 @@ export interface MirrorEndpoint {
   readonly repository: string;
   /** Whether the mirror resolves the reference's tag. */
   readonly resolvesTag: boolean;
-  /** The ways to reach it, in order: HTTPS (maybe unverified), then plain HTTP. */
-  readonly schemes: readonly { plainHttp: boolean; insecureTls: boolean }[];
+  /**
+   * Whether plain HTTP is tried after HTTPS (`insecure`); the scheme tried first, and the TLS
+   * settings, are the host's per-registry settings.
+   */
+  readonly plainHttpFallback: boolean;
 }
 
 const MODES: readonly PullFromMirror[] = ["digest-only", "all", "tag-only"];
@@ -237,12 +249,75 @@ export function mirrorsOf(table: MirrorTable, reference: Reference): MirrorEndpo
       host,
       repository,
       resolvesTag: byTag && mode !== "digest-only",
-      schemes: mirror.plainHttp
-        ? [{ plainHttp: true, insecureTls: false }]
-        : mirror.insecure
-        ? [{ plainHttp: false, insecureTls: true }, { plainHttp: true, insecureTls: false }]
-        : [{ plainHttp: false, insecureTls: false }],
+      plainHttpFallback: mirror.insecure === true,
     });
   }
   return endpoints;
+}
+
+/**
+ * The host (`host[:port]`, lower case) of a mirror's location, or undefined when `location` is
+ * not one.
+ *
+ * @example
+ * ```ts
+ * import { mirrorHost } from "./mirror_table.ts";
+ * console.log(mirrorHost("Cache.LAN:5000/gh")); // "cache.lan:5000"
+ * ```
+ */
+export function mirrorHost(location: string): string | undefined {
+  return splitLocation(location)?.host;
+}
+
+/** The per-registry settings a mirror asks of its host; undefined when it asks none. */
+function askedSettings(mirror: MirrorOptions): RegistrySettings | undefined {
+  if (mirror.plainHttp === true) return { plainHttp: true };
+  if (mirror.insecure === true) return { plainHttp: false, insecureTls: true };
+  return undefined;
+}
+
+/**
+ * `registries` (checked per-registry settings) with each mirror's `plainHttp` or `insecure`
+ * added to its host's entry: the one place where a mirror's own fields become settings, so a
+ * mirror host is reached like any registry host. A field the host's entry already sets to the
+ * other value, or two mirrors of one host that ask for different things, are refused.
+ *
+ * @throws {RangeError} A mirror's field contradicts its host's settings (quoting the mirror
+ * and the host), or the resulting entry mixes plain HTTP with TLS settings.
+ *
+ * @example A plain-HTTP cache
+ * ```ts
+ * import { withMirrorHosts } from "./mirror_table.ts";
+ * const table = { "ghcr.io": [{ location: "Cache.lan:5000", plainHttp: true }] };
+ * const settings = withMirrorHosts(new Map(), table, "client: mirrors");
+ * console.log(settings.get("cache.lan:5000")); // { plainHttp: true }
+ * ```
+ */
+export function withMirrorHosts(
+  registries: ReadonlyMap<string, Readonly<RegistrySettings>>,
+  table: MirrorTable,
+  owner: string,
+): ReadonlyMap<string, Readonly<RegistrySettings>> {
+  const out = new Map(registries);
+  for (const [prefix, list] of Object.entries(table)) {
+    list.forEach((mirror, i) => {
+      const asked = askedSettings(mirror);
+      if (asked === undefined) return;
+      const host = mirrorHost(mirror.location)!;
+      const where = `${owner}[${JSON.stringify(prefix)}][${i}]`;
+      const merged: Record<string, unknown> = { ...out.get(host) };
+      for (const [field, value] of Object.entries(asked)) {
+        if (merged[field] !== undefined && merged[field] !== value) {
+          throw new RangeError(
+            `${where}: ${mirror.plainHttp ? "plainHttp" : "insecure"} contradicts the ` +
+              `${field} setting of ${JSON.stringify(host)}`,
+          );
+        }
+        merged[field] = value;
+      }
+      // The settings' own rules (plain HTTP with a TLS setting) hold for the merged entry.
+      out.set(host, checkRegistrySettings({ [host]: merged }, where).get(host)!);
+    });
+  }
+  return out;
 }

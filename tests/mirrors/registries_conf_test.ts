@@ -9,7 +9,8 @@ import {
   readRegistriesConf,
   registriesConfLocation,
 } from "../../src/parted/registries_conf.ts";
-import { mirrorsOf } from "../../src/remote/mirror_table.ts";
+import { connect, partedStack } from "../../src/parted/connection.ts";
+import { mirrorsOf, withMirrorHosts } from "../../src/remote/mirror_table.ts";
 import { parseReference } from "../../src/registry/reference.ts";
 
 const FULL = `
@@ -79,11 +80,25 @@ Deno.test("registries.conf: which mirrors a reference gets, and where its reposi
     ["cache-1.lan", "mirrors/ghcr/acme/model", false],
     ["fresh.lan", "acme/model", true],
   ]);
-  // insecure: HTTPS without verification first, then plain HTTP.
-  assertEquals(byTag[1].schemes, [
-    { plainHttp: false, insecureTls: true },
-    { plainHttp: true, insecureTls: false },
-  ]);
+  // insecure: HTTPS without verification first (the host's settings), then plain HTTP.
+  assertEquals(byTag.map((m) => m.plainHttpFallback), [false, true, false]);
+  const settings = withMirrorHosts(new Map(), table, "registries configuration");
+  assertEquals(Object.fromEntries(settings), {
+    "cache-1.lan": { plainHttp: false, insecureTls: true },
+  });
+  const stack = partedStack({ registryTable: settings });
+  try {
+    const { repo } = connect(stack, parseReference("ghcr.io/acme/model:v1"), table);
+    const blob = { digest: `sha256:${"b".repeat(64)}` };
+    assertEquals(repo.mirrors?.candidates(blob).map((m) => m.repo.origin.href), [
+      "https://cache-0.lan:5000/",
+      "https://cache-1.lan/",
+      "http://cache-1.lan/",
+      "https://fresh.lan/",
+    ]);
+  } finally {
+    stack.close();
+  }
   const digest = `sha256:${"a".repeat(64)}`;
   const byDigest = mirrorsOf(table, parseReference(`ghcr.io/acme/model@${digest}`));
   assertEquals(byDigest.map((m) => m.host), ["cache-0.lan:5000", "cache-1.lan"], "no tag-only");
