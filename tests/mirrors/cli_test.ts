@@ -4,6 +4,7 @@
  */
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../fixtures/assert.ts";
 import { sha256File } from "../fixtures/files.ts";
+import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { cliEnv, failureLines, permissionFlags, PROJECT_ROOT, runCli } from "../cli/_cli.ts";
 import { blobGets, manifestGets, type MirrorEnv, mirrorEnv, refusedHost, REPO } from "./_setup.ts";
 
@@ -282,4 +283,53 @@ Deno.test("cli mirrors: a default file the process may not read is skipped, with
   );
   assertEquals(result.code, 0, result.stderr);
   assertEquals(blobGets(env.registry), env.parts.length, "no mirror: the registry served it");
+});
+
+Deno.test("cli mirrors: a copy's --mirror is reached like the source (--src-plain-http)", async () => {
+  await using env = await mirrorEnv();
+  await using target = await startFakeRegistry();
+  const result = await runCli([
+    "copy",
+    "--src-plain-http",
+    "--dest-plain-http",
+    "--progress",
+    "none",
+    "--mirror",
+    env.mirror.host,
+    byDigest(env),
+    `${target.host}/${REPO}:v1`,
+  ], { tmp: env.dir.path });
+  assertEquals(result.code, 0, result.stderr);
+  assertEquals(result.stdout.trim(), env.manifestDigest);
+  assertEquals(env.registry.log.length, 0, "requests at the source registry");
+  assertEquals(blobGets(env.mirror), env.parts.length + 1, "every blob from the mirror");
+});
+
+Deno.test("cli mirrors: a near miss of --mirror is suggested; push names the commands that take it", async () => {
+  await using env = await mirrorEnv();
+  const typo = await runCli(
+    ["pull", "--miror", env.mirror.host, byDigest(env), `${env.dir.path}/o.bin`],
+    { tmp: env.dir.path },
+  );
+  assertEquals(typo.code, 2, typo.stderr);
+  assertStringIncludes(typo.stderr, "unknown flag --miror (did you mean --mirror?)");
+  const push = await runCli(
+    ["push", "--mirror", env.mirror.host, `${env.registry.host}/${REPO}:v2`, env.src],
+    { tmp: env.dir.path },
+  );
+  assertEquals(push.code, 2, push.stderr);
+  assertStringIncludes(push.stderr, "unknown flag --mirror: it is a flag of pull, not of push");
+  assertEquals(env.registry.log.length + env.mirror.log.length, 0, "nothing was sent");
+});
+
+Deno.test("cli mirrors: a --registries-conf path with control characters is shown escaped", async () => {
+  await using env = await mirrorEnv();
+  const file = `${env.dir.path}/\u001b]0;owned\u0007\u202eregistries.conf`;
+  const result = await runCli(
+    ["pull", "--plain-http", "--registries-conf", file, byDigest(env), `${env.dir.path}/o.bin`],
+    { tmp: env.dir.path },
+  );
+  assertEquals(result.code, 1, result.stderr);
+  assert(!/[\u001b\u0007\u202e]/.test(result.stderr), JSON.stringify(result.stderr));
+  assertStringIncludes(result.stderr, "\\x1b]0;owned\\x07\\u202eregistries.conf: cannot be read");
 });
