@@ -75,15 +75,16 @@ export function cliEnv(options: CliOptions): Record<string, string> {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }
-  // The cache this process runs from (its npm packages), not one under the child's HOME.
-  env.DENO_DIR ??= defaultDenoDir();
-  return { ...env, ...options.env };
+  return { ...env, ...denoDirEnv(), ...options.env };
 }
 
-/** Where Deno keeps its cache on Linux when `DENO_DIR` is unset. */
-function defaultDenoDir(): string {
+/**
+ * The cache this process runs from (its npm packages), for a child whose HOME is elsewhere:
+ * `DENO_DIR`, else where Deno keeps its cache on Linux when it is unset.
+ */
+export function denoDirEnv(): { DENO_DIR: string } {
   const cache = Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME") ?? ""}/.cache`;
-  return `${cache}/deno`;
+  return { DENO_DIR: Deno.env.get("DENO_DIR") ?? `${cache}/deno` };
 }
 
 /** Spawns the CLI with piped stdio; the caller reads the streams and awaits `status`. */
