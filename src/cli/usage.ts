@@ -46,25 +46,27 @@ ${PROGRESS_FLAG}
 
 const TRANSFER_FLAGS = `${TRANSFER_ONLY_FLAGS}\n${REGISTRY_FLAGS}`;
 
-/** The mirror flags, with how a mirror is reached (`like` ends the parenthesis). */
-function mirrorFlags(like: string): string {
-  return `  --mirror HOST[:PORT][/NAMESPACE]
-                         read from this mirror first (repeatable, tried in order; reached
-${like}); the registry takes over when a mirror fails or lacks the
-                         content. Tags are resolved at the registry. Replaces the mirrors of
-                         registries.conf
-  --registries-conf FILE read mirrors from FILE (default: $CONTAINERS_REGISTRIES_CONF, else
-                         ~/.config/containers/registries.conf, else
-                         /etc/containers/registries.conf)`;
-}
+const PAD = " ".repeat(25);
 
-const MIRROR_FLAGS = mirrorFlags(
-  "                         like the registry: --plain-http, --insecure, --ca-file",
-);
+const REGISTRIES_CONF_FLAG =
+  `  --registries-conf FILE read mirrors from FILE (default: $CONTAINERS_REGISTRIES_CONF, else
+${PAD}~/.config/containers/registries.conf, else
+${PAD}/etc/containers/registries.conf)`;
 
-const COPY_MIRROR_FLAGS = mirrorFlags(
-  "                         like the source: the shared flags and the --src-… ones",
-);
+const MIRROR_FLAGS = `  --mirror HOST[:PORT][/NAMESPACE]
+${PAD}read from this mirror first (repeatable, tried in order; reached
+${PAD}like the registry: --plain-http, --insecure, --ca-file); the
+${PAD}registry takes over when a mirror fails or lacks the content. Tags
+${PAD}are resolved at the registry. Replaces the mirrors of registries.conf
+${REGISTRIES_CONF_FLAG}`;
+
+const COPY_MIRROR_FLAGS = `  --mirror HOST[:PORT][/NAMESPACE]
+${PAD}read the source from this mirror first (repeatable, tried in order;
+${PAD}reached like the source: the shared flags and the --src-… ones); the
+${PAD}source registry takes over when a mirror fails or lacks the content.
+${PAD}Tags are resolved at the registry. Replaces the mirrors of
+${PAD}registries.conf
+${REGISTRIES_CONF_FLAG}`;
 
 const SIZE_HELP = "bytes, or with a suffix: K/M/G/T or KB/MB/GB/TB (powers of 1000),\n" +
   "                         KiB/MiB/GiB/TiB (powers of 1024)";
