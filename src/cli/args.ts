@@ -12,6 +12,7 @@ import { registryOrigin } from "../registry/endpoints.ts";
 import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
 import { isReservedAnnotation } from "../parted/format.ts";
+import { isMirrorLocation } from "../remote/mirror_table.ts";
 import { parseRate } from "./rate.ts";
 import { COPY_SIDE_OPTIONS, type CopySides, copySides } from "./copy_sides.ts";
 import { type CommandName, UsageError } from "./usage_error.ts";
@@ -46,6 +47,14 @@ export interface RegistryFlags {
   json: boolean;
 }
 
+/** The flags of the commands that read an artifact (`pull`, `inspect`, `verify`, `copy`). */
+export interface ReadFlags {
+  /** `--mirror` values (`host[:port][/namespace]`), in order; they replace the configured ones. */
+  mirrors: string[];
+  /** `--registries-conf FILE`: the registries configuration to read mirrors from. */
+  registriesConf: string | undefined;
+}
+
 /** The flags shared by `push` and `pull`. */
 export interface TransferFlags extends RegistryFlags {
   /** Concurrent part transfers, or undefined for the library's default. */
@@ -71,7 +80,7 @@ export interface PushCommand extends TransferFlags {
 }
 
 /** A parsed `pull` command line. */
-export interface PullCommand extends TransferFlags {
+export interface PullCommand extends TransferFlags, ReadFlags {
   /** Discriminant. */
   kind: "pull";
   /** The reference to pull, as typed. */
@@ -85,7 +94,7 @@ export interface PullCommand extends TransferFlags {
 }
 
 /** A parsed `copy` command line. */
-export interface CopyCommand extends TransferFlags {
+export interface CopyCommand extends TransferFlags, ReadFlags {
   /** Discriminant. */
   kind: "copy";
   /** The artifact to copy, as typed. */
@@ -97,7 +106,7 @@ export interface CopyCommand extends TransferFlags {
 }
 
 /** A parsed `inspect` command line. */
-export interface InspectCommand extends RegistryFlags {
+export interface InspectCommand extends RegistryFlags, ReadFlags {
   /** Discriminant. */
   kind: "inspect";
   /** The reference to describe, as typed. */
@@ -105,7 +114,7 @@ export interface InspectCommand extends RegistryFlags {
 }
 
 /** A parsed `verify` command line. */
-export interface VerifyCommand extends RegistryFlags {
+export interface VerifyCommand extends RegistryFlags, ReadFlags {
   /** Discriminant. */
   kind: "verify";
   /** The reference whose parts the file is compared with, as typed. */
@@ -191,7 +200,14 @@ const TRANSFER_OPTIONS = {
 
 // A copy talks to two registries: one explicit credential would reach both, so each side's
 // credential comes from the docker configuration instead.
-const { username: _username, "password-stdin": _passwordStdin, ...COPY_OPTIONS } = TRANSFER_OPTIONS;
+const { username: _username, "password-stdin": _passwordStdin, ...COPY_ONLY } = TRANSFER_OPTIONS;
+
+const MIRROR_OPTIONS = {
+  mirror: { type: "string", multiple: true },
+  "registries-conf": { type: "string" },
+} as const;
+
+const COPY_OPTIONS = { ...COPY_ONLY, ...MIRROR_OPTIONS } as const;
 
 /** Flag values by long name, as `node:util`'s `parseArgs` returns them. */
 type Values = Record<string, string | string[] | boolean | undefined>;
@@ -316,6 +332,22 @@ class Parsed {
     };
   }
 
+  /** The flags of the commands that read an artifact. */
+  reads(): ReadFlags {
+    const mirrors = this.list("mirror");
+    mirrors.forEach((mirror, i) => {
+      if (!isMirrorLocation(mirror)) {
+        // The value is not repeated: it may be anything, control characters included.
+        const which = mirrors.length > 1 ? ` (the ${ordinal(i + 1)})` : "";
+        throw new UsageError(
+          `--mirror${which}: expected HOST[:PORT] or HOST[:PORT]/NAMESPACE, without a scheme`,
+          this.command,
+        );
+      }
+    });
+    return { mirrors, registriesConf: this.text("registries-conf") };
+  }
+
   /** The flags of `push` and `pull`. */
   transfer(): TransferFlags {
     return {
@@ -360,6 +392,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
   pull: {
     options: {
       ...TRANSFER_OPTIONS,
+      ...MIRROR_OPTIONS,
       "verify-file-digest": { type: "boolean" },
       overwrite: { type: "boolean" },
     },
@@ -367,6 +400,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     build: (p) => ({
       kind: "pull",
       ...p.transfer(),
+      ...p.reads(),
       reference: p.operands[0],
       destination: p.operands[1],
       verifyFileDigest: p.bool("verify-file-digest"),
@@ -382,6 +416,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       return {
         kind: "copy",
         ...flags,
+        ...p.reads(),
         source,
         target,
         sides: copySides(p, flags, [source, target]),
@@ -389,16 +424,22 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     },
   },
   inspect: {
-    options: REGISTRY_OPTIONS,
+    options: { ...REGISTRY_OPTIONS, ...MIRROR_OPTIONS },
     operands: ["<ref>"],
-    build: (p) => ({ kind: "inspect", ...p.registry(), reference: p.operands[0] }),
+    build: (p) => ({ kind: "inspect", ...p.registry(), ...p.reads(), reference: p.operands[0] }),
   },
   verify: {
-    options: { ...REGISTRY_OPTIONS, ...WORKERS_OPTIONS, progress: { type: "string" } },
+    options: {
+      ...REGISTRY_OPTIONS,
+      ...MIRROR_OPTIONS,
+      ...WORKERS_OPTIONS,
+      progress: { type: "string" },
+    },
     operands: ["<ref>", "<file>"],
     build: (p) => ({
       kind: "verify",
       ...p.registry(),
+      ...p.reads(),
       reference: p.operands[0],
       file: p.operands[1],
       workers: p.flag("workers", parseWorkers),
@@ -543,6 +584,17 @@ function registryOperand(p: Parsed): string {
     );
   }
   return registry;
+}
+
+function ordinal(n: number): string {
+  const suffix = n % 10 === 1 && n % 100 !== 11
+    ? "st"
+    : n % 10 === 2 && n % 100 !== 12
+    ? "nd"
+    : n % 10 === 3 && n % 100 !== 13
+    ? "rd"
+    : "th";
+  return `${n}${suffix}`;
 }
 
 function parseWorkers(text: string): number {

@@ -10,7 +10,9 @@ import { LocalFileError } from "../errors/kinds.ts";
 import { findError } from "../errors/find_error.ts";
 import type { PartedClientOptions } from "../parted/client.ts";
 import { causeCodes } from "../transport/failure.ts";
-import type { RegistryFlags, TransferFlags } from "./args.ts";
+import type { ReadFlags, RegistryFlags, TransferFlags } from "./args.ts";
+import { commandMirrors } from "./mirrors.ts";
+import type { MirrorTable } from "../remote/mirror_table.ts";
 import { startDeadline } from "./deadline.ts";
 import { debugLine } from "./debug_log.ts";
 import { errorLine, EXIT_CODES, exitOutcome, type FailureContext } from "./exit_code.ts";
@@ -42,6 +44,8 @@ export interface RegistryJob {
   readonly flags: (RegistryFlags | TransferFlags) & TypedInput;
   /** The local path the user gave, named when a local-file error fails the command. */
   readonly localPath?: string;
+  /** A command that reads `reference` may read it through mirrors (`--mirror`, the config). */
+  readonly reads?: { readonly flags: ReadFlags; readonly reference: string };
   /** The command itself; resolves to the exit code. */
   readonly run: (context: SessionContext) => Promise<number>;
   /** Told the exit code of a failure before it is reported (e.g. to end a progress bar). */
@@ -65,7 +69,7 @@ export async function runRegistryCommand(job: RegistryJob): Promise<number> {
   const { flags } = job;
   let inputs: Inputs;
   try {
-    inputs = await readInputs(flags, job.createsConfig === true);
+    inputs = await readInputs(flags, job);
   } catch (err) {
     return reportFailure(job, err, "no sentinel matched (exit 1)", EXIT_CODES.failure);
   }
@@ -174,18 +178,25 @@ export function reportFailure(
 interface Inputs {
   caCerts: string[] | undefined;
   credential: { username: string; password: string } | undefined;
+  mirrors: MirrorTable | undefined;
 }
 
-async function readInputs(flags: RegistryFlags, createsConfig: boolean): Promise<Inputs> {
-  if (flags.registryConfig !== undefined && !createsConfig) {
+async function readInputs(
+  flags: RegistryFlags,
+  { createsConfig, reads }: Pick<RegistryJob, "createsConfig" | "reads">,
+): Promise<Inputs> {
+  if (flags.registryConfig !== undefined && createsConfig !== true) {
     await requireRegistryConfig(flags.registryConfig);
   }
   const caCerts = flags.caFile === undefined ? undefined : [await readCaFile(flags.caFile)];
+  const mirrors = reads === undefined
+    ? undefined
+    : await commandMirrors(reads.flags, reads.reference);
   const credential = flags.username === undefined ? undefined : {
     username: flags.username,
     password: await readPasswordFromStdin(Deno.stdin.readable),
   };
-  return { caCerts, credential };
+  return { caCerts, credential, mirrors };
 }
 
 function clientOptions(flags: RegistryFlags | TransferFlags, inputs: Inputs): PartedClientOptions {
@@ -202,6 +213,7 @@ function clientOptions(flags: RegistryFlags | TransferFlags, inputs: Inputs): Pa
       : {}),
     ...(flags.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: flags.stallTimeoutMs }),
     ...(limitRate === undefined ? {} : { rateLimit: { bytesPerSecond: limitRate } }),
+    ...(inputs.mirrors === undefined ? {} : { mirrors: inputs.mirrors }),
   };
 }
 

@@ -46,6 +46,28 @@ ${PROGRESS_FLAG}
 
 const TRANSFER_FLAGS = `${TRANSFER_ONLY_FLAGS}\n${REGISTRY_FLAGS}`;
 
+const PAD = " ".repeat(25);
+
+const REGISTRIES_CONF_FLAG =
+  `  --registries-conf FILE read mirrors from FILE (default: $CONTAINERS_REGISTRIES_CONF, else
+${PAD}~/.config/containers/registries.conf, else
+${PAD}/etc/containers/registries.conf)`;
+
+const MIRROR_FLAGS = `  --mirror HOST[:PORT][/NAMESPACE]
+${PAD}read from this mirror first (repeatable, tried in order; reached
+${PAD}like the registry: --plain-http, --insecure, --ca-file); the
+${PAD}registry takes over when a mirror fails or lacks the content. Tags
+${PAD}are resolved at the registry. Replaces the mirrors of registries.conf
+${REGISTRIES_CONF_FLAG}`;
+
+const COPY_MIRROR_FLAGS = `  --mirror HOST[:PORT][/NAMESPACE]
+${PAD}read the source from this mirror first (repeatable, tried in order;
+${PAD}reached like the source: the shared flags and the --src-… ones); the
+${PAD}source registry takes over when a mirror fails or lacks the content.
+${PAD}Tags are resolved at the registry. Replaces the mirrors of
+${PAD}registries.conf
+${REGISTRIES_CONF_FLAG}`;
+
 const SIZE_HELP = "bytes, or with a suffix: K/M/G/T or KB/MB/GB/TB (powers of 1000),\n" +
   "                         KiB/MiB/GiB/TiB (powers of 1024)";
 
@@ -79,6 +101,7 @@ Flags:
   --json                 print the path written and what was fetched and resumed as JSON
 ${FORMAT_ALIAS}
   --verify-file-digest   also check the whole-file digest, hashed in order while parts land
+${MIRROR_FLAGS}
 ${TRANSFER_FLAGS}`,
 
   copy: `Usage: ${PROGRAM} copy [flags] <src-ref> <dst-ref>
@@ -88,7 +111,8 @@ without a local file. On one registry every part is mounted (no bytes move); acr
 parts stream from one registry to the other, verified by digest, a few chunks in memory at a
 time. Parts the target already has are skipped. The copy keeps the manifest digest, which is
 the only line on standard output. Each registry's credential comes from the docker
-configuration (--username is not accepted: it would reach both registries).
+configuration (--username is not accepted: it would reach both registries). Mirrors serve
+the source only.
 
 The connection flags below apply to both registries; a side's own flags decide that side:
 --src-plain-http for a plain-HTTP source and an HTTPS destination, --dest-ca-file for a
@@ -105,6 +129,7 @@ Flags:
                          trust the CA certificates in PEM for the source (destination)
                          registry, instead of --ca-file
 ${FORMAT_ALIAS}
+${COPY_MIRROR_FLAGS}
 ${TRANSFER_ONLY_FLAGS}
 ${CONNECTION_FLAGS}
 ${LAST_FLAGS}`,
@@ -117,6 +142,7 @@ size, part count and each part (index, size, digest).
 Flags:
   --json                 print the description as JSON instead of a table
 ${FORMAT_ALIAS}
+${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 
   verify: `Usage: ${PROGRAM} verify [flags] <ref> <file>
@@ -131,6 +157,7 @@ ${CONCURRENCY_ALIAS}
 ${PROGRESS_FLAG}
   --json                 print the result as JSON instead of a table
 ${FORMAT_ALIAS}
+${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 
   login: `Usage: ${PROGRAM} login --username USER --password-stdin [flags] <registry>

@@ -9,6 +9,7 @@ import { systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
 import type { ClientStack } from "../remote/client_stack.ts";
+import { checkMirrorTable, type MirrorTable, withMirrorHosts } from "../remote/mirror_table.ts";
 import { checkRegistrySettings } from "../remote/registry_settings.ts";
 import { connect, type Connection, partedStack } from "./connection.ts";
 import type { PartedClientOptions } from "./options.ts";
@@ -179,15 +180,17 @@ export class PartedClient {
   readonly #options: PartedClientOptions;
   readonly #policy: RetryPolicy;
   readonly #stack: ClientStack;
+  readonly #mirrors: MirrorTable | undefined;
   #closed = false;
 
   /**
    * Creates a client; nothing is opened until a transfer starts.
    *
    * @throws {TypeError} An option has the wrong type (`fetch`, both `credential` and
-   * `credentials`, a `registries` entry or setting).
-   * @throws {RangeError} A number is out of range, or a `registries` key is not a registry
-   * `host[:port]`.
+   * `credentials`, a `registries` entry or setting, a `mirrors` entry or field).
+   * @throws {RangeError} A number is out of range, a `registries` key is not a registry
+   * `host[:port]`, a `mirrors` prefix, location or mode is invalid, or a mirror's `plainHttp` or
+   * `insecure` contradicts its host's `registries` settings.
    */
   constructor(options: PartedClientOptions = {}) {
     if (options.fetch !== undefined && typeof options.fetch !== "function") {
@@ -198,7 +201,14 @@ export class PartedClient {
     }
     this.#policy = resolveRetryPolicy(options.retryPolicy, PARTED_RETRY_POLICY, "PartedClient");
     validateStallTimeout(options.stallTimeoutMs);
-    const registryTable = checkRegistrySettings(options.registries, "PartedClient");
+    const owner = "PartedClient: mirrors";
+    this.#mirrors = options.mirrors === undefined
+      ? undefined
+      : checkMirrorTable(options.mirrors, owner);
+    const registries = checkRegistrySettings(options.registries, "PartedClient");
+    const registryTable = this.#mirrors === undefined
+      ? registries
+      : withMirrorHosts(registries, this.#mirrors, owner);
     this.#options = { ...options };
     // One stack serves every transfer of this client: keep-alive connections and tokens are
     // reused; a caller's fetch is the caller's to manage.
@@ -265,7 +275,7 @@ export class PartedClient {
     if (source?.kind !== "file") throw new TypeError("push: source must come from fromFile()");
     const annotations = checkAnnotations(options.annotations);
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, workers, options);
+    const { job, connection } = this.#transfer(ref, workers, options, false);
     return await runPush({ ...job, path: source.path, partSize, annotations }, connection);
   }
 
@@ -334,7 +344,7 @@ export class PartedClient {
       throw new TypeError("pull: destination must come from toFile() or toDirectory()");
     }
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, workers, options);
+    const { job, connection } = this.#transfer(ref, workers, options, true);
     return await runPull({
       ...job,
       destination: destination.path,
@@ -374,8 +384,13 @@ export class PartedClient {
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
     this.#checkOpen();
     const target = parseReference(dstRef);
-    const { job } = this.#transfer(srcRef, workers, options);
-    return await runCopy({ ...job, target }, (reference) => connect(this.#stack, reference));
+    const { job } = this.#transfer(srcRef, workers, options, true);
+    // Only the source is read through mirrors; the target is written, never mirrored.
+    return await runCopy(
+      { ...job, target },
+      (reference) =>
+        connect(this.#stack, reference, reference === job.reference ? this.#mirrors : undefined),
+    );
   }
 
   /**
@@ -399,7 +414,7 @@ export class PartedClient {
    */
   async inspect(ref: string, options: InspectOptions = {}): Promise<ArtifactDescription> {
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, 1, options);
+    const { job, connection } = this.#transfer(ref, 1, options, true);
     return await runInspect(job, connection);
   }
 
@@ -432,7 +447,7 @@ export class PartedClient {
       throw new TypeError("verify: path must be a non-empty string");
     }
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, workers, options);
+    const { job, connection } = this.#transfer(ref, workers, options, true);
     return await runVerify({ ...job, path }, connection);
   }
 
@@ -466,11 +481,15 @@ export class PartedClient {
     );
   }
 
-  /** The job fields both directions share, and the connection to the reference's registry. */
+  /**
+   * The job fields both directions share, and the connection to the reference's registry
+   * (through its mirrors when the transfer only `reads`).
+   */
   #transfer(
     ref: string,
     workers: number,
     options: PushOptions | PullOptions | CopyOptions | VerifyOptions,
+    reads: boolean,
   ): { job: TransferJob; connection: () => Connection } {
     const reference = parseReference(ref);
     const job = {
@@ -481,7 +500,8 @@ export class PartedClient {
       policy: this.#policy,
       clock: this.#options.clock ?? systemClock,
     };
-    return { job, connection: () => connect(this.#stack, reference) };
+    const mirrors = reads ? this.#mirrors : undefined;
+    return { job, connection: () => connect(this.#stack, reference, mirrors) };
   }
 
   #checkOpen(): void {

@@ -6,8 +6,12 @@
  */
 import type { RegistryAuthenticator } from "../auth/authenticator.ts";
 import { staticCredentials } from "../auth/credential.ts";
+import { dockerConfigCredentials } from "../auth/docker_config.ts";
+import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
-import { ClientStack } from "../remote/client_stack.ts";
+import { ClientStack, type RegistryRoute, type RouteSite } from "../remote/client_stack.ts";
+import { MirrorSet, type MirrorSource } from "../remote/mirror_reads.ts";
+import { mirrorsOf, type MirrorTable } from "../remote/mirror_table.ts";
 import type { RegistrySettings } from "../remote/registry_settings.ts";
 import { RemoteRepository } from "../remote/repository.ts";
 import type { PartedClientOptions } from "./options.ts";
@@ -32,7 +36,10 @@ export type ConnectionOptions =
     | "rateLimit"
   >
   & {
-    /** The checked `registries` option (see `checkRegistrySettings`). */
+    /**
+     * The checked `registries` option (see `checkRegistrySettings`), with the mirror hosts'
+     * own settings (see `withMirrorHosts`).
+     */
     registryTable?: ReadonlyMap<string, Readonly<RegistrySettings>>;
   };
 
@@ -73,13 +80,20 @@ export function partedStack(options: ConnectionOptions): ClientStack {
     stallTimeoutMs: options.stallTimeoutMs,
     onExchange: options.onExchange,
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-    authenticate: credentials !== undefined ? { credentials } : {},
+    authenticate: {
+      ...(credentials !== undefined ? { credentials } : {}),
+      // The one explicit credential is the registry's: a mirror is asked with its own, from
+      // the docker configuration.
+      ...(options.credential !== undefined ? { mirrorCredentials: dockerConfigCredentials() } : {}),
+    },
   });
 }
 
 /**
  * The connection of one transfer to `reference` on the client's `stack`, in the scheme the
- * stack's settings give its registry.
+ * stack's settings give its registry; reads of it try the mirrors `mirrors` gives the reference
+ * first (each on a mirror route of its own, reached as the stack's settings give its host),
+ * writes never do.
  *
  * @example The connection of one transfer
  * ```ts
@@ -91,18 +105,56 @@ export function partedStack(options: ConnectionOptions): ClientStack {
  * stack.close();
  * ```
  */
-export function connect(stack: ClientStack, reference: Reference): Connection {
+export function connect(
+  stack: ClientStack,
+  reference: Reference,
+  mirrors?: MirrorTable,
+): Connection {
   const origin = stack.origin(reference.registry);
   const route = stack.route(origin, reference.registry);
-  const repo = new RemoteRepository({
+  const sources = mirrors === undefined ? [] : mirrorSources(stack, reference, mirrors);
+  const repo = repository(origin, reference.repository, route, sources);
+  return { repo, authenticator: route.authenticator! };
+}
+
+/** Each way to reach each mirror of `reference`, in order. */
+function mirrorSources(
+  stack: ClientStack,
+  reference: Reference,
+  mirrors: MirrorTable,
+): MirrorSource[] {
+  const site: RouteSite = "mirror";
+  return mirrorsOf(mirrors, reference).flatMap((mirror) => {
+    const origin = stack.origin(mirror.host);
+    // An `insecure` mirror that does not speak TLS is asked again in plain HTTP.
+    const origins = mirror.plainHttpFallback && origin.protocol === "https:"
+      ? [origin, registryOrigin(mirror.host, { plainHttp: true })]
+      : [origin];
+    return origins.map((at) => {
+      const route = stack.route(at, mirror.host, site);
+      return {
+        repo: repository(at, mirror.repository, route, []),
+        resolvesTag: mirror.resolvesTag,
+      };
+    });
+  });
+}
+
+function repository(
+  origin: URL,
+  name: string,
+  route: RegistryRoute,
+  mirrors: MirrorSource[],
+): RemoteRepository {
+  return new RemoteRepository({
     origin,
-    name: reference.repository,
+    name,
     transport: route.transport,
     storageTransport: route.storageTransport,
     // Parted spec: writes are never redirected; every redirect target of a read is storage.
     writeRedirects: false,
     readRedirects: BLOB_REDIRECT_HOPS,
     redirectTargetsAreStorage: true,
+    ...(mirrors.length === 0 ? {} : { mirrors: new MirrorSet(mirrors) }),
   });
-  return { repo, authenticator: route.authenticator! };
 }

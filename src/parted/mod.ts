@@ -56,6 +56,14 @@ export { DestinationExistsError, type ExistingEntry } from "./destination_exists
 export type { PartEvent, ProgressCallback, ProgressPhase, ProgressSnapshot } from "./progress.ts";
 export { TooManyPartsError } from "./too_many_parts_error.ts";
 export type { ExplicitCredential } from "./options.ts";
+export type { MirrorOptions, MirrorTable, PullFromMirror } from "../remote/mirror_table.ts";
+export {
+  parseRegistriesConf,
+  readRegistriesConf,
+  type RegistriesConfLocation,
+  registriesConfLocation,
+  type RegistriesConfLocationOptions,
+} from "./registries_conf.ts";
 export type { RegistrySettings } from "../remote/registry_settings.ts";
 export type { Descriptor } from "../registry/media_types.ts";
 export { OciError } from "../errors/oci_error.ts";

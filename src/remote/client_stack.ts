@@ -18,6 +18,10 @@
  * pool per distinct TLS setting, shared by the registries that have it; the bandwidth cap stays
  * one for the whole client.
  *
+ * Mirror routes: a mirror host is reached with its own settings like any registry host, on a
+ * route of its own (its pools report `"mirror"` to `onExchange`) whose authenticator asks
+ * `mirrorCredentials`, never the registry's explicit credential.
+ *
  * @module
  */
 import { RegistryAuthenticator } from "../auth/authenticator.ts";
@@ -75,9 +79,15 @@ export interface ClientStackOptions {
   onExchange?: ExchangeObserver;
   /** One bandwidth cap over every body of the client, both directions. Default: none. */
   rateLimit?: RateLimit;
-  /** Authenticate registry requests (the parted client); else the transport is used as is. */
-  authenticate?: { credentials?: CredentialSource };
+  /**
+   * Authenticate registry requests (the parted client); else the transport is used as is.
+   * `mirrorCredentials` answers for mirror routes (default: `credentials`).
+   */
+  authenticate?: { credentials?: CredentialSource; mirrorCredentials?: CredentialSource };
 }
+
+/** Whose route: a registry's own, or a mirror's (its own pools and credentials). */
+export type RouteSite = "registry" | "mirror";
 
 /** The transports of one registry origin. */
 export interface RegistryRoute {
@@ -138,12 +148,15 @@ export class ClientStack {
     return registryOrigin(registry, { plainHttp: this.settings(registry).plainHttp });
   }
 
-  /** The transports of the registry at `origin` (`host[:port]` is `registry`), cached. */
-  route(origin: URL, registry: string): RegistryRoute {
-    const key = origin.origin;
+  /**
+   * The transports of the registry at `origin` (`host[:port]` is `registry`), cached; with
+   * `site` `"mirror"`, of a mirror there (see the module's mirror routes).
+   */
+  route(origin: URL, registry: string, site: RouteSite = "registry"): RegistryRoute {
+    const key = `${site} ${origin.origin}`;
     let route = this.#routes.get(key);
     if (route === undefined) {
-      route = this.#compose(origin, registry);
+      route = this.#compose(origin, registry, site);
       this.#routes.set(key, route);
     }
     return route;
@@ -158,10 +171,10 @@ export class ClientStack {
     this.#routes.clear();
   }
 
-  #compose(origin: URL, registry: string): RegistryRoute {
+  #compose(origin: URL, registry: string, site: RouteSite): RegistryRoute {
     const options = this.#options;
     const tls = this.settings(registry);
-    const library = (): HttpTransport => this.#library(tls);
+    const library = (): HttpTransport => this.#library(tls, site);
     const guardedFetch: Fetch = (request) => this.#guardedPool(tls).fetch(request);
     const unguardedStorageFetch: Fetch = (request) => library().external().fetch(request);
     const base = this.#capped(
@@ -184,7 +197,8 @@ export class ClientStack {
     if (options.authenticate === undefined) {
       return { transport, storageTransport, authenticator: undefined };
     }
-    const { credentials } = options.authenticate;
+    const { credentials: own, mirrorCredentials } = options.authenticate;
+    const credentials = site === "mirror" ? mirrorCredentials ?? own : own;
     const authenticator = new RegistryAuthenticator({
       registry,
       plainHttp: origin.protocol === "http:",
@@ -212,9 +226,9 @@ export class ClientStack {
     return guardedFetch;
   }
 
-  /** The library pool of one TLS setting, created on first use. */
-  #library(tls: ResolvedSettings): HttpTransport {
-    const key = tlsKey(tls);
+  /** The library pool of one TLS setting and site, created on first use. */
+  #library(tls: ResolvedSettings, site: RouteSite = "registry"): HttpTransport {
+    const key = `${site} ${tlsKey(tls)}`;
     let pool = this.#pools.get(key);
     if (pool === undefined) {
       const options = this.#options;
@@ -225,6 +239,7 @@ export class ClientStack {
           ? {}
           : { maxIdleSocketsPerOrigin: options.maxIdleSocketsPerOrigin }),
         ...(options.onExchange ? { onExchange: options.onExchange } : {}),
+        site,
       });
       this.#pools.set(key, pool);
     }

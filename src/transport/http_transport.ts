@@ -92,7 +92,7 @@ export interface HttpTransportOptions {
   /** Called once per finished exchange with what is safe to print (see `ExchangeRecord`). */
   onExchange?: ExchangeObserver;
   /** Which side this transport talks to, as reported to `onExchange` (default `"registry"`). */
-  site?: "registry" | "storage";
+  site?: "registry" | "mirror" | "storage";
 }
 
 // Methods whose body-less requests carry no framing; the others get `content-length: 0`.

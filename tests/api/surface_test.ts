@@ -88,6 +88,9 @@ Deno.test("each subpath exports what its users call", () => {
     "fromFile",
     "isPlainFileName",
     "isReservedAnnotation",
+    "parseRegistriesConf",
+    "readRegistriesConf",
+    "registriesConfLocation",
     "toDirectory",
     "toFile",
   ]);

@@ -75,7 +75,16 @@ export function cliEnv(options: CliOptions): Record<string, string> {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }
-  return { ...env, ...options.env };
+  return { ...env, ...denoDirEnv(), ...options.env };
+}
+
+/**
+ * The cache this process runs from (its npm packages), for a child whose HOME is elsewhere:
+ * `DENO_DIR`, else where Deno keeps its cache on Linux when it is unset.
+ */
+export function denoDirEnv(): { DENO_DIR: string } {
+  const cache = Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME") ?? ""}/.cache`;
+  return { DENO_DIR: Deno.env.get("DENO_DIR") ?? `${cache}/deno` };
 }
 
 /** Spawns the CLI with piped stdio; the caller reads the streams and awaits `status`. */

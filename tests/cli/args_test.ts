@@ -83,6 +83,8 @@ Deno.test("pull defaults leave library defaults in place", () => {
     destination: "out.bin",
     verifyFileDigest: false,
     overwrite: false,
+    mirrors: [],
+    registriesConf: undefined,
   });
   const verify = parseCommandLine(["pull", "--verify-file-digest", REF, "out.bin"]);
   strictEqual(verify.kind === "pull" && verify.verifyFileDigest, true);
@@ -228,6 +230,8 @@ Deno.test("inspect, verify, login and logout parse with their own flags", () => 
       username: undefined,
       debug: false,
       json: true,
+      mirrors: [],
+      registriesConf: undefined,
       reference: REF,
     },
   );

@@ -12,7 +12,7 @@ import { toolTest } from "../fixtures/registry.ts";
 import { startTinyproxy, type TinyproxyFixture } from "../fixtures/tinyproxy.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { startMemoryRegistry } from "../../src/testing/memory_registry.ts";
-import { PROJECT_ROOT, runCli } from "../cli/_cli.ts";
+import { denoDirEnv, PROJECT_ROOT, runCli } from "../cli/_cli.ts";
 
 const CLIENT = `${PROJECT_ROOT}tests/hostile/_proxy_client.ts`;
 
@@ -110,7 +110,13 @@ async function libraryRoundTrip(
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLIENT, mode, `${host}/hostile/proxy:v1`, tmp.path],
     clearEnv: true,
-    env: { PATH: Deno.env.get("PATH") ?? "", HOME: tmp.path, NO_COLOR: "1", ...denoDir(), ...env },
+    env: {
+      PATH: Deno.env.get("PATH") ?? "",
+      HOME: tmp.path,
+      NO_COLOR: "1",
+      ...denoDirEnv(),
+      ...env,
+    },
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -139,11 +145,6 @@ async function cliRoundTrip(host: string, env: Record<string, string>): Promise<
     net,
   });
   strictEqual(pull.code, 0, `pull from ${host}: ${pull.stderr}`);
-}
-
-function denoDir(): Record<string, string> {
-  const dir = Deno.env.get("DENO_DIR");
-  return dir === undefined ? {} : { DENO_DIR: dir };
 }
 
 async function assertSilent(proxy: TinyproxyFixture, what: string): Promise<void> {

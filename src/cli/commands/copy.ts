@@ -7,6 +7,7 @@
  * @module
  */
 import { PartedClient, type PartedClientOptions } from "../../parted/client.ts";
+import { mirrorHost } from "../../remote/mirror_table.ts";
 import type { RegistrySettings } from "../../remote/registry_settings.ts";
 import { jsonText } from "../../registry/untrusted_text.ts";
 import type { CopyCommand } from "../args.ts";
@@ -39,6 +40,7 @@ export function runCopy(command: CopyCommand): Promise<number> {
   return runRegistryCommand({
     label: "ocipart copy",
     flags: command,
+    reads: { flags: command, reference: command.source },
     onFailure: progress.finish,
     run: async ({ clientOptions, signal }) => {
       progress.watch(signal);
@@ -58,15 +60,26 @@ export function runCopy(command: CopyCommand): Promise<number> {
   });
 }
 
-/** The client options with a `registries` entry for each side that has flags of its own. */
+/**
+ * The client options with a `registries` entry for each side that has flags of its own; the
+ * source's `--mirror` hosts are reached like the source.
+ */
 async function withSides(
   options: PartedClientOptions,
   command: CopyCommand,
 ): Promise<PartedClientOptions> {
   const registries: Record<string, RegistrySettings> = {};
-  for (const side of [command.sides.source, command.sides.target]) {
+  const { source, target } = command.sides;
+  for (const side of [source, target]) {
     if (!side.own || side.registry === undefined) continue;
     registries[side.registry.toLowerCase()] = await settings(side);
+  }
+  if (source.own && source.registry !== undefined) {
+    for (const location of command.mirrors) {
+      const host = mirrorHost(location);
+      // A mirror on the destination's registry keeps the destination's settings.
+      if (host !== undefined) registries[host] ??= registries[source.registry.toLowerCase()];
+    }
   }
   return Object.keys(registries).length === 0 ? options : { ...options, registries };
 }

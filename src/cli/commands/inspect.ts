@@ -26,6 +26,7 @@ export function runInspect(command: InspectCommand): Promise<number> {
   return runRegistryCommand({
     label: "ocipart inspect",
     flags: command,
+    reads: { flags: command, reference: command.reference },
     run: async ({ clientOptions, signal }) => {
       using client = new PartedClient(clientOptions);
       const description = await client.inspect(command.reference, { signal });

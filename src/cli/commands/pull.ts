@@ -44,6 +44,7 @@ export async function runPull(command: PullCommand): Promise<number> {
   return await runRegistryCommand({
     label: "ocipart pull",
     flags: command,
+    reads: { flags: command, reference: command.reference },
     get localPath() {
       return localPath;
     },

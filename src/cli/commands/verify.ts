@@ -28,6 +28,7 @@ export function runVerify(command: VerifyCommand): Promise<number> {
   return runRegistryCommand({
     label: "ocipart verify",
     flags: command,
+    reads: { flags: command, reference: command.reference },
     localPath: command.file,
     onFailure: progress.finish,
     run: async ({ clientOptions, signal }) => {
