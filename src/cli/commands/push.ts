@@ -9,6 +9,7 @@ import { PartedClient } from "../../parted/client.ts";
 import type { PushCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
+import { jsonText } from "../../registry/untrusted_text.ts";
 import { runRegistryCommand } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
@@ -22,13 +23,14 @@ import { transferProgress } from "../transfer_progress.ts";
  * ```
  */
 export function runPush(command: PushCommand): Promise<number> {
-  const progress = transferProgress(command.progress);
+  const progress = transferProgress(command.progress, { kind: "push" });
   return runRegistryCommand({
     label: "ocipart push",
     flags: command,
     localPath: command.file,
     onFailure: progress.finish,
     run: async ({ clientOptions, signal }) => {
+      progress.watch(signal);
       // Closed when the command ends, so no pooled connection outlives it.
       using client = new PartedClient(clientOptions);
       const descriptor = await client.push(command.reference, fromFile(command.file), {
@@ -39,7 +41,7 @@ export function runPush(command: PushCommand): Promise<number> {
         signal,
       });
       progress.finish(EXIT_CODES.success);
-      stdout(command.json ? `${JSON.stringify(descriptor)}\n` : `${descriptor.digest}\n`);
+      stdout(command.json ? `${jsonText(descriptor)}\n` : `${descriptor.digest}\n`);
       return EXIT_CODES.success;
     },
   });
