@@ -18,7 +18,7 @@ import type { Connection } from "./connection.ts";
 import { type DestinationGuard, PartialFile } from "./fs_partial.ts";
 import type { PartDescriptor, PartedManifest } from "./manifest.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
-import { downloadPart, type PartDownloadContext } from "./part_download.ts";
+import { downloadPart, partDownloadBuffers, type PartDownloadContext } from "./part_download.ts";
 import { ProgressTracker } from "./progress.ts";
 import { scanPartial } from "./resume_scan.ts";
 import type { TransferJob } from "./transfer_job.ts";
@@ -182,7 +182,9 @@ async function fetchParts(
     await partial.prepare(manifest.fileSize);
     // What an interrupted pull placed may not be on the disk yet: flush it while parts hash.
     if (partial.initialLength > 0) partial.flushSoon();
-    const context = { ...run, repo: connection.repo, partial, progress, hashThreads };
+    // One pool of write buffers for every part download of the pull (see partDownloadBuffers).
+    const buffers = partDownloadBuffers();
+    const context = { ...run, repo: connection.repo, partial, progress, hashThreads, buffers };
     const tally = await placeParts(job, manifest, context, latch, fileCheck);
     if (fileCheck) {
       progress.setPhase("verifying");

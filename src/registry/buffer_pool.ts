@@ -22,11 +22,16 @@ export class BufferPool {
   readonly #limit: number;
   readonly #size: number;
   #created = 0;
+  /** The pool a lease draws from, and what the lease holds of it. */
+  readonly #lender: BufferPool | undefined;
+  #held = 0;
+  #closed = false;
 
   /** At most `limit` buffers of `size` bytes, created on demand. */
-  constructor(limit: number, size: number) {
+  constructor(limit: number, size: number, lender?: BufferPool) {
     this.#limit = limit;
     this.#size = size;
+    this.#lender = lender;
   }
 
   /** The size of every buffer. */
@@ -36,6 +41,10 @@ export class BufferPool {
 
   /** A free buffer, once one is. */
   acquire(): Promise<ArrayBuffer> {
+    if (this.#lender !== undefined) {
+      this.#held++;
+      return this.#lender.acquire();
+    }
     const buffer = this.#free.pop();
     if (buffer !== undefined) return Promise.resolve(buffer);
     if (this.#created < this.#limit) {
@@ -47,9 +56,54 @@ export class BufferPool {
 
   /** Gives a buffer back (to the longest waiter first). */
   release(buffer: ArrayBuffer): void {
+    if (this.#lender !== undefined) {
+      // A buffer that comes back after its lease closed was written off: it is dropped.
+      if (this.#closed) return;
+      this.#held--;
+      this.#lender.release(buffer);
+      return;
+    }
     const waiter = this.#waiters.shift();
     if (waiter !== undefined) waiter(buffer);
     else this.#free.push(buffer);
+  }
+
+  /**
+   * A share of this pool for one user (a part download): it acquires and releases this pool's
+   * buffers, so the buffers outlive the user and serve the next one instead of becoming garbage.
+   * {@linkcode BufferPool.close} on the lease writes off what it still holds.
+   *
+   * @example Two leases, one buffer
+   * ```ts
+   * import { BufferPool } from "./buffer_pool.ts";
+   * const pool = new BufferPool(1, 1024);
+   * const first = pool.lease();
+   * const buffer = await first.acquire();
+   * first.close(); // the buffer is lost with its user: the pool may make another
+   * console.log((await pool.lease().acquire()) !== buffer); // true
+   * ```
+   */
+  lease(): BufferPool {
+    return new BufferPool(0, this.#size, this);
+  }
+
+  /**
+   * Ends a lease: the buffers it holds (lost with a failed user, or still with a closed hash)
+   * are written off, and its pool may create as many new ones. Does nothing on a pool.
+   */
+  close(): void {
+    if (this.#lender === undefined || this.#closed) return;
+    this.#closed = true;
+    this.#lender.#writeOff(this.#held);
+    this.#held = 0;
+  }
+
+  #writeOff(count: number): void {
+    this.#created -= count;
+    while (this.#waiters.length > 0 && this.#created < this.#limit) {
+      this.#created++;
+      this.#waiters.shift()!(new ArrayBuffer(this.#size));
+    }
   }
 }
 

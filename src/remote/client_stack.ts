@@ -13,6 +13,11 @@
  * realms and storage behind the registry's host: without the exemption those break), which is
  * `ownHostnameIsRegistry`.
  *
+ * Bodies keep their fast paths through every layer (bandwidth cap, stall guard, user agent,
+ * authenticator): a request body made by `fileBody()` stays a file range the transport writes
+ * from the file, and a download body the runtime hands over as a readable byte stream stays
+ * one, so `response.body.getReader({ mode: "byob" })` reads into the caller's own buffers.
+ *
  * Per-registry settings (`registries`): the scheme of each registry, and the TLS roots and
  * verification of the library pool that carries its requests and its storage redirects. One
  * pool per distinct TLS setting, shared by the registries that have it; the bandwidth cap stays
@@ -209,7 +214,7 @@ export class ClientStack {
     return { transport: authenticator.fetch, storageTransport, authenticator };
   }
 
-  /** `transport` under the client's bandwidth cap, if it has one. */
+  /** `transport` under the client's bandwidth cap, if it has one (its bodies keep their paths). */
   #capped(transport: Fetch): Fetch {
     return this.#limiter === undefined ? transport : withRateLimit(transport, this.#limiter);
   }

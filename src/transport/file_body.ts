@@ -20,6 +20,17 @@ export interface FileRange {
   readonly length: number;
   /** The progress hook given to {@linkcode fileBody}, if any. */
   readonly onBytes?: (bytes: number) => void;
+  /**
+   * The most bytes read and sent at once; default {@linkcode FILE_BODY_CHUNK_SIZE}. Whoever
+   * reads the range (this stream, or a transport reading the file itself) honours it.
+   */
+  readonly chunkSize?: number;
+  /**
+   * Holds each chunk back, after it is read and before it is sent, until the promise settles (a
+   * bandwidth cap); a rejection fails the body with its reason. Whoever reads the range honours
+   * it.
+   */
+  readonly pace?: (bytes: number) => Promise<void>;
 }
 
 /**
@@ -108,6 +119,25 @@ export function fileBody(
       throw new RangeError(`file body: ${name} must be a non-negative safe integer`);
     }
   }
+  return rangeBody({ path, offset, length, ...(onBytes ? { onBytes } : {}) });
+}
+
+/**
+ * A stream of `range`, as {@linkcode fileBody} makes it, with its chunk size and pace: how a
+ * transport layer makes the same range again with hooks of its own (the original stream, never
+ * read, is then cancelled).
+ *
+ * @example The same range with a pace
+ * ```ts
+ * import { fileBody, fileBodyRange, rangeBody } from "./file_body.ts";
+ * const range = fileBodyRange(fileBody("./data.bin", 0, 10))!;
+ * const paced = rangeBody({ ...range, pace: () => Promise.resolve() });
+ * console.log(fileBodyRange(paced)?.length); // 10
+ * ```
+ */
+export function rangeBody(range: FileRange): ReadableStream<Uint8Array> {
+  const { path, offset, length, onBytes, pace } = range;
+  const chunkSize = range.chunkSize ?? FILE_BODY_CHUNK_SIZE;
   let handle: FileHandle | undefined;
   let position = offset;
   let remaining = length;
@@ -118,6 +148,7 @@ export function fileBody(
   };
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
+      let chunk: Uint8Array;
       try {
         if (remaining === 0) {
           await closeHandle();
@@ -125,7 +156,7 @@ export function fileBody(
           return;
         }
         handle ??= await open(path, "r");
-        const buffer = new Uint8Array(Math.min(FILE_BODY_CHUNK_SIZE, remaining));
+        const buffer = new Uint8Array(Math.min(chunkSize, remaining));
         const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, position);
         if (bytesRead === 0) {
           await closeHandle();
@@ -134,24 +165,31 @@ export function fileBody(
         }
         position += bytesRead;
         remaining -= bytesRead;
-        onBytes?.(bytesRead);
-        controller.enqueue(
-          bytesRead === buffer.byteLength ? buffer : buffer.subarray(0, bytesRead),
-        );
-        if (remaining === 0) {
-          await closeHandle();
-          controller.close();
-        }
+        chunk = bytesRead === buffer.byteLength ? buffer : buffer.subarray(0, bytesRead);
       } catch (err) {
         await closeHandle().catch(() => {});
         controller.error(new LocalFileError("file body: read failed", { cause: err }));
+        return;
+      }
+      try {
+        await pace?.(chunk.byteLength);
+      } catch (err) {
+        await closeHandle().catch(() => {});
+        controller.error(err);
+        return;
+      }
+      onBytes?.(chunk.byteLength);
+      controller.enqueue(chunk);
+      if (remaining === 0) {
+        await closeHandle().catch(() => {});
+        controller.close();
       }
     },
     async cancel() {
       await closeHandle();
     },
   }, { highWaterMark: 0 });
-  ranges.set(stream, Object.freeze({ path, offset, length, ...(onBytes ? { onBytes } : {}) }));
+  ranges.set(stream, Object.freeze({ ...range }));
   return stream;
 }
 

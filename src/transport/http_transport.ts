@@ -118,9 +118,10 @@ const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
  *   separately pooled twin for cross-host requests.
  * - On Deno, GET and HEAD requests of a transport without `peerGuard` go through the runtime's
  *   own HTTP/1.1 client (its own pool, closed by {@linkcode HttpTransport.close}): downloads
- *   run faster and with less memory. They carry `accept-encoding: identity` (a request that
- *   accepts another encoding stays on `node:http`), are never decompressed or redirected, and
- *   are not counted by `maxSocketsPerOrigin`. Everything else uses `node:http`, and so does
+ *   run faster and with less memory, and their body is a readable byte stream
+ *   (`getReader({ mode: "byob" })` reads into the caller's buffers). They carry
+ *   `accept-encoding: identity` (a request that accepts another encoding stays on `node:http`),
+ *   are never decompressed or redirected, and are not counted by `maxSocketsPerOrigin`. Everything else uses `node:http`, and so does
  *   every request of a guarded or `insecureTls` transport, of a transport whose environment
  *   names a proxy (or cannot be read: the runtime's client would follow it by rules of its
  *   own), and to a host pinned by `caCerts`.

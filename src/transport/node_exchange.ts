@@ -249,7 +249,8 @@ class NodeExchange {
     }
     // Two reused buffers: one is read from disk while the other is on its way to the socket.
     // Fresh buffers per chunk doubled peak RSS and cost CPU in allocation.
-    const buffers = [new Uint8Array(FILE_BODY_CHUNK_SIZE), new Uint8Array(FILE_BODY_CHUNK_SIZE)];
+    const size = range.chunkSize ?? FILE_BODY_CHUNK_SIZE;
+    const buffers = [new Uint8Array(size), new Uint8Array(size)];
     const inFlight: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
     let handle: FileHandle | undefined;
     let sent = 0;
@@ -272,6 +273,13 @@ class NodeExchange {
             new FileEndedError("file body: file ended before the requested range"),
           );
         }
+        try {
+          // A bandwidth cap holds the chunk until it may pass (rejecting only on abort).
+          await range.pace?.(bytesRead);
+        } catch (err) {
+          return this.#fail(err);
+        }
+        if (this.#bodyDone) return;
         sent += bytesRead;
         const chunk = buffer.subarray(0, bytesRead);
         inFlight[k & 1] = writeFlushed(req, socket, chunk, range.onBytes);

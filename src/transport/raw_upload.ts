@@ -282,8 +282,9 @@ async function exchange(
   try {
     await writeAll(conn, encoder.encode(head));
     file = await openRange(net, range);
-    const buffers = [new Uint8Array(Math.min(CHUNK, range.length)), new Uint8Array(0)];
-    if (range.length > CHUNK) buffers[1] = new Uint8Array(CHUNK);
+    const size = range.chunkSize ?? CHUNK;
+    const buffers = [new Uint8Array(Math.min(size, range.length)), new Uint8Array(0)];
+    if (range.length > size) buffers[1] = new Uint8Array(size);
     let sent = 0;
     let next = range.length > 0 ? readChunk(file, buffers[0], range.length) : undefined;
     // An answer that is already in skips the loop; the read still settles when the file closes.
@@ -305,6 +306,9 @@ async function exchange(
         ? readChunk(file, buffers[(k + 1) & 1], range.length - sent)
         : undefined;
       if (next !== undefined) next.catch(() => {});
+      // A bandwidth cap holds the chunk until it may pass (rejecting only on abort).
+      await range.pace?.(bytes);
+      if (answered) break;
       const written = writeAll(conn, chunk).then(() => false);
       // A server that answered may have stopped reading: a pending write must not hold the
       // answer back (it fails once the connection is released).

@@ -1,7 +1,33 @@
-import { assert, assertEquals } from "../fixtures/assert.ts";
+import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
 import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
-import { s3Test, startS3Registry } from "../fixtures/s3.ts";
+import { type S3Registry, s3Test, startS3Registry } from "../fixtures/s3.ts";
 import { checkPresigned } from "../fixtures/sigv4.ts";
+import { assertNoRefusals } from "../s3/_helpers.ts";
+
+/** Uploads `bytes` as a blob through the registry; returns the presigned URL of its GET. */
+async function presignedBlob(
+  s3: S3Registry,
+  name: string,
+  bytes: Uint8Array<ArrayBuffer>,
+): Promise<URL> {
+  const digest = sha256Bytes(bytes);
+  const base = `${s3.registry.url}/v2/${name}/blobs`;
+  const post = await fetch(`${base}/uploads/`, { method: "POST" });
+  await post.body?.cancel();
+  const upload = new URL(post.headers.get("location")!, s3.registry.url);
+  upload.searchParams.set("digest", digest);
+  const put = await fetch(upload, {
+    method: "PUT",
+    body: bytes,
+    headers: { "content-type": "application/octet-stream" },
+  });
+  await put.body?.cancel();
+  assertEquals(put.status, 201);
+  const redirect = await fetch(`${base}/${digest}`, { redirect: "manual" });
+  await redirect.body?.cancel();
+  assertEquals(redirect.status, 307);
+  return new URL(redirect.headers.get("location")!);
+}
 
 Deno.test("sigv4: the presigned URL example of the S3 documentation verifies", () => {
   const url = new URL(
@@ -35,23 +61,7 @@ s3Test("s3 gate: refuses what S3 refuses and serves a valid presigned GET", asyn
   await using s3 = await startS3Registry();
   const bytes = patternBytes(100_000, 5);
   const digest = sha256Bytes(bytes);
-  const base = `${s3.registry.url}/v2/gate/test/blobs`;
-  const post = await fetch(`${base}/uploads/`, { method: "POST" });
-  await post.body?.cancel();
-  const upload = new URL(post.headers.get("location")!, s3.registry.url);
-  upload.searchParams.set("digest", digest);
-  const put = await fetch(upload, {
-    method: "PUT",
-    body: bytes,
-    headers: { "content-type": "application/octet-stream" },
-  });
-  await put.body?.cancel();
-  assertEquals(put.status, 201);
-
-  const redirect = await fetch(`${base}/${digest}`, { redirect: "manual" });
-  await redirect.body?.cancel();
-  assertEquals(redirect.status, 307);
-  const signed = new URL(redirect.headers.get("location")!);
+  const signed = await presignedBlob(s3, "gate/test", bytes);
   assertEquals(signed.host, s3.gate.host, "storage differs from the registry only by port");
   assert(signed.searchParams.has("X-Amz-Signature"));
 
@@ -84,3 +94,30 @@ s3Test("s3 gate: refuses what S3 refuses and serves a valid presigned GET", asyn
   assertEquals(clients.map((r) => r.status), [200, 400, 403, 403, 403, 403, 403]);
   assert(s3.gate.log.some((r) => r.origin === "registry" && r.method === "PUT"), "driver logged");
 });
+
+s3Test(
+  "s3 gate: a GET the client aborted is recorded as aborted, not as a refusal; a refusal still fails the check",
+  async () => {
+    await using s3 = await startS3Registry();
+    // Larger than what the sockets between client and gate buffer, so the answer cannot be
+    // complete while the client does not read.
+    const signed = await presignedBlob(s3, "gate/abort", patternBytes(24 << 20, 6));
+    const stop = new AbortController();
+    const response = await fetch(signed, { signal: stop.signal });
+    assertEquals(response.status, 200);
+    const reader = response.body!.getReader();
+    await reader.read();
+    stop.abort();
+    await reader.closed.catch(() => {});
+    await s3.gate.settled();
+    const [aborted] = s3.gate.clientRequests();
+    assertEquals([aborted.status, aborted.outcome], [200, "aborted"]);
+    await assertNoRefusals(s3.gate);
+
+    s3.gate.expireNext();
+    const refused = await fetch(signed);
+    await refused.body?.cancel();
+    assertEquals(refused.status, 403);
+    await assertRejects(() => assertNoRefusals(s3.gate), Error, "GET (answered) answered 403");
+  },
+);

@@ -31,13 +31,20 @@ export function assertNoCredentialOnStorage(gate: S3Gate): GateRecord[] {
   return requests;
 }
 
-/** Asserts that every client request to storage was one S3 serves (no 4xx, no 5xx). */
-export function assertNoRefusals(gate: S3Gate): void {
+/**
+ * Asserts that storage never refused a client request: once every exchange has ended, none was
+ * answered 4xx or 5xx (whether or not the client read the answer), and each was answered, cut by
+ * the test, or aborted by the client (a request the client gave up on is not a refusal).
+ */
+export async function assertNoRefusals(gate: S3Gate): Promise<void> {
+  await gate.settled();
   for (const record of gate.clientRequests()) {
-    if (record.cut) continue;
+    const what = `${record.method} (${record.outcome})`;
+    assert(record.status === undefined || record.status < 400, `${what} answered ${record.status}`);
+    assert(record.outcome !== "dropped", `${what}: the gate dropped it`);
     assert(
-      record.status !== undefined && record.status < 400,
-      `${record.method} answered ${record.status}`,
+      record.outcome !== "answered" || record.status !== undefined,
+      `${what} without a status`,
     );
   }
 }

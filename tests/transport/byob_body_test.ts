@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertInstanceOf } from "../fixtures/assert.ts";
 import { NetworkError, StallError } from "../../src/errors/kinds.ts";
-import { type ByobSource, openByob, relayByob } from "../../src/transport/byob_body.ts";
+import { type ByobSource, openByob, relayBody } from "../../src/transport/byob_body.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";
 import { withStallGuard } from "../../src/transport/stall_guard.ts";
 import { startLoopbackServer } from "../fixtures/loopback_server.ts";
@@ -94,45 +94,121 @@ Deno.test("byob body: the stall watchdog applies to bring-your-own-buffer reads"
   }
 });
 
-Deno.test("byob body: a stream without byte reads is left untouched for a default reader", async () => {
+Deno.test("byob body: a relay over a default stream stays one, for a default reader", async () => {
   const plain = new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(new Uint8Array([1, 2, 3]));
       controller.close();
     },
   });
-  const wrapper = new ReadableStream<Uint8Array>({ pull: () => {} });
-  relayByob(wrapper, plain, { read: (next) => next() });
-  assertEquals(openByob(wrapper), undefined);
-  assert(!wrapper.locked && !plain.locked);
-  const { value } = await plain.getReader().read();
+  const relayed = relayBody(plain, { read: (next) => next() });
+  assertEquals(openByob(relayed), undefined);
+  assert(!relayed.locked && !plain.locked, "nothing is read before the first read");
+  const { value } = await relayed.getReader().read();
   assertEquals(value, new Uint8Array([1, 2, 3]));
 });
 
-Deno.test("byob body: a relay applies its rules to every read and can be cancelled", async () => {
+Deno.test("byob body: a relay over a byte stream reads into the caller's buffer through its rules", async () => {
   const source = new ReadableStream({
     type: "bytes",
     pull(controller: ReadableByteStreamController) {
       const request = controller.byobRequest!;
-      new Uint8Array(request.view!.buffer).fill(9);
+      new Uint8Array(request.view!.buffer, request.view!.byteOffset, request.view!.byteLength)
+        .fill(9);
       request.respond(request.view!.byteLength);
     },
   });
-  const wrapper = new ReadableStream<Uint8Array>({ pull: () => {} });
   let reads = 0;
   let cancelled: unknown;
-  relayByob(wrapper, source, {
+  const relayed = relayBody(source, {
     read: (next) => {
       reads++;
       return next();
     },
     cancel: (reason) => (cancelled = reason),
+    maxRead: 1000,
   });
-  const byob = openByob(wrapper)!;
-  assertEquals(openByob(wrapper), undefined, "a second read cannot open");
-  const first = await byob.read(new Uint8Array(4000));
-  assertEquals(first.value?.byteLength, 4000);
+  const byob = openByob(relayed)!;
+  assertEquals(openByob(relayed), undefined, "a second read cannot open");
+  const buffer = new ArrayBuffer(4000);
+  const first = await byob.read(new Uint8Array(buffer));
+  assertEquals(first.value?.byteLength, 1000, "at most maxRead bytes per read");
+  assertEquals(first.value?.buffer.byteLength, 4000, "into the caller's buffer");
+  assertEquals(first.value?.[999], 9);
   await byob.cancel("stop");
   assertEquals(cancelled, "stop");
   assertEquals(reads, 1);
+});
+
+Deno.test("byob body: a relay hands a default reader chunks no larger than maxRead, each through its rules", async () => {
+  const relayed = relayBody(new Response(new Uint8Array(2500).fill(7)).body!, {
+    read: async (next) => {
+      const result = await next();
+      if (!result.done) sizes.push(result.value.byteLength);
+      return result;
+    },
+    maxRead: 1000,
+  });
+  const sizes: number[] = [];
+  const got = new Uint8Array(await new Response(relayed).arrayBuffer());
+  assertEquals(got, new Uint8Array(2500).fill(7));
+  assertEquals(sizes, [1000, 1000, 500]);
+});
+
+Deno.test("byob body: a relay over a byte stream hands a default reader every byte of a chunk it cuts", async () => {
+  const bytes = new Uint8Array(2500).map((_, i) => i & 0xff);
+  const source = new ReadableStream({
+    type: "bytes",
+    start(controller) {
+      controller.enqueue(bytes.slice());
+      controller.close();
+    },
+  });
+  const relayed = relayBody(source, { read: (next) => next(), maxRead: 1000 });
+  const got = new Uint8Array(await new Response(relayed).arrayBuffer());
+  assertEquals(got, bytes);
+});
+
+Deno.test("byob body: layers over an unread relay read as one stream, each rule once per read, the inner nearest the source", async () => {
+  const calls: string[] = [];
+  const layer = (name: string, maxRead?: number) => ({
+    read: async (next: () => Promise<ReadableStreamReadResult<Uint8Array>>) => {
+      calls.push(`${name} in`);
+      const result = await next();
+      calls.push(`${name} out`);
+      return result;
+    },
+    opened: () => calls.push(`${name} opened`),
+    ...(maxRead === undefined ? {} : { maxRead }),
+  });
+  const source = new ReadableStream({
+    type: "bytes",
+    start(controller) {
+      controller.enqueue(new Uint8Array(3000).fill(5));
+      controller.close();
+    },
+  });
+  const inner = relayBody(source, layer("inner", 1000));
+  const outer = relayBody(inner, layer("outer"));
+  assert(inner.locked, "the inner relay is taken over");
+  const byob = openByob(outer)!;
+  const first = await byob.read(new Uint8Array(4000));
+  assertEquals(first.value?.byteLength, 1000, "the inner layer's limit holds");
+  assertEquals(calls, [
+    "inner opened",
+    "outer opened",
+    "outer in",
+    "inner in",
+    "inner out",
+    "outer out",
+  ]);
+
+  // A relay that was read already is wrapped as a stream of its own.
+  const read = relayBody(new Response("abcdef").body!, layer("read"));
+  const reader = read.getReader();
+  await reader.read();
+  reader.releaseLock();
+  const over = relayBody(read, layer("over"));
+  assert(!read.locked, "nothing is taken over before the first read");
+  await new Response(over).arrayBuffer();
 });
