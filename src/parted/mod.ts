@@ -47,6 +47,7 @@ export { fromFile, type PushSource } from "./fs_source.ts";
 export { PARTIAL_SUFFIX, type PullDestination, toDirectory, toFile } from "./fs_partial.ts";
 export type { PartEvent, ProgressCallback, ProgressPhase, ProgressSnapshot } from "./progress.ts";
 export { TooManyPartsError } from "./too_many_parts_error.ts";
+export { PartSizeError, type PartSizeFacts, type PartSizeLimit } from "./part_size_error.ts";
 export type { ExplicitCredential } from "./options.ts";
 export type { Descriptor } from "../registry/media_types.ts";
 export { OciError } from "../errors/oci_error.ts";

@@ -22,7 +22,7 @@ import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { isPlainFileName, PARTED_ARTIFACT_TYPE } from "./format.ts";
 import { checkReadable, sameStamp, type SourceStamp, statSource } from "./fs_source.ts";
-import { encodeManifest, type PartDescriptor } from "./manifest.ts";
+import { encodeManifest, layerLimitFailure, type PartDescriptor } from "./manifest.ts";
 import { uploadPart } from "./part_upload.ts";
 import { planParts } from "./plan.ts";
 import { ProgressTracker } from "./progress.ts";
@@ -100,6 +100,8 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       const outcome = await uploadPart({
         repo: connection.repo,
         path: job.path,
+        fileSize: stamp.size,
+        partSize: job.partSize,
         progress,
         signal,
         policy,
@@ -131,6 +133,8 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       policy,
       signal,
       clock,
+    }).catch((err) => {
+      throw layerLimitFailure(err, job.partSize, plan.length) ?? err;
     });
     progress.setPhase("done");
     if (progress.failure !== undefined) throw progress.failure;

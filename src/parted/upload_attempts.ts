@@ -1,0 +1,135 @@
+/**
+ * The attempts of one part upload, timed: recognises a registry (or a proxy in front of it)
+ * that cuts every request after the same time, and measures the speed the part went at.
+ *
+ * @module
+ */
+import { findError } from "../errors/find_error.ts";
+import { HttpStatusError, NetworkError } from "../errors/kinds.ts";
+import { retryable } from "../errors/retryable.ts";
+
+/** A cut sooner than this is a dropped connection, not a time limit anyone would set. */
+export const MIN_TIME_LIMIT_MS = 1000;
+
+/** Cuts at times that differ by at most this share of the longest are "the same time". */
+const SAME_TIME_SPREAD = 0.25;
+
+/** Speed samples kept per attempt; older ones are thinned out beyond this. */
+const MAX_SAMPLES = 256;
+
+/** What the attempts of a part show when a time limit cut every one of them. */
+export interface TimeLimitSeen {
+  /** The median time from the start of a PUT to its cut, in ms. */
+  readonly cutAfterMs: number;
+  /** The median of the attempts' speeds, in bytes per second. */
+  readonly bytesPerSecond: number;
+  /** How many attempts were cut. */
+  readonly attempts: number;
+}
+
+interface Put {
+  readonly startedAt: number;
+  bytes: number;
+  /** `[time, bytes sent by then]`, at most {@linkcode MAX_SAMPLES}. */
+  samples: [number, number][];
+}
+
+type Ended = { cut: false } | { cut: true; elapsedMs: number; bytesPerSecond: number };
+
+/**
+ * Records each attempt of one part upload: when its PUT started, the body bytes sent and how
+ * it ended.
+ *
+ * @example
+ * ```ts ignore
+ * const attempts = new UploadAttempts(() => clock.now());
+ * attempts.startPut(); attempts.sent(1 << 20); attempts.failed(err);
+ * const limit = attempts.timeLimit();
+ * ```
+ */
+export class UploadAttempts {
+  readonly #now: () => number;
+  #put: Put | undefined;
+  readonly #ended: Ended[] = [];
+
+  /** Times attempts with `now` (milliseconds, monotonic). */
+  constructor(now: () => number) {
+    this.#now = now;
+  }
+
+  /** The attempt's PUT begins to send its body. */
+  startPut(): void {
+    this.#put = { startedAt: this.#now(), bytes: 0, samples: [] };
+  }
+
+  /** `bytes` more of the body were handed to the network. */
+  sent(bytes: number): void {
+    const put = this.#put;
+    if (put === undefined) return;
+    put.bytes += bytes;
+    put.samples.push([this.#now(), put.bytes]);
+    // Keep every other sample: the spread over the attempt stays, the memory does not grow.
+    if (put.samples.length > MAX_SAMPLES) put.samples = put.samples.filter((_, i) => i % 2 === 1);
+  }
+
+  /** The attempt failed with `err` (before or during its PUT). */
+  failed(err: unknown): void {
+    const put = this.#put;
+    this.#put = undefined;
+    const elapsedMs = put === undefined ? 0 : this.#now() - put.startedAt;
+    if (put === undefined || !isCut(err) || elapsedMs < MIN_TIME_LIMIT_MS) {
+      this.#ended.push({ cut: false });
+      return;
+    }
+    this.#ended.push({ cut: true, elapsedMs, bytesPerSecond: steadySpeed(put, elapsedMs) });
+  }
+
+  /**
+   * The time limit shown when at least two attempts failed and every one was cut after about
+   * the same time (at least {@linkcode MIN_TIME_LIMIT_MS}); else `undefined`.
+   */
+  timeLimit(): TimeLimitSeen | undefined {
+    const cuts = this.#ended.flatMap((e) => e.cut ? [e] : []);
+    if (cuts.length < 2 || cuts.length !== this.#ended.length) return undefined;
+    const times = cuts.map((c) => c.elapsedMs);
+    const longest = Math.max(...times);
+    if (longest - Math.min(...times) > longest * SAME_TIME_SPREAD) return undefined;
+    return {
+      cutAfterMs: median(times),
+      bytesPerSecond: median(cuts.map((c) => c.bytesPerSecond)),
+      attempts: cuts.length,
+    };
+  }
+}
+
+/**
+ * A connection lost, or a 5xx an edge answers when its timer fires, mid-exchange: the failures
+ * a request time limit produces. Stalls, refusals and auth retries are not cuts.
+ */
+function isCut(err: unknown): boolean {
+  if (!retryable(err).retryable) return false;
+  if (findError(err, NetworkError) !== undefined) return true;
+  const status = findError(err, HttpStatusError)?.status ?? 0;
+  return status >= 500 && status <= 599;
+}
+
+/**
+ * The speed over the second half of an attempt: the first moments fill socket buffers faster
+ * than the link drains them, so the whole attempt's average overstates what reaches the far end.
+ */
+function steadySpeed(put: Put, elapsedMs: number): number {
+  const overall = (put.bytes / elapsedMs) * 1000;
+  const half = put.startedAt + elapsedMs / 2;
+  const from = put.samples.find(([time]) => time >= half);
+  const to = put.samples.at(-1);
+  if (from === undefined || to === undefined) return overall;
+  const spanMs = to[0] - from[0];
+  if (spanMs < elapsedMs / 8 || to[1] <= from[1]) return overall;
+  return ((to[1] - from[1]) / spanMs) * 1000;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
