@@ -66,6 +66,8 @@ export interface PushCommand extends TransferFlags {
   partSize: number | undefined;
   /** Extra manifest annotations from `--annotation key=value`. */
   annotations: Record<string, string>;
+  /** The arguments after `push`, as typed: a hint can repeat the command with a change. */
+  args: readonly string[];
 }
 
 /** A parsed `pull` command line. */
@@ -187,6 +189,7 @@ class Parsed {
     readonly command: CommandName,
     readonly values: Record<string, string | string[] | boolean | undefined>,
     readonly operands: readonly string[],
+    readonly args: readonly string[],
   ) {}
 
   /** The value of a boolean flag. */
@@ -285,6 +288,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       file: p.operands[1],
       partSize: p.flag("part-size", parseSize),
       annotations: parseAnnotations(p.list("annotation"), "push"),
+      args: p.args,
     }),
   },
   pull: {
@@ -412,7 +416,7 @@ function parseCommand(command: CommandName, args: string[]): CliCommand {
   operands.forEach((operand, i) => {
     if (operand === "") throw new UsageError(`${spec.operands[i]} must not be empty`, command);
   });
-  return spec.build(new Parsed(command, values, operands));
+  return spec.build(new Parsed(command, values, operands, Object.freeze([...args])));
 }
 
 /** The `<registry>` operand: a registry host, `host[:port]`, without scheme or path. */

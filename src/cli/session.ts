@@ -40,6 +40,8 @@ export interface RegistryJob {
   readonly run: (context: SessionContext) => Promise<number>;
   /** Told the exit code of a failure before it is reported (e.g. to end a progress bar). */
   readonly onFailure?: (code: number) => void;
+  /** Text written after the report of a failure, e.g. the command to run instead; "" for none. */
+  readonly hint?: (err: unknown) => string;
 }
 
 /**
@@ -81,7 +83,9 @@ export async function runRegistryCommand(job: RegistryJob): Promise<number> {
       timeout: timeout?.aborted && trap.delivered === undefined ? flags.timeoutText : undefined,
     });
     job.onFailure?.(outcome.code);
-    return reportFailure(job, err, outcome.explanation, outcome.code);
+    const code = reportFailure(job, err, outcome.explanation, outcome.code);
+    if (trap.delivered === undefined && job.hint !== undefined) stderr(job.hint(err));
+    return code;
   } finally {
     trap.dispose();
   }

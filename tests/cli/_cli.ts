@@ -119,12 +119,21 @@ export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator
 }
 
 /**
- * The last two stderr lines but the cause codes: the library's error and the explanation of the
- * exit code.
+ * The last two stderr lines but the cause codes and the hint that may follow the report: the
+ * library's error and the explanation of the exit code.
  */
 export function failureLines(stderr: string): [string, string] {
-  const all = stderr.trimEnd().split("\n").filter((line) => !/^ocipart \w+: cause: /.test(line));
+  const all = stderr.trimEnd().split("\n").filter((line) =>
+    !/^ocipart \w+: (cause|hint): /.test(line) && !line.startsWith("  ")
+  );
   return [all.at(-2) ?? "", all.at(-1) ?? ""];
+}
+
+/** The hint after a failure report (`ocipart <command>: hint: …` and its indented lines). */
+export function hintLines(stderr: string): string[] {
+  const all = stderr.trimEnd().split("\n");
+  const start = all.findIndex((line) => /^ocipart \w+: hint: /.test(line));
+  return start < 0 ? [] : all.slice(start);
 }
 
 /** The cause codes the CLI printed (`ocipart <command>: cause: A, B`), or `[]`. */

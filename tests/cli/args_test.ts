@@ -14,7 +14,7 @@ function usageError(args: string[], command: CommandName | undefined, pattern: R
 }
 
 Deno.test("push with every flag parses into a push command", () => {
-  const command = parseCommandLine([
+  const args = [
     "push",
     "--part-size",
     "64MiB",
@@ -40,7 +40,8 @@ Deno.test("push with every flag parses into a push command", () => {
     "--annotation=team=",
     REF,
     "file.bin",
-  ]);
+  ];
+  const command = parseCommandLine(args);
   deepStrictEqual(command, {
     kind: "push",
     workers: 3,
@@ -60,6 +61,7 @@ Deno.test("push with every flag parses into a push command", () => {
     partSize: 64 * 1024 * 1024,
     json: true,
     annotations: { "org.opencontainers.image.source": "https://example.test/a=b", team: "" },
+    args: args.slice(1),
   });
 });
 

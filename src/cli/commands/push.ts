@@ -1,6 +1,7 @@
 /**
  * `ocipart push <ref> <file>`: pushes a file as a parted artifact and prints the manifest
- * digest (or its descriptor with `--json`).
+ * digest (or its descriptor with `--json`). When a registry limit refuses the part size, the
+ * failure ends with the command to run with a size that fits.
  *
  * @module
  */
@@ -9,6 +10,7 @@ import { PartedClient } from "../../parted/client.ts";
 import type { PushCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
+import { partSizeHint } from "../part_size_hint.ts";
 import { runRegistryCommand } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
@@ -28,6 +30,7 @@ export function runPush(command: PushCommand): Promise<number> {
     flags: command,
     localPath: command.file,
     onFailure: progress.finish,
+    hint: (err) => partSizeHint(err, command.args),
     run: async ({ clientOptions, signal }) => {
       // Closed when the command ends, so no pooled connection outlives it.
       using client = new PartedClient(clientOptions);
