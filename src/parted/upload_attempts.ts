@@ -114,18 +114,22 @@ function isCut(err: unknown): boolean {
 }
 
 /**
- * The speed over the second half of an attempt: the first moments fill socket buffers faster
- * than the link drains them, so the whole attempt's average overstates what reaches the far end.
+ * The speed from the middle of an attempt to its end: the first moments fill socket buffers
+ * faster than the link drains them, so the whole attempt's average overstates what reaches
+ * the far end. Measured from the last sample at or before the middle, so the window spans at
+ * least half the attempt. When nothing left in that window (buffers larger than what the link
+ * drains in half the attempt), half the whole attempt's average stands in for it.
  */
 function steadySpeed(put: Put, elapsedMs: number): number {
-  const overall = (put.bytes / elapsedMs) * 1000;
   const half = put.startedAt + elapsedMs / 2;
-  const from = put.samples.find(([time]) => time >= half);
-  const to = put.samples.at(-1);
-  if (from === undefined || to === undefined) return overall;
-  const spanMs = to[0] - from[0];
-  if (spanMs < elapsedMs / 8 || to[1] <= from[1]) return overall;
-  return ((to[1] - from[1]) / spanMs) * 1000;
+  let from: [number, number] = [put.startedAt, 0];
+  for (const sample of put.samples) {
+    if (sample[0] > half) break;
+    from = sample;
+  }
+  const moved = put.bytes - from[1];
+  if (moved <= 0) return (put.bytes / elapsedMs) * 1000 / 2;
+  return (moved / (put.startedAt + elapsedMs - from[0])) * 1000;
 }
 
 function median(values: number[]): number {
