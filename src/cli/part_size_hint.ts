@@ -13,6 +13,7 @@ const WHY: Readonly<Record<PartSizeError["limit"], string>> = {
   "request-time": "(a part then fits the time limit at the speed measured)",
   "body-size": "(the registry refused the size of a part)",
   "layer-count": "(half as many parts)",
+  "token-lifetime": "(a part then arrives within a token's lifetime)",
 };
 
 /**

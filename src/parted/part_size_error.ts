@@ -13,9 +13,12 @@ import { MAX_PARTS } from "./format.ts";
  *   a proxy in front of it limits how long one request may take);
  * - `"body-size"`: the registry answered 413 to a part (it refuses request bodies that large);
  * - `"layer-count"`: the registry refused the manifest of a push with many parts (it limits
- *   the layers of a manifest).
+ *   the layers of a manifest);
+ * - `"token-lifetime"`: the registry (or a proxy that reads whole bodies before passing them on)
+ *   checks the token once a part has arrived, and refused a token that was fresh when the part
+ *   started: parts must arrive within a token's lifetime.
  */
-export type PartSizeLimit = "request-time" | "body-size" | "layer-count";
+export type PartSizeLimit = "request-time" | "body-size" | "layer-count" | "token-lifetime";
 
 /** What a push measured about the limit; every size and count is the push's own. */
 export interface PartSizeFacts {
@@ -32,10 +35,14 @@ export interface PartSizeFacts {
   readonly refusedBytes?: number;
   /** `"request-time"`: how long each attempt ran before it was cut (the median), in ms. */
   readonly cutAfterMs?: number;
-  /** `"request-time"`: the upload speed measured on one connection, bytes per second. */
+  /** `"request-time"`, `"token-lifetime"`: the speed of one upload, bytes per second. */
   readonly bytesPerSecond?: number;
-  /** `"request-time"`: how many attempts were cut. */
+  /** `"request-time"`, `"token-lifetime"`: how many attempts failed that way. */
   readonly attempts?: number;
+  /** `"token-lifetime"`: the tokens' stated lifetime, in ms, when the registry states one. */
+  readonly tokenLifetimeMs?: number;
+  /** `"token-lifetime"`: how long the refused part took to arrive, in ms. */
+  readonly uploadMs?: number;
   /** `"layer-count"`: the number of parts in the refused manifest. */
   readonly partCount?: number;
 }
@@ -105,6 +112,18 @@ function explain(facts: PartSizeFacts): string {
       return suggested === undefined
         ? `${what}; smaller parts would need more than ${MAX_PARTS} parts`
         : `${what}; try parts of ${describeBytes(suggested)} (${NEW_ARTIFACT})`;
+    }
+    case "token-lifetime": {
+      const lifetime = facts.tokenLifetimeMs === undefined
+        ? ""
+        : `tokens live ${describeDuration(facts.tokenLifetimeMs)} and `;
+      const what = `the registry refused the token once the whole part had arrived, on ` +
+        `${facts.attempts ?? 0} attempts in a row: ${lifetime}a part took ` +
+        `${describeDuration(facts.uploadMs ?? 0)} at ${describeRate(facts.bytesPerSecond ?? 0)}`;
+      return suggested === undefined
+        ? `${what}; at that speed no part size fits within ${MAX_PARTS} parts`
+        : `${what}; parts of ${describeBytes(suggested)} arrive within a token's life ` +
+          `(${NEW_ARTIFACT})`;
     }
     case "layer-count":
       return `the registry refused a manifest of ${facts.partCount ?? 0} parts; if it limits ` +

@@ -43,6 +43,8 @@ export interface PartUploadContext {
   clock?: Clock;
   /** Called before each upload session is opened (e.g. to renew a token about to expire). */
   beforeUpload?: (part: PartDescriptor, signal: AbortSignal) => Promise<void>;
+  /** The stated lifetime (ms) of the token uploads present, when there is one. */
+  tokenLifetimeMs?: () => number | undefined;
 }
 
 /**
@@ -51,8 +53,9 @@ export interface PartUploadContext {
  * existence check and re-streams the part; 4 attempts by default. A source that ends early or
  * whose bytes no longer match the part digest fails with `SourceChangedError`, not retried. A
  * registry that refuses the part's size fails with `PartSizeError` naming a size that fits:
- * at once on a 413, and once the budget is spent when every attempt was cut after about the
- * same time (a request time limit).
+ * at once on a 413; after two attempts in a row whose token was refused once the whole part
+ * had arrived (the second with a fresh token); and once the budget is spent when every attempt
+ * was cut after about the same time (a request time limit).
  *
  * @example
  * ```ts ignore
@@ -65,14 +68,14 @@ export async function uploadPart(
   part: PartDescriptor,
 ): Promise<"skipped" | "uploaded"> {
   const clock = context.clock ?? systemClock;
-  const attempts = new UploadAttempts(() => clock.now());
+  const attempts = new UploadAttempts(() => clock.now(), part.size);
   try {
     return await retry(`part ${part.index}: upload`, async () => {
       try {
         return await attemptUpload(context, part, attempts);
       } catch (err) {
         attempts.failed(err);
-        throw err;
+        throw tokenLifetimeFailure(err, context, part, attempts) ?? err;
       }
     }, { policy: context.policy ?? PARTED_RETRY_POLICY, signal: context.signal, clock });
   } catch (err) {
@@ -130,6 +133,35 @@ function refusedSize(
     refusedBytes: part.size,
     suggestedPartSize: partSizeBelowRefused(context.fileSize, part.size),
   }, { cause: err, status: 413 });
+}
+
+/**
+ * The failure of a part whose token was refused after the whole part arrived, twice in a row,
+ * if it was: a part must arrive within what a fresh token lives (its stated lifetime, and at
+ * most the time the refused part took).
+ */
+function tokenLifetimeFailure(
+  err: unknown,
+  context: PartUploadContext,
+  part: PartDescriptor,
+  attempts: UploadAttempts,
+): PartSizeError | undefined {
+  const seen = attempts.tokenOutlived();
+  if (seen === undefined) return undefined;
+  const tokenLifetimeMs = context.tokenLifetimeMs?.();
+  const lifeMs = Math.min(tokenLifetimeMs ?? Infinity, seen.uploadMs);
+  return new PartSizeError(`part ${part.index}: upload`, {
+    limit: "token-lifetime",
+    partSize: context.partSize,
+    ...seen,
+    ...(tokenLifetimeMs === undefined ? {} : { tokenLifetimeMs }),
+    suggestedPartSize: partSizeForTimeLimit(
+      context.fileSize,
+      context.partSize,
+      seen.bytesPerSecond,
+      lifeMs,
+    ),
+  }, { cause: err });
 }
 
 /** The failure of a part whose every attempt was cut after about the same time, if it was. */

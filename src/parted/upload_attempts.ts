@@ -1,9 +1,11 @@
 /**
  * The attempts of one part upload, timed: recognises a registry (or a proxy in front of it)
- * that cuts every request after the same time, and measures the speed the part went at.
+ * that cuts every request after the same time, or that refuses a fresh token once a whole part
+ * has arrived, and measures the speed the part went at.
  *
  * @module
  */
+import { AuthRetryError } from "../auth/auth_retry_error.ts";
 import { findError } from "../errors/find_error.ts";
 import { HttpStatusError, NetworkError } from "../errors/kinds.ts";
 import { retryable } from "../errors/retryable.ts";
@@ -34,7 +36,19 @@ interface Put {
   samples: [number, number][];
 }
 
-type Ended = { cut: false } | { cut: true; elapsedMs: number; bytesPerSecond: number };
+/** What the attempts show when the token was refused after whole parts, twice in a row. */
+export interface TokenOutlivedSeen {
+  /** The shorter of the two refused uploads, in ms. */
+  readonly uploadMs: number;
+  /** The part's size over that time, in bytes per second. */
+  readonly bytesPerSecond: number;
+  /** Attempts refused that way in a row. */
+  readonly attempts: number;
+}
+
+type Ended =
+  | { cut: false; refusedAfterMs?: number }
+  | { cut: true; elapsedMs: number; bytesPerSecond: number };
 
 /**
  * Records each attempt of one part upload: when its PUT started, the body bytes sent and how
@@ -49,12 +63,14 @@ type Ended = { cut: false } | { cut: true; elapsedMs: number; bytesPerSecond: nu
  */
 export class UploadAttempts {
   readonly #now: () => number;
+  readonly #size: number;
   #put: Put | undefined;
   readonly #ended: Ended[] = [];
 
-  /** Times attempts with `now` (milliseconds, monotonic). */
-  constructor(now: () => number) {
+  /** Times the attempts of a part of `size` bytes with `now` (milliseconds, monotonic). */
+  constructor(now: () => number, size: number) {
     this.#now = now;
+    this.#size = size;
   }
 
   /** The attempt's PUT begins to send its body. */
@@ -77,6 +93,10 @@ export class UploadAttempts {
     const put = this.#put;
     this.#put = undefined;
     const elapsedMs = put === undefined ? 0 : this.#now() - put.startedAt;
+    if (put !== undefined && put.bytes >= this.#size && isTokenRefusal(err)) {
+      this.#ended.push({ cut: false, refusedAfterMs: elapsedMs });
+      return;
+    }
     if (put === undefined || !isCut(err) || elapsedMs < MIN_TIME_LIMIT_MS) {
       this.#ended.push({ cut: false });
       return;
@@ -100,6 +120,25 @@ export class UploadAttempts {
       attempts: cuts.length,
     };
   }
+
+  /**
+   * The refusal shown when the last two attempts each sent the whole part and then had their
+   * token refused: the second one started with the token renewed by the first refusal, so a
+   * fresh token does not outlive a part. `undefined` otherwise.
+   */
+  tokenOutlived(): TokenOutlivedSeen | undefined {
+    const last = this.#ended.slice(-2).flatMap((e) =>
+      !e.cut && e.refusedAfterMs !== undefined ? [e.refusedAfterMs] : []
+    );
+    if (last.length < 2 || this.#size === 0) return undefined;
+    const uploadMs = Math.max(1, Math.min(...last));
+    return { uploadMs, bytesPerSecond: (this.#size / uploadMs) * 1000, attempts: 2 };
+  }
+}
+
+/** A request with a body refused for its credential, which has been renewed since. */
+function isTokenRefusal(err: unknown): boolean {
+  return findError(err, AuthRetryError) !== undefined;
 }
 
 /**
