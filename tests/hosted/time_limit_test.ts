@@ -21,7 +21,7 @@ import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { failureLines, hintLines, runCli } from "../cli/_cli.ts";
+import { failureLines, hintLines, runCli, spawnCli } from "../cli/_cli.ts";
 import {
   FAST_RETRY,
   isPowerOfTwo,
@@ -181,5 +181,33 @@ registryTest(
     const rerun = await runCli(words.slice(1), { tmp: tmp.path });
     assertEquals(rerun.code, 0, rerun.stderr);
     assertMatch(rerun.stdout, /^sha256:[0-9a-f]{64}\n$/);
+  },
+);
+
+registryTest(
+  "cli: Ctrl-C while cut uploads are retried exits 130 without a hint",
+  async () => {
+    await using registry = await startRegistry();
+    await using edge = await startFaultProxy({ target: registry.url });
+    edge.fault({ ...PART_PUT, throttleRequest: 8 * MiB, cutAfterMs: LIMIT_MS, times: Infinity });
+    await using tmp = await tempDir();
+    const src = `${tmp.path}/weights.bin`;
+    await writePatternFile(src, 24 * MiB, 15);
+    const child = spawnCli(
+      ["push", "--plain-http", "--part-size", "24MiB", `${edge.host}/hosted/stop:v1`, src],
+      { tmp: tmp.path },
+    );
+    await child.stdin.close();
+    const stderr = new Response(child.stderr).text();
+    void new Response(child.stdout).text();
+    // Once the first attempt has been cut.
+    while (edge.log.filter((r) => r.method === "PUT").length < 2) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    child.kill("SIGINT");
+    const status = await child.status;
+    const text = await stderr;
+    assertEquals(status.code, 130, text);
+    assertEquals(hintLines(text), [], "no rerun advice after a stop");
   },
 );
