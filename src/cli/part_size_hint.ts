@@ -16,10 +16,42 @@ const WHY: Readonly<Record<PartSizeError["limit"], string>> = {
   "token-lifetime": "(a part then arrives within a token's lifetime)",
 };
 
+/** What to do after a part-size limit: the advice in words, and the command to run. */
+export interface PartSizeAdvice {
+  /** One sentence: the size to push with, why, and that nothing is reused. */
+  readonly hint: string;
+  /** The command line to run (the user's arguments with `--part-size` replaced). */
+  readonly command: string;
+}
+
 /**
- * The hint after a failed push whose chain carries a {@linkcode PartSizeError} with a
- * suggested size: two lines for standard error, the second the command to run; empty
- * otherwise. `args` are the push command's arguments as typed (after `push`).
+ * The advice after a failed push whose chain carries a {@linkcode PartSizeError} with a
+ * suggested size, or `undefined`. `args` are the push command's arguments as typed (after
+ * `push`). A failure report can show `hint` as its hint and `command` on a line of its own.
+ *
+ * @example
+ * ```ts ignore
+ * import { partSizeAdvice } from "./part_size_hint.ts";
+ * const advice = partSizeAdvice(err, ["--plain-http", "127.0.0.1:5000/a/b:v1", "big.bin"]);
+ * ```
+ */
+export function partSizeAdvice(
+  err: unknown,
+  args: readonly string[],
+): PartSizeAdvice | undefined {
+  const limit = findError(err, PartSizeError);
+  const size = limit?.suggestedPartSize;
+  if (limit === undefined || size === undefined) return undefined;
+  return {
+    hint: `push again with --part-size ${sizeFlag(size)} ${WHY[limit.limit]}; no part already ` +
+      `uploaded at ${sizeFlag(limit.partSize)} is reused (a new part size makes a new artifact)`,
+    command: rerunCommand(args, size),
+  };
+}
+
+/**
+ * The advice as the end of a failure report: `ocipart push: hint: …. Run:` and the command,
+ * indented, on the next line; empty without advice.
  *
  * @example
  * ```ts ignore
@@ -28,12 +60,10 @@ const WHY: Readonly<Record<PartSizeError["limit"], string>> = {
  * ```
  */
 export function partSizeHint(err: unknown, args: readonly string[]): string {
-  const limit = findError(err, PartSizeError);
-  const size = limit?.suggestedPartSize;
-  if (limit === undefined || size === undefined) return "";
-  return `ocipart push: hint: push again with --part-size ${sizeFlag(size)} ` +
-    `${WHY[limit.limit]}; no part already uploaded at ${sizeFlag(limit.partSize)} is reused ` +
-    `(a new part size makes a new artifact). Run:\n  ${rerunCommand(args, size)}\n`;
+  const advice = partSizeAdvice(err, args);
+  return advice === undefined
+    ? ""
+    : `ocipart push: hint: ${advice.hint}. Run:\n  ${advice.command}\n`;
 }
 
 /**
