@@ -17,10 +17,31 @@ import { MAX_PARTS } from "./format.ts";
  * - `"token-lifetime"`: the registry (or a proxy that reads whole bodies before passing them on)
  *   checks the token once a part has arrived, and refused a token that was fresh when the part
  *   started: parts must arrive within a token's lifetime.
+ *
+ * @example Telling the limits apart
+ * ```ts
+ * import type { PartSizeLimit } from "@ocipart/ocipart/parted";
+ * const direction = (limit: PartSizeLimit) => limit === "layer-count" ? "larger" : "smaller";
+ * console.log(direction("body-size")); // "smaller"
+ * ```
  */
 export type PartSizeLimit = "request-time" | "body-size" | "layer-count" | "token-lifetime";
 
-/** What a push measured about the limit; every size and count is the push's own. */
+/**
+ * What a push measured about the limit; every size and count is the push's own.
+ *
+ * @example The facts of a registry that refused a 512 MiB part
+ * ```ts
+ * import type { PartSizeFacts } from "@ocipart/ocipart/parted";
+ * const facts: PartSizeFacts = {
+ *   limit: "body-size",
+ *   partSize: 512 * 1024 * 1024,
+ *   refusedBytes: 512 * 1024 * 1024,
+ *   suggestedPartSize: 256 * 1024 * 1024,
+ * };
+ * console.log(facts.suggestedPartSize! / 1024 / 1024); // 256
+ * ```
+ */
 export interface PartSizeFacts {
   /** The limit the push ran into. */
   readonly limit: PartSizeLimit;
