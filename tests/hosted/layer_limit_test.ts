@@ -7,9 +7,11 @@
  */
 import { findError } from "../../src/errors/find_error.ts";
 import { HttpStatusError } from "../../src/errors/kinds.ts";
+import { TooLargeError } from "../../src/errors/sentinels.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
 import { PartSizeError } from "../../src/parted/part_size_error.ts";
-import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
+import { assert, assertEquals, assertInstanceOf, assertRejects } from "../fixtures/assert.ts";
+import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -98,6 +100,25 @@ registryTest(
     assertEquals(findError(single, PartSizeError), undefined, "one part cannot be halved");
   },
 );
+
+Deno.test("a manifest refused with 413 is a size limit too: TooLargeError, and twice the part size", async () => {
+  await using fake = await startFakeRegistry();
+  fake.fault({ ...MANIFEST_PUT, respond: { status: 413 } });
+  await using dir = await tempDir();
+  const src = `${dir.path}/weights.bin`;
+  await writePatternFile(src, 3 * 64 * KiB, 24);
+  using client = new PartedClient({ plainHttp: true });
+  const err = await assertRejects(() =>
+    client.push(`${fake.host}/hosted/manifest-size:v1`, fromFile(src), { partSize: 64 * KiB })
+  );
+  assertInstanceOf(findError(err, TooLargeError), TooLargeError);
+  const limit = partSizeError(err);
+  assertEquals([limit.limit, limit.facts.partCount, limit.suggestedPartSize], [
+    "layer-count",
+    3,
+    128 * KiB,
+  ]);
+});
 
 registryTest(
   "cli: a layer limit prints the command to run with twice the part size, and it pushes",
