@@ -15,9 +15,13 @@
  *
  * Exit codes: 0 success, 1 failure with no sentinel (including an expired `--timeout`), 2 usage
  * error, 3 not found, 4 not a parted artifact, 5 digest mismatch, 6 unauthorized, 7 part too
- * large, 130 SIGINT, 143 SIGTERM. On failure standard error carries the library's error on one
- * line, then a line naming the matched sentinel class and code, stating that none matched, or
- * naming the signal.
+ * large, 130 SIGINT, 143 SIGTERM. A usage error prints its message (with a suggestion or a hint)
+ * and a line pointing at `ocipart <command> --help`. On failure standard error starts with a
+ * sentence naming what was typed (reference, registry, file) and, for the common cases, a
+ * `hint:` line; then the library's error on one line, its safe cause codes, and a line naming
+ * the matched sentinel class and code, stating that none matched, or naming the signal. A closed
+ * standard output or error (`ocipart inspect … | head -1`) ends nothing: what cannot be written
+ * is dropped without a word and the exit code is the command's own.
  *
  * Permissions (the narrowest set that works; `deno task compile` bakes in the general form):
  * - `--allow-net`: the registry and its token endpoint (`--allow-net=<host>` when known).
@@ -29,7 +33,10 @@
  *   sizing the partial file (without it that check is skipped).
  * - `--allow-env=HOME,DOCKER_CONFIG`: to find the docker configuration; without it the tool
  *   runs anonymously or with `--username`. Add `HTTP_PROXY,HTTPS_PROXY,NO_PROXY` (and their
- *   lowercase forms) to go through a forward proxy; unreadable, they count as unset.
+ *   lowercase forms) to go through a forward proxy; unreadable, they count as unset. Downloads
+ *   use the runtime's own (faster) client only when these and `ALL_PROXY`/`all_proxy` can be
+ *   read and are unset, since that client would follow them by itself.
+ * - `--insecure` and `--ca-file` need nothing more.
  * - `--allow-run=docker-credential-<name>`: only when the docker configuration names a
  *   credential helper; helpers then also need the whole environment readable (`--allow-env`),
  *   because the helper process inherits it.
@@ -46,7 +53,7 @@ import { runPush } from "./src/cli/commands/push.ts";
 import { runVerify } from "./src/cli/commands/verify.ts";
 import { errorLine, EXIT_CODES } from "./src/cli/exit_code.ts";
 import { noticeWrite, stderr, stdout } from "./src/cli/io.ts";
-import { usageText } from "./src/cli/usage.ts";
+import { usagePointer, usageText } from "./src/cli/usage.ts";
 import { UsageError } from "./src/cli/usage_error.ts";
 
 const PROGRAM = "ocipart";
@@ -91,7 +98,8 @@ export async function main(args: readonly string[]): Promise<number> {
     }
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    stderr(`${PROGRAM}: ${err.message}\n\n${usageText(err.command)}\n`);
+    // The error and where the usage is, not the usage itself: the error stays on screen.
+    stderr(`${PROGRAM}: ${err.message}\n${PROGRAM}: ${usagePointer(err.command)}\n`);
     return EXIT_CODES.usage;
   }
 }

@@ -43,10 +43,16 @@ export {
   type VerifyOptions,
 } from "./src/parted/client.ts";
 export type { CopyResult } from "./src/parted/copy.ts";
+export type { PullResult } from "./src/parted/pull.ts";
 export type { ArtifactDescription, PartInfo } from "./src/parted/inspect.ts";
 export type { PartCheck, VerifyReport } from "./src/parted/verify.ts";
 export { fromFile, type PushSource } from "./src/parted/fs_source.ts";
-export { type PullDestination, toDirectory, toFile } from "./src/parted/fs_partial.ts";
+export {
+  type DirectoryOptions,
+  type PullDestination,
+  toDirectory,
+  toFile,
+} from "./src/parted/fs_partial.ts";
 export type {
   PartEvent,
   ProgressCallback,
@@ -54,6 +60,7 @@ export type {
   ProgressSnapshot,
 } from "./src/parted/progress.ts";
 export type { ExplicitCredential } from "./src/parted/options.ts";
+export type { RegistrySettings } from "./src/remote/registry_settings.ts";
 export type { Descriptor } from "./src/registry/media_types.ts";
 export type { RateLimit } from "./src/transport/rate_limit.ts";
 
@@ -90,6 +97,10 @@ export {
   TooLargeError,
   UnauthorizedError,
 } from "./src/errors/sentinels.ts";
+export {
+  DestinationExistsError,
+  type ExistingEntry,
+} from "./src/parted/destination_exists_error.ts";
 export { type ErrorClass, findError } from "./src/errors/find_error.ts";
 export { statusCode } from "./src/errors/status_code.ts";
 export { retryable, type RetryClassification } from "./src/errors/retryable.ts";

@@ -89,6 +89,23 @@ export interface DockerConfigOptions {
   runHelper?: HelperRunner;
 }
 
+/**
+ * A `CredentialError` about the configuration file itself: it cannot be read, is not JSON, or
+ * a field has the wrong shape. A program can name the file it was reading (the message does
+ * not, so that it never carries a local path).
+ *
+ * @example Telling a broken file from a failing helper
+ * ```ts
+ * import { DockerConfigFileError, parseDockerConfig } from "./docker_config.ts";
+ * try {
+ *   parseDockerConfig("{ not json");
+ * } catch (err) {
+ *   console.log(err instanceof DockerConfigFileError); // true
+ * }
+ * ```
+ */
+export class DockerConfigFileError extends CredentialError {}
+
 /** Reads the process environment; no permission to do so reads as unset. */
 function processEnv(name: string): string | undefined {
   try {
@@ -143,16 +160,18 @@ export function parseDockerConfig(text: string): DockerConfig {
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new CredentialError("docker config is not valid JSON");
+    throw new DockerConfigFileError("docker config is not valid JSON");
   }
-  if (!isRecord(parsed)) throw new CredentialError("docker config is not a JSON object");
+  if (!isRecord(parsed)) throw new DockerConfigFileError("docker config is not a JSON object");
   const config: DockerConfig = {};
   if (parsed.auths !== undefined && parsed.auths !== null) {
-    if (!isRecord(parsed.auths)) throw new CredentialError("docker config: auths is not an object");
+    if (!isRecord(parsed.auths)) {
+      throw new DockerConfigFileError("docker config: auths is not an object");
+    }
     const auths: Record<string, DockerAuthEntry> = {};
     for (const [server, entry] of Object.entries(parsed.auths)) {
       if (!isRecord(entry)) {
-        throw new CredentialError("docker config: auths entry is not an object");
+        throw new DockerConfigFileError("docker config: auths entry is not an object");
       }
       const out: DockerAuthEntry = {};
       for (
@@ -161,7 +180,9 @@ export function parseDockerConfig(text: string): DockerConfig {
         const value = entry[field];
         if (value === undefined || value === null) continue;
         if (typeof value !== "string") {
-          throw new CredentialError(`docker config: auths entry field ${field} is not a string`);
+          throw new DockerConfigFileError(
+            `docker config: auths entry field ${field} is not a string`,
+          );
         }
         out[field] = value;
       }
@@ -171,18 +192,18 @@ export function parseDockerConfig(text: string): DockerConfig {
   }
   if (parsed.credsStore !== undefined && parsed.credsStore !== null) {
     if (typeof parsed.credsStore !== "string") {
-      throw new CredentialError("docker config: credsStore is not a string");
+      throw new DockerConfigFileError("docker config: credsStore is not a string");
     }
     config.credsStore = parsed.credsStore;
   }
   if (parsed.credHelpers !== undefined && parsed.credHelpers !== null) {
     if (!isRecord(parsed.credHelpers)) {
-      throw new CredentialError("docker config: credHelpers is not an object");
+      throw new DockerConfigFileError("docker config: credHelpers is not an object");
     }
     const helpers: Record<string, string> = {};
     for (const [server, name] of Object.entries(parsed.credHelpers)) {
       if (typeof name !== "string") {
-        throw new CredentialError("docker config: credHelpers entry is not a string");
+        throw new DockerConfigFileError("docker config: credHelpers entry is not a string");
       }
       helpers[server] = name;
     }
@@ -217,10 +238,12 @@ export function credentialFromAuthEntry(entry: DockerAuthEntry): Credential {
         Uint8Array.from(binary, (c) => c.charCodeAt(0)),
       );
     } catch {
-      throw new CredentialError("docker config: auth field is not valid base64");
+      throw new DockerConfigFileError("docker config: auth field is not valid base64");
     }
     const colon = decoded.indexOf(":");
-    if (colon < 0) throw new CredentialError("docker config: auth field is not user:password");
+    if (colon < 0) {
+      throw new DockerConfigFileError("docker config: auth field is not user:password");
+    }
     return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
   }
   if (entry.username || entry.password) {
@@ -243,19 +266,39 @@ function isHubHost(host: string): boolean {
   return DOCKER_HUB_HOSTS.includes(host);
 }
 
+/** Whether a configuration key names the (lowercased) registry host. */
+function keyNames(key: string, host: string): boolean {
+  const other = keyHost(key);
+  return other === host || (isHubHost(host) && isHubHost(other));
+}
+
 /** Finds the value stored for `host`: an exact key first, then a key naming the same host. */
 function lookup<T>(table: Record<string, T> | undefined, host: string): T | undefined {
   if (table === undefined) return undefined;
-  const hub = isHubHost(host);
-  const exact = hub ? [DOCKER_HUB_SERVER, ...DOCKER_HUB_HOSTS] : [host];
+  const exact = isHubHost(host) ? [DOCKER_HUB_SERVER, ...DOCKER_HUB_HOSTS] : [host];
   for (const key of exact) {
     if (Object.hasOwn(table, key)) return table[key];
   }
-  for (const [key, value] of Object.entries(table)) {
-    const other = keyHost(key);
-    if (other === host || (hub && isHubHost(other))) return value;
-  }
-  return undefined;
+  const key = Object.keys(table).find((candidate) => keyNames(candidate, host));
+  return key === undefined ? undefined : table[key];
+}
+
+/**
+ * Every key of an `auths` (or `credHelpers`) table that the lookup of this module would match
+ * for `registryHost`: the host itself, any spelling with a scheme or path
+ * (`https://registry.example/v1/`) or in other case, and for the public hub all its names.
+ * A login replaces, and a logout removes, all of them.
+ *
+ * @example Every spelling of one registry
+ * ```ts
+ * import { authKeysFor } from "./docker_config.ts";
+ * const auths = { "r.example": {}, "https://r.example/v1/": {}, "r.example:5000": {} };
+ * console.log(authKeysFor(auths, "r.example")); // ["r.example", "https://r.example/v1/"]
+ * ```
+ */
+export function authKeysFor(table: Record<string, unknown>, registryHost: string): string[] {
+  const host = registryHost.toLowerCase();
+  return Object.keys(table).filter((key) => keyNames(key, host));
 }
 
 /**
@@ -354,7 +397,7 @@ export function dockerConfigCredentials(options: DockerConfigOptions = {}): Cred
         if (signal?.aborted) throw signal.reason;
         const code = (err as NodeJS.ErrnoException)?.code;
         if (code === "ENOENT" || code === "ENOTDIR") return {};
-        throw new CredentialError("docker config could not be read", { cause: err });
+        throw new DockerConfigFileError("docker config could not be read", { cause: err });
       }
       const config = parseDockerConfig(text);
       return await resolveDockerCredential(config, registryHost, {

@@ -1,21 +1,26 @@
 /**
  * Saving and erasing a registry's credential in the docker configuration, as `docker login`
  * and `docker logout` do: through the configured credential helper when there is one, else as
- * `auths.<registry>.auth` (base64 of `user:password`) in the file, which is rewritten
- * atomically with mode 0600 and keeps every other key.
+ * `auths.<registry>.auth` (base64 of `user:password`) in the file.
+ *
+ * A login replaces everything the file held for the registry (every spelling of its key, with
+ * any stale `identitytoken` or `registrytoken`); when a helper stores the credential, the file
+ * keeps no entry for the registry at all. The file is rewritten atomically and keeps every
+ * other key; a symbolic link to it stays a link and its target is rewritten (see
+ * `docker_config_file.ts`).
  *
  * @module
  */
-import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
-import { dirname } from "node:path";
 import { CredentialError } from "../errors/kinds.ts";
 import { changeHelperCredential } from "./credential_helper.ts";
 import {
+  authKeysFor,
   credentialHelperFor,
   dockerConfigPath,
   helperServerUrl,
   parseDockerConfig,
 } from "./docker_config.ts";
+import { readConfigFile, writeConfigFile } from "./docker_config_file.ts";
 
 /**
  * A user name and password to save.
@@ -47,36 +52,63 @@ export interface LoginCredential {
 export interface DockerLoginOptions {
   /** The configuration file; default `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`. */
   configPath?: string;
-  /** Runs `docker-credential-<name> store|erase`; default the real helper program. */
+  /**
+   * Runs `docker-credential-<name> store|erase`; default the real helper program. Resolves to
+   * `false` when an erase found nothing to erase (anything else counts as changed).
+   */
   changeHelper?: (
     name: string,
     serverUrl: string,
     credential: LoginCredential | undefined,
-  ) => Promise<void>;
+    signal?: AbortSignal,
+  ) => Promise<boolean | void>;
+  /** Stops the change: a running helper is killed and the file is left as it was. */
+  signal?: AbortSignal;
 }
 
 /**
- * Where a credential was saved or erased.
+ * A store that holds a registry's credential: a credential helper, or the file's `auths`.
+ *
+ * @example Reading where a logout removed a login from
+ * ```ts
+ * import type { CredentialStore } from "@ocipart/ocipart/auth";
+ * const removedFrom: CredentialStore[] = ["helper", "auths"];
+ * console.log(removedFrom.includes("auths")); // true
+ * ```
+ */
+export type CredentialStore = "helper" | "auths";
+
+/**
+ * Where a credential was saved, and what was removed.
  *
  * @example Naming where a login went
  * ```ts
  * import type { DockerLoginResult } from "@ocipart/ocipart/auth";
- * const where = (r: DockerLoginResult) => r.helper ?? r.configPath;
+ * const where = (r: DockerLoginResult) => r.savedIn === "helper" ? r.helper : r.configPath;
  * console.log(typeof where); // "function"
  * ```
  */
 export interface DockerLoginResult {
   /** The registry host. */
   registry: string;
-  /** The configuration file consulted. */
+  /** The configuration file consulted (as given; a symbolic link is written through). */
   configPath: string;
-  /** The credential helper that holds the credential, when one is configured. */
+  /** The credential helper the configuration names for the registry, if any. */
   helper: string | undefined;
+  /** Where a login saved the credential; `undefined` for an erase. */
+  savedIn: CredentialStore | undefined;
+  /**
+   * The stores that held a credential for the registry and no longer do: for an erase, what
+   * was actually removed (empty: nothing was stored); for a login through a helper, `auths`
+   * when a plain-text copy was dropped from the file.
+   */
+  removedFrom: CredentialStore[];
 }
 
 /**
  * Saves `credential` for `registry`: with the helper the configuration names for it, else in
- * the file's `auths`. Nothing is written when the file cannot be read or parsed.
+ * the file's `auths`, replacing whatever the file held for that registry. Nothing is written
+ * when the file cannot be read or parsed.
  *
  * @throws {CredentialError} The configuration is unreadable or malformed, or the helper fails.
  *
@@ -100,8 +132,9 @@ export async function saveDockerLogin(
 }
 
 /**
- * Erases the credential of `registry`: from the configured helper, and its `auths` entry from
- * the file (the file is rewritten only when it had one). Erasing what is absent succeeds.
+ * Erases the credential of `registry`: from the configured helper, and every `auths` entry
+ * naming it from the file (the file is rewritten only when it had one). Erasing what is absent
+ * succeeds with an empty `removedFrom`.
  *
  * @throws {CredentialError} The configuration is unreadable or malformed, or the helper fails.
  *
@@ -111,8 +144,8 @@ export async function saveDockerLogin(
  * const dir = await Deno.makeTempDir();
  * const configPath = `${dir}/config.json`;
  * await saveDockerLogin("registry.example", { username: "ci", password: "s" }, { configPath });
- * await eraseDockerLogin("registry.example", { configPath });
- * console.log(await Deno.readTextFile(configPath)); // '{\n  "auths": {}\n}\n'
+ * console.log((await eraseDockerLogin("registry.example", { configPath })).removedFrom); // ["auths"]
+ * console.log((await eraseDockerLogin("registry.example", { configPath })).removedFrom); // []
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
@@ -128,66 +161,51 @@ async function changeLogin(
   credential: LoginCredential | undefined,
   options: DockerLoginOptions,
 ): Promise<DockerLoginResult> {
+  options.signal?.throwIfAborted();
   const host = registry.toLowerCase();
   const configPath = options.configPath ?? dockerConfigPath();
   if (configPath === undefined) {
     throw new CredentialError("docker config location is unknown (no home directory)");
   }
-  const document = await readDocument(configPath);
+  const file = await readConfigFile(configPath);
+  const document = file.document;
   const helper = credentialHelperFor(parseDockerConfig(JSON.stringify(document)), host);
   const key = helperServerUrl(host);
-  if (helper !== undefined) {
-    const change = options.changeHelper ??
-      ((name, serverUrl, value) => changeHelperCredential(name, serverUrl, value));
-    await change(helper, key, credential);
-  }
+  const helperChanged = helper !== undefined &&
+    await changeInHelper(options, helper, key, credential) !== false;
   const auths = isRecord(document.auths) ? { ...document.auths } : {};
-  const hadEntry = Object.hasOwn(auths, key);
-  if (credential !== undefined && helper === undefined) {
-    const auth = btoa(String.fromCodePoint(
-      ...new TextEncoder().encode(`${credential.username}:${credential.password}`),
-    ));
-    auths[key] = { ...(isRecord(auths[key]) ? auths[key] : {}), auth };
-  } else if (credential === undefined && hadEntry) {
-    delete auths[key];
-  } else {
-    return { registry: host, configPath, helper };
+  const stale = authKeysFor(auths, host);
+  for (const name of stale) delete auths[name];
+  const inFile = credential !== undefined && helper === undefined;
+  if (inFile) auths[key] = { auth: basicAuth(credential) };
+  if (inFile || stale.length > 0) {
+    const text = `${JSON.stringify({ ...document, auths }, null, 2)}\n`;
+    await writeConfigFile(file, text, options.signal);
   }
-  await writeAtomically(configPath, `${JSON.stringify({ ...document, auths }, null, 2)}\n`);
-  return { registry: host, configPath, helper };
+  const removedFrom: CredentialStore[] = [];
+  if (credential === undefined && helperChanged) removedFrom.push("helper");
+  if (!inFile && stale.length > 0) removedFrom.push("auths");
+  const savedIn = credential === undefined ? undefined : inFile ? "auths" : "helper";
+  return { registry: host, configPath, helper, savedIn, removedFrom };
 }
 
-/** The configuration as a JSON object; `{}` when the file does not exist. */
-async function readDocument(path: string): Promise<Record<string, unknown>> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    const code = (err as { code?: unknown })?.code;
-    if (code === "ENOENT") return {};
-    throw new CredentialError("docker config could not be read", { cause: err });
+function changeInHelper(
+  options: DockerLoginOptions,
+  helper: string,
+  serverUrl: string,
+  credential: LoginCredential | undefined,
+): Promise<boolean | void> {
+  const signal = options.signal;
+  if (options.changeHelper !== undefined) {
+    return options.changeHelper(helper, serverUrl, credential, signal);
   }
-  parseDockerConfig(text); // refuses a malformed file before anything is written
-  return JSON.parse(text) as Record<string, unknown>;
+  return changeHelperCredential(helper, serverUrl, credential, signal ? { signal } : {});
 }
 
-/** Writes `text` to a sibling temporary file with mode 0600, then renames it onto `path`. */
-async function writeAtomically(path: string, text: string): Promise<void> {
-  const temporary = `${path}.${crypto.randomUUID()}.tmp`;
-  try {
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const file = await open(temporary, "wx", 0o600);
-    try {
-      await file.writeFile(text, "utf8");
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(temporary, path);
-  } catch (err) {
-    await rm(temporary, { force: true }).catch(() => {});
-    throw new CredentialError("docker config could not be written", { cause: err });
-  }
+/** base64 of the UTF-8 bytes of `user:password`. */
+function basicAuth(credential: LoginCredential): string {
+  const bytes = new TextEncoder().encode(`${credential.username}:${credential.password}`);
+  return btoa(Array.from(bytes, (byte) => String.fromCharCode(byte)).join(""));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -40,6 +40,7 @@ export {
   type HelperRunner,
 } from "./docker_config.ts";
 export {
+  type CredentialStore,
   type DockerLoginOptions,
   type DockerLoginResult,
   eraseDockerLogin,

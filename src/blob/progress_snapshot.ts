@@ -97,8 +97,30 @@ export interface ProgressSnapshot {
   partsSkipped?: number;
   /** The artifact's part count. */
   partsTotal?: number;
+  /**
+   * Parts whose bytes are moving now: sent, received or hashed in their current attempt and not
+   * yet in final place. When every part runs at once, this is what moves before the first part
+   * is done.
+   */
+  partsActive?: number;
   /** Part events since the previous snapshot, in the order they happened. */
   events?: readonly PartEvent[];
+  /**
+   * Pull only, in every snapshot of a `PartedClient` pull: bytes that a resume found on disk
+   * and will not fetch again, that is the parts of the partial file that matched their digest
+   * plus the written beginnings of parts the pull continues from there. Each part's share is
+   * counted as the resume pass finds it, before that part is fetched; it is 0 when there was
+   * nothing to resume. It drops when a beginning turns out not to match its part, which is then
+   * fetched whole.
+   */
+  resumedBytes?: number;
+  /**
+   * Pull only, in every snapshot of a `PartedClient` pull: true once the partial file of an
+   * interrupted pull has been checked (at once when there was none), so `resumedBytes` then
+   * holds all it found. The check overlaps the first downloads, so before this `resumedBytes`
+   * is still growing.
+   */
+  resumeChecked?: boolean;
 }
 
 /**

@@ -12,8 +12,11 @@ import { registryOrigin } from "../registry/endpoints.ts";
 import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
 import { isReservedAnnotation } from "../parted/format.ts";
+import { isMirrorLocation } from "../remote/mirror_table.ts";
 import { parseRate } from "./rate.ts";
+import { COPY_SIDE_OPTIONS, type CopySides, copySides } from "./copy_sides.ts";
 import { type CommandName, UsageError } from "./usage_error.ts";
+import { unknownCommandMessage, unknownFlagMessage } from "./unknown_words.ts";
 
 /** How transfer progress is shown on standard error. */
 export type ProgressMode = "auto" | "bar" | "plain" | "json" | "none";
@@ -44,6 +47,14 @@ export interface RegistryFlags {
   json: boolean;
 }
 
+/** The flags of the commands that read an artifact (`pull`, `inspect`, `verify`, `copy`). */
+export interface ReadFlags {
+  /** `--mirror` values (`host[:port][/namespace]`), in order; they replace the configured ones. */
+  mirrors: string[];
+  /** `--registries-conf FILE`: the registries configuration to read mirrors from. */
+  registriesConf: string | undefined;
+}
+
 /** The flags shared by `push` and `pull`. */
 export interface TransferFlags extends RegistryFlags {
   /** Concurrent part transfers, or undefined for the library's default. */
@@ -66,12 +77,15 @@ export interface PushCommand extends TransferFlags {
   partSize: number | undefined;
   /** Extra manifest annotations from `--annotation key=value`. */
   annotations: Record<string, string>;
-  /** The arguments after `push`, as typed: a hint can repeat the command with a change. */
+  /**
+   * The arguments after `push`, as typed (aliases spelled as given): after a part-size limit,
+   * the failure report repeats them, `--part-size` replaced, as the command to run.
+   */
   args: readonly string[];
 }
 
 /** A parsed `pull` command line. */
-export interface PullCommand extends TransferFlags {
+export interface PullCommand extends TransferFlags, ReadFlags {
   /** Discriminant. */
   kind: "pull";
   /** The reference to pull, as typed. */
@@ -80,20 +94,24 @@ export interface PullCommand extends TransferFlags {
   destination: string;
   /** Check the whole-file digest annotation while parts land. */
   verifyFileDigest: boolean;
+  /** Into a directory: replace a file of the artifact's name. */
+  overwrite: boolean;
 }
 
 /** A parsed `copy` command line. */
-export interface CopyCommand extends TransferFlags {
+export interface CopyCommand extends TransferFlags, ReadFlags {
   /** Discriminant. */
   kind: "copy";
   /** The artifact to copy, as typed. */
   source: string;
   /** Where the copy goes, as typed. */
   target: string;
+  /** How each registry is reached (`--src-…`/`--dest-…` over the shared flags). */
+  sides: CopySides;
 }
 
 /** A parsed `inspect` command line. */
-export interface InspectCommand extends RegistryFlags {
+export interface InspectCommand extends RegistryFlags, ReadFlags {
   /** Discriminant. */
   kind: "inspect";
   /** The reference to describe, as typed. */
@@ -101,7 +119,7 @@ export interface InspectCommand extends RegistryFlags {
 }
 
 /** A parsed `verify` command line. */
-export interface VerifyCommand extends RegistryFlags {
+export interface VerifyCommand extends RegistryFlags, ReadFlags {
   /** Discriminant. */
   kind: "verify";
   /** The reference whose parts the file is compared with, as typed. */
@@ -110,6 +128,8 @@ export interface VerifyCommand extends RegistryFlags {
   file: string;
   /** Concurrent hashing threads, or undefined for the library's default. */
   workers: number | undefined;
+  /** How the hashing's progress is shown. */
+  progress: ProgressMode;
 }
 
 /** A parsed `login` command line. */
@@ -121,7 +141,7 @@ export interface LoginCommand extends RegistryFlags {
 }
 
 /** A parsed `logout` command line. */
-export interface LogoutCommand {
+export interface LogoutCommand extends Pick<RegistryFlags, "timeoutMs" | "timeoutText"> {
   /** Discriminant. */
   kind: "logout";
   /** The registry host (`host[:port]`). */
@@ -154,7 +174,8 @@ type OptionSpec = { type: "string" | "boolean"; short?: string; multiple?: boole
 
 const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
 
-const JSON_OPTION = { json: { type: "boolean" } } as const;
+// `--format json` is oras's spelling of `--json`.
+const JSON_OPTION = { json: { type: "boolean" }, format: { type: "string" } } as const;
 
 const CONFIG_OPTION = { "registry-config": { type: "string" } } as const;
 
@@ -167,30 +188,86 @@ const REGISTRY_OPTIONS = {
   "plain-http": { type: "boolean" },
   insecure: { type: "boolean" },
   "ca-file": { type: "string" },
-  username: { type: "string" },
+  username: { type: "string", short: "u" },
   "password-stdin": { type: "boolean" },
-  debug: { type: "boolean" },
+  debug: { type: "boolean", short: "d" },
 } as const;
+
+// `--concurrency` is oras's spelling of `--workers`.
+const WORKERS_OPTIONS = { workers: { type: "string" }, concurrency: { type: "string" } } as const;
 
 const TRANSFER_OPTIONS = {
   ...REGISTRY_OPTIONS,
-  workers: { type: "string" },
+  ...WORKERS_OPTIONS,
   progress: { type: "string" },
   "limit-rate": { type: "string" },
 } as const;
 
 // A copy talks to two registries: one explicit credential would reach both, so each side's
 // credential comes from the docker configuration instead.
-const { username: _username, "password-stdin": _passwordStdin, ...COPY_OPTIONS } = TRANSFER_OPTIONS;
+const { username: _username, "password-stdin": _passwordStdin, ...COPY_ONLY } = TRANSFER_OPTIONS;
+
+const MIRROR_OPTIONS = {
+  mirror: { type: "string", multiple: true },
+  "registries-conf": { type: "string" },
+} as const;
+
+const COPY_OPTIONS = { ...COPY_ONLY, ...MIRROR_OPTIONS } as const;
+
+/** Flag values by long name, as `node:util`'s `parseArgs` returns them. */
+type Values = Record<string, string | string[] | boolean | undefined>;
 
 /** The parsed flags and operands of one command line, with checked accessors. */
 class Parsed {
+  /** The flag each value came from when it was given under another name (`--concurrency`). */
+  readonly #spelled = new Map<string, string>();
+  /** The flag values, under our names: an alias's value is moved to the flag it stands for. */
+  readonly values: Values;
+
   constructor(
     readonly command: CommandName,
-    readonly values: Record<string, string | string[] | boolean | undefined>,
+    values: Values,
     readonly operands: readonly string[],
+    /** The arguments after the command word, as typed. */
     readonly args: readonly string[],
-  ) {}
+  ) {
+    this.values = { ...values };
+    this.#alias("concurrency", "workers");
+    this.#format();
+  }
+
+  /** The name to quote in a message about `name`'s value: the one typed. */
+  #typed(name: string): string {
+    return `--${this.#spelled.get(name) ?? name}`;
+  }
+
+  /** Moves the value of `alias` to `name`; both given is a usage error. */
+  #alias(alias: string, name: string): void {
+    if (this.values[alias] === undefined) return;
+    if (this.values[name] !== undefined) {
+      throw new UsageError(
+        `--${alias} is another name for --${name}: give one of them`,
+        this.command,
+      );
+    }
+    this.values[name] = this.values[alias];
+    this.#spelled.set(name, alias);
+    delete this.values[alias];
+  }
+
+  /** `--format json` (oras) means `--json`; `--format text` is the default table or line. */
+  #format(): void {
+    const format = this.values.format;
+    delete this.values.format;
+    if (format === undefined) return;
+    if (format !== "json" && format !== "text") {
+      throw new UsageError("--format: must be json or text", this.command);
+    }
+    if (format === "text" && this.values.json === true) {
+      throw new UsageError("--format text contradicts --json", this.command);
+    }
+    if (format === "json") this.values.json = true;
+  }
 
   /** The value of a boolean flag. */
   bool(name: string): boolean {
@@ -207,7 +284,7 @@ class Parsed {
   text(name: string): string | undefined {
     const value = this.values[name];
     if (typeof value !== "string") return undefined;
-    if (value === "") throw new UsageError(`--${name}: must not be empty`, this.command);
+    if (value === "") throw new UsageError(`${this.#typed(name)}: must not be empty`, this.command);
     return value;
   }
 
@@ -218,8 +295,17 @@ class Parsed {
     try {
       return parse(value);
     } catch (err) {
-      throw new UsageError(`--${name}: ${err instanceof Error ? err.message : err}`, this.command);
+      const why = err instanceof Error ? err.message : err;
+      throw new UsageError(`${this.#typed(name)}: ${why}`, this.command);
     }
+  }
+
+  /** The `--timeout` of a command: milliseconds (0 = none) and the text as typed. */
+  limit(): Pick<RegistryFlags, "timeoutMs" | "timeoutText"> {
+    return {
+      timeoutMs: this.flag("timeout", parseLimit) ?? 0,
+      timeoutText: typeof this.values.timeout === "string" ? this.values.timeout.trim() : "0",
+    };
   }
 
   /** The flags of a command that talks to a registry, checked together. */
@@ -241,8 +327,7 @@ class Parsed {
       throw new UsageError("--insecure is for HTTPS; it cannot go with --plain-http", this.command);
     }
     return {
-      timeoutMs: this.flag("timeout", parseLimit) ?? 0,
-      timeoutText: typeof this.values.timeout === "string" ? this.values.timeout.trim() : "0",
+      ...this.limit(),
       stallTimeoutMs: this.flag("stall-timeout", parseLimit),
       plainHttp,
       insecure,
@@ -254,14 +339,35 @@ class Parsed {
     };
   }
 
+  /** The flags of the commands that read an artifact. */
+  reads(): ReadFlags {
+    const mirrors = this.list("mirror");
+    mirrors.forEach((mirror, i) => {
+      if (!isMirrorLocation(mirror)) {
+        // The value is not repeated: it may be anything, control characters included.
+        const which = mirrors.length > 1 ? ` (the ${ordinal(i + 1)})` : "";
+        throw new UsageError(
+          `--mirror${which}: expected HOST[:PORT] or HOST[:PORT]/NAMESPACE, without a scheme`,
+          this.command,
+        );
+      }
+    });
+    return { mirrors, registriesConf: this.text("registries-conf") };
+  }
+
   /** The flags of `push` and `pull`. */
   transfer(): TransferFlags {
     return {
       ...this.registry(),
       workers: this.flag("workers", parseWorkers),
-      progress: this.flag("progress", parseProgressMode) ?? "auto",
+      progress: this.progress(),
       limitRate: this.flag("limit-rate", parseRate),
     };
+  }
+
+  /** The `--progress` mode, `auto` when not given. */
+  progress(): ProgressMode {
+    return this.flag("progress", parseProgressMode) ?? "auto";
   }
 }
 
@@ -292,40 +398,60 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     }),
   },
   pull: {
-    options: { ...TRANSFER_OPTIONS, "verify-file-digest": { type: "boolean" } },
+    options: {
+      ...TRANSFER_OPTIONS,
+      ...MIRROR_OPTIONS,
+      "verify-file-digest": { type: "boolean" },
+      overwrite: { type: "boolean" },
+    },
     operands: ["<ref>", "<dest>"],
     build: (p) => ({
       kind: "pull",
       ...p.transfer(),
+      ...p.reads(),
       reference: p.operands[0],
       destination: p.operands[1],
       verifyFileDigest: p.bool("verify-file-digest"),
+      overwrite: p.bool("overwrite"),
     }),
   },
   copy: {
-    options: COPY_OPTIONS,
+    options: { ...COPY_OPTIONS, ...COPY_SIDE_OPTIONS },
     operands: ["<src-ref>", "<dst-ref>"],
-    build: (p) => ({
-      kind: "copy",
-      ...p.transfer(),
-      source: p.operands[0],
-      target: p.operands[1],
-    }),
+    build: (p) => {
+      const flags = p.transfer();
+      const [source, target] = p.operands;
+      return {
+        kind: "copy",
+        ...flags,
+        ...p.reads(),
+        source,
+        target,
+        sides: copySides(p, flags, [source, target]),
+      };
+    },
   },
   inspect: {
-    options: REGISTRY_OPTIONS,
+    options: { ...REGISTRY_OPTIONS, ...MIRROR_OPTIONS },
     operands: ["<ref>"],
-    build: (p) => ({ kind: "inspect", ...p.registry(), reference: p.operands[0] }),
+    build: (p) => ({ kind: "inspect", ...p.registry(), ...p.reads(), reference: p.operands[0] }),
   },
   verify: {
-    options: { ...REGISTRY_OPTIONS, workers: { type: "string" } },
+    options: {
+      ...REGISTRY_OPTIONS,
+      ...MIRROR_OPTIONS,
+      ...WORKERS_OPTIONS,
+      progress: { type: "string" },
+    },
     operands: ["<ref>", "<file>"],
     build: (p) => ({
       kind: "verify",
       ...p.registry(),
+      ...p.reads(),
       reference: p.operands[0],
       file: p.operands[1],
       workers: p.flag("workers", parseWorkers),
+      progress: p.progress(),
     }),
   },
   login: {
@@ -340,10 +466,11 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     },
   },
   logout: {
-    options: { ...HELP_OPTION, ...JSON_OPTION, ...CONFIG_OPTION },
+    options: { ...HELP_OPTION, ...JSON_OPTION, ...CONFIG_OPTION, timeout: { type: "string" } },
     operands: ["<registry>"],
     build: (p) => ({
       kind: "logout",
+      ...p.limit(),
       registry: registryOperand(p),
       registryConfig: p.text("registry-config"),
       json: p.bool("json"),
@@ -387,15 +514,49 @@ export function parseCommandLine(args: readonly string[]): CliCommand {
     throw new UsageError(`help takes at most one command: ${COMMAND_NAMES.join(", ")}`);
   }
   if (!isCommandName(first)) {
-    throw new UsageError(
-      first.startsWith("-") ? `unknown global flag ${first}` : `unknown command "${first}"`,
-    );
+    throw new UsageError(unknownCommandMessage(first, COMMAND_NAMES, flagOwners()));
   }
   return parseCommand(first, rest);
 }
 
+/**
+ * Throws a usage error naming the first flag of `args` that `command` does not take, with a hint
+ * or a suggestion, before the strict parse, whose own message names the flag only.
+ */
+function refuseUnknownFlags(command: CommandName, args: string[]): void {
+  const { options } = COMMAND_SPECS[command];
+  const { tokens } = parseArgs({
+    args,
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  for (const token of tokens) {
+    if (token.kind !== "option" || Object.hasOwn(options, token.name)) continue;
+    const flag = { raw: token.rawName, value: token.value };
+    const owners = new Map([...flagOwners()].filter(([name]) => !Object.hasOwn(options, name)));
+    throw new UsageError(
+      unknownFlagMessage(flag, command, Object.keys(options), owners),
+      command,
+    );
+  }
+}
+
+/** Every long flag name, mapped to the first command (in usage order) that takes it. */
+function flagOwners(): Map<string, CommandName> {
+  const owners = new Map<string, CommandName>();
+  for (const command of COMMAND_NAMES) {
+    for (const name of Object.keys(COMMAND_SPECS[command].options)) {
+      if (!owners.has(name)) owners.set(name, command);
+    }
+  }
+  return owners;
+}
+
 function parseCommand(command: CommandName, args: string[]): CliCommand {
   const spec = COMMAND_SPECS[command];
+  refuseUnknownFlags(command, args);
   let parsed;
   try {
     parsed = parseArgs({ args, options: spec.options, strict: true, allowPositionals: true });
@@ -431,6 +592,17 @@ function registryOperand(p: Parsed): string {
     );
   }
   return registry;
+}
+
+function ordinal(n: number): string {
+  const suffix = n % 10 === 1 && n % 100 !== 11
+    ? "st"
+    : n % 10 === 2 && n % 100 !== 12
+    ? "nd"
+    : n % 10 === 3 && n % 100 !== 13
+    ? "rd"
+    : "th";
+  return `${n}${suffix}`;
 }
 
 function parseWorkers(text: string): number {

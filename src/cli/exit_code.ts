@@ -13,6 +13,7 @@ import {
   TooLargeError,
   UnauthorizedError,
 } from "../errors/sentinels.ts";
+import { terminalText } from "../registry/untrusted_text.ts";
 
 /**
  * The exit codes of the reference CLI. Scripts depend on these numbers; they never change.
@@ -117,8 +118,9 @@ export function exitOutcome(err: unknown, context: FailureContext = {}): ExitOut
 }
 
 /**
- * Renders an error as one line for standard error: its message with line breaks collapsed.
- * Library messages are already safe (no URLs, bodies, tokens or digests).
+ * Renders an error as one line for standard error: its message with line breaks collapsed and
+ * any other control or bidirectional character escaped (`terminalText`). Library messages are
+ * already safe (no URLs, bodies, tokens or digests); other errors are not promised to be.
  *
  * @example
  * ```ts
@@ -128,5 +130,5 @@ export function exitOutcome(err: unknown, context: FailureContext = {}): ExitOut
  */
 export function errorLine(err: unknown): string {
   const text = err instanceof Error ? err.message || err.name : String(err);
-  return text.replace(/\s*[\r\n]+\s*/g, " ").trim();
+  return terminalText(text.replace(/\s*[\r\n]+\s*/g, " ").trim());
 }

@@ -6,6 +6,35 @@
 
 const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
 
+/** How a byte count is written: its value in `unit`, with `digits` decimals. */
+interface ByteScale {
+  divisor: number;
+  unit: string;
+  digits: number;
+}
+
+/** The unit and decimals that show `bytes` with three significant digits. */
+function byteScale(bytes: number): ByteScale {
+  if (!Number.isFinite(bytes) || bytes < 1024) return { divisor: 1, unit: UNITS[0], digits: 0 };
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const digits = value >= 100 ? 0 : value >= 10 ? 1 : 2;
+  // 1023.9 KiB would round to "1024 KiB"; show the next unit instead.
+  if (Number(value.toFixed(digits)) >= 1024 && unit < UNITS.length - 1) {
+    return { divisor: 1024 ** (unit + 1), unit: UNITS[unit + 1], digits: 2 };
+  }
+  return { divisor: 1024 ** unit, unit: UNITS[unit], digits };
+}
+
+function scaled(bytes: number, scale: ByteScale): string {
+  const value = Math.max(0, bytes) / scale.divisor;
+  return scale.divisor === 1 ? String(Math.round(value)) : value.toFixed(scale.digits);
+}
+
 /**
  * Formats a byte count with a binary unit and three significant digits.
  *
@@ -16,19 +45,24 @@ const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
  * ```
  */
 export function formatBytes(bytes: number): string {
-  if (!Number.isFinite(bytes) || bytes < 1024) return `${Math.max(0, Math.round(bytes))} B`;
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  const digits = value >= 100 ? 0 : value >= 10 ? 1 : 2;
-  // 1023.9 KiB would round to "1024 KiB"; show the next unit instead.
-  if (Number(value.toFixed(digits)) >= 1024 && unit < UNITS.length - 1) {
-    return `1.00 ${UNITS[unit + 1]}`;
-  }
-  return `${value.toFixed(digits)} ${UNITS[unit]}`;
+  const scale = byteScale(bytes);
+  return `${scaled(Number.isFinite(bytes) ? bytes : 0, scale)} ${scale.unit}`;
+}
+
+/**
+ * Formats `done` of `total` bytes in the total's unit, `done` padded to the total's width, so
+ * the text keeps one width while `done` grows from 0 to `total`: `0.50/2.90 GiB`, ` 12/150 MiB`.
+ *
+ * @example
+ * ```ts
+ * import { formatBytePair } from "./format.ts";
+ * console.log(formatBytePair(512 * 1024 ** 2, 3 * 1024 ** 3)); // "0.50/3.00 GiB"
+ * ```
+ */
+export function formatBytePair(done: number, total: number): string {
+  const scale = byteScale(total);
+  const whole = scaled(total, scale);
+  return `${scaled(Math.min(done, total), scale).padStart(whole.length)}/${whole} ${scale.unit}`;
 }
 
 /**

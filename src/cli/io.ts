@@ -1,10 +1,41 @@
 /**
  * The CLI's standard streams: whole writes, and best-effort writes for progress and notices.
  *
+ * A reader that went away (`ocipart inspect … | head -1`, `push --json | true`) ends nothing:
+ * like `git` and `ls`, the CLI stops writing to that stream without a word, and the exit code
+ * still says how the command's own work went.
+ *
  * @module
  */
 
 const encoder = new TextEncoder();
+
+// Set once a stream's reader has gone: later writes to it are dropped.
+let stdoutGone = false;
+let stderrGone = false;
+
+/**
+ * Standard output could not take the text for another reason than a reader that went away (a
+ * full disk behind `> file`): what the user asked for is lost, so the command fails.
+ *
+ * @example
+ * ```ts
+ * import { OutputError } from "./io.ts";
+ * const err = new OutputError(Object.assign(new Error("full"), { code: "ENOSPC" }));
+ * console.log(err.message); // "standard output: write failed"
+ * ```
+ */
+export class OutputError extends Error {
+  /** Wraps the write's own error, kept as `cause`. */
+  constructor(cause: unknown) {
+    super("standard output: write failed", { cause });
+    this.name = "OutputError";
+  }
+}
+
+function isBrokenPipe(err: unknown): boolean {
+  return err instanceof Deno.errors.BrokenPipe || (err as { code?: unknown })?.code === "EPIPE";
+}
 
 function writeAll(stream: { writeSync(p: Uint8Array): number }, text: string): void {
   let bytes = encoder.encode(text);
@@ -12,7 +43,9 @@ function writeAll(stream: { writeSync(p: Uint8Array): number }, text: string): v
 }
 
 /**
- * Writes `text` to standard output.
+ * Writes `text` to standard output. Once its reader has gone (a broken pipe) the text, and all
+ * later text, is dropped quietly; any other write error (a full disk behind `> file`) throws an
+ * {@linkcode OutputError}, because the output a person asked for is lost.
  *
  * @example
  * ```ts
@@ -21,11 +54,18 @@ function writeAll(stream: { writeSync(p: Uint8Array): number }, text: string): v
  * ```
  */
 export function stdout(text: string): void {
-  writeAll(Deno.stdout, text);
+  if (stdoutGone) return;
+  try {
+    writeAll(Deno.stdout, text);
+  } catch (err) {
+    if (!isBrokenPipe(err)) throw new OutputError(err);
+    stdoutGone = true;
+  }
 }
 
 /**
- * Writes `text` to standard error.
+ * Writes `text` to standard error. A standard error that is closed or broken cannot be told
+ * about: the text is dropped and the exit code still tells.
  *
  * @example
  * ```ts
@@ -34,7 +74,13 @@ export function stdout(text: string): void {
  * ```
  */
 export function stderr(text: string): void {
-  writeAll(Deno.stderr, text);
+  if (stderrGone) return;
+  try {
+    writeAll(Deno.stderr, text);
+  } catch (err) {
+    // A broken pipe stays broken; another error may be passing (an interrupted write).
+    if (isBrokenPipe(err)) stderrGone = true;
+  }
 }
 
 /**
@@ -48,11 +94,7 @@ export function stderr(text: string): void {
  * ```
  */
 export function noticeWrite(text: string): void {
-  try {
-    writeAll(Deno.stderr, text);
-  } catch {
-    // Nowhere to report it; the exit code still tells.
-  }
+  stderr(text);
 }
 
 /**

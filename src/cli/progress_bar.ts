@@ -3,31 +3,41 @@
  *
  * @module
  */
-import { formatBytes, formatRate, formatSeconds } from "./format.ts";
 import { barLine } from "./progress_line.ts";
-import { progressStatus, skippedPartsLine } from "./progress_status.ts";
+import { resumingLine, skippedPartsLine } from "./progress_status.ts";
 import {
   defaultSchedule,
   type ProgressRenderer,
   type RendererOptions,
   type TransferSnapshot,
 } from "./progress_types.ts";
-import { RateMeter } from "./rate_meter.ts";
+import { ProgressView } from "./progress_view.ts";
 
 /** Redraws at most this often (10 per second). */
 const MIN_REDRAW_MS = 100;
+/** Without new snapshots, redraws this often, so a stall shows its falling speed. */
+const STALL_REDRAW_MS = 1000;
 /** Carriage return, then erase to the end of the line. */
 const REDRAW = "\r";
 const CLEAR_TO_EOL = "\x1b[K";
+/**
+ * Columns kept free at the end of the line: the terminal echoes `^C` after the cursor, and an
+ * echo that wrapped onto the next line could not be erased by the redraw that ends the bar.
+ */
+const ECHO_ROOM = 2;
 
 /**
- * Draws `phase  42% [=====>     ] 1.20 GiB / 2.90 GiB  3/8 parts  215 MiB/s  ETA 8s` on one line
- * of a terminal, redrawing in place with a carriage return and erase-to-end-of-line, at most ten times
- * a second (a phase change and the final state always draw; a snapshot held back by the
- * throttle is drawn when the interval ends, so a stalled transfer shows its latest state). The
- * line fits the terminal width (fields left out whole, see `barLine`) so it never wraps, which
- * would break the in-place redraw. `finish` draws the final state, ends the line, and adds
- * `7 of 8 parts already present` when parts needed no transfer.
+ * Draws `downloading  42% [=====>   ] 1.20/2.90 GiB  3/6 parts, 2 active  215 MiB/s  ETA 8s`
+ * on one line of a terminal (see `barLine` for the fixed-width layout), redrawing in place
+ * with a carriage return and erase-to-end-of-line, at most ten times a second; a phase change,
+ * a label change (`checking` → `uploading`), a part done and the final state draw at once. A
+ * snapshot held back by the throttle is drawn when the interval ends, and without new
+ * snapshots the line is redrawn every second, so a stalled transfer shows its speed falling.
+ * The line fits the terminal width with room for the `^C` echo, so it never wraps, which would
+ * break the in-place redraw. When a resumed pull says what it found on disk, that line
+ * (`resuming: 2.10 GiB of 3.00 GiB on disk`) is written above the bar. `interrupt` redraws the
+ * line over the `^C` echo and ends it; `finish` draws the final state, ends the line, and on
+ * success adds `7 of 8 parts already present` when parts needed no transfer.
  *
  * @example
  * ```ts
@@ -44,13 +54,15 @@ export class ProgressBar implements ProgressRenderer {
   readonly #now: () => number;
   readonly #columns: () => number;
   readonly #schedule: (callback: () => void, delayMs: number) => () => void;
+  readonly #view = new ProgressView();
   #cancelPending: (() => void) | undefined;
-  readonly #meter = new RateMeter();
-  #last: TransferSnapshot | undefined;
+  #pendingAt = Infinity;
   #lastDrawAt = -Infinity;
-  #lastPhase: string | undefined;
+  #drawnKey: string | undefined;
   #drawn: TransferSnapshot | undefined;
-  #finished = false;
+  #resumingSaid = false;
+  #lineOpen = false;
+  #ended = false;
 
   /** Creates a bar that writes through `options.write`. */
   constructor(options: RendererOptions) {
@@ -60,70 +72,86 @@ export class ProgressBar implements ProgressRenderer {
     this.#schedule = options.schedule ?? defaultSchedule;
   }
 
-  /** Takes a snapshot and redraws when the throttle allows or the phase changed. */
+  /** Takes a snapshot and redraws when the throttle allows, or at once on a change of state. */
   update(snapshot: TransferSnapshot): void {
-    if (this.#finished) return;
+    if (this.#ended) return;
     const now = this.#now();
-    this.#meter.sample(now, snapshot.wireBytes);
-    this.#last = snapshot;
-    if (snapshot.phase !== this.#lastPhase || now - this.#lastDrawAt >= MIN_REDRAW_MS) {
+    this.#view.update(snapshot, now);
+    this.#sayResuming(snapshot);
+    if (this.#key() !== this.#drawnKey || now - this.#lastDrawAt >= MIN_REDRAW_MS) {
       this.#draw(now);
-    } else if (this.#cancelPending === undefined) {
-      // Held back by the throttle: draw it later unless a newer snapshot draws first.
-      this.#cancelPending = this.#schedule(() => {
-        this.#cancelPending = undefined;
-        if (!this.#finished) this.#draw(this.#now());
-      }, MIN_REDRAW_MS - (now - this.#lastDrawAt));
+    } else {
+      this.#later(MIN_REDRAW_MS - (now - this.#lastDrawAt));
     }
+  }
+
+  /** Ends the line over the terminal's `^C` echo; draws nothing more until `finish`. */
+  interrupt(): void {
+    if (this.#ended) return;
+    if (this.#view.snapshot !== undefined) this.#draw(this.#now());
+    else this.#write(`${REDRAW}${CLEAR_TO_EOL}`);
+    this.#end();
   }
 
   /** Draws the final state and ends the line; later calls do nothing. */
-  finish(_exitCode: number): void {
-    if (this.#finished) return;
-    this.#finished = true;
+  finish(exitCode: number): void {
+    if (this.#ended) return;
+    const last = this.#view.snapshot;
+    if (last !== undefined && this.#drawn !== last) this.#draw(this.#now());
+    this.#end();
+    const skipped = last === undefined ? undefined : skippedPartsLine(last);
+    if (exitCode === 0 && skipped !== undefined) this.#write(`${skipped}\n`);
+  }
+
+  #end(): void {
+    this.#ended = true;
     this.#cancelPending?.();
     this.#cancelPending = undefined;
-    if (this.#last === undefined) return;
-    if (this.#drawn !== this.#last) {
+    if (this.#lineOpen) this.#write("\n");
+    this.#lineOpen = false;
+  }
+
+  /** What must be drawn at once when it changes: the label and the parts done. */
+  #key(): string {
+    return `${this.#view.label()} ${this.#view.snapshot?.partsDone ?? 0}`;
+  }
+
+  /** Writes the resuming line once, above the bar, when the snapshot first says it. */
+  #sayResuming(snapshot: TransferSnapshot): void {
+    const line = this.#resumingSaid ? undefined : resumingLine(snapshot);
+    if (line === undefined) return;
+    this.#resumingSaid = true;
+    this.#write(`${this.#lineOpen ? `${REDRAW}${CLEAR_TO_EOL}` : ""}${line}\n`);
+    this.#lineOpen = false;
+    this.#drawnKey = undefined; // the bar is drawn again below it
+  }
+
+  /** Draws after `delayMs` unless something draws first (the sooner of two requests wins). */
+  #later(delayMs: number): void {
+    const at = this.#now() + delayMs;
+    if (this.#cancelPending !== undefined && this.#pendingAt <= at) return;
+    this.#cancelPending?.();
+    this.#pendingAt = at;
+    this.#cancelPending = this.#schedule(() => {
+      this.#cancelPending = undefined;
+      if (this.#ended) return;
       const now = this.#now();
-      this.#meter.sample(now, this.#last.wireBytes);
+      this.#view.tick(now);
       this.#draw(now);
-    }
-    this.#write("\n");
-    const skipped = skippedPartsLine(this.#last);
-    if (skipped !== undefined) this.#write(`${skipped}\n`);
+    }, delayMs);
   }
 
   #draw(now: number): void {
-    const snapshot = this.#last;
-    if (snapshot === undefined) return;
+    const fields = this.#view.fields();
+    if (fields === undefined) return;
     this.#cancelPending?.();
     this.#cancelPending = undefined;
     this.#lastDrawAt = now;
-    this.#lastPhase = snapshot.phase;
-    this.#drawn = snapshot;
-    const done = snapshot.phase === "done";
-    const rate = done ? this.#meter.average() : this.#meter.rate();
-    const status = progressStatus(snapshot, rate);
-    const width = Math.max(20, this.#columns()) - 1;
-    const line = barLine({
-      phase: snapshot.phase,
-      fraction: status.fraction,
-      bytes: `${formatBytes(status.shownBytes)} / ${formatBytes(snapshot.totalBytes)}`,
-      parts: partsField(snapshot),
-      rate: formatRate(rate),
-      tail: done
-        ? `in ${formatSeconds(this.#meter.elapsed() / 1000)}`
-        : `ETA ${formatSeconds(status.etaSeconds)}`,
-    }, width);
-    this.#write(`${REDRAW}${line.slice(0, width)}${CLEAR_TO_EOL}`);
+    this.#drawnKey = this.#key();
+    this.#drawn = this.#view.snapshot;
+    const width = Math.max(20, this.#columns()) - ECHO_ROOM;
+    this.#write(`${REDRAW}${barLine(fields, width)}${CLEAR_TO_EOL}`);
+    this.#lineOpen = true;
+    if (!fields.done) this.#later(STALL_REDRAW_MS);
   }
-}
-
-/** `5/8 parts`, with `(3 present)` when parts needed no transfer; undefined without counters. */
-function partsField(snapshot: TransferSnapshot): string | undefined {
-  if (snapshot.partsTotal === undefined) return undefined;
-  const skipped = snapshot.partsSkipped ?? 0;
-  const present = skipped > 0 ? ` (${skipped} present)` : "";
-  return `${snapshot.partsDone ?? 0}/${snapshot.partsTotal} parts${present}`;
 }

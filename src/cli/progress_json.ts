@@ -3,7 +3,9 @@
  *
  * @module
  */
+import { jsonText } from "../registry/untrusted_text.ts";
 import type { PartEvent } from "../parted/progress.ts";
+import { resumingLine } from "./progress_status.ts";
 import {
   defaultSchedule,
   type ProgressRenderer,
@@ -16,9 +18,12 @@ const MIN_INTERVAL_MS = 100;
 
 /**
  * Writes one JSON object per line: `{"completedBytes":…,"wireBytes":…,"totalBytes":…,
- * "phase":…,"transferredBytes":…,"partsDone":…,"partsSkipped":…,"partsTotal":…,"events":[…]}`
- * (`events`, when there are some: the part events since the previous line), at most ten a second (a phase change always writes; a snapshot held back by the throttle is
- * written when the interval ends, so a stalled transfer still reports its latest state). `finish` always writes a last
+ * "phase":…,"transferredBytes":…,"partsDone":…,"partsSkipped":…,"partsTotal":…,
+ * "partsActive":…,"resumedBytes":…,"events":[…]}` (the fields the library reported; `events`,
+ * when there are some: the part events since the previous line), at most ten a second (a phase
+ * change, and the first snapshot of a resumed pull that says what it found on disk, always
+ * write; a snapshot held back by the throttle is written when the interval ends, so a stalled
+ * transfer still reports its latest state). `finish` always writes a last
  * line carrying the final snapshot plus `"exitCode"`, the CLI's exit code, so a reader knows how
  * the transfer ended from the stream alone; the `"done"` state is written only there, once.
  * `completedBytes` never decreases between lines.
@@ -42,6 +47,7 @@ export class JsonProgress implements ProgressRenderer {
   #events: PartEvent[] = [];
   #lastLineAt = -Infinity;
   #lastPhase: string | undefined;
+  #resumingSaid = false;
   #finished = false;
 
   /** Creates a renderer that writes through `options.write`. */
@@ -67,7 +73,12 @@ export class JsonProgress implements ProgressRenderer {
       this.#cancelPending = undefined;
       return;
     }
-    if (snapshot.phase !== this.#lastPhase || now - this.#lastLineAt >= MIN_INTERVAL_MS) {
+    // What a resumed pull found on disk is said at once, as a phase change is.
+    const resuming = resumingLine(snapshot) !== undefined && !this.#resumingSaid;
+    if (resuming) this.#resumingSaid = true;
+    if (
+      resuming || snapshot.phase !== this.#lastPhase || now - this.#lastLineAt >= MIN_INTERVAL_MS
+    ) {
       this.#line(now);
     } else if (this.#cancelPending === undefined) {
       // Held back by the throttle: write it later unless a newer snapshot writes first.
@@ -83,7 +94,7 @@ export class JsonProgress implements ProgressRenderer {
     this.#cancelPending = undefined;
     this.#lastLineAt = now;
     this.#lastPhase = this.#last.phase;
-    this.#write(`${JSON.stringify(this.#withEvents())}\n`);
+    this.#write(`${jsonText(this.#withEvents())}\n`);
   }
 
   /** The latest snapshot with the part events not yet written (taken). */
@@ -93,12 +104,15 @@ export class JsonProgress implements ProgressRenderer {
     return events.length === 0 ? this.#last : { ...this.#last, events };
   }
 
+  /** Lines are whole: nothing to end. */
+  interrupt(): void {}
+
   /** Writes the last line with `exitCode`; later calls do nothing. */
   finish(exitCode: number): void {
     if (this.#finished) return;
     this.#finished = true;
     this.#cancelPending?.();
     this.#cancelPending = undefined;
-    this.#write(`${JSON.stringify({ ...this.#withEvents(), exitCode })}\n`);
+    this.#write(`${jsonText({ ...this.#withEvents(), exitCode })}\n`);
   }
 }

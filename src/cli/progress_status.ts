@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { formatBytes } from "./format.ts";
 import type { TransferSnapshot } from "./progress_types.ts";
 
 /** What the progress displays show. */
@@ -57,4 +58,22 @@ export function skippedPartsLine(snapshot: TransferSnapshot): string | undefined
   if (skipped === 0 || snapshot.partsTotal === undefined) return undefined;
   const noun = snapshot.partsTotal === 1 ? "part" : "parts";
   return `${skipped} of ${snapshot.partsTotal} ${noun} already present`;
+}
+
+/**
+ * What a resumed pull found on disk (`resuming: 2.10 GiB of 3.00 GiB on disk`), or undefined
+ * when the snapshot does not say or nothing was found.
+ *
+ * @example
+ * ```ts
+ * import { resumingLine } from "./progress_status.ts";
+ * const s = { completedBytes: 0, wireBytes: 0, totalBytes: 3 * 1024 ** 3, phase: "downloading", resumedBytes: 2.1 * 1024 ** 3 };
+ * console.log(resumingLine(s)); // "resuming: 2.10 GiB of 3.00 GiB on disk"
+ * ```
+ */
+export function resumingLine(snapshot: TransferSnapshot): string | undefined {
+  // Said once the check of the partial file is over: before, the count is still growing.
+  const found = snapshot.resumedBytes ?? 0;
+  if (!(found > 0) || snapshot.resumeChecked === false) return undefined;
+  return `resuming: ${formatBytes(found)} of ${formatBytes(snapshot.totalBytes)} on disk`;
 }

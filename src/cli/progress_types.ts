@@ -24,6 +24,12 @@ export interface TransferSnapshot {
   partsSkipped?: number;
   /** The part count. */
   partsTotal?: number;
+  /** Parts whose bytes are moving now. */
+  partsActive?: number;
+  /** Bytes a resumed pull found on disk and will not fetch again. */
+  resumedBytes?: number;
+  /** The check of the partial file is over (`false` while it runs; absent outside a pull). */
+  resumeChecked?: boolean;
   /** Part events since the previous snapshot. */
   events?: readonly PartEvent[];
 }
@@ -34,6 +40,11 @@ export interface ProgressRenderer {
   update(snapshot: TransferSnapshot): void;
   /** Draws the final state unconditionally and ends the output; `exitCode` is the CLI's exit. */
   finish(exitCode: number): void;
+  /**
+   * The transfer is being stopped (a signal or the time limit): a renderer that redraws a line
+   * in place ends it now, cleanly, and draws no more; `finish` still follows.
+   */
+  interrupt(): void;
 }
 
 /** Where and how renderers draw. */
@@ -53,7 +64,8 @@ export interface RendererOptions {
 }
 
 /**
- * The default {@linkcode RendererOptions.schedule}: `setTimeout` with `clearTimeout` as cancel.
+ * The default {@linkcode RendererOptions.schedule}: `setTimeout` with `clearTimeout` as cancel;
+ * the timer does not keep the process alive.
  *
  * @example
  * ```ts
@@ -64,5 +76,7 @@ export interface RendererOptions {
  */
 export function defaultSchedule(callback: () => void, delayMs: number): () => void {
   const id = setTimeout(callback, delayMs);
+  // A redraw is never a reason to keep the process running.
+  Deno.unrefTimer(id);
   return () => clearTimeout(id);
 }

@@ -10,10 +10,15 @@ import { LocalFileError } from "../errors/kinds.ts";
 import { findError } from "../errors/find_error.ts";
 import type { PartedClientOptions } from "../parted/client.ts";
 import { causeCodes } from "../transport/failure.ts";
-import type { RegistryFlags, TransferFlags } from "./args.ts";
+import type { ReadFlags, RegistryFlags, TransferFlags } from "./args.ts";
+import { commandMirrors } from "./mirrors.ts";
+import type { MirrorTable } from "../remote/mirror_table.ts";
 import { startDeadline } from "./deadline.ts";
 import { debugLine } from "./debug_log.ts";
-import { errorLine, EXIT_CODES, exitOutcome } from "./exit_code.ts";
+import { errorLine, EXIT_CODES, exitOutcome, type FailureContext } from "./exit_code.ts";
+import type { TypedInput } from "./failure_subject.ts";
+import { failureWords } from "./failure_words.ts";
+import { manifestMissing, repositoryKnown } from "./repository_probe.ts";
 import { noticeWrite, stderr } from "./io.ts";
 import { readPasswordFromStdin } from "./read_password.ts";
 import { trapStopSignals } from "./signals.ts";
@@ -32,22 +37,27 @@ export interface SessionContext {
 export interface RegistryJob {
   /** `ocipart <command>`, the prefix of every line written. */
   readonly label: string;
-  /** The command's registry flags (with a transfer's, its bandwidth cap). */
-  readonly flags: RegistryFlags | TransferFlags;
+  /**
+   * The command's registry flags (with a transfer's, its bandwidth cap), and what else the user
+   * typed (references, paths) that a failure report names: commands pass their command object.
+   */
+  readonly flags: (RegistryFlags | TransferFlags) & TypedInput;
   /** The local path the user gave, named when a local-file error fails the command. */
   readonly localPath?: string;
+  /** A command that reads `reference` may read it through mirrors (`--mirror`, the config). */
+  readonly reads?: { readonly flags: ReadFlags; readonly reference: string };
   /** The command itself; resolves to the exit code. */
   readonly run: (context: SessionContext) => Promise<number>;
   /** Told the exit code of a failure before it is reported (e.g. to end a progress bar). */
   readonly onFailure?: (code: number) => void;
-  /** Text written after the report of a failure, e.g. the command to run instead; "" for none. */
-  readonly hint?: (err: unknown) => string;
+  /** The command creates the `--registry-config` file (login), so it may be missing. */
+  readonly createsConfig?: boolean;
 }
 
 /**
  * Runs `job`: reads its inputs, builds the client options, runs the body under the time limit
- * and the stop-signal trap, and maps a failure to the exit-code contract on standard error
- * (the library's error, the safe cause codes, the explanation line).
+ * and the stop-signal trap, and reports a failure on standard error ({@linkcode reportFailure}),
+ * after asking the registry once whether the repository exists when a manifest was missing.
  *
  * @example
  * ```ts ignore
@@ -59,42 +69,76 @@ export async function runRegistryCommand(job: RegistryJob): Promise<number> {
   const { flags } = job;
   let inputs: Inputs;
   try {
-    inputs = await readInputs(flags);
+    inputs = await readInputs(flags, job);
   } catch (err) {
     return reportFailure(job, err, "no sentinel matched (exit 1)", EXIT_CODES.failure);
   }
   if (flags.insecure) {
     noticeWrite(`${job.label}: warning: --insecure: the registry's certificate is not verified\n`);
   }
+  const options = clientOptions(flags, inputs);
+  return await runStoppable(
+    job,
+    flags,
+    (signal) => job.run({ clientOptions: options, signal, credential: inputs.credential }),
+    options,
+  );
+}
+
+/**
+ * Runs `body` under the time limit of `limits` and the stop-signal trap, and maps a failure to
+ * the exit-code contract on standard error. The body's signal aborts on SIGINT, SIGTERM or an
+ * expired `--timeout`; whatever the body started (requests, helper programs) must end with it.
+ * With `probeOptions`, a missing manifest makes it ask the registry once whether the repository
+ * exists (`src/cli/repository_probe.ts`), to say which of the two is missing.
+ *
+ * @example
+ * ```ts ignore
+ * import { runStoppable } from "./session.ts";
+ * const code = await runStoppable({ label: "ocipart logout" }, command, async (signal) => 0);
+ * ```
+ */
+export async function runStoppable(
+  job: Pick<RegistryJob, "label" | "localPath" | "onFailure">,
+  limits: Pick<RegistryFlags, "timeoutMs" | "timeoutText"> & TypedInput,
+  body: (signal: AbortSignal) => Promise<number>,
+  probeOptions?: PartedClientOptions,
+): Promise<number> {
   const controller = new AbortController();
-  using deadline = flags.timeoutMs > 0 ? startDeadline(flags.timeoutMs) : undefined;
+  using deadline = limits.timeoutMs > 0 ? startDeadline(limits.timeoutMs) : undefined;
   const timeout = deadline?.signal;
   const signal = timeout ? AbortSignal.any([controller.signal, timeout]) : controller.signal;
   const trap = trapStopSignals(controller, noticeWrite);
   try {
-    return await job.run({
-      clientOptions: clientOptions(flags, inputs),
-      signal,
-      credential: inputs.credential,
-    });
+    return await body(signal);
   } catch (err) {
-    const outcome = exitOutcome(err, {
+    const context: FailureContext = {
       signal: trap.delivered,
-      timeout: timeout?.aborted && trap.delivered === undefined ? flags.timeoutText : undefined,
-    });
+      timeout: timeout?.aborted && trap.delivered === undefined ? limits.timeoutText : undefined,
+    };
+    const outcome = exitOutcome(err, context);
     job.onFailure?.(outcome.code);
-    const code = reportFailure(job, err, outcome.explanation, outcome.code);
-    if (trap.delivered === undefined && job.hint !== undefined) stderr(job.hint(err));
-    return code;
+    // A missing manifest: ask whether the repository exists, to say which of the two is missing.
+    const missing = signal.aborted || probeOptions === undefined
+      ? undefined
+      : manifestMissing(err, limits.reference ?? limits.source);
+    const known = missing && probeOptions &&
+      await repositoryKnown(missing, probeOptions, signal);
+    return reportFailure(job, err, outcome.explanation, outcome.code, context, known);
   } finally {
     trap.dispose();
   }
 }
 
 /**
- * Writes a failure as the contract says: the library's error on one line (with the local path
- * when the error is about it), the safe cause codes when there are any, then the explanation.
- * Returns `code`.
+ * Writes a failure on standard error and returns `code`. In order: one sentence in plain words
+ * naming what the user typed (the reference, the registry's host and port, the file) and, for
+ * the common cases, a `hint:` line, and when the hint says to run a command, that command on an
+ * indented line of its own, ready to paste (`src/cli/failure_words.ts`); then, as the exit-code
+ * contract says, the library's error on one line (with the local path when the error is about
+ * it), the safe cause codes when there are any, and the explanation of the exit code. After a
+ * stop signal only the contract's lines are written. `repositoryKnown` is what a probe after a
+ * missing manifest learnt (`src/cli/repository_probe.ts`).
  *
  * @example
  * ```ts ignore
@@ -103,18 +147,34 @@ export async function runRegistryCommand(job: RegistryJob): Promise<number> {
  * ```
  */
 export function reportFailure(
-  job: Pick<RegistryJob, "label" | "localPath">,
+  job: Pick<RegistryJob, "label" | "localPath"> & { readonly flags?: TypedInput },
   err: unknown,
   explanation: string,
   code: number,
+  context: FailureContext = {},
+  repositoryKnown?: boolean,
 ): number {
-  // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
-  const codes = causeCodes(err);
-  const cause = codes.length > 0 ? `${job.label}: cause: ${codes.join(", ")}\n` : "";
+  const prefix = `${job.label}: `;
+  const subject = {
+    command: job.label.replace(/^\S+\s+/, ""),
+    input: job.flags ?? {},
+    repositoryKnown,
+  };
+  const words = failureWords(err, subject, context);
+  const lines = words === undefined ? [] : [`${prefix}${words.sentence}`];
+  const run = words?.command === undefined ? "" : ". Run:";
+  if (words?.hint !== undefined) lines.push(`${prefix}hint: ${words.hint}${run}`);
+  // Indented, without the prefix: the whole line can be copied and pasted as it is.
+  if (words?.command !== undefined) lines.push(`  ${words.command}`);
   const path = job.localPath !== undefined && findError(err, LocalFileError) !== undefined
     ? ` (${job.localPath})`
     : "";
-  stderr(`${job.label}: ${errorLine(err)}${path}\n${cause}${job.label}: ${explanation}\n`);
+  lines.push(`${prefix}${errorLine(err)}${path}`);
+  // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
+  const codes = causeCodes(err);
+  if (codes.length > 0) lines.push(`${prefix}cause: ${codes.join(", ")}`);
+  lines.push(`${prefix}${explanation}`);
+  stderr(lines.map((line) => `${line}\n`).join(""));
   return code;
 }
 
@@ -122,15 +182,25 @@ export function reportFailure(
 interface Inputs {
   caCerts: string[] | undefined;
   credential: { username: string; password: string } | undefined;
+  mirrors: MirrorTable | undefined;
 }
 
-async function readInputs(flags: RegistryFlags): Promise<Inputs> {
+async function readInputs(
+  flags: RegistryFlags,
+  { createsConfig, reads }: Pick<RegistryJob, "createsConfig" | "reads">,
+): Promise<Inputs> {
+  if (flags.registryConfig !== undefined && createsConfig !== true) {
+    await requireRegistryConfig(flags.registryConfig);
+  }
   const caCerts = flags.caFile === undefined ? undefined : [await readCaFile(flags.caFile)];
+  const mirrors = reads === undefined
+    ? undefined
+    : await commandMirrors(reads.flags, reads.reference);
   const credential = flags.username === undefined ? undefined : {
     username: flags.username,
     password: await readPasswordFromStdin(Deno.stdin.readable),
   };
-  return { caCerts, credential };
+  return { caCerts, credential, mirrors };
 }
 
 function clientOptions(flags: RegistryFlags | TransferFlags, inputs: Inputs): PartedClientOptions {
@@ -147,14 +217,47 @@ function clientOptions(flags: RegistryFlags | TransferFlags, inputs: Inputs): Pa
       : {}),
     ...(flags.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: flags.stallTimeoutMs }),
     ...(limitRate === undefined ? {} : { rateLimit: { bytesPerSecond: limitRate } }),
+    ...(inputs.mirrors === undefined ? {} : { mirrors: inputs.mirrors }),
   };
 }
 
-async function readCaFile(path: string): Promise<string> {
+/**
+ * Refuses a `--registry-config` path that does not exist: the user named a file, and reading
+ * nothing there as "no credentials" would hide the typo. Other failures (a permission) are left
+ * to the reader, which names them.
+ *
+ * @example
+ * ```ts ignore
+ * import { requireRegistryConfig } from "./session.ts";
+ * await requireRegistryConfig("ci/config.json"); // throws when there is no such file
+ * ```
+ */
+export async function requireRegistryConfig(path: string): Promise<void> {
+  try {
+    await Deno.stat(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) return;
+    throw new Error(`--registry-config: ${path} does not exist (only login creates it)`, {
+      cause: err,
+    });
+  }
+}
+
+/**
+ * Reads the PEM file given with `flag` (`--ca-file`, or one side's of `copy`); a failure names
+ * the flag and the kind of error.
+ *
+ * @example
+ * ```ts ignore
+ * import { readCaFile } from "./session.ts";
+ * const pem = await readCaFile("corp-ca.pem", "--dest-ca-file");
+ * ```
+ */
+export async function readCaFile(path: string, flag = "--ca-file"): Promise<string> {
   try {
     return await Deno.readTextFile(path);
   } catch (err) {
     const kind = err instanceof Error ? err.name : "error";
-    throw new Error(`--ca-file: cannot read the file (${kind})`, { cause: err });
+    throw new Error(`${flag}: cannot read the file (${kind})`, { cause: err });
   }
 }

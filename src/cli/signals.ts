@@ -16,8 +16,8 @@ export interface SignalTrap {
 /**
  * Listens for SIGINT and SIGTERM. The first one aborts `controller` (an `AbortError` naming the
  * signal) so the transfer stops, cleans up and leaves its partial file resumable; the caller then
- * exits 130 or 143. A first SIGINT also tells the user, through `notice`, that a second one quits
- * at once. A second signal while cleanup runs exits at once with the first signal's
+ * exits 130 or 143. A first SIGINT then tells the user, through `notice`, that a second one quits
+ * at once (after the abort, whose listeners end a progress line first). A second signal while cleanup runs exits at once with the first signal's
  * code. Without these listeners Deno would exit 130/143 without cleanup; with a listener that
  * only aborted, it would exit 0, so the caller must set the code itself.
  *
@@ -42,8 +42,10 @@ export function trapStopSignals(
         Deno.exit(delivered === "SIGINT" ? EXIT_CODES.sigint : EXIT_CODES.sigterm);
       }
       delivered = signal;
-      if (signal === "SIGINT") notice("stopping… (Ctrl-C again to quit now)\n");
+      // Abort first: its listeners end a progress bar's line (over the terminal's `^C` echo),
+      // so the notice starts a line of its own.
       controller.abort(new DOMException(`stopped by ${signal}`, "AbortError"));
+      if (signal === "SIGINT") notice("stopping… (Ctrl-C again to quit now)\n");
     };
     try {
       Deno.addSignalListener(signal, handler);

@@ -17,24 +17,56 @@ const CONNECTION_FLAGS =
   --insecure             talk HTTPS without verifying the registry's certificate (a warning
                          is printed); not the same as --plain-http
   --ca-file PEM          trust the CA certificates in PEM in addition to the system roots
-  --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG)`;
+  --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG); it
+                         must exist, except for login, which creates it`;
 
 const CREDENTIAL_FLAGS =
-  `  --username USER        log in as USER; the password is read from standard input
+  `  -u, --username USER    log in as USER; the password is read from standard input
   --password-stdin       read the password for --username from standard input`;
 
 const LAST_FLAGS =
-  `  --debug                one line per HTTP exchange on stderr (no URL, host or credential)
+  `  -d, --debug            one line per HTTP exchange on stderr (no URL, host or credential)
   -h, --help             show this help`;
 
 const REGISTRY_FLAGS = `${CONNECTION_FLAGS}\n${CREDENTIAL_FLAGS}\n${LAST_FLAGS}`;
 
+const PROGRESS_FLAG =
+  `  --progress MODE        auto|bar|plain|json|none (default auto: a bar when stderr is a
+                         terminal, else a line at each phase and at least every 30s)`;
+
+// The spellings of oras, listed where the flags they stand for are.
+const CONCURRENCY_ALIAS = "  --concurrency N        the same as --workers N";
+const FORMAT_ALIAS = "  --format json|text     --format json is --json; text is the default";
+
 const TRANSFER_ONLY_FLAGS = `  --workers N            concurrent part transfers (default 8)
-  --progress MODE        auto|bar|plain|json|none (default auto: bar when stderr is a terminal)
+${CONCURRENCY_ALIAS}
+${PROGRESS_FLAG}
   --limit-rate RATE      cap the bandwidth of the whole transfer (all workers, both
                          directions together), e.g. 512KiB/s or 10MiB/s`;
 
 const TRANSFER_FLAGS = `${TRANSFER_ONLY_FLAGS}\n${REGISTRY_FLAGS}`;
+
+const PAD = " ".repeat(25);
+
+const REGISTRIES_CONF_FLAG =
+  `  --registries-conf FILE read mirrors from FILE (default: $CONTAINERS_REGISTRIES_CONF, else
+${PAD}~/.config/containers/registries.conf, else
+${PAD}/etc/containers/registries.conf)`;
+
+const MIRROR_FLAGS = `  --mirror HOST[:PORT][/NAMESPACE]
+${PAD}read from this mirror first (repeatable, tried in order; reached
+${PAD}like the registry: --plain-http, --insecure, --ca-file); the
+${PAD}registry takes over when a mirror fails or lacks the content. Tags
+${PAD}are resolved at the registry. Replaces the mirrors of registries.conf
+${REGISTRIES_CONF_FLAG}`;
+
+const COPY_MIRROR_FLAGS = `  --mirror HOST[:PORT][/NAMESPACE]
+${PAD}read the source from this mirror first (repeatable, tried in order;
+${PAD}reached like the source: the shared flags and the --src-… ones); the
+${PAD}source registry takes over when a mirror fails or lacks the content.
+${PAD}Tags are resolved at the registry. Replaces the mirrors of
+${PAD}registries.conf
+${REGISTRIES_CONF_FLAG}`;
 
 const SIZE_HELP = "bytes, or with a suffix: K/M/G/T or KB/MB/GB/TB (powers of 1000),\n" +
   "                         KiB/MiB/GiB/TiB (powers of 1024)";
@@ -49,6 +81,7 @@ artifact. On success the manifest digest is the only line on standard output.
 Flags:
   --part-size SIZE       part size in ${SIZE_HELP} (default 512MiB)
   --json                 print the manifest descriptor as JSON instead of the digest
+${FORMAT_ALIAS}
   --annotation KEY=VALUE add a manifest annotation (repeatable); the file's base name is
                          recorded as org.opencontainers.image.title
 ${TRANSFER_FLAGS}`,
@@ -56,14 +89,19 @@ ${TRANSFER_FLAGS}`,
   pull: `Usage: ${PROGRAM} pull [flags] <ref> <dest>
 
 Pull the parted artifact <ref> into the file <dest>, or, when <dest> is a directory, into the
-file named by the artifact's recorded file name there. Data lands in <dest>.parted-partial
-first; <dest> only ever appears complete and verified. Rerun an interrupted pull to resume it.
-One pull at a time owns <dest>: another pull of it fails at once. Nothing is printed on
-standard output (with --json: one JSON line describing the file).
+file named by the artifact's recorded file name there; an existing file of that name is not
+replaced without --overwrite (refused before anything is downloaded). Data lands in
+<file>.parted-partial first; the file only ever appears complete and verified. Rerun an
+interrupted pull to resume it: parts already on disk, and the written part of each part that
+was in flight, are kept. One pull at a time owns a file: another pull of it fails at once. On
+success the path of the file written is the only line on standard output.
 
 Flags:
-  --json                 print the reference and destination as JSON when done
+  --overwrite            with a directory <dest>, replace a file of the artifact's name
+  --json                 print the path written and what was fetched and resumed as JSON
+${FORMAT_ALIAS}
   --verify-file-digest   also check the whole-file digest, hashed in order while parts land
+${MIRROR_FLAGS}
 ${TRANSFER_FLAGS}`,
 
   copy: `Usage: ${PROGRAM} copy [flags] <src-ref> <dst-ref>
@@ -73,10 +111,25 @@ without a local file. On one registry every part is mounted (no bytes move); acr
 parts stream from one registry to the other, verified by digest, a few chunks in memory at a
 time. Parts the target already has are skipped. The copy keeps the manifest digest, which is
 the only line on standard output. Each registry's credential comes from the docker
-configuration (--username is not accepted: it would reach both registries).
+configuration (--username is not accepted: it would reach both registries). Mirrors serve
+the source only.
+
+The connection flags below apply to both registries; a side's own flags decide that side:
+--src-plain-http for a plain-HTTP source and an HTTPS destination, --dest-ca-file for a
+destination under a private CA, and so on.
 
 Flags:
   --json                 print {"descriptor", "copied", "mounted", "skipped"} as JSON
+  --src-plain-http, --dest-plain-http
+                         talk HTTP instead of HTTPS to the source (destination) registry
+  --src-insecure, --dest-insecure
+                         talk HTTPS without verifying the source (destination) registry's
+                         certificate (a warning is printed)
+  --src-ca-file PEM, --dest-ca-file PEM
+                         trust the CA certificates in PEM for the source (destination)
+                         registry, instead of --ca-file
+${FORMAT_ALIAS}
+${COPY_MIRROR_FLAGS}
 ${TRANSFER_ONLY_FLAGS}
 ${CONNECTION_FLAGS}
 ${LAST_FLAGS}`,
@@ -88,6 +141,8 @@ size, part count and each part (index, size, digest).
 
 Flags:
   --json                 print the description as JSON instead of a table
+${FORMAT_ALIAS}
+${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 
   verify: `Usage: ${PROGRAM} verify [flags] <ref> <file>
@@ -98,26 +153,35 @@ differs.
 
 Flags:
   --workers N            parts hashed at once (default: one per core)
+${CONCURRENCY_ALIAS}
+${PROGRESS_FLAG}
   --json                 print the result as JSON instead of a table
+${FORMAT_ALIAS}
+${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 
   login: `Usage: ${PROGRAM} login --username USER --password-stdin [flags] <registry>
 
 Check USER and the password read from standard input against <registry> (host[:port]), then
 save them in the docker configuration: through its credential helper (credsStore) when one is
-configured, otherwise as auths.<registry>.auth. A rejected credential saves nothing (exit 6).
+configured, otherwise as auths.<registry>.auth; either way the file keeps nothing else for
+<registry>. A rejected credential saves nothing (exit 6).
 
 Flags:
   --json                 print the result as JSON
+${FORMAT_ALIAS}
 ${REGISTRY_FLAGS}`,
 
   logout: `Usage: ${PROGRAM} logout [flags] <registry>
 
-Erase the credential of <registry> from the docker configuration (and its credential helper).
+Erase the credential of <registry> from the docker configuration (and its credential helper),
+and say where one was removed from, or that none was stored.
 
 Flags:
-  --registry-config FILE use FILE as the docker configuration (instead of DOCKER_CONFIG)
+  --registry-config FILE use FILE (which must exist) as the docker configuration
+  --timeout DURATION     give up after DURATION (a credential helper that hangs is stopped)
   --json                 print the result as JSON
+${FORMAT_ALIAS}
   -h, --help             show this help`,
 };
 
@@ -160,4 +224,20 @@ credential helpers.`;
 export function usageText(command?: CommandName): string {
   const block = command === undefined ? GENERAL : COMMAND_USAGE[command];
   return `${block}\n\n${EXIT_CODES}`;
+}
+
+/**
+ * The line that follows a usage error: where the full usage of `command` (or of the CLI when no
+ * command was recognised) is, instead of the usage itself.
+ *
+ * @example
+ * ```ts
+ * import { usagePointer } from "./usage.ts";
+ * console.log(usagePointer("pull")); // "see 'ocipart pull --help' for the flags of pull"
+ * ```
+ */
+export function usagePointer(command?: CommandName): string {
+  return command === undefined
+    ? `see '${PROGRAM} --help' for the commands`
+    : `see '${PROGRAM} ${command} --help' for the flags of ${command}`;
 }

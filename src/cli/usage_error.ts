@@ -16,8 +16,9 @@ export type CommandName =
 
 /**
  * A command line that cannot be run: an unknown flag, an unparseable or out-of-range value, a
- * wrong operand count, a destination that is a directory. The CLI exits 2 and prints the usage
- * block of `command` (or the general usage when no command was recognised).
+ * wrong operand count, a destination that is a directory. The CLI exits 2 and prints the message
+ * (with a suggestion or a hint when there is one) and a line pointing at the help of `command`
+ * (or at the general help when no command was recognised), not the usage block itself.
  *
  * @example
  * ```ts
@@ -29,9 +30,9 @@ export type CommandName =
 export class UsageError extends Error {
   /** A stable identifier of this kind of error. */
   readonly code: string = "ERR_USAGE";
-  /** The command whose usage block applies, if one was recognised. */
+  /** The command whose help applies, if one was recognised. */
   readonly command: CommandName | undefined;
-  /** Creates the error; `command` selects the usage block printed with it. */
+  /** Creates the error; `command` selects the help the CLI points at. */
   constructor(message: string, command?: CommandName) {
     super(message);
     this.name = "UsageError";

@@ -150,7 +150,7 @@ export class ProtocolError extends OciError {
  *
  * @example Telling a wrong-length answer apart
  * ```ts
- * import { LengthMismatchError, ProtocolError } from "./kinds.ts";
+ * import { LengthMismatchError, ProtocolError } from "@ocipart/ocipart/errors";
  * const err = new LengthMismatchError("GET blob: Content-Length differs from the blob size");
  * console.log(err instanceof ProtocolError); // true
  * ```
@@ -266,15 +266,19 @@ export class BodyLengthError extends OciError {
  * @example The message names the problem, never the reference
  * ```ts
  * import { InvalidReferenceError } from "@ocipart/ocipart/errors";
- * console.log(new InvalidReferenceError("missing registry").message);
+ * const err = new InvalidReferenceError("missing registry");
+ * console.log(err.message, err.rule); // "invalid reference: missing registry" "missing registry"
  * ```
  */
 export class InvalidReferenceError extends OciError {
   /** Stable identifier: `"ERR_INVALID_REFERENCE"`. */
   override readonly code: string = "ERR_INVALID_REFERENCE";
+  /** The fixed rule that was broken, e.g. `"missing repository"`. */
+  readonly rule: string;
   /** Creates the terminal error naming the broken rule. */
   constructor(rule: string, options: OciErrorOptions = {}) {
     super(`invalid reference: ${rule}`, { retryable: false, ...options });
+    this.rule = rule;
   }
 }
 
@@ -377,7 +381,7 @@ export class LocalFileError extends OciError {
  *
  * @example A shrunken file
  * ```ts
- * import { FileEndedError, LocalFileError } from "./kinds.ts";
+ * import { FileEndedError, LocalFileError } from "@ocipart/ocipart/errors";
  * const err = new FileEndedError("file body: file ended before the requested range");
  * console.log(err instanceof LocalFileError); // true
  * ```

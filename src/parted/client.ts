@@ -9,6 +9,8 @@ import { systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../transport/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
 import type { ClientStack } from "../remote/client_stack.ts";
+import { checkMirrorTable, type MirrorTable, withMirrorHosts } from "../remote/mirror_table.ts";
+import { checkRegistrySettings } from "../remote/registry_settings.ts";
 import { connect, type Connection, partedStack } from "./connection.ts";
 import type { PartedClientOptions } from "./options.ts";
 export type { ExplicitCredential, PartedClientOptions } from "./options.ts";
@@ -17,7 +19,7 @@ import { DEFAULT_PART_SIZE, DEFAULT_WORKERS, isReservedAnnotation } from "./form
 import type { PullDestination } from "./fs_partial.ts";
 import type { PushSource } from "./fs_source.ts";
 import type { ProgressCallback } from "./progress.ts";
-import { runPull } from "./pull.ts";
+import { type PullResult, runPull } from "./pull.ts";
 import { runPush } from "./push.ts";
 import { type CopyResult, runCopy } from "./copy.ts";
 import { type ArtifactDescription, runInspect } from "./inspect.ts";
@@ -128,10 +130,27 @@ export interface InspectOptions {
  * const options: VerifyOptions = { workers: 2 };
  * console.log(options.workers); // 2
  * ```
+ *
+ * @example Showing how far the hashing got
+ * ```ts
+ * import type { VerifyOptions } from "@ocipart/ocipart";
+ * const options: VerifyOptions = {
+ *   onProgress: (s) => console.log(`${s.phase} ${s.transferredBytes}/${s.totalBytes}`),
+ * };
+ * options.onProgress!({ phase: "verifying", completedBytes: 0, transferredBytes: 5, wireBytes: 0, totalBytes: 10 });
+ * // "verifying 5/10"
+ * ```
  */
 export interface VerifyOptions {
   /** Parts hashed at once, each on a worker thread; default the number of cores. */
   workers?: number;
+  /**
+   * Progress of the hashing, in the snapshots push and pull report: phase `verifying`, then
+   * `done`; `completedBytes` and `partsDone` count the parts checked whatever their verdict,
+   * `transferredBytes` adds the bytes hashed of parts being checked, `partsActive` the parts
+   * being hashed, `wireBytes` stays 0. No part events. A callback that throws fails the call.
+   */
+  onProgress?: ProgressCallback;
   /** Cancels the manifest request and the hashing. */
   signal?: AbortSignal;
 }
@@ -161,9 +180,18 @@ export class PartedClient {
   readonly #options: PartedClientOptions;
   readonly #policy: RetryPolicy;
   readonly #stack: ClientStack;
+  readonly #mirrors: MirrorTable | undefined;
   #closed = false;
 
-  /** Creates a client; nothing is opened until a transfer starts. */
+  /**
+   * Creates a client; nothing is opened until a transfer starts.
+   *
+   * @throws {TypeError} An option has the wrong type (`fetch`, both `credential` and
+   * `credentials`, a `registries` entry or setting, a `mirrors` entry or field).
+   * @throws {RangeError} A number is out of range, a `registries` key is not a registry
+   * `host[:port]`, a `mirrors` prefix, location or mode is invalid, or a mirror's `plainHttp` or
+   * `insecure` contradicts its host's `registries` settings.
+   */
   constructor(options: PartedClientOptions = {}) {
     if (options.fetch !== undefined && typeof options.fetch !== "function") {
       throw new TypeError("PartedClient: fetch must be a function");
@@ -173,10 +201,18 @@ export class PartedClient {
     }
     this.#policy = resolveRetryPolicy(options.retryPolicy, PARTED_RETRY_POLICY, "PartedClient");
     validateStallTimeout(options.stallTimeoutMs);
+    const owner = "PartedClient: mirrors";
+    this.#mirrors = options.mirrors === undefined
+      ? undefined
+      : checkMirrorTable(options.mirrors, owner);
+    const registries = checkRegistrySettings(options.registries, "PartedClient");
+    const registryTable = this.#mirrors === undefined
+      ? registries
+      : withMirrorHosts(registries, this.#mirrors, owner);
     this.#options = { ...options };
     // One stack serves every transfer of this client: keep-alive connections and tokens are
     // reused; a caller's fetch is the caller's to manage.
-    this.#stack = partedStack(this.#options);
+    this.#stack = partedStack({ ...this.#options, registryTable });
   }
 
   /**
@@ -239,50 +275,81 @@ export class PartedClient {
     if (source?.kind !== "file") throw new TypeError("push: source must come from fromFile()");
     const annotations = checkAnnotations(options.annotations);
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, workers, options);
+    const { job, connection } = this.#transfer(ref, workers, options, false);
     return await runPush({ ...job, path: source.path, partSize, annotations }, connection);
   }
 
   /**
-   * Pulls the artifact `ref` into `destination`: verified part by part, resumed from
-   * `<dest>.parted-partial` when a previous pull left one of the full length, and renamed onto
-   * the destination only when complete. The partial is locked for the whole pull (a second pull
-   * of the same destination rejects at once with a `LocalFileError`; Deno's `flock`, absent on
-   * runtimes without file locks), never opened through a link, and sized only when the file system has room (measured with `statfs`; Deno asks for
-   * `--allow-sys=statfs`, and without it the check is skipped).
+   * Pulls the artifact `ref` into `destination` and resolves to what was written
+   * ({@linkcode PullResult}: the file's path, bytes fetched, what was resumed). Each part is
+   * verified; the data lands in `<file>.parted-partial`, renamed onto the file only when
+   * complete. A rerun after an interruption resumes from the bytes that partial holds: parts
+   * that match their digest are kept, and a part written in part continues from where its
+   * written bytes end (with a ranged GET, verified as a whole like any other part). The partial
+   * is locked for the whole pull (a second pull of the same destination rejects at once with a
+   * `LocalFileError`; Deno's `flock`, absent on runtimes without file locks), never opened
+   * through a link, and sized only when the file system has room (measured with `statfs`; Deno
+   * asks for `--allow-sys=statfs`, and without it the check is skipped). Into a directory
+   * (`toDirectory`), a file of the artifact's name is replaced only when allowed; otherwise, as
+   * for anything else of that name, the pull rejects with `DestinationExistsError` before any
+   * part is fetched.
    *
    * @throws {RangeError} A worker count that is not a positive integer, before anything is
    * opened.
    *
    * @example Pulling by tag, and matching a missing artifact
    * ```ts
-   * import { fromFile, PartedClient, toFile } from "@ocipart/ocipart";
+   * import { findError, fromFile, NotFoundError, PartedClient, toFile } from "@ocipart/ocipart";
    * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
    * await using registry = await startMemoryRegistry(); // or a real registry host
    * const dir = await Deno.makeTempDir();
    * await Deno.writeTextFile(`${dir}/model.bin`, "weights");
    * using client = new PartedClient({ plainHttp: true });
-   * import { findError, NotFoundError } from "@ocipart/ocipart";
    * await client.push(`${registry.host}/org/model:v1`, fromFile(`${dir}/model.bin`));
-   * await client.pull(`${registry.host}/org/model:v1`, toFile(`${dir}/copy.bin`));
+   * const pulled = await client.pull(`${registry.host}/org/model:v1`, toFile(`${dir}/copy.bin`));
+   * console.log(pulled.path === `${dir}/copy.bin`, pulled.bytesFetched); // true 7
    * console.log(await Deno.readTextFile(`${dir}/copy.bin`)); // "weights"
    * const missing = await client.pull(`${registry.host}/org/model:v2`, toFile(`${dir}/v2.bin`))
    *   .catch((err) => err);
    * console.log(findError(missing, NotFoundError) !== undefined); // true
    * await Deno.remove(dir, { recursive: true });
    * ```
+   *
+   * @example Pulling into a directory without replacing what is there
+   * ```ts
+   * import { DestinationExistsError, findError, fromFile, PartedClient, toDirectory } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry();
+   * const dir = await Deno.makeTempDir();
+   * await Deno.mkdir(`${dir}/models`);
+   * await Deno.writeTextFile(`${dir}/model.bin`, "weights");
+   * using client = new PartedClient({ plainHttp: true });
+   * await client.push(`${registry.host}/org/model:v1`, fromFile(`${dir}/model.bin`));
+   * const ref = `${registry.host}/org/model:v1`;
+   * const first = await client.pull(ref, toDirectory(`${dir}/models`));
+   * console.log(first.path === `${dir}/models/model.bin`); // true
+   * const again = await client.pull(ref, toDirectory(`${dir}/models`)).catch((err) => err);
+   * console.log(findError(again, DestinationExistsError)?.path === first.path); // true
+   * await client.pull(ref, toDirectory(`${dir}/models`, { overwrite: true }));
+   * await Deno.remove(dir, { recursive: true });
+   * ```
    */
-  async pull(ref: string, destination: PullDestination, options: PullOptions = {}): Promise<void> {
+  async pull(
+    ref: string,
+    destination: PullDestination,
+    options: PullOptions = {},
+  ): Promise<PullResult> {
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
     if (destination?.kind !== "file" && destination?.kind !== "directory") {
       throw new TypeError("pull: destination must come from toFile() or toDirectory()");
     }
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, workers, options);
-    await runPull({
+    const { job, connection } = this.#transfer(ref, workers, options, true);
+    return await runPull({
       ...job,
       destination: destination.path,
       intoDirectory: destination.kind === "directory",
+      overwrite: destination.overwrite === true,
       verifyFileDigest: options.verifyFileDigest === true,
     }, connection);
   }
@@ -317,11 +384,12 @@ export class PartedClient {
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
     this.#checkOpen();
     const target = parseReference(dstRef);
-    const { job } = this.#transfer(srcRef, workers, options);
-    const plainHttp = this.#options.plainHttp ?? false;
+    const { job } = this.#transfer(srcRef, workers, options, true);
+    // Only the source is read through mirrors; the target is written, never mirrored.
     return await runCopy(
       { ...job, target },
-      (reference) => connect(this.#stack, reference, plainHttp),
+      (reference) =>
+        connect(this.#stack, reference, reference === job.reference ? this.#mirrors : undefined),
     );
   }
 
@@ -346,7 +414,7 @@ export class PartedClient {
    */
   async inspect(ref: string, options: InspectOptions = {}): Promise<ArtifactDescription> {
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, 1, options);
+    const { job, connection } = this.#transfer(ref, 1, options, true);
     return await runInspect(job, connection);
   }
 
@@ -379,7 +447,7 @@ export class PartedClient {
       throw new TypeError("verify: path must be a non-empty string");
     }
     this.#checkOpen();
-    const { job, connection } = this.#transfer(ref, workers, options);
+    const { job, connection } = this.#transfer(ref, workers, options, true);
     return await runVerify({ ...job, path }, connection);
   }
 
@@ -406,17 +474,22 @@ export class PartedClient {
   async checkLogin(registry: string, options: InspectOptions = {}): Promise<void> {
     this.#checkOpen();
     options.signal?.throwIfAborted();
-    await runLoginCheck(this.#stack, registry, {
-      plainHttp: this.#options.plainHttp ?? false,
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    });
+    await runLoginCheck(
+      this.#stack,
+      registry,
+      options.signal === undefined ? {} : { signal: options.signal },
+    );
   }
 
-  /** The job fields both directions share, and the connection to the reference's registry. */
+  /**
+   * The job fields both directions share, and the connection to the reference's registry
+   * (through its mirrors when the transfer only `reads`).
+   */
   #transfer(
     ref: string,
     workers: number,
     options: PushOptions | PullOptions | CopyOptions | VerifyOptions,
+    reads: boolean,
   ): { job: TransferJob; connection: () => Connection } {
     const reference = parseReference(ref);
     const job = {
@@ -427,8 +500,8 @@ export class PartedClient {
       policy: this.#policy,
       clock: this.#options.clock ?? systemClock,
     };
-    const plainHttp = this.#options.plainHttp ?? false;
-    return { job, connection: () => connect(this.#stack, reference, plainHttp) };
+    const mirrors = reads ? this.#mirrors : undefined;
+    return { job, connection: () => connect(this.#stack, reference, mirrors) };
   }
 
   #checkOpen(): void {

@@ -6,9 +6,13 @@
  */
 import type { RegistryAuthenticator } from "../auth/authenticator.ts";
 import { staticCredentials } from "../auth/credential.ts";
+import { dockerConfigCredentials } from "../auth/docker_config.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
-import { ClientStack } from "../remote/client_stack.ts";
+import { ClientStack, type RegistryRoute, type RouteSite } from "../remote/client_stack.ts";
+import { MirrorSet, type MirrorSource } from "../remote/mirror_reads.ts";
+import { mirrorsOf, type MirrorTable } from "../remote/mirror_table.ts";
+import type { RegistrySettings } from "../remote/registry_settings.ts";
 import { RemoteRepository } from "../remote/repository.ts";
 import type { PartedClientOptions } from "./options.ts";
 export type { ExplicitCredential } from "./options.ts";
@@ -17,19 +21,27 @@ export type { ExplicitCredential } from "./options.ts";
 export const BLOB_REDIRECT_HOPS = 3;
 
 /** The parted client's options that shape its transport stack. */
-export type ConnectionOptions = Pick<
-  PartedClientOptions,
-  | "fetch"
-  | "plainHttp"
-  | "caCerts"
-  | "insecureTls"
-  | "credential"
-  | "credentials"
-  | "unverifiedExternalTransport"
-  | "stallTimeoutMs"
-  | "onExchange"
-  | "rateLimit"
->;
+export type ConnectionOptions =
+  & Pick<
+    PartedClientOptions,
+    | "fetch"
+    | "plainHttp"
+    | "caCerts"
+    | "insecureTls"
+    | "credential"
+    | "credentials"
+    | "unverifiedExternalTransport"
+    | "stallTimeoutMs"
+    | "onExchange"
+    | "rateLimit"
+  >
+  & {
+    /**
+     * The checked `registries` option (see `checkRegistrySettings`), with the mirror hosts'
+     * own settings (see `withMirrorHosts`).
+     */
+    registryTable?: ReadonlyMap<string, Readonly<RegistrySettings>>;
+  };
 
 /** What one transfer works with. */
 export interface Connection {
@@ -61,43 +73,88 @@ export function partedStack(options: ConnectionOptions): ClientStack {
       callerTransportReachesOtherHosts: options.unverifiedExternalTransport ?? false,
     }),
     ownHostnameIsRegistry: true,
+    plainHttp: options.plainHttp === true,
+    ...(options.registryTable === undefined ? {} : { registries: options.registryTable }),
     caCerts: options.caCerts,
     insecureTls: options.insecureTls === true,
     stallTimeoutMs: options.stallTimeoutMs,
     onExchange: options.onExchange,
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     authenticate: {
-      plainHttp: options.plainHttp ?? false,
       ...(credentials !== undefined ? { credentials } : {}),
+      // The one explicit credential is the registry's: a mirror is asked with its own, from
+      // the docker configuration.
+      ...(options.credential !== undefined ? { mirrorCredentials: dockerConfigCredentials() } : {}),
     },
   });
 }
 
 /**
- * The connection of one transfer to `reference` on the client's `stack`.
+ * The connection of one transfer to `reference` on the client's `stack`, in the scheme the
+ * stack's settings give its registry; reads of it try the mirrors `mirrors` gives the reference
+ * first (each on a mirror route of its own, reached as the stack's settings give its host),
+ * writes never do.
  *
  * @example The connection of one transfer
  * ```ts
  * import { connect, partedStack } from "./connection.ts";
  * import { parseReference } from "../registry/reference.ts";
  * const stack = partedStack({ plainHttp: true });
- * const connection = connect(stack, parseReference("127.0.0.1:5000/org/data:v1"), true);
+ * const connection = connect(stack, parseReference("127.0.0.1:5000/org/data:v1"));
  * console.log(connection.repo.name); // "org/data"
  * stack.close();
  * ```
  */
-export function connect(stack: ClientStack, reference: Reference, plainHttp: boolean): Connection {
-  const origin = registryOrigin(reference.registry, { plainHttp });
+export function connect(
+  stack: ClientStack,
+  reference: Reference,
+  mirrors?: MirrorTable,
+): Connection {
+  const origin = stack.origin(reference.registry);
   const route = stack.route(origin, reference.registry);
-  const repo = new RemoteRepository({
+  const sources = mirrors === undefined ? [] : mirrorSources(stack, reference, mirrors);
+  const repo = repository(origin, reference.repository, route, sources);
+  return { repo, authenticator: route.authenticator! };
+}
+
+/** Each way to reach each mirror of `reference`, in order. */
+function mirrorSources(
+  stack: ClientStack,
+  reference: Reference,
+  mirrors: MirrorTable,
+): MirrorSource[] {
+  const site: RouteSite = "mirror";
+  return mirrorsOf(mirrors, reference).flatMap((mirror) => {
+    const origin = stack.origin(mirror.host);
+    // An `insecure` mirror that does not speak TLS is asked again in plain HTTP.
+    const origins = mirror.plainHttpFallback && origin.protocol === "https:"
+      ? [origin, registryOrigin(mirror.host, { plainHttp: true })]
+      : [origin];
+    return origins.map((at) => {
+      const route = stack.route(at, mirror.host, site);
+      return {
+        repo: repository(at, mirror.repository, route, []),
+        resolvesTag: mirror.resolvesTag,
+      };
+    });
+  });
+}
+
+function repository(
+  origin: URL,
+  name: string,
+  route: RegistryRoute,
+  mirrors: MirrorSource[],
+): RemoteRepository {
+  return new RemoteRepository({
     origin,
-    name: reference.repository,
+    name,
     transport: route.transport,
     storageTransport: route.storageTransport,
     // Parted spec: writes are never redirected; every redirect target of a read is storage.
     writeRedirects: false,
     readRedirects: BLOB_REDIRECT_HOPS,
     redirectTargetsAreStorage: true,
+    ...(mirrors.length === 0 ? {} : { mirrors: new MirrorSet(mirrors) }),
   });
-  return { repo, authenticator: route.authenticator! };
 }

@@ -73,7 +73,7 @@ const PART_EVENT: Record<BlobCopyOutcome, "exists" | "uploaded" | "mounted"> = {
  * @example
  * ```ts ignore
  * import { runCopy } from "./copy.ts";
- * const result = await runCopy(job, (reference) => connect(stack, reference, false));
+ * const result = await runCopy(job, (reference) => connect(stack, reference));
  * ```
  */
 export async function runCopy(

@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { hasUnsafeText } from "../registry/untrusted_text.ts";
+import { NAME_LIMIT_BYTES, PARTIAL_SUFFIX } from "./fs_partial.ts";
 
 /**
  * The format version recorded in the {@linkcode ANNOTATION_FORMAT_VERSION} annotation and carried
@@ -152,23 +154,44 @@ export function isReservedAnnotation(key: string): boolean {
   return key.startsWith("dev.ocipart.parted.") || key === ANNOTATION_TITLE;
 }
 
-/** The longest file name (UTF-8 bytes) a title may be: the common file-system limit. */
-const TITLE_LIMIT_BYTES = 255;
+/** The longest title (UTF-8 bytes): the file-name limit, less the partial file's suffix. */
+const TITLE_LIMIT_BYTES = NAME_LIMIT_BYTES - PARTIAL_SUFFIX.length;
+
+// Names Windows maps to devices whatever follows the first dot (`nul.txt` is `NUL`).
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.|$)/i;
+// Characters no Windows file name may hold; `:` would also name an NTFS alternate stream.
+const WINDOWS_FORBIDDEN = /[<>:"|?*]/;
 
 /**
- * Whether `name` is a plain file name that stays inside the directory it is joined to: not
- * empty, not `.` or `..`, no `/`, `\` or control character (NUL included), at most 255 bytes.
+ * Whether `name` is a plain file name: one that stays inside the directory it is joined to,
+ * shows as what it is, and names the same ordinary file on Linux, macOS and Windows. Refused:
+ * - empty, `.`, `..`, or holding `/` or `\`;
+ * - any control, format or separator character (C0, DEL, C1, bidirectional controls such as
+ *   U+202E, zero-width characters, U+2028/U+2029: see `terminalText`), which would hide or
+ *   disguise the name (`\u202egnp.exe` shows as `exe.png`);
+ * - a leading dot (a hidden file), leading or trailing white space, a trailing dot (Windows
+ *   drops those), and Windows' forbidden characters `< > : " | ? *`;
+ * - Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM1`…, `LPT1`…, with any extension);
+ * - a name ending in {@linkcode PARTIAL_SUFFIX} (it would be taken for another pull's partial
+ *   file), or longer than 240 UTF-8 bytes (the partial file's name must fit in 255).
+ *
+ * The same rule everywhere, so an artifact pulls into a directory alike on every system.
  *
  * @example Titles a pull into a directory accepts and refuses
  * ```ts
  * import { isPlainFileName } from "@ocipart/ocipart/parted";
  * console.log(isPlainFileName("model.safetensors")); // true
  * console.log(isPlainFileName("../etc/passwd")); // false
+ * console.log(isPlainFileName("\u202egnp.exe")); // false: shows as "exe.png"
+ * console.log(isPlainFileName(".bashrc"), isPlainFileName("nul.txt")); // false false
  * ```
  */
 export function isPlainFileName(name: string): boolean {
-  if (name === "" || name === "." || name === "..") return false;
-  // deno-lint-ignore no-control-regex
-  if (/[/\\\x00-\x1f\x7f]/.test(name)) return false;
+  if (name === "" || name.startsWith(".") || /[/\\]/.test(name)) return false;
+  if (hasUnsafeText(name) || WINDOWS_FORBIDDEN.test(name) || WINDOWS_DEVICE.test(name)) {
+    return false;
+  }
+  if (/^\s|[\s.]$/u.test(name)) return false;
+  if (name.toLowerCase().endsWith(PARTIAL_SUFFIX)) return false;
   return new TextEncoder().encode(name).byteLength <= TITLE_LIMIT_BYTES;
 }

@@ -1,7 +1,7 @@
 /**
  * The guards around the partial file of a pull: opening it without following a link, the
- * exclusive lock that makes it one pull's, the free-space check before it is sized, and the
- * identity check before it is removed or renamed.
+ * exclusive lock that makes it one pull's, the free-space check before it is sized, the identity
+ * check before it is removed or renamed, and what a pull may replace at its destination.
  *
  * @module
  */
@@ -9,6 +9,7 @@ import { constants } from "node:fs";
 import { type FileHandle, lstat, open, statfs } from "node:fs/promises";
 import { dirname } from "node:path";
 import { LocalFileError } from "../errors/kinds.ts";
+import { DestinationExistsError, type ExistingEntry } from "./destination_exists_error.ts";
 import { osReason } from "./fs_reason.ts";
 
 /** What identifies one file: the device and inode numbers. */
@@ -197,6 +198,45 @@ export async function checkFreeSpace(
       `pull destination: not enough space: ${needed} bytes needed, ${available} available`,
     );
   }
+}
+
+/**
+ * Refuses, with `DestinationExistsError`, a destination the pull's commit must not replace. A
+ * directory is always refused (a rename cannot replace it). A file the caller `named` is replaced
+ * (a link there is replaced, never followed); a file named by the artifact inside a directory is
+ * replaced only with `overwrite`, and a link or special file of that name never is. Nothing
+ * there passes; so does a path that cannot be inspected (the partial's open reports why).
+ *
+ * @example A file of that name exists
+ * ```ts
+ * import { checkDestination } from "./fs_guard.ts";
+ * const path = await Deno.makeTempFile();
+ * const refused = await checkDestination(path, { named: false, overwrite: false })
+ *   .catch((err) => err.existing);
+ * console.log(refused); // "file"
+ * await checkDestination(path, { named: false, overwrite: true });
+ * await Deno.remove(path);
+ * ```
+ */
+export async function checkDestination(
+  path: string,
+  options: { named: boolean; overwrite: boolean },
+): Promise<void> {
+  const existing = await entryAt(path);
+  if (existing === undefined) return;
+  const replaceable = existing === "file"
+    ? options.named || options.overwrite
+    : options.named && existing !== "directory";
+  if (!replaceable) throw new DestinationExistsError(path, existing);
+}
+
+/** What is at `path`, without following a link; undefined when nothing (or not inspectable). */
+async function entryAt(path: string): Promise<ExistingEntry | undefined> {
+  const info = await lstat(path).catch(() => undefined);
+  if (info === undefined) return undefined;
+  if (info.isSymbolicLink()) return "link";
+  if (info.isDirectory()) return "directory";
+  return info.isFile() ? "file" : "other";
 }
 
 /**

@@ -11,6 +11,7 @@ import { basename } from "node:path";
 import { LocalFileError } from "../errors/kinds.ts";
 import { osReason } from "./fs_reason.ts";
 import {
+  checkDestination,
   checkFreeSpace,
   checkPlainFile,
   type FileIdentity,
@@ -50,8 +51,8 @@ export const NAME_LIMIT_BYTES = 255;
 const FLUSH_EVERY_BYTES = 256 * 1024 * 1024;
 
 /**
- * What {@linkcode toFile} and `toDirectory` return: a pull destination naming a file, or a
- * directory the file is written into under its recorded name.
+ * What {@linkcode toFile} and {@linkcode toDirectory} return: a pull destination naming a file,
+ * or a directory the file is written into under its recorded name.
  *
  * @example Naming the file to pull into
  * ```ts
@@ -65,15 +66,38 @@ export interface PullDestination {
   readonly kind: "file" | "directory";
   /** The destination path as given. */
   readonly path: string;
+  /** A directory destination may replace a file of the artifact's name (default false). */
+  readonly overwrite?: boolean;
+}
+
+/**
+ * Options of {@linkcode toDirectory}.
+ *
+ * @example Replacing an earlier download of the same file
+ * ```ts
+ * import { type DirectoryOptions, toDirectory } from "@ocipart/ocipart";
+ * const options: DirectoryOptions = { overwrite: true };
+ * console.log(toDirectory("./models", options).overwrite); // true
+ * ```
+ */
+export interface DirectoryOptions {
+  /**
+   * Replace a regular file that has the artifact's name (default false: the pull is refused
+   * before any part is fetched). A directory, symbolic link or special file of that name is
+   * never replaced.
+   */
+  overwrite?: boolean;
 }
 
 /**
  * A pull destination at `path`. While pulling, `<path>.parted-partial` holds the data; the
- * destination only ever appears complete and verified.
+ * destination only ever appears complete and verified, and then replaces what was at `path`
+ * (a file, or a symbolic link, which is replaced and not followed). A directory at `path` is
+ * refused with `DestinationExistsError` before any part is fetched.
  *
  * @example A pull destination for a file
  * ```ts
- * import { toFile } from "./fs_partial.ts";
+ * import { toFile } from "@ocipart/ocipart";
  * console.log(toFile("./weights.bin").path); // "./weights.bin"
  * ```
  */
@@ -88,7 +112,13 @@ export function toFile(path: string): PullDestination {
  * A pull destination inside the directory `path`: the file is written under the name its push
  * recorded (the `org.opencontainers.image.title` annotation). A missing title, or one that is
  * not a plain file name (`..`, a slash, a backslash, a control character, empty, over 255
- * bytes), rejects the pull with `InvalidManifestError` before anything is written.
+ * bytes), rejects the pull with `InvalidManifestError` before anything is written. What already
+ * has that name is never replaced unless `options.overwrite` allows a regular file to be: the
+ * pull rejects with `DestinationExistsError` (its `path` names the file) before any part is
+ * fetched. A partial file `<name>.parted-partial` left by an interrupted pull is resumed, not
+ * replaced. The pull's result names the file written.
+ *
+ * @throws {TypeError} An empty path, or an `overwrite` that is not a boolean.
  *
  * @example Pulling into a directory
  * ```ts
@@ -97,11 +127,15 @@ export function toFile(path: string): PullDestination {
  * console.log(destination.kind, destination.path); // "directory" "./models"
  * ```
  */
-export function toDirectory(path: string): PullDestination {
+export function toDirectory(path: string, options: DirectoryOptions = {}): PullDestination {
   if (typeof path !== "string" || path === "") {
     throw new TypeError("toDirectory: path must be a non-empty string");
   }
-  return Object.freeze({ kind: "directory", path });
+  const overwrite = options?.overwrite ?? false;
+  if (typeof overwrite !== "boolean") {
+    throw new TypeError(`toDirectory: overwrite must be a boolean, not ${String(overwrite)}`);
+  }
+  return Object.freeze({ kind: "directory", path, overwrite });
 }
 
 /**
@@ -130,6 +164,7 @@ export class PartialFile {
   #handle: FileHandle | undefined;
   #lock: Disposable | undefined;
   readonly #identity: FileIdentity;
+  readonly #guard: DestinationGuard;
   #sized = false;
   #committed = false;
   /** The background flush in flight, if any; it never rejects (the commit's flush reports). */
@@ -142,8 +177,10 @@ export class PartialFile {
     handle: FileHandle,
     lock: Disposable | undefined,
     identity: FileIdentity & { size: number },
+    guard: DestinationGuard,
   ) {
     this.destination = destination;
+    this.#guard = guard;
     this.path = destination + PARTIAL_SUFFIX;
     this.#handle = handle;
     this.#lock = lock;
@@ -152,12 +189,18 @@ export class PartialFile {
   }
 
   /**
-   * Opens (creating if needed) `<destination>.parted-partial` without following a link, checks
-   * it is a regular file with one link, takes its exclusive lock and measures its length. Every
-   * refusal is a `LocalFileError` and leaves the file system as it was.
+   * Checks what is at `destination` may be replaced (`guard`: a file the caller named, by
+   * default; see `checkDestination`), then opens (creating if needed)
+   * `<destination>.parted-partial` without following a link, checks it is a regular file with
+   * one link, takes its exclusive lock and measures its length. Every refusal is a
+   * `LocalFileError` and leaves the file system as it was.
    */
-  static async open(destination: string): Promise<PartialFile> {
+  static async open(
+    destination: string,
+    guard: DestinationGuard = { named: true, overwrite: true },
+  ): Promise<PartialFile> {
     checkNameLength(destination);
+    await checkDestination(destination, guard);
     const path = destination + PARTIAL_SUFFIX;
     const { handle, created } = await openNoFollow(path);
     let lock: Disposable | undefined;
@@ -165,7 +208,7 @@ export class PartialFile {
       const info = await handle.stat();
       checkPlainFile(info);
       lock = await lockPartial(path, info);
-      return new PartialFile(destination, handle, lock, info);
+      return new PartialFile(destination, handle, lock, info, guard);
     } catch (err) {
       lock?.[Symbol.dispose]();
       await handle.close().catch(() => {});
@@ -246,7 +289,10 @@ export class PartialFile {
 
   /**
    * Flushes the data once and renames the file onto the destination atomically (a link at the
-   * destination is replaced, never followed), then releases the file.
+   * destination is replaced, never followed), then releases the file. What appeared at the
+   * destination during the pull is checked again first, so a file the pull may not replace is
+   * kept (and so is the partial); the rename cannot refuse to replace, so only that last
+   * instant stays open.
    */
   async commit(): Promise<void> {
     const handle = this.#open();
@@ -259,6 +305,7 @@ export class PartialFile {
     if (!(await samePlainFile(this.path, this.#identity))) {
       throw new LocalFileError("pull destination: the partial file was replaced during the pull");
     }
+    await checkDestination(this.destination, this.#guard);
     try {
       await rename(this.path, this.destination);
     } catch (err) {
@@ -290,6 +337,14 @@ export class PartialFile {
     if (this.#handle === undefined) throw new LocalFileError("pull destination: file closed");
     return this.#handle;
   }
+}
+
+/** What a pull may replace at its destination (see `checkDestination`). */
+export interface DestinationGuard {
+  /** The caller named the file (a file or link there is replaced). */
+  readonly named: boolean;
+  /** A file named by the artifact may be replaced. */
+  readonly overwrite: boolean;
 }
 
 /** Refuses a destination whose name cannot take the partial suffix, before anything is written. */

@@ -24,6 +24,20 @@ const MEANINGS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * What a file operation's errno code means in a few words, or undefined for a code without a
+ * known meaning.
+ *
+ * @example
+ * ```ts
+ * import { errnoMeaning } from "./fs_reason.ts";
+ * console.log(errnoMeaning("ENOSPC")); // "no space left on the device"
+ * ```
+ */
+export function errnoMeaning(code: string): string | undefined {
+  return Object.hasOwn(MEANINGS, code) ? MEANINGS[code] : undefined;
+}
+
+/**
  * ` (CODE: meaning)` for an error carrying a known errno code, ` (CODE)` for another code, and
  * the empty string when there is none.
  *
@@ -38,7 +52,7 @@ const MEANINGS: Readonly<Record<string, string>> = {
 export function osReason(err: unknown): string {
   const code = errnoCode(err);
   if (code === undefined) return "";
-  const meaning = MEANINGS[code];
+  const meaning = errnoMeaning(code);
   return meaning === undefined ? ` (${code})` : ` (${code}: ${meaning})`;
 }
 

@@ -30,7 +30,7 @@ export interface PushSource {
  *
  * @example A push source for a file
  * ```ts
- * import { fromFile } from "./fs_source.ts";
+ * import { fromFile } from "@ocipart/ocipart";
  * console.log(fromFile("./weights.bin").path); // "./weights.bin"
  * ```
  */

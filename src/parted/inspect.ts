@@ -41,8 +41,17 @@ export interface PartInfo {
 export interface ArtifactDescription {
   /** The manifest's digest. */
   readonly manifestDigest: string;
-  /** The file name recorded in the `org.opencontainers.image.title` annotation, if any. */
+  /**
+   * The file name recorded in the `org.opencontainers.image.title` annotation, if any. Chosen
+   * by whoever pushed: it may hold control or bidirectional characters, so escape it before
+   * printing it (a pull into a directory refuses such a name, see `isPlainFileName`).
+   */
   readonly title: string | undefined;
+  /**
+   * The manifest's other annotations (those a pusher added; not the format's own keys or the
+   * title), in key order. Keys and values are as untrusted as the title.
+   */
+  readonly annotations: Readonly<Record<string, string>>;
   /** The file size in bytes. */
   readonly fileSize: number;
   /** The whole file's sha256 digest. */
@@ -59,7 +68,7 @@ export interface ArtifactDescription {
  * @example Inspecting (internal)
  * ```ts ignore
  * import { runInspect } from "./inspect.ts";
- * const description = await runInspect(job, () => connect(stack, reference, false));
+ * const description = await runInspect(job, () => connect(stack, reference));
  * ```
  */
 export async function runInspect(
@@ -75,6 +84,7 @@ export async function runInspect(
     fileSize: manifest.fileSize,
     fileDigest: manifest.fileDigest,
     partSize: manifest.partSize,
+    annotations: manifest.annotations,
     parts: manifest.parts.map(({ index, offset, size, digest }) => ({
       index,
       offset,

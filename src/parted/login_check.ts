@@ -5,7 +5,6 @@
  */
 import { attachSentinel } from "../errors/attach_sentinel.ts";
 import { discard } from "../registry/discard.ts";
-import { registryOrigin } from "../registry/endpoints.ts";
 import { expectStatus } from "../registry/status.ts";
 import type { ClientStack } from "../remote/client_stack.ts";
 import { RemoteRepository } from "../remote/repository.ts";
@@ -23,15 +22,15 @@ const OPERATION = "GET API root";
  * @example Checking access (internal)
  * ```ts ignore
  * import { runLoginCheck } from "./login_check.ts";
- * await runLoginCheck(stack, "registry.example", { plainHttp: false });
+ * await runLoginCheck(stack, "registry.example", {});
  * ```
  */
 export async function runLoginCheck(
   stack: ClientStack,
   registry: string,
-  options: { plainHttp: boolean; signal?: AbortSignal },
+  options: { signal?: AbortSignal },
 ): Promise<void> {
-  const origin = registryOrigin(registry, { plainHttp: options.plainHttp });
+  const origin = stack.origin(registry);
   const route = stack.route(origin, registry);
   const repo = new RemoteRepository({
     origin,

@@ -44,6 +44,8 @@ export interface PartedManifest {
   readonly parts: readonly PartDescriptor[];
   /** The title annotation (the pushed file's name), unchecked; undefined when absent. */
   readonly title: string | undefined;
+  /** The other annotations (not the format's, not the title) with string values, unchecked. */
+  readonly annotations: Readonly<Record<string, string>>;
 }
 
 /**
@@ -229,7 +231,22 @@ export function decodeManifest(bytes: Uint8Array): PartedManifest {
   if (title !== undefined && typeof title !== "string") {
     throw new InvalidManifestError("annotations: title is not a string");
   }
-  return { partSize, fileSize, fileDigest, parts, title };
+  return {
+    partSize,
+    fileSize,
+    fileDigest,
+    parts,
+    title,
+    annotations: otherAnnotations(annotations),
+  };
+}
+
+/** The annotations a pusher added, in key order; a value that is not a string is left out. */
+function otherAnnotations(annotations: Record<string, unknown>): Record<string, string> {
+  const entries = Object.entries(annotations).filter((entry): entry is [string, string] =>
+    typeof entry[1] === "string" && !isReservedAnnotation(entry[0])
+  );
+  return sortedKeys(Object.fromEntries(entries));
 }
 
 /** The same entries in key order, so equal input always encodes to equal bytes. */

@@ -40,15 +40,32 @@ export {
   type VerifyOptions,
 } from "./client.ts";
 export type { CopyResult } from "./copy.ts";
+export type { PullResult } from "./pull.ts";
 export type { ArtifactDescription, PartInfo } from "./inspect.ts";
 export type { PartCheck, VerifyReport } from "./verify.ts";
 export * from "./format.ts";
 export { fromFile, type PushSource } from "./fs_source.ts";
-export { PARTIAL_SUFFIX, type PullDestination, toDirectory, toFile } from "./fs_partial.ts";
+export {
+  type DirectoryOptions,
+  PARTIAL_SUFFIX,
+  type PullDestination,
+  toDirectory,
+  toFile,
+} from "./fs_partial.ts";
+export { DestinationExistsError, type ExistingEntry } from "./destination_exists_error.ts";
 export type { PartEvent, ProgressCallback, ProgressPhase, ProgressSnapshot } from "./progress.ts";
 export { TooManyPartsError } from "./too_many_parts_error.ts";
 export { PartSizeError, type PartSizeFacts, type PartSizeLimit } from "./part_size_error.ts";
 export type { ExplicitCredential } from "./options.ts";
+export type { MirrorOptions, MirrorTable, PullFromMirror } from "../remote/mirror_table.ts";
+export {
+  parseRegistriesConf,
+  readRegistriesConf,
+  type RegistriesConfLocation,
+  registriesConfLocation,
+  type RegistriesConfLocationOptions,
+} from "./registries_conf.ts";
+export type { RegistrySettings } from "../remote/registry_settings.ts";
 export type { Descriptor } from "../registry/media_types.ts";
 export { OciError } from "../errors/oci_error.ts";
 export type { Fetch } from "../transport/fetch.ts";

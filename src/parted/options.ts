@@ -10,6 +10,8 @@ import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import type { RateLimit } from "../transport/rate_limit.ts";
 import type { RetryPolicy } from "../transport/retry.ts";
+import type { MirrorTable } from "../remote/mirror_table.ts";
+import type { RegistrySettings } from "../remote/registry_settings.ts";
 
 /**
  * One explicit credential: basic, or a registry token presented verbatim.
@@ -90,6 +92,29 @@ export interface PartedClientOptions {
    * and copies, all workers together. Default: none.
    */
   rateLimit?: RateLimit;
+  /**
+   * Settings of single registries, keyed by `host[:port]` as references write it (the host
+   * matched without regard to case, the port exactly): `plainHttp`, `insecureTls` and
+   * `caCerts` there override the client-wide options for that registry and the storage its
+   * blob reads are redirected to. E.g. a copy from a plain-HTTP registry to an HTTPS one, or a
+   * mirror with its own CA. Checked when the client is created (`TypeError`, `RangeError`).
+   */
+  registries?: Record<string, RegistrySettings>;
+  /**
+   * Mirrors (pull-through caches, local copies) that pulls, inspections, verifications and the
+   * source side of copies read from before the registry, by registry or namespace prefix (the
+   * longest matching prefix wins; see `MirrorTable`). Each request is tried on the mirrors in
+   * order, then on the registry, which also takes over whenever a mirror fails, lacks the
+   * content or sends bytes that do not match their digest: every byte is verified as usual.
+   * Tags are resolved on a mirror only when its `pullFromMirror` is `"all"` or `"tag-only"`.
+   * Pushes never go to mirrors. A mirror host is reached like any registry host: as its
+   * `registries` entry says, else as the client-wide options say; a mirror's own `plainHttp` or
+   * `insecure` is that entry's `plainHttp` or `insecureTls` (a contradiction is a `RangeError`).
+   * A mirror never receives the registry's credential: it is asked with its own, from
+   * `credentials` or else the docker configuration. `readRegistriesConf()` builds this table
+   * from the containers registries configuration. Default: none.
+   */
+  mirrors?: MirrorTable;
   /** Time source of backoff waits (tests). */
   clock?: Clock;
 }

@@ -9,6 +9,7 @@ import { LengthMismatchError, ProtocolError } from "../errors/kinds.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { Sha256 } from "../registry/sha256.ts";
 import { getBlob } from "../remote/blob_reads.ts";
+import { mirrorSpoiled } from "../remote/mirror_reads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import { cancelUpload, completeUpload, mountBlob, openUpload } from "../remote/uploads.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
@@ -101,7 +102,11 @@ async function streamBlob(context: BlobCopyContext, blob: CopiedBlob): Promise<v
     session = undefined;
   } catch (err) {
     if (signal.aborted) throw signal.reason;
-    // The bytes were wrong: that is the failure, whatever the transport made of it.
+    // The bytes were wrong: that is the failure, whatever the transport made of it. A
+    // mirror's wrong bytes are retried from the registry.
+    if (verifier.failure !== undefined && answer.mirrored) {
+      throw mirrorSpoiled(source, blob.digest, blob.label);
+    }
     throw verifier.failure ?? err;
   } finally {
     // Releases the source's connection when the upload stopped before reading it all.

@@ -1,17 +1,32 @@
 /**
  * Pulling one part: a whole-blob GET written at the part's offset while it is hashed; a broken
- * stream continues with a ranged GET from the byte reached, within the part's retry budget.
+ * stream continues with a ranged GET from the byte reached, within the part's retry budget. A
+ * part whose beginning an earlier pull wrote continues the same way from there, with the hash
+ * of those bytes. Any of those GETs may be answered by a mirror (`mirror_reads.ts`).
+ *
+ * A part that hashes wrong is the registry's verdict only when the registry sent every byte of
+ * it; when some bytes came from elsewhere (the disk, a mirror), the part starts over from byte
+ * zero at the registry, spending one attempt ({@linkcode wrongPart}).
+ *
+ * Writes of a part are positional and strictly in order: one at a time, each started only once
+ * the one before it has completed, from a chunk sequence that keeps the body's order. So when
+ * the process dies mid-part, the part on disk holds a prefix of its bytes (the write in flight
+ * may have landed partly, as a prefix of its buffer) and its unwritten rest; the resume pass
+ * relies on that. A machine that loses power gives no such order; the digest then decides.
  *
  * @module
  */
 import { LengthMismatchError, NetworkError, ProtocolError } from "../errors/kinds.ts";
+import { OciError } from "../errors/oci_error.ts";
 import { asNetworkFailure } from "../errors/network_failure.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { BufferFill, BufferPool } from "../registry/buffer_pool.ts";
 import { type ByobSource, openByob } from "../transport/byob_body.ts";
 import { getBlob } from "../remote/blob_reads.ts";
+import { mirrorSpoiled } from "../remote/mirror_reads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
-import type { RunningHash, Sha256Threads } from "../registry/sha256_threads.ts";
+import type { RangeScan, RunningHash, Sha256Threads } from "../registry/sha256_threads.ts";
+import { PREFIX_BLOCK_BYTES } from "../registry/written_prefix.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
 import type { PartialFile } from "./fs_partial.ts";
@@ -39,12 +54,29 @@ export interface PartDownloadContext {
   hashThreads: Sha256Threads;
 }
 
+/** How far a part got, across its attempts. */
+interface PartState {
+  /** Bytes of the part in place and hashed. */
+  reached: number;
+  /** Of those, the bytes an earlier pull wrote (read from the disk, not received). */
+  fromDisk: number;
+  /** Whether a mirror sent any of them. */
+  mirrored: boolean;
+}
+
 /**
  * Fetches `part` into place and verifies it. One attempt is a GET, the copy into place and the
  * digest check; a broken stream makes the next attempt a ranged GET from the byte reached with
  * the running hash. A registry that ignores the range (200) is consumed from byte zero in the
- * same attempt. A part that arrives whole and hashes wrong fails with `DigestMismatchError`,
- * not retried.
+ * same attempt. A part that the registry sent whole and that hashes wrong fails with
+ * `DigestMismatchError`, not retried; one with bytes from a mirror is fetched again from the
+ * registry alone.
+ *
+ * With `onDisk` (the resume pass's scan of the part), the first attempt continues from the
+ * written prefix the scan found, with its hash. When the part then hashes wrong, the fault may
+ * be in the bytes read from the disk (a torn write): the prefix is forgotten (its first block
+ * zeroed, so no later pull continues from it) and the next attempt fetches the part whole.
+ * Resolves to the bytes of the part kept from the disk (0 when it was fetched whole).
  *
  * @example
  * ```ts ignore
@@ -55,11 +87,16 @@ export interface PartDownloadContext {
 export async function downloadPart(
   context: PartDownloadContext,
   part: PartDescriptor,
-): Promise<void> {
+  onDisk?: RangeScan,
+): Promise<number> {
   const { signal } = context;
   const pool = new BufferPool(BUFFERS_PER_PART, WRITE_BUFFER_SIZE);
-  const hash = context.hashThreads.open((buffer) => pool.release(buffer));
-  const state = { reached: 0 };
+  const recycle = (buffer: ArrayBuffer) => pool.release(buffer);
+  const hash = onDisk === undefined
+    ? context.hashThreads.open(recycle)
+    : onDisk.continueHash(recycle);
+  const prefix = onDisk?.prefix ?? 0;
+  const state: PartState = { reached: prefix, fromDisk: prefix, mirrored: false };
   try {
     await retry(
       `part ${part.index}: download`,
@@ -70,6 +107,7 @@ export async function downloadPart(
         clock: context.clock ?? systemClock,
       },
     );
+    return state.fromDisk;
   } finally {
     hash.close();
   }
@@ -84,7 +122,7 @@ async function downloadAttempt(
   part: PartDescriptor,
   pool: BufferPool,
   hash: RunningHash,
-  state: { reached: number },
+  state: PartState,
 ): Promise<void> {
   const { repo, signal, partial, progress } = context;
   const operation = "GET blob";
@@ -101,11 +139,10 @@ async function downloadAttempt(
   if (answer !== "complete") {
     if (answer.start === 0 && state.reached > 0) {
       // The whole blob again: start over from byte zero, overwriting what was placed.
-      hash.reset();
-      state.reached = 0;
+      restart(context, part, hash, state);
       position = 0;
-      progress.restartPart(part.index);
     }
+    if (answer.mirrored) state.mirrored = true;
     const writer = new PartWriter(partial, part.offset + position, pool, hash);
     const overlong = () =>
       new DigestMismatchError(`part ${part.index}`, {
@@ -121,13 +158,64 @@ async function downloadAttempt(
     await writer.flush();
     state.reached = position;
   }
+  if (failure instanceof DigestMismatchError && state.mirrored) {
+    throw await wrongPart(context, part, hash, state, failure);
+  }
   if (failure !== undefined) throw asNetworkFailure(operation, failure, signal, "body read failed");
   if (position < part.size) {
     throw new NetworkError(`${operation}: body ended before the part did`);
   }
   if ((await hash.digest()) !== part.digest) {
-    throw new DigestMismatchError(`part ${part.index}`);
+    throw await wrongPart(
+      context,
+      part,
+      hash,
+      state,
+      new DigestMismatchError(`part ${part.index}`),
+    );
   }
+}
+
+/**
+ * What a part whose bytes are wrong fails with. Every byte from the registry: `wrong`, not
+ * retried. Some from elsewhere, which may be at fault: the part starts over from byte zero with
+ * a retryable failure, so the next attempt fetches it whole from the registry. Bytes an earlier
+ * pull wrote (perhaps a torn write) are forgotten, their first block zeroed so no later pull
+ * continues from them; a mirror that sent any is not asked for this blob again.
+ */
+async function wrongPart(
+  context: PartDownloadContext,
+  part: PartDescriptor,
+  hash: RunningHash,
+  state: PartState,
+  wrong: DigestMismatchError,
+): Promise<Error> {
+  const { fromDisk, mirrored } = state;
+  if (fromDisk === 0 && !mirrored) return wrong;
+  if (fromDisk > 0) {
+    const block = new Uint8Array(Math.min(part.size, PREFIX_BLOCK_BYTES));
+    await context.partial.writeAt(block, part.offset);
+  }
+  restart(context, part, hash, state);
+  if (mirrored) return mirrorSpoiled(context.repo, part.digest, `part ${part.index}`);
+  return new OciError(
+    `part ${part.index}: the bytes an earlier pull wrote do not match; fetching the part whole`,
+    { retryable: true },
+  );
+}
+
+/** Forgets every byte of the part placed or hashed so far: the next bytes are its byte zero. */
+function restart(
+  context: PartDownloadContext,
+  part: PartDescriptor,
+  hash: RunningHash,
+  state: PartState,
+): void {
+  hash.reset();
+  state.reached = 0;
+  state.fromDisk = 0;
+  state.mirrored = false;
+  context.progress.restartPart(part.index);
 }
 
 /**

@@ -43,6 +43,11 @@ export class ProgressTracker {
   #inFlightBytes = 0;
   #partsDone = 0;
   #partsSkipped = 0;
+  #resumed = 0;
+  /** Parts in flight continued from bytes on disk, and how many bytes each kept. */
+  #prefixes = new Map<number, number>();
+  readonly #countsResumed: boolean;
+  #resumeChecked = false;
   #events: PartEvent[] = [];
   #phase: ProgressPhase;
   readonly #total: number;
@@ -57,19 +62,23 @@ export class ProgressTracker {
   /** Called once with the callback's first error. */
   onFailure: ((err: unknown) => void) | undefined = undefined;
 
-  /** Creates a tracker for a file of `totalBytes` in `partsTotal` parts, starting in `phase`. */
+  /**
+   * Creates a tracker for a file of `totalBytes` in `partsTotal` parts, starting in `phase`.
+   * `options.resume`: the transfer is a pull, whose snapshots all carry `resumedBytes`.
+   */
   constructor(
     totalBytes: number,
     partsTotal: number,
     phase: ProgressPhase,
     callback?: ProgressCallback,
-    now: () => number = () => performance.now(),
+    options: { now?: () => number; resume?: boolean } = {},
   ) {
     this.#total = totalBytes;
     this.#partsTotal = partsTotal;
     this.#phase = phase;
     this.#callback = callback;
-    this.#now = now;
+    this.#now = options.now ?? (() => performance.now());
+    this.#countsResumed = options.resume ?? false;
   }
 
   /** The current snapshot (a fresh object; `events` are those not yet delivered). */
@@ -83,8 +92,27 @@ export class ProgressTracker {
       partsDone: this.#partsDone,
       partsSkipped: this.#partsSkipped,
       partsTotal: this.#partsTotal,
+      partsActive: this.#inFlight.size,
       events: [...this.#events],
+      ...(this.#countsResumed
+        ? { resumedBytes: this.#resumed, resumeChecked: this.#resumeChecked }
+        : {}),
     };
+  }
+
+  /**
+   * The check of the partial file is over (or there was none to check): from now on
+   * `resumedBytes` holds all it found, less what later turns out not to match.
+   */
+  resumeCheckDone(): void {
+    if (this.#resumeChecked) return;
+    this.#resumeChecked = true;
+    this.#changed();
+  }
+
+  /** Bytes found on disk that will not be fetched again (see `ProgressSnapshot`). */
+  get resumedBytes(): number {
+    return this.#resumed;
   }
 
   /** The current phase. */
@@ -115,19 +143,42 @@ export class ProgressTracker {
     this.#changed();
   }
 
-  /** Starts a new attempt of part `index` from its byte 0. */
-  restartPart(index: number): void {
-    this.#inFlightBytes -= this.#inFlight.get(index) ?? 0;
-    this.#inFlight.delete(index);
+  /**
+   * Part `index` continues from the first `bytes` of it found on disk: they count as resumed
+   * and as landed in its attempt.
+   */
+  resumePrefix(index: number, bytes: number): void {
+    if (bytes <= 0) return;
+    this.#prefixes.set(index, bytes);
+    this.#resumed += bytes;
+    this.landed(index, bytes);
   }
 
-  /** Counts part `index` of `size` bytes as in final place, for the reason `kind`. */
-  completePart(index: number, size: number, kind: PartEvent["kind"]): void {
-    this.restartPart(index);
+  /**
+   * Starts a new attempt of part `index` from its byte 0; bytes it had kept from the disk are
+   * fetched again, so they no longer count as resumed.
+   */
+  restartPart(index: number): void {
+    this.#dropInFlight(index);
+    const prefix = this.#prefixes.get(index);
+    if (prefix === undefined) return;
+    this.#prefixes.delete(index);
+    this.#resumed -= prefix;
+    this.#changed();
+  }
+
+  /**
+   * Counts part `index` of `size` bytes as in final place, for the reason `kind` (without one,
+   * as done with no part event: a verification checks parts, it places none).
+   */
+  completePart(index: number, size: number, kind?: PartEvent["kind"]): void {
+    this.#dropInFlight(index);
+    this.#prefixes.delete(index);
+    if (kind === "resumed") this.#resumed += size;
     this.#completed += size;
     this.#partsDone++;
     if (kind === "exists" || kind === "resumed") this.#partsSkipped++;
-    this.#events.push({ kind, index, size });
+    if (kind !== undefined) this.#events.push({ kind, index, size });
     this.#raiseTransferred();
     this.#changed();
   }
@@ -136,6 +187,11 @@ export class ProgressTracker {
   close(): void {
     this.#closed = true;
     this.#cancelTimer();
+  }
+
+  #dropInFlight(index: number): void {
+    this.#inFlightBytes -= this.#inFlight.get(index) ?? 0;
+    this.#inFlight.delete(index);
   }
 
   #raiseTransferred(): void {

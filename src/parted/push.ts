@@ -50,7 +50,7 @@ export interface PushJob extends TransferJob {
  * @example
  * ```ts ignore
  * import { runPush } from "./push.ts";
- * const descriptor = await runPush(job, () => connect(stack, reference, false));
+ * const descriptor = await runPush(job, () => connect(stack, reference));
  * ```
  */
 export async function runPush(job: PushJob, connect: () => Connection): Promise<Descriptor> {

@@ -5,6 +5,7 @@
  */
 import { Sha256Threads } from "../registry/sha256_threads.ts";
 import type { Connection } from "./connection.ts";
+import { ProgressTracker } from "./progress.ts";
 import type { PartInfo } from "./inspect.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
 import { statSource } from "./fs_source.ts";
@@ -58,7 +59,10 @@ export interface VerifyJob extends TransferJob {
 
 /**
  * Resolves the manifest, then hashes each part's range of the local file, `job.workers` at a
- * time, on worker threads. Parts beyond the end of the local file count as differing.
+ * time, on worker threads. Parts beyond the end of the local file count as differing. Progress
+ * (`job.onProgress`): `verifying` from the manifest on, then `done`; a part counts in
+ * `completedBytes` and `partsDone` once checked, whatever the verdict (no part events), and
+ * `transferredBytes` follows the bytes hashed so far; nothing crosses the wire.
  *
  * @throws {LocalFileError} The file is missing, not a regular file, or cannot be read.
  *
@@ -72,20 +76,39 @@ export async function runVerify(job: VerifyJob, connect: () => Connection): Prom
   job.signal?.throwIfAborted();
   const localSize = (await statSource(job.path, "verify: the local file")).size;
   const { manifest } = await resolveManifest(connect(), job.reference, job);
+  const progress = new ProgressTracker(
+    manifest.fileSize,
+    manifest.parts.length,
+    "resolving",
+    job.onProgress,
+  );
+  // A callback that throws fails the verification: its error stops the hashing.
+  const controller = new AbortController();
+  progress.onFailure = (err) => controller.abort(err);
+  const signal = job.signal === undefined
+    ? controller.signal
+    : AbortSignal.any([job.signal, controller.signal]);
   const threads = new Sha256Threads(Math.min(job.workers, manifest.parts.length));
   try {
+    progress.setPhase("verifying");
     const parts = await Promise.all(manifest.parts.map(async (part): Promise<PartCheck> => {
       const { index, offset, size, digest } = part;
       const inside = offset + size <= localSize;
       const localDigest = inside
-        ? await threads.hashRange(job.path, offset, size, job.signal)
+        ? await threads.hashRange(job.path, offset, size, signal, (n) => progress.landed(index, n))
         : undefined;
+      progress.completePart(index, size);
       return { index, offset, size, digest, localDigest, matches: localDigest === digest };
     }));
     const differing = parts.filter((p) => !p.matches).map((p) => p.index);
     const identical = localSize === manifest.fileSize && differing.length === 0;
+    progress.setPhase("done");
+    if (progress.failure !== undefined) throw progress.failure;
     return { identical, expectedSize: manifest.fileSize, localSize, parts, differing };
+  } catch (err) {
+    throw progress.failure ?? err;
   } finally {
+    progress.close();
     threads.close();
   }
 }

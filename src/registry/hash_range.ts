@@ -7,6 +7,7 @@
 import { open } from "node:fs/promises";
 import { createHash, type Hash } from "node:crypto";
 import { LocalFileError } from "../errors/kinds.ts";
+import { PREFIX_BLOCK_BYTES, scanWrittenPrefix } from "./written_prefix.ts";
 
 /** The file ended before the range did: the file shrank. */
 export class ShortFileError extends LocalFileError {
@@ -22,8 +23,9 @@ const INLINE_CHUNK = 256 * 1024;
 
 /**
  * Hashes `size` bytes of the file at `path` from `offset` on the calling thread with
- * double-buffered 256 KiB reads, checking `signal` after every read. Resolves to
- * `sha256:<hex>`; rejects with `ShortFileError` when the file ends first.
+ * double-buffered 256 KiB reads, checking `signal` after every read and telling `onBytes` the
+ * byte count of each read hashed. Resolves to `sha256:<hex>`; rejects with `ShortFileError`
+ * when the file ends first.
  *
  * @example Hashing the first bytes of a file
  * ```ts
@@ -40,15 +42,54 @@ export async function hashRangeInline(
   offset: number,
   size: number,
   signal?: AbortSignal,
+  onBytes?: (bytes: number) => void,
 ): Promise<string> {
   const hash = createHash("sha256");
-  await hashRangeInto(hash, path, offset, size, signal);
+  await hashRangeInto(hash, path, offset, size, signal, onBytes);
   return `sha256:${hash.digest("hex")}`;
+}
+
+/** What a scan of a range found: see {@linkcode scanRangeInline}. */
+export interface InlineRangeScan {
+  /** `sha256:<hex>` of the whole range. */
+  digest: string;
+  /** Bytes of the range's written prefix (see `scanWrittenPrefix`). */
+  prefix: number;
+  /** A running hash of exactly the prefix. */
+  prefixHash: Hash;
+}
+
+/**
+ * Hashes a range as {@linkcode hashRangeInline} does and, in the same read, finds its written
+ * prefix (up to the first all-zero block of `PREFIX_BLOCK_BYTES`, trailing zeros trimmed) with
+ * the running hash of that prefix.
+ *
+ * @example A range written up to its third byte
+ * ```ts
+ * import { scanRangeInline } from "./hash_range.ts";
+ * const path = await Deno.makeTempFile();
+ * await Deno.writeFile(path, new Uint8Array([7, 8, 9, 0, 0]));
+ * const scan = await scanRangeInline(path, 0, 5);
+ * console.log(scan.prefix); // 3
+ * await Deno.remove(path);
+ * ```
+ */
+export async function scanRangeInline(
+  path: string,
+  offset: number,
+  size: number,
+  signal?: AbortSignal,
+): Promise<InlineRangeScan> {
+  const hash = createHash("sha256");
+  const scan = scanWrittenPrefix(hash, PREFIX_BLOCK_BYTES);
+  await hashRangeInto(scan, path, offset, size, signal);
+  const { prefix, prefixHash } = scan.finish();
+  return { digest: `sha256:${hash.digest("hex")}`, prefix, prefixHash };
 }
 
 /**
  * Feeds `size` bytes of the file at `path` from `offset` into `hash` on the calling thread,
- * as {@linkcode hashRangeInline} reads them.
+ * as {@linkcode hashRangeInline} reads them (`onBytes` is told each read's byte count).
  *
  * @example Two ranges into one hash
  * ```ts
@@ -65,11 +106,12 @@ export async function hashRangeInline(
  * ```
  */
 export async function hashRangeInto(
-  hash: Hash,
+  hash: { update(bytes: Uint8Array): unknown },
   path: string,
   offset: number,
   size: number,
   signal?: AbortSignal,
+  onBytes?: (bytes: number) => void,
 ): Promise<void> {
   signal?.throwIfAborted();
   let handle;
@@ -102,6 +144,7 @@ export async function hashRangeInto(
         ? handle.read(buffers[index], 0, Math.min(INLINE_CHUNK, end - position), position)
         : undefined;
       hash.update(current.subarray(0, bytesRead));
+      onBytes?.(bytesRead);
     }
   } finally {
     await handle.close().catch(() => {});

@@ -5,10 +5,15 @@
  * Two kinds of work share a thread, interleaved by its event loop: running hashes fed with
  * transferred buffers (each buffer is handed back once hashed) or with file ranges, and file
  * ranges hashed on their own; ranges are read with double-buffered 4 MiB reads. A range checks
- * for a cancel between reads, so stopping one never needs the thread ended and another started.
+ * for a cancel between reads, so stopping one never needs the thread ended and another started,
+ * and, when asked to report, says how many bytes each read hashed (a `hashed` message, which
+ * owes no answer). A range read with a `fork` id also finds its written prefix (the scan's own
+ * source is included) and keeps the prefix's hash as the running hash `fork`, which a download
+ * then continues.
  *
  * @module
  */
+import { PREFIX_BLOCK_BYTES, scanWrittenPrefix } from "./written_prefix.ts";
 
 /**
  * Evaluated by `new Worker(source, { eval: true })`.
@@ -32,6 +37,7 @@ const CHUNK = 4 << 20;
 const hashes = new Map();
 const cancelled = new Set();
 let buffers;
+${scanWrittenPrefix.toString()}
 
 function runningHash(id) {
   let hash = hashes.get(id);
@@ -42,11 +48,12 @@ function runningHash(id) {
   return hash;
 }
 
-async function hashRange(id, path, offset, size, into) {
+async function hashRange(id, { path, offset, size, into, fork, report }) {
   buffers ??= [new Uint8Array(CHUNK), new Uint8Array(CHUNK)];
   const handle = await open(path, "r");
   try {
     const hash = into === undefined ? createHash("sha256") : runningHash(into);
+    const scan = fork === undefined ? undefined : scanWrittenPrefix(hash, ${PREFIX_BLOCK_BYTES});
     const end = offset + size;
     let position = offset;
     let index = 0;
@@ -61,7 +68,13 @@ async function hashRange(id, path, offset, size, into) {
       pending = position < end
         ? handle.read(buffers[index], 0, Math.min(CHUNK, end - position), position)
         : null;
-      hash.update(current.subarray(0, bytesRead));
+      (scan ?? hash).update(current.subarray(0, bytesRead));
+      if (report) parentPort.postMessage({ id, op: "hashed", bytes: bytesRead });
+    }
+    if (scan !== undefined) {
+      const { prefix, prefixHash } = scan.finish();
+      hashes.set(fork, prefixHash);
+      return { digest: "sha256:" + hash.digest("hex"), prefix, fork };
     }
     return into === undefined ? { digest: "sha256:" + hash.digest("hex") } : { digest: "" };
   } finally {
@@ -80,7 +93,7 @@ parentPort.on("message", (data) => {
     const hash = hashes.get(id) ?? createHash("sha256");
     parentPort.postMessage({ id, op: "digest", digest: "sha256:" + hash.copy().digest("hex") });
   } else if (op === "range") {
-    hashRange(id, data.path, data.offset, data.size, data.into).then(
+    hashRange(id, data).then(
       (result) => parentPort.postMessage({ id, op: "range", ...result }),
       (err) => {
         const code = String(err?.code ?? "");

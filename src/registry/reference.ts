@@ -18,6 +18,38 @@ export interface Reference {
   digest?: string;
 }
 
+/**
+ * The rules {@linkcode parseReference} names when it refuses a reference, for a caller that
+ * explains one of them in its own words (`InvalidReferenceError.rule`). A rule is fixed text and
+ * never repeats the input.
+ *
+ * @example Telling a missing repository apart
+ * ```ts
+ * import { parseReference, REFERENCE_RULES } from "./reference.ts";
+ * try {
+ *   parseReference("localhost:5000");
+ * } catch (err) {
+ *   console.log((err as { rule?: string }).rule === REFERENCE_RULES.missingRepository); // true
+ * }
+ * ```
+ */
+export const REFERENCE_RULES = {
+  empty: "empty reference",
+  scheme: "a reference has no scheme such as http or https",
+  missingRegistry: "missing registry",
+  invalidRegistry: "invalid registry host",
+  missingRepository: "missing repository",
+  lowercase: "repository must be lowercase",
+  invalidRepository: "invalid repository",
+  missingTag: "missing tag or digest",
+  invalidTag: "invalid tag",
+  invalidDigest: "digest must be sha256 with 64 lowercase hex characters",
+  tooLong: "name longer than 255 characters",
+} as const;
+
+// A scheme in front of the registry (`http://`, `https://`, `oci://`…).
+const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//;
+
 // Grammar of the distribution reference package and the OCI distribution specification.
 const DOMAIN_COMPONENT = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
 const HOST = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:.]+\\])`;
@@ -82,11 +114,12 @@ export function isRegistryHost(text: string): boolean {
 /**
  * Parses `<registry>/<repository>[:<tag>][@<digest>]`. The first path component must be a host
  * (it contains `.` or `:`, or is `localhost`): there is no default registry, so `ubuntu:1` and
- * `library/ubuntu:1` are rejected. The repository must be lowercase; a tag, a sha256 digest or
- * both must be present.
+ * `library/ubuntu:1` are rejected (`missing registry`), while `localhost:5000` or `ghcr.io` alone
+ * lacks its repository (`missing repository`). A scheme (`http://…`) is refused: a reference
+ * has none. The repository must be lowercase; a tag, a sha256 digest or both must be present.
  *
  * @throws {InvalidReferenceError} The reference is malformed. The message names the broken
- * rule only and never repeats the input.
+ * rule only ({@linkcode REFERENCE_RULES}) and never repeats the input.
  *
  * @example Parsing a tagged reference
  * ```ts
@@ -96,48 +129,62 @@ export function isRegistryHost(text: string): boolean {
  * ```
  */
 export function parseReference(text: string): Reference {
-  if (text === "") throw new InvalidReferenceError("empty reference");
-  const slash = text.indexOf("/");
-  if (slash < 0) throw new InvalidReferenceError("missing registry");
-  const registry = text.slice(0, slash);
-  if (!(registry.includes(".") || registry.includes(":") || registry === "localhost")) {
-    throw new InvalidReferenceError("missing registry");
-  }
-  if (!isRegistryHost(registry)) throw new InvalidReferenceError("invalid registry host");
-
-  let rest = text.slice(slash + 1);
+  const registry = registryPart(text);
+  let rest = text.slice(registry.length + 1);
   let digest: string | undefined;
   const at = rest.indexOf("@");
   if (at >= 0) {
     digest = rest.slice(at + 1);
     rest = rest.slice(0, at);
-    if (!isSha256Digest(digest)) {
-      throw new InvalidReferenceError("digest must be sha256 with 64 lowercase hex characters");
-    }
+    if (!isSha256Digest(digest)) throw new InvalidReferenceError(REFERENCE_RULES.invalidDigest);
   }
   let tag: string | undefined;
   const colon = rest.lastIndexOf(":");
   if (colon >= 0) {
     tag = rest.slice(colon + 1);
     rest = rest.slice(0, colon);
-    if (!isTag(tag)) throw new InvalidReferenceError("invalid tag");
+    if (!isTag(tag)) throw new InvalidReferenceError(REFERENCE_RULES.invalidTag);
   }
   const repository = rest;
-  if (repository === "") throw new InvalidReferenceError("missing repository");
+  if (repository === "") throw new InvalidReferenceError(REFERENCE_RULES.missingRepository);
   if (repository !== repository.toLowerCase()) {
-    throw new InvalidReferenceError("repository must be lowercase");
+    throw new InvalidReferenceError(REFERENCE_RULES.lowercase);
   }
-  if (!isRepositoryName(repository)) throw new InvalidReferenceError("invalid repository");
+  if (!isRepositoryName(repository)) {
+    throw new InvalidReferenceError(REFERENCE_RULES.invalidRepository);
+  }
   if (registry.length + 1 + repository.length > NAME_MAX) {
-    throw new InvalidReferenceError("name longer than 255 characters");
+    throw new InvalidReferenceError(REFERENCE_RULES.tooLong);
   }
   if (tag === undefined && digest === undefined) {
-    throw new InvalidReferenceError("missing tag or digest");
+    throw new InvalidReferenceError(REFERENCE_RULES.missingTag);
   }
   const reference: Reference = { registry, repository };
   if (tag !== undefined) reference.tag = tag;
   if (digest !== undefined) reference.digest = digest;
   return reference;
+}
+
+/**
+ * The registry in front of the first `/`, checked. Text without a `/` that would pass as a
+ * registry (`localhost:5000`, `ghcr.io`) lacks its repository, not its registry.
+ */
+function registryPart(text: string): string {
+  if (text === "") throw new InvalidReferenceError(REFERENCE_RULES.empty);
+  if (SCHEME.test(text)) throw new InvalidReferenceError(REFERENCE_RULES.scheme);
+  const slash = text.indexOf("/");
+  if (slash < 0) {
+    const hostLike = /^(localhost|\[|[^:]*\.)/.test(text) && isRegistryHost(text);
+    throw new InvalidReferenceError(
+      hostLike ? REFERENCE_RULES.missingRepository : REFERENCE_RULES.missingRegistry,
+    );
+  }
+  const registry = text.slice(0, slash);
+  if (!(registry.includes(".") || registry.includes(":") || registry === "localhost")) {
+    throw new InvalidReferenceError(REFERENCE_RULES.missingRegistry);
+  }
+  if (!isRegistryHost(registry)) throw new InvalidReferenceError(REFERENCE_RULES.invalidRegistry);
+  return registry;
 }
 
 /**

@@ -15,7 +15,13 @@ import { createHash, type Hash } from "node:crypto";
 import * as workerThreads from "node:worker_threads";
 import { LocalFileError } from "../errors/kinds.ts";
 import { OciError } from "../errors/oci_error.ts";
-import { hashRangeInline, hashRangeInto, ShortFileError } from "./hash_range.ts";
+import {
+  hashRangeInline,
+  hashRangeInto,
+  type InlineRangeScan,
+  scanRangeInline,
+  ShortFileError,
+} from "./hash_range.ts";
 import { HASH_WORKER_SOURCE } from "./hash_worker_source.ts";
 
 /** A running hash whose updates take ownership of their buffer. */
@@ -51,6 +57,33 @@ export interface FileHash {
   close(): void;
 }
 
+/**
+ * A hashed file range and its written prefix (see `scanWrittenPrefix`): the bytes from the
+ * range's start to the first all-zero block, without the zeros that end the block before.
+ */
+export interface RangeScan {
+  /** `sha256:<hex>` of the whole range. */
+  readonly digest: string;
+  /** Bytes of the written prefix. */
+  readonly prefix: number;
+  /**
+   * The running hash of exactly the prefix, to continue with the bytes after it (at most once;
+   * `onRecycle` as for `open`). It lives where the range was hashed.
+   */
+  continueHash(onRecycle: (buffer: ArrayBuffer) => void): RunningHash;
+  /** Drops the prefix's hash when it is not continued. */
+  release(): void;
+}
+
+/** Where a scanned range left its prefix's hash: on a thread, or inline. */
+interface ScanHolder {
+  /** The running-hash id the thread keeps the prefix's hash under. */
+  readonly fork: number;
+  prefix?: number;
+  thread?: Thread;
+  inline?: InlineRangeScan;
+}
+
 interface Entry {
   thread: Thread;
   onRecycle: (buffer: ArrayBuffer) => void;
@@ -73,6 +106,10 @@ interface RangeJob {
   into?: number;
   /** Higher runs first; equal ranks run in submission order. */
   rank: () => number;
+  /** Told the byte count of each read hashed, as the range runs. */
+  onBytes?: (bytes: number) => void;
+  /** A scan for the written prefix, whose outcome lands here. */
+  scan?: ScanHolder;
 }
 
 interface Thread {
@@ -87,7 +124,10 @@ interface Thread {
 
 interface RangeAnswer {
   id: number;
+  bytes?: number;
   digest?: string;
+  prefix?: number;
+  fork?: number;
   error?: string;
   code?: string;
   cancelled?: boolean;
@@ -139,8 +179,12 @@ export class Sha256Threads {
     const least = this.#leastBusy(this.#threads);
     const thread = least?.hashes === 0 ? least : this.#start() ?? least;
     if (thread === undefined) return inlineHash(onRecycle);
+    return this.#bind(this.#nextId++, thread, onRecycle);
+  }
+
+  /** The running hash `id` on `thread` (created there by its first message). */
+  #bind(id: number, thread: Thread, onRecycle: (buffer: ArrayBuffer) => void): RunningHash {
     thread.hashes++;
-    const id = this.#nextId++;
     const entry: Entry = { thread, onRecycle, digests: [] };
     this.#entries.set(id, entry);
     return {
@@ -156,16 +200,60 @@ export class Sha256Threads {
 
   /**
    * The sha256 digest (`sha256:<hex>`) of `size` bytes of the file at `path` from `offset`.
-   * Rejects with `ShortFileError` when the file ends first, `LocalFileError` when it cannot be
-   * read, and the signal's reason on abort (at once, queued or running).
+   * `onBytes`, when given, is told the byte count of each read as it is hashed (progress of a
+   * long range). Rejects with `ShortFileError` when the file ends first, `LocalFileError` when it
+   * cannot be read, and the signal's reason on abort (at once, queued or running).
    */
-  hashRange(path: string, offset: number, size: number, signal?: AbortSignal): Promise<string> {
+  hashRange(
+    path: string,
+    offset: number,
+    size: number,
+    signal?: AbortSignal,
+    onBytes?: (bytes: number) => void,
+  ): Promise<string> {
     if (this.#unavailable && this.#threads.length === 0) {
       if (signal?.aborted) return Promise.reject(signal.reason);
       if (this.#closed) return Promise.reject(stopped());
-      return hashRangeInline(path, offset, size, signal);
+      return hashRangeInline(path, offset, size, signal, onBytes);
     }
-    return this.#enqueue({ path, offset, size, signal, rank: () => 0 });
+    return this.#enqueue({ path, offset, size, signal, rank: () => 0, onBytes });
+  }
+
+  /**
+   * Hashes a range as {@linkcode hashRange} does and, in the same read, finds its written prefix
+   * and keeps that prefix's running hash (see {@linkcode RangeScan}): a download continues a
+   * part from the bytes an interrupted one wrote.
+   */
+  async scanRange(
+    path: string,
+    offset: number,
+    size: number,
+    signal?: AbortSignal,
+  ): Promise<RangeScan> {
+    if (this.#unavailable && this.#threads.length === 0) {
+      if (signal?.aborted) throw signal.reason;
+      if (this.#closed) throw stopped();
+      return inlineScan(await scanRangeInline(path, offset, size, signal));
+    }
+    const scan: ScanHolder = { fork: this.#nextId++ };
+    const digest = await this.#enqueue({ path, offset, size, signal, rank: () => 0, scan });
+    if (scan.inline !== undefined) return inlineScan(scan.inline);
+    const thread = scan.thread!;
+    let taken = false;
+    return {
+      digest,
+      prefix: scan.prefix!,
+      continueHash: (onRecycle) => {
+        if (taken) throw new TypeError("scanRange: the prefix's hash was already taken");
+        taken = true;
+        return this.#bind(scan.fork, thread, onRecycle);
+      },
+      release: () => {
+        if (taken) return;
+        taken = true;
+        thread.worker.postMessage({ id: scan.fork, op: "close" });
+      },
+    };
   }
 
   /**
@@ -233,7 +321,10 @@ export class Sha256Threads {
   }
 
   #enqueue(
-    work: Pick<RangeJob, "path" | "offset" | "size" | "signal" | "thread" | "into" | "rank">,
+    work: Pick<
+      RangeJob,
+      "path" | "offset" | "size" | "signal" | "thread" | "into" | "rank" | "onBytes" | "scan"
+    >,
   ): Promise<string> {
     const { signal } = work;
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -308,7 +399,9 @@ export class Sha256Threads {
       this.#ranges.set(job.id, job);
       owe(thread, 1);
       const { id, path, offset, size, into } = job;
-      thread.worker.postMessage({ id, op: "range", path, offset, size, into });
+      const report = job.onBytes !== undefined;
+      const fork = job.scan?.fork;
+      thread.worker.postMessage({ id, op: "range", path, offset, size, into, fork, report });
     }
   }
 
@@ -346,14 +439,24 @@ export class Sha256Threads {
   #runInline(): void {
     for (const job of this.#queue.splice(0)) {
       if (job.settled) continue;
-      hashRangeInline(job.path, job.offset, job.size, job.signal).then(
-        (digest) => settle(job, undefined, digest),
-        (err) => settle(job, err),
-      );
+      const { path, offset, size, signal, scan } = job;
+      const hashed = scan === undefined
+        ? hashRangeInline(path, offset, size, signal, job.onBytes)
+        : scanRangeInline(path, offset, size, signal).then((found) => {
+          scan.inline = found;
+          return found.digest;
+        });
+      hashed.then((digest) => settle(job, undefined, digest), (err) => settle(job, err));
     }
   }
 
   #receive(thread: Thread, data: { id: number; op: string } & Record<string, unknown>): void {
+    if (data.op === "hashed") {
+      // Progress of a running range: owes no answer.
+      const job = this.#ranges.get(data.id);
+      if (job !== undefined && !job.settled) job.onBytes?.(data.bytes as number);
+      return;
+    }
     owe(thread, -1);
     if (data.op === "range") {
       this.#receiveRange(thread, data as RangeAnswer);
@@ -369,6 +472,15 @@ export class Sha256Threads {
     if (thread.range?.id === data.id) thread.range = undefined;
     const job = this.#ranges.get(data.id);
     this.#ranges.delete(data.id);
+    if (data.fork !== undefined) {
+      // A prefix's hash nobody waits for any more is dropped at once.
+      if (job?.scan === undefined || job.settled) {
+        thread.worker.postMessage({ id: data.fork, op: "close" });
+      } else {
+        job.scan.prefix = data.prefix;
+        job.scan.thread = thread;
+      }
+    }
     if (job !== undefined) {
       if (data.digest !== undefined) settle(job, undefined, data.digest);
       else if (data.error === "short") settle(job, new ShortFileError());
@@ -439,8 +551,28 @@ function inlineFileHash(): FileHash {
   };
 }
 
-function inlineHash(onRecycle: (buffer: ArrayBuffer) => void): RunningHash {
-  let hash: Hash = createHash("sha256");
+/** A scan made on this thread, with its prefix's hash continued here too. */
+function inlineScan(found: InlineRangeScan): RangeScan {
+  let taken = false;
+  return {
+    digest: found.digest,
+    prefix: found.prefix,
+    continueHash: (onRecycle) => {
+      if (taken) throw new TypeError("scanRange: the prefix's hash was already taken");
+      taken = true;
+      return inlineHash(onRecycle, found.prefixHash);
+    },
+    release: () => {
+      taken = true;
+    },
+  };
+}
+
+function inlineHash(
+  onRecycle: (buffer: ArrayBuffer) => void,
+  initial: Hash = createHash("sha256"),
+): RunningHash {
+  let hash: Hash = initial;
   return {
     update(buffer, length) {
       hash.update(new Uint8Array(buffer, 0, length));

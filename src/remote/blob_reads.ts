@@ -9,6 +9,7 @@ import { discard } from "../registry/discard.ts";
 import { blobUrl } from "../registry/endpoints.ts";
 import { formatRange, parseContentRange, validateContentRange } from "../registry/range.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
+import { readThrough, watchMirroredBody } from "./mirror_reads.ts";
 import type { RemoteRepository } from "./repository.ts";
 
 /** A blob answer whose headers were validated; its body is unread. */
@@ -24,6 +25,8 @@ export interface BlobBody {
   total: number | undefined;
   /** True when the server showed it serves byte ranges. */
   ranges: boolean;
+  /** True when a mirror of the repository answered instead of the registry. */
+  mirrored?: boolean;
 }
 
 /** A ranged answer whose Content-Range was validated. */
@@ -72,6 +75,24 @@ export interface RangePortion {
  * ```
  */
 export async function getBlob(
+  repo: RemoteRepository,
+  digest: string,
+  offset: number,
+  total: number | undefined,
+  signal: AbortSignal | undefined,
+): Promise<BlobBody | "complete"> {
+  const { value, mirrored } = await readThrough(
+    repo,
+    { digest },
+    signal,
+    (source) => getBlobFrom(source, digest, offset, total, signal),
+  );
+  if (!mirrored || value === "complete") return value;
+  return { ...value, body: watchMirroredBody(value.body, repo, digest), mirrored: true };
+}
+
+/** {@linkcode getBlob} from one host: the registry or one of its mirrors. */
+async function getBlobFrom(
   repo: RemoteRepository,
   digest: string,
   offset: number,

@@ -13,6 +13,15 @@
  * realms and storage behind the registry's host: without the exemption those break), which is
  * `ownHostnameIsRegistry`.
  *
+ * Per-registry settings (`registries`): the scheme of each registry, and the TLS roots and
+ * verification of the library pool that carries its requests and its storage redirects. One
+ * pool per distinct TLS setting, shared by the registries that have it; the bandwidth cap stays
+ * one for the whole client.
+ *
+ * Mirror routes: a mirror host is reached with its own settings like any registry host, on a
+ * route of its own (its pools report `"mirror"` to `onExchange`) whose authenticator asks
+ * `mirrorCredentials`, never the registry's explicit credential.
+ *
  * @module
  */
 import { RegistryAuthenticator } from "../auth/authenticator.ts";
@@ -25,6 +34,8 @@ import { guardedExternalTransport, type GuardedTransport } from "../transport/pe
 import { withStallGuard } from "../transport/stall_guard.ts";
 import { type RateLimit, RateLimiter, withRateLimit } from "../transport/rate_limit.ts";
 import { withUserAgent } from "../transport/user_agent.ts";
+import { registryOrigin } from "../registry/endpoints.ts";
+import { type RegistrySettings, type ResolvedSettings, settingsOf } from "./registry_settings.ts";
 
 /** How a client's requests travel. */
 export interface ClientStackOptions {
@@ -49,10 +60,17 @@ export interface ClientStackOptions {
    * with `ownHostnameIsRegistry`); undefined uses the library's peer-guarded pool.
    */
   callerTransportReachesOtherHosts?: boolean;
+  /** Plain HTTP to every registry without its own setting (see {@linkcode ClientStack.origin}). */
+  plainHttp?: boolean;
   /** Extra PEM roots trusted by the library pool. */
   caCerts?: string[];
   /** HTTPS without certificate verification in the library pool (`--insecure`). */
   insecureTls?: boolean;
+  /**
+   * Settings of single registries (lower-case `host[:port]`, checked by
+   * `checkRegistrySettings`) over the three above.
+   */
+  registries?: ReadonlyMap<string, Readonly<RegistrySettings>>;
   /** Idle keep-alive sockets kept per origin by the library pool. */
   maxIdleSocketsPerOrigin?: number;
   /** Fail an exchange that moves no bytes for this long (ms; 0 = never). Default 60 000. */
@@ -61,9 +79,15 @@ export interface ClientStackOptions {
   onExchange?: ExchangeObserver;
   /** One bandwidth cap over every body of the client, both directions. Default: none. */
   rateLimit?: RateLimit;
-  /** Authenticate registry requests (the parted client); else the transport is used as is. */
-  authenticate?: { plainHttp: boolean; credentials?: CredentialSource };
+  /**
+   * Authenticate registry requests (the parted client); else the transport is used as is.
+   * `mirrorCredentials` answers for mirror routes (default: `credentials`).
+   */
+  authenticate?: { credentials?: CredentialSource; mirrorCredentials?: CredentialSource };
 }
+
+/** Whose route: a registry's own, or a mirror's (its own pools and credentials). */
+export type RouteSite = "registry" | "mirror";
 
 /** The transports of one registry origin. */
 export interface RegistryRoute {
@@ -94,8 +118,9 @@ export interface RegistryRoute {
 export class ClientStack {
   readonly #options: ClientStackOptions;
   readonly #routes = new Map<string, RegistryRoute>();
-  #pool: HttpTransport | undefined;
-  #guarded: GuardedTransport | undefined;
+  // The library pools, one per TLS setting, and the peer-guarded clone of each.
+  readonly #pools = new Map<string, HttpTransport>();
+  readonly #guarded = new Map<string, GuardedTransport>();
   readonly #limiter: RateLimiter | undefined;
 
   /** Nothing is opened until the first {@linkcode ClientStack.route}. */
@@ -107,12 +132,31 @@ export class ClientStack {
       : new RateLimiter(options.rateLimit);
   }
 
-  /** The transports of the registry at `origin` (`host[:port]` is `registry`), cached. */
-  route(origin: URL, registry: string): RegistryRoute {
-    const key = origin.origin;
+  /** The settings of `registry` (`host[:port]`): its own, else the client-wide ones. */
+  settings(registry: string): ResolvedSettings {
+    const options = this.#options;
+    const defaults = {
+      plainHttp: options.plainHttp === true,
+      insecureTls: options.insecureTls === true,
+      caCerts: options.caCerts,
+    };
+    return settingsOf(registry, defaults, options.registries ?? new Map());
+  }
+
+  /** The origin of `registry` (`host[:port]`), in the scheme its settings say. */
+  origin(registry: string): URL {
+    return registryOrigin(registry, { plainHttp: this.settings(registry).plainHttp });
+  }
+
+  /**
+   * The transports of the registry at `origin` (`host[:port]` is `registry`), cached; with
+   * `site` `"mirror"`, of a mirror there (see the module's mirror routes).
+   */
+  route(origin: URL, registry: string, site: RouteSite = "registry"): RegistryRoute {
+    const key = `${site} ${origin.origin}`;
     let route = this.#routes.get(key);
     if (route === undefined) {
-      route = this.#compose(origin, registry);
+      route = this.#compose(origin, registry, site);
       this.#routes.set(key, route);
     }
     return route;
@@ -120,27 +164,31 @@ export class ClientStack {
 
   /** Closes every pooled connection of the library's transports (not the caller's). */
   close(): void {
-    this.#guarded?.close();
-    this.#pool?.close();
-    this.#guarded = undefined;
-    this.#pool = undefined;
+    for (const guarded of this.#guarded.values()) guarded.close();
+    for (const pool of this.#pools.values()) pool.close();
+    this.#guarded.clear();
+    this.#pools.clear();
     this.#routes.clear();
   }
 
-  #compose(origin: URL, registry: string): RegistryRoute {
+  #compose(origin: URL, registry: string, site: RouteSite): RegistryRoute {
     const options = this.#options;
+    const tls = this.settings(registry);
+    const library = (): HttpTransport => this.#library(tls, site);
+    const guardedFetch: Fetch = (request) => this.#guardedPool(tls).fetch(request);
+    const unguardedStorageFetch: Fetch = (request) => library().external().fetch(request);
     const base = this.#capped(
-      options.transport ?? ((request: Request) => this.#library().fetch(request)),
+      options.transport ?? ((request: Request) => library().fetch(request)),
     );
-    const otherHosts = options.storageTransport ?? this.#otherHosts();
+    const otherHosts = options.storageTransport ?? this.#otherHosts(guardedFetch);
     const other = otherHosts === undefined ? undefined : this.#capped(otherHosts);
     // Without a transport for other hosts, crossHostFetch refuses them before sending.
     // The registry's hostname on another port skips the peer guard, but is still storage: its
     // own unguarded twin of the pool, so `onExchange` reports it as such.
-    const sameHost = options.transport ?? this.#unguardedStorageFetch;
+    const sameHost = options.transport ?? unguardedStorageFetch;
     const storage = options.ownHostnameIsRegistry === true
       ? crossHostFetch({ registry: origin, sameHost: this.#capped(sameHost), crossHost: other })
-      : other ?? this.#capped(this.#guardedFetch);
+      : other ?? this.#capped(guardedFetch);
     // A silent peer costs one attempt of the retry budget instead of hanging the transfer.
     const guard = { stallTimeoutMs: options.stallTimeoutMs };
     // Every request names the package unless the caller's request names itself.
@@ -149,10 +197,11 @@ export class ClientStack {
     if (options.authenticate === undefined) {
       return { transport, storageTransport, authenticator: undefined };
     }
-    const { plainHttp, credentials } = options.authenticate;
+    const { credentials: own, mirrorCredentials } = options.authenticate;
+    const credentials = site === "mirror" ? mirrorCredentials ?? own : own;
     const authenticator = new RegistryAuthenticator({
       registry,
-      plainHttp,
+      plainHttp: origin.protocol === "http:",
       fetch: transport,
       externalFetch: storageTransport,
       ...(credentials !== undefined ? { credentials } : {}),
@@ -166,7 +215,7 @@ export class ClientStack {
   }
 
   /** The transport for hosts other than the registry's, when the caller gave none. */
-  #otherHosts(): Fetch | undefined {
+  #otherHosts(guardedFetch: Fetch): Fetch | undefined {
     const options = this.#options;
     if (options.transport !== undefined) {
       // The caller's transport hides the peer address: verify with the library's own pool,
@@ -174,27 +223,42 @@ export class ClientStack {
       if (options.callerTransportReachesOtherHosts === true) return options.transport;
       if (options.callerTransportReachesOtherHosts === false) return undefined;
     }
-    return this.#guardedFetch;
+    return guardedFetch;
   }
 
-  readonly #guardedFetch: Fetch = (request) => this.#guardedPool().fetch(request);
-  readonly #unguardedStorageFetch: Fetch = (request) => this.#library().external().fetch(request);
-
-  #library(): HttpTransport {
-    this.#pool ??= new HttpTransport({
-      ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
-      ...(this.#options.insecureTls ? { insecureTls: true } : {}),
-      ...(this.#options.maxIdleSocketsPerOrigin === undefined
-        ? {}
-        : { maxIdleSocketsPerOrigin: this.#options.maxIdleSocketsPerOrigin }),
-      ...(this.#options.onExchange ? { onExchange: this.#options.onExchange } : {}),
-    });
-    return this.#pool;
+  /** The library pool of one TLS setting and site, created on first use. */
+  #library(tls: ResolvedSettings, site: RouteSite = "registry"): HttpTransport {
+    const key = `${site} ${tlsKey(tls)}`;
+    let pool = this.#pools.get(key);
+    if (pool === undefined) {
+      const options = this.#options;
+      pool = new HttpTransport({
+        ...(tls.caCerts ? { caCerts: [...tls.caCerts] } : {}),
+        ...(tls.insecureTls ? { insecureTls: true } : {}),
+        ...(options.maxIdleSocketsPerOrigin === undefined
+          ? {}
+          : { maxIdleSocketsPerOrigin: options.maxIdleSocketsPerOrigin }),
+        ...(options.onExchange ? { onExchange: options.onExchange } : {}),
+        site,
+      });
+      this.#pools.set(key, pool);
+    }
+    return pool;
   }
 
-  #guardedPool(): GuardedTransport {
-    // The clone itself is created on its first request.
-    this.#guarded ??= guardedExternalTransport(this.#library());
-    return this.#guarded;
+  #guardedPool(tls: ResolvedSettings): GuardedTransport {
+    const key = tlsKey(tls);
+    let guarded = this.#guarded.get(key);
+    if (guarded === undefined) {
+      // The clone itself is created on its first request.
+      guarded = guardedExternalTransport(this.#library(tls));
+      this.#guarded.set(key, guarded);
+    }
+    return guarded;
   }
+}
+
+/** Registries whose TLS settings are equal share a pool. */
+function tlsKey(tls: ResolvedSettings): string {
+  return JSON.stringify([tls.insecureTls, tls.caCerts ?? null]);
 }

@@ -18,6 +18,7 @@ import {
 } from "../registry/media_types.ts";
 import { sha256Digest } from "../registry/sha256.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
+import { readThrough } from "./mirror_reads.ts";
 import type { RemoteRepository } from "./repository.ts";
 
 /** The largest manifest accepted (the registry's own cap); 4096 parts take about 635 KB. */
@@ -82,6 +83,25 @@ export interface FetchedManifest {
  * ```
  */
 export async function getManifest(
+  repo: RemoteRepository,
+  reference: string,
+  expectedDigest: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<FetchedManifest> {
+  // A mirror serves a manifest by digest; a tag only when it may resolve tags.
+  const digest = expectedDigest ?? (isSha256Digest(reference) ? reference : undefined);
+  const target = digest === undefined ? { tag: reference } : { digest };
+  const { value } = await readThrough(
+    repo,
+    target,
+    signal,
+    (source) => getManifestFrom(source, reference, expectedDigest, signal),
+  );
+  return value;
+}
+
+/** {@linkcode getManifest} from one host: the registry or one of its mirrors. */
+async function getManifestFrom(
   repo: RemoteRepository,
   reference: string,
   expectedDigest: string | undefined,

@@ -17,6 +17,7 @@ import {
   followRedirects,
   type RedirectableRequest,
 } from "../transport/follow_redirects.ts";
+import type { MirrorSet } from "./mirror_reads.ts";
 
 /** Where a repository is and how its requests travel. */
 export interface RemoteRepositoryOptions {
@@ -38,6 +39,8 @@ export interface RemoteRepositoryOptions {
    * (only other origins).
    */
   redirectTargetsAreStorage?: boolean;
+  /** Mirrors that blob and manifest reads try first (see `mirror_reads.ts`). Default: none. */
+  mirrors?: MirrorSet;
 }
 
 /** A response and where it came from. */
@@ -71,12 +74,15 @@ export class RemoteRepository {
   readonly origin: URL;
   /** The repository path. */
   readonly name: string;
+  /** The mirrors reads try before this repository, if any. */
+  readonly mirrors: MirrorSet | undefined;
   readonly #options: RemoteRepositoryOptions;
 
   /** Creates the operations of one repository; nothing is sent until a method is called. */
   constructor(options: RemoteRepositoryOptions) {
     this.origin = options.origin;
     this.name = options.name;
+    this.mirrors = options.mirrors;
     this.#options = options;
   }
 

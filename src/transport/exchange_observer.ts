@@ -29,8 +29,11 @@ import { withBody } from "./response_body.ts";
 export interface ExchangeRecord {
   /** The request method. */
   method: string;
-  /** `"registry"` for the registry's own transport, `"storage"` for cross-host requests. */
-  site: "registry" | "storage";
+  /**
+   * `"registry"` for the registry's own transport, `"mirror"` for a mirror of it, `"storage"`
+   * for cross-host requests (redirects, token realms elsewhere).
+   */
+  site: "registry" | "mirror" | "storage";
   /** The answer's status; 0 when no answer came (connection failure, abort before it). */
   status: number;
   /** Request body bytes declared by the request. */
@@ -80,7 +83,7 @@ export type ExchangeObserver = (record: ExchangeRecord) => void;
  */
 export async function observeExchange(
   request: Request,
-  site: "registry" | "storage",
+  site: "registry" | "mirror" | "storage",
   send: () => Promise<Response>,
   observer: ExchangeObserver,
 ): Promise<Response> {

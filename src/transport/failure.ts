@@ -25,10 +25,19 @@ export type FailureReason =
   | "TLS_CERTIFICATE"
   | "PLAIN_HTTP_SERVER"
   | "TLS_SERVER"
+  | "EACCES"
+  | "EPERM"
+  | "EROFS"
   | "NET_PERMISSION"
   | "READ_PERMISSION"
   | "WRITE_PERMISSION"
-  | "ENV_PERMISSION";
+  | "ENV_PERMISSION"
+  | "SYS_PERMISSION"
+  | "RUN_PERMISSION"
+  | "FFI_PERMISSION"
+  | "IMPORT_PERMISSION"
+  | "ALL_PERMISSION"
+  | "PERMISSION";
 
 const ERRNO_CODES = new Set<string>([
   "ECONNREFUSED",
@@ -77,18 +86,37 @@ const TEXT: Record<FailureReason, string> = {
   TLS_CERTIFICATE: "server certificate not trusted",
   PLAIN_HTTP_SERVER: "connection failed (the server speaks plain HTTP, not TLS: use --plain-http)",
   TLS_SERVER: "connection failed (the server speaks TLS, not plain HTTP: drop --plain-http)",
+  EACCES: "connection failed (permission denied by the system)",
+  EPERM: "connection failed (operation not permitted by the system)",
+  EROFS: "connection failed (read-only file system)",
   NET_PERMISSION: "network access not permitted (grant it with --allow-net)",
   READ_PERMISSION: "file read access not permitted (grant it with --allow-read)",
   WRITE_PERMISSION: "file write access not permitted (grant it with --allow-write)",
   ENV_PERMISSION: "environment access not permitted (grant it with --allow-env)",
+  SYS_PERMISSION: "system information access not permitted (grant it with --allow-sys)",
+  RUN_PERMISSION: "running a program not permitted (grant it with --allow-run)",
+  FFI_PERMISSION: "native library access not permitted (grant it with --allow-ffi)",
+  IMPORT_PERMISSION: "module import not permitted (grant it with --allow-import)",
+  ALL_PERMISSION: "access not permitted (the runtime allows it only with --allow-all)",
+  PERMISSION: "access not permitted by the runtime's permissions",
 };
 
-// The runtime's permission errors by the access they name (net is what a request needs).
-const PERMISSIONS: ReadonlyArray<readonly [RegExp, FailureReason]> = [
-  [/\bread access\b/, "READ_PERMISSION"],
-  [/\bwrite access\b/, "WRITE_PERMISSION"],
-  [/\benv access\b/, "ENV_PERMISSION"],
-];
+// A refusal of the runtime's permissions, by the flag it names ("run again with the
+// --allow-read flag"): what the user must grant, never guessed from the operation.
+const PERMISSION_FLAGS: Readonly<Record<string, FailureReason>> = {
+  net: "NET_PERMISSION",
+  read: "READ_PERMISSION",
+  write: "WRITE_PERMISSION",
+  env: "ENV_PERMISSION",
+  sys: "SYS_PERMISSION",
+  run: "RUN_PERMISSION",
+  ffi: "FFI_PERMISSION",
+  import: "IMPORT_PERMISSION",
+  all: "ALL_PERMISSION",
+};
+
+// The operating system's refusals, by their own code.
+const OS_REFUSALS = new Set<string>(["EACCES", "EPERM", "EROFS"]);
 
 // Reasons that a retry cannot change.
 const PERMANENT = new Set<FailureReason>([
@@ -98,10 +126,19 @@ const PERMANENT = new Set<FailureReason>([
   "TLS_CERTIFICATE",
   "PLAIN_HTTP_SERVER",
   "TLS_SERVER",
+  "EACCES",
+  "EPERM",
+  "EROFS",
   "NET_PERMISSION",
   "READ_PERMISSION",
   "WRITE_PERMISSION",
   "ENV_PERMISSION",
+  "SYS_PERMISSION",
+  "RUN_PERMISSION",
+  "FFI_PERMISSION",
+  "IMPORT_PERMISSION",
+  "ALL_PERMISSION",
+  "PERMISSION",
 ]);
 
 function* chain(err: unknown): Generator<unknown> {
@@ -111,12 +148,22 @@ function* chain(err: unknown): Generator<unknown> {
   }
 }
 
+// A refusal by the runtime's permissions (Deno's `NotCapable`; `PermissionDenied` before 2.0)
+// names the flag to grant; the operating system's refusals carry their errno code.
+function permissionReason(name: unknown, code: unknown, message: string) {
+  const flag = (/--allow-([a-z]+)/.exec(message) ?? /\bRequires ([a-z]+) access\b/.exec(message))
+    ?.[1];
+  if (flag !== undefined) return PERMISSION_FLAGS[flag] ?? "PERMISSION";
+  if (typeof code === "string" && OS_REFUSALS.has(code)) return code as FailureReason;
+  return name === "NotCapable" ? "PERMISSION" : undefined;
+}
+
 function reasonOf(one: unknown): FailureReason | undefined {
   const name = (one as { name?: unknown }).name;
   const code = (one as { code?: unknown }).code;
   const message = one instanceof Error ? one.message : "";
   if (name === "NotCapable" || name === "PermissionDenied") {
-    return PERMISSIONS.find(([pattern]) => pattern.test(message))?.[1] ?? "NET_PERMISSION";
+    return permissionReason(name, code, message);
   }
   const text = `${typeof code === "string" ? code : ""} ${message}`;
   for (const [pattern, reason] of TLS_KINDS) if (pattern.test(text)) return reason;
@@ -126,7 +173,9 @@ function reasonOf(one: unknown): FailureReason | undefined {
   if (/HPE_INVALID_CONSTANT|invalid HTTP version|parse error: Expected HTTP/i.test(text)) {
     return "TLS_SERVER";
   }
-  if (typeof code === "string" && ERRNO_CODES.has(code)) return code as FailureReason;
+  if (typeof code === "string" && (ERRNO_CODES.has(code) || OS_REFUSALS.has(code))) {
+    return code as FailureReason;
+  }
   for (const [pattern, reason] of MESSAGE_ERRNO) if (pattern.test(message)) return reason;
   return undefined;
 }

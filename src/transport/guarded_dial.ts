@@ -17,13 +17,6 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
-// Node's `ca` replaces the default roots while Deno's adds to them; keep "in addition" on both.
-export function trustedRoots(caCerts: string[] | undefined): string[] | undefined {
-  if (caCerts === undefined || caCerts.length === 0) return undefined;
-  if ("Deno" in globalThis) return caCerts;
-  return [...tls.rootCertificates, ...caCerts];
-}
-
 type CreateConnection = (
   options: tls.ConnectionOptions & net.TcpNetConnectOpts,
   callback: (err: Error | null, socket?: net.Socket) => void,

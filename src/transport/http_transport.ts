@@ -16,8 +16,15 @@ import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
 import { lengthError, OPERATION } from "./failure.ts";
 import { platformExchange } from "./platform_exchange.ts";
 import { nodeExchange } from "./node_exchange.ts";
-import { guardConnections, trustedRoots } from "./guarded_dial.ts";
-import { type ProxyRoute, ProxyRouter, type ProxySettings, proxySettingsFromEnv } from "./proxy.ts";
+import { guardConnections } from "./guarded_dial.ts";
+import {
+  environmentMayNameProxy,
+  type ProxyRoute,
+  ProxyRouter,
+  type ProxySettings,
+  proxySettingsFromEnv,
+} from "./proxy.ts";
+import { TlsTrust } from "./tls_trust.ts";
 import { tunnelConnections, vetProxiedTarget } from "./tunnel.ts";
 import { checkTlsPortAnswer } from "./tls_port_answer.ts";
 import { type ExchangeObserver, observeExchange } from "./exchange_observer.ts";
@@ -41,13 +48,19 @@ const RAW_UPLOADS = rawUploadAvailable();
  * ```
  */
 export interface HttpTransportOptions {
-  /** Extra PEM root certificates trusted for HTTPS, in addition to the runtime's roots. */
+  /**
+   * Extra PEM certificates trusted for HTTPS, in addition to the runtime's roots, on every
+   * path. A certificate here that names the host itself (a self-signed server certificate, as
+   * `openssl req -x509` makes) is pinned: that host is accepted when it presents exactly that
+   * certificate, and its requests go through `node:https`.
+   */
   caCerts?: string[];
   /**
    * HTTPS without verifying the peer's certificate chain or name, on every HTTPS request of
    * this transport (direct, tunnelled through a proxy, and file uploads). The runtime's own
    * client and the minimal upload client cannot skip verification, so with this option every
-   * request goes through `node:https`. Default: false.
+   * request goes through `node:https`; it needs no permission beyond the network's. Default:
+   * false.
    */
   insecureTls?: boolean;
   /**
@@ -69,7 +82,8 @@ export interface HttpTransportOptions {
    * absolute form, `https:` targets through a `CONNECT` tunnel of `https` (TLS to the origin
    * inside it, so the registry's credentials never reach the proxy); the proxy URL's own
    * credentials become `Proxy-Authorization`, sent to the proxy only. Default: the environment
-   * (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, lowercase winning); `false` for none. With a
+   * (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, lowercase winning); `false` for none. This is the
+   * only proxy decision: no client of the transport reads the environment by itself. With a
    * `peerGuard`, the proxy itself is not vetted (it is the user's choice) but each target is:
    * an address literal directly, a name by the addresses it resolves to here (one that does not
    * resolve here is refused).
@@ -78,7 +92,7 @@ export interface HttpTransportOptions {
   /** Called once per finished exchange with what is safe to print (see `ExchangeRecord`). */
   onExchange?: ExchangeObserver;
   /** Which side this transport talks to, as reported to `onExchange` (default `"registry"`). */
-  site?: "registry" | "storage";
+  site?: "registry" | "mirror" | "storage";
 }
 
 // Methods whose body-less requests carry no framing; the others get `content-length: 0`.
@@ -106,8 +120,10 @@ const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
  *   own HTTP/1.1 client (its own pool, closed by {@linkcode HttpTransport.close}): downloads
  *   run faster and with less memory. They carry `accept-encoding: identity` (a request that
  *   accepts another encoding stays on `node:http`), are never decompressed or redirected, and
- *   are not counted by `maxSocketsPerOrigin`. Everything else, and every request of a guarded
- *   transport, uses `node:http`.
+ *   are not counted by `maxSocketsPerOrigin`. Everything else uses `node:http`, and so does
+ *   every request of a guarded or `insecureTls` transport, of a transport whose environment
+ *   names a proxy (or cannot be read: the runtime's client would follow it by rules of its
+ *   own), and to a host pinned by `caCerts`.
  * - A request the `proxy` settings route through a proxy uses `node:http` (or, for a file-range
  *   body, the minimal client): absolute form for `http:`, a `CONNECT` tunnel for `https:`.
  * - `request.signal` aborts the request at any point (also mid-body, also after the request and
@@ -137,6 +153,7 @@ export class HttpTransport {
   readonly #httpsAgent: https.Agent;
   readonly #platform: PlatformFetch | undefined;
   readonly #proxies: ProxyRouter;
+  readonly #trust: TlsTrust;
   readonly #agentOptions: http.AgentOptions;
   #proxyAgent: http.Agent | undefined;
   #tunnelAgent: https.Agent | undefined;
@@ -165,15 +182,16 @@ export class HttpTransport {
     this.#proxies = new ProxyRouter(
       options.proxy === false ? {} : options.proxy ?? proxySettingsFromEnv(),
     );
-    const ca = trustedRoots(this.#options.caCerts);
+    this.#trust = new TlsTrust(this.#options.caCerts, options.insecureTls === true);
     const agentOptions = this.#agentOptions = {
       keepAlive: true,
       maxSockets,
       maxFreeSockets,
       scheduling: "lifo",
-      ...(ca ? { ca } : {}),
-      ...(options.insecureTls === true ? { rejectUnauthorized: false } : {}),
-    } as const;
+      ...this.#trust.nodeOptions,
+      // The proxy decision is ours: node:http must not take one from NODE_USE_ENV_PROXY.
+      proxyEnv: {},
+    } as http.AgentOptions;
     this.#httpAgent = new http.Agent(agentOptions);
     this.#httpsAgent = new https.Agent(agentOptions);
     const guard = this.#options.peerGuard;
@@ -183,8 +201,11 @@ export class HttpTransport {
     }
     // Downloads of the registry-origin transport go through the runtime's own client where
     // there is one (Deno): about twice the throughput of node:http and a fraction of its
-    // memory. A guarded transport keeps node:http, the only client that shows the peer address.
-    this.#platform = guard || options.insecureTls === true ? undefined : platformFetch({
+    // memory. A guarded transport keeps node:http, the only client that shows the peer address;
+    // so does an environment that may name a proxy, which the runtime's client would follow
+    // by rules of its own.
+    const unusable = guard || options.insecureTls === true || environmentMayNameProxy();
+    this.#platform = unusable ? undefined : platformFetch({
       ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
       maxIdlePerHost: maxFreeSockets,
     });
@@ -249,7 +270,7 @@ export class HttpTransport {
   #fetch(request: Request): Promise<Response> {
     const send = async () => {
       const response = await this.#send(request);
-      return await checkTlsPortAnswer(new URL(request.url), response);
+      return await checkTlsPortAnswer(request, response, (probe) => this.#send(probe));
     };
     const observer = this.#options.onExchange;
     if (observer === undefined) return send();
@@ -304,24 +325,26 @@ export class HttpTransport {
 
     // The runtime's client decodes any compressed answer unless it asked for identity, so a
     // request that accepts an encoding stays on node:http, which never decodes. A proxied
-    // request stays on this transport's own clients, which apply its proxy settings.
+    // request stays on this transport's own clients, which apply its proxy settings, and so
+    // does a host the runtime's TLS cannot verify as node:tls does (a pinned certificate).
     const route = this.#proxies.route(url);
+    const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+    const runtimeTls = !secure || this.#trust.runtimeVerifies(hostname);
     const encoding = headers["accept-encoding"]?.trim().toLowerCase();
     if (
       body === null && this.#platform !== undefined && PLATFORM_METHODS.has(request.method) &&
-      (encoding === undefined || encoding === "identity") && route === undefined
+      (encoding === undefined || encoding === "identity") && route === undefined && runtimeTls
     ) {
       return platformExchange(this.#platform, request, headers);
     }
 
-    const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
     const guard = this.#options.peerGuard;
     const literalFamily = net.isIP(hostname);
     if (guard && literalFamily !== 0 && !guard(hostname, literalFamily as 4 | 6)) {
       return Promise.reject(new PeerRefusedError(OPERATION));
     }
     const fileRange = fileBodyRange(body);
-    if (fileRange !== undefined && RAW_UPLOADS && this.#options.insecureTls !== true) {
+    if (fileRange !== undefined && RAW_UPLOADS && runtimeTls) {
       // The stream itself is never read: cancel it so the request body counts as used.
       body!.cancel().catch(() => {});
       if (fileRange.length !== declared) {

@@ -4,7 +4,8 @@
  * `request.signal`, optional extra CA roots), {@linkcode fileBody} for a file range as a
  * request body, and for storage requests off the registry's origin
  * {@linkcode guardedExternalTransport}, which refuses peers for which
- * {@linkcode isForbiddenPeerAddress} holds (loopback, private, link-local, unspecified).
+ * {@linkcode isForbiddenPeerAddress} holds (loopback, private, link-local, multicast and every
+ * other range that is not globally reachable, also inside an IPv6 address).
  *
  * @example The blob client on a transport the caller owns
  * ```ts

@@ -18,7 +18,7 @@ import type { FileHandle } from "node:fs/promises";
 import { FileEndedError, LocalFileError } from "../errors/kinds.ts";
 import { OciError } from "../errors/oci_error.ts";
 import { FILE_BODY_CHUNK_SIZE, fileBodyRange, type FileRange } from "./file_body.ts";
-import { connectError, lengthError, readError } from "./failure.ts";
+import { connectError, failureReason, lengthError, readError } from "./failure.ts";
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
@@ -45,7 +45,17 @@ type State = "sending" | "answered" | "done" | "failed";
  * ```
  */
 export function nodeExchange(init: NodeExchangeInit): Promise<Response> {
-  return new Promise((resolve, reject) => new NodeExchange(init, resolve, reject).start());
+  return new Promise((resolve, reject) => {
+    let exchange: NodeExchange;
+    try {
+      exchange = new NodeExchange(init, resolve, reject);
+    } catch (err) {
+      // The agent dials inside `request()`: a refusal there (a missing permission) is known.
+      reject(failureReason(err) === undefined ? err : connectError(err));
+      return;
+    }
+    exchange.start();
+  });
 }
 
 class NodeExchange {

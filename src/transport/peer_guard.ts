@@ -10,8 +10,9 @@ import { isForbiddenPeerAddress } from "./peer_policy.ts";
 
 /**
  * The peer guard of cross-host requests (token realms, off-origin upload sessions, blob
- * redirects): accepts a peer address unless it is loopback, private, link-local, carrier-grade
- * NAT or unspecified (IPv4-mapped IPv6 included). Text that is not an IP address is refused.
+ * redirects): accepts a peer address unless `isForbiddenPeerAddress` refuses it (loopback,
+ * private, link-local, multicast and the other ranges that are not globally reachable, also
+ * when an IPv6 address carries them). Text that is not an IP address is refused.
  *
  * Requests to the registry's own hostname never meet this guard: they are routed to the
  * registry's transport before it (see `crossHostFetch`), which is how a registry on a private
@@ -21,7 +22,7 @@ import { isForbiddenPeerAddress } from "./peer_policy.ts";
  * ```ts
  * import { crossHostPeerGuard } from "./peer_guard.ts";
  * console.log(crossHostPeerGuard("169.254.169.254", 4)); // false
- * console.log(crossHostPeerGuard("203.0.113.7", 4)); // true
+ * console.log(crossHostPeerGuard("8.8.8.8", 4)); // true
  * ```
  */
 export function crossHostPeerGuard(address: string, _family?: 4 | 6): boolean {

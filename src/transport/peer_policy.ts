@@ -1,107 +1,90 @@
 /**
- * Which peer addresses a cross-host request must never reach.
+ * Which peer addresses a cross-host request must never reach: every range the IANA
+ * special-purpose address registries (IPv4 and IPv6) mark as not globally reachable, plus
+ * multicast and the reserved IPv4 block. An IPv6 address that carries an IPv4 one (mapped,
+ * compatible, translated, NAT64, 6to4) is judged by the IPv4 address it carries.
  *
  * @module
  */
-import { isIP } from "node:net";
+import { inPrefix, ipBytes, type IpPrefix, parsePrefix } from "./ip_address.ts";
 
-// [network, prefix length] of every forbidden IPv4 range.
-const FORBIDDEN_V4: ReadonlyArray<readonly [number, number]> = [
-  [0x00000000, 8], // 0.0.0.0/8 "this network"
-  [0x7f000000, 8], // 127/8 loopback
-  [0x0a000000, 8], // 10/8 private
-  [0xac100000, 12], // 172.16/12 private
-  [0xc0a80000, 16], // 192.168/16 private
-  [0xa9fe0000, 16], // 169.254/16 link-local (cloud metadata lives here)
-  [0x64400000, 10], // 100.64/10 carrier-grade NAT
+/** One row of the policy: a range, what it is, and how an address in it is judged. */
+interface PolicyRow {
+  readonly range: string;
+  readonly name: string;
+  /** Byte offset of the IPv4 address the range carries; absent: the range is refused. */
+  readonly ipv4At?: number;
+}
+
+const ROWS: readonly PolicyRow[] = [
+  { range: "0.0.0.0/8", name: "this network" },
+  { range: "10.0.0.0/8", name: "private use" },
+  { range: "100.64.0.0/10", name: "shared address space (carrier-grade NAT)" },
+  { range: "127.0.0.0/8", name: "loopback" },
+  { range: "169.254.0.0/16", name: "link-local (cloud metadata)" },
+  { range: "172.16.0.0/12", name: "private use" },
+  { range: "192.0.0.0/24", name: "IETF protocol assignments" },
+  { range: "192.0.2.0/24", name: "documentation (TEST-NET-1)" },
+  { range: "192.88.99.0/24", name: "6to4 relay anycast (deprecated)" },
+  { range: "192.168.0.0/16", name: "private use" },
+  { range: "198.18.0.0/15", name: "benchmarking" },
+  { range: "198.51.100.0/24", name: "documentation (TEST-NET-2)" },
+  { range: "203.0.113.0/24", name: "documentation (TEST-NET-3)" },
+  { range: "224.0.0.0/4", name: "multicast" },
+  { range: "240.0.0.0/4", name: "reserved, and 255.255.255.255 limited broadcast" },
+  { range: "::/128", name: "unspecified" },
+  { range: "::1/128", name: "loopback" },
+  { range: "100::/64", name: "discard-only" },
+  { range: "2001::/32", name: "Teredo" },
+  { range: "2001:2::/48", name: "benchmarking" },
+  { range: "2001:10::/28", name: "ORCHID (deprecated)" },
+  { range: "2001:db8::/32", name: "documentation" },
+  { range: "3fff::/20", name: "documentation" },
+  { range: "5f00::/16", name: "segment routing (SRv6) SIDs" },
+  { range: "64:ff9b:1::/48", name: "local-use IPv4/IPv6 translation" },
+  { range: "fc00::/7", name: "unique local" },
+  { range: "fe80::/10", name: "link-local" },
+  { range: "fec0::/10", name: "site-local (deprecated)" },
+  { range: "ff00::/8", name: "multicast" },
+  { range: "::ffff:0:0/96", name: "IPv4-mapped", ipv4At: 12 },
+  { range: "::ffff:0:0:0/96", name: "IPv4-translated", ipv4At: 12 },
+  { range: "::/96", name: "IPv4-compatible (deprecated)", ipv4At: 12 },
+  { range: "64:ff9b::/96", name: "IPv4/IPv6 translation (NAT64)", ipv4At: 12 },
+  { range: "2002::/16", name: "6to4", ipv4At: 2 },
 ];
 
-function parseV4(text: string): number | undefined {
-  const parts = text.split(".");
-  if (parts.length !== 4) return undefined;
-  let value = 0;
-  for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part)) return undefined;
-    const octet = Number(part);
-    if (octet > 255) return undefined;
-    value = value * 256 + octet;
-  }
-  return value;
-}
+const TABLE: ReadonlyArray<{ prefix: IpPrefix; ipv4At: number | undefined }> = ROWS.map(
+  (row) => ({ prefix: parsePrefix(row.range)!, ipv4At: row.ipv4At }),
+);
 
-function forbiddenV4(value: number): boolean {
-  return FORBIDDEN_V4.some(([network, bits]) => {
-    const size = 2 ** (32 - bits);
-    return Math.floor(value / size) === Math.floor(network / size);
-  });
-}
-
-// Expands an IPv6 text (optionally ending in a dotted IPv4) into eight 16-bit groups.
-function parseV6(text: string): number[] | undefined {
-  let body = text;
-  const tail: number[] = [];
-  const lastColon = body.lastIndexOf(":");
-  const last = body.slice(lastColon + 1);
-  if (last.includes(".")) {
-    const v4 = parseV4(last);
-    if (v4 === undefined) return undefined;
-    tail.push(Math.floor(v4 / 65536), v4 % 65536);
-    body = body.slice(0, lastColon + 1);
-    if (!body.endsWith("::")) body = body.slice(0, -1);
-  }
-  const halves = body.split("::");
-  if (halves.length > 2) return undefined;
-  const parse = (half: string): number[] | undefined => {
-    if (half === "") return [];
-    const out: number[] = [];
-    for (const group of half.split(":")) {
-      if (!/^[0-9a-fA-F]{1,4}$/.test(group)) return undefined;
-      out.push(parseInt(group, 16));
-    }
-    return out;
-  };
-  const head = parse(halves[0]);
-  const rest = halves.length === 2 ? parse(halves[1]) : [];
-  if (head === undefined || rest === undefined) return undefined;
-  const explicit = head.length + rest.length + tail.length;
-  if (halves.length === 1) return explicit === 8 ? [...head, ...tail] : undefined;
-  if (explicit > 7) return undefined;
-  return [...head, ...new Array<number>(8 - explicit).fill(0), ...rest, ...tail];
+function forbiddenBytes(address: Uint8Array): boolean {
+  // Refused ranges first: `::` and `::1` are refused as such, not as IPv4-compatible forms.
+  const refused = TABLE.some((row) => row.ipv4At === undefined && inPrefix(address, row.prefix));
+  if (refused) return true;
+  const carrier = TABLE.find((row) => row.ipv4At !== undefined && inPrefix(address, row.prefix));
+  if (carrier === undefined) return false;
+  return forbiddenBytes(address.subarray(carrier.ipv4At!, carrier.ipv4At! + 4));
 }
 
 /**
- * Reports whether a peer address is loopback, private, link-local, carrier-grade NAT or
- * unspecified, including such IPv4 addresses written as IPv4-mapped IPv6 (`::ffff:10.0.0.1`,
- * `::ffff:a00:1`). Cross-host requests (storage redirects, token realms) must not reach them.
- * Text that is not an IP address is reported as forbidden, so a guard built on this fails
- * closed.
- *
- * Forbidden: IPv4 0.0.0.0/8, 127/8, 10/8, 172.16/12, 192.168/16, 169.254/16, 100.64/10;
- * IPv6 `::`, `::1`, fe80::/10, fc00::/7, and IPv4-mapped forms of the IPv4 ranges.
+ * Reports whether a cross-host request (token realm, storage redirect, off-origin upload
+ * session) must not reach a peer address: loopback, private, link-local, carrier-grade NAT,
+ * unspecified, benchmarking, documentation, multicast, broadcast, reserved, discard-only,
+ * unique local, site-local, Teredo and the other IANA special-purpose ranges that are not
+ * globally reachable. An IPv6 address carrying an IPv4 one (`::ffff:127.0.0.1`,
+ * `::127.0.0.1`, `64:ff9b::7f00:1`, `2002:7f00:1::`) is judged by that IPv4 address. Text that
+ * is not an IP address is reported as forbidden, so a guard built on this fails closed.
  *
  * @example A guard for cross-host requests
  * ```ts
  * import { isForbiddenPeerAddress } from "@ocipart/ocipart/transport";
  * console.log(isForbiddenPeerAddress("169.254.169.254")); // true
- * console.log(isForbiddenPeerAddress("::ffff:7f00:1")); // true
- * console.log(isForbiddenPeerAddress("203.0.113.7")); // false
+ * console.log(isForbiddenPeerAddress("64:ff9b::7f00:1")); // true
+ * console.log(isForbiddenPeerAddress("198.18.0.1")); // true
+ * console.log(isForbiddenPeerAddress("8.8.8.8")); // false
  * ```
  */
 export function isForbiddenPeerAddress(address: string): boolean {
-  const text = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address;
-  const family = isIP(text.split("%")[0]);
-  if (family === 4) {
-    const value = parseV4(text);
-    return value === undefined || forbiddenV4(value);
-  }
-  if (family !== 6) return true;
-  const groups = parseV6(text);
-  if (groups === undefined) return true;
-  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups;
-  const prefixZero = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0;
-  if (prefixZero && g5 === 0 && g6 === 0 && (g7 === 0 || g7 === 1)) return true; // :: and ::1
-  if (prefixZero && g5 === 0xffff) return forbiddenV4(g6 * 65536 + g7); // IPv4-mapped
-  if ((g0 & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
-  if ((g0 & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
-  return false;
+  const bytes = ipBytes(address);
+  return bytes === undefined || forbiddenBytes(bytes);
 }

@@ -1,13 +1,17 @@
 /**
- * Forward proxies: which requests go through one (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY` and
- * their lowercase forms), and the protocol pieces both client paths of `HttpTransport` share
- * (the `CONNECT` head, its answer, the proxy's own credentials).
+ * Forward proxies: the one decision of which requests go through one (`HTTP_PROXY`,
+ * `HTTPS_PROXY`, `NO_PROXY` and their lowercase forms), taken for every client path of
+ * `HttpTransport`, and the protocol pieces those paths share (the `CONNECT` head, its answer,
+ * the proxy's own credentials). No client decides by itself: `node:http` agents are told that
+ * their environment has no proxy, and the runtime's own client, which reads the environment and
+ * cannot be told otherwise, is not used while the environment may name a proxy.
  *
  * @module
  */
 import process from "node:process";
 import { isIP } from "node:net";
 import { Buffer } from "node:buffer";
+import { NoProxyList } from "./no_proxy.ts";
 
 /**
  * Proxy settings of a transport: proxy URLs per target scheme and the bypass list.
@@ -29,7 +33,11 @@ export interface ProxySettings {
   http?: string;
   /** Proxy for `https:` targets, reached with `CONNECT` (`http://[user:pass@]host[:port]`). */
   https?: string;
-  /** Comma-separated hosts, `.domains`, `host:port`s or `*` that bypass the proxy. */
+  /**
+   * Comma-separated entries that bypass the proxy: `*`, host names, `.domain`s, `host:port`s,
+   * IPv4 and IPv6 addresses (`[::1]`, `[::1]:5000`) and CIDR prefixes (`10.0.0.0/8`,
+   * `fd00::/8`).
+   */
   noProxy?: string;
 }
 
@@ -43,20 +51,21 @@ export interface ProxyRoute {
   readonly authorization: string | undefined;
 }
 
-function readEnv(name: string): string | undefined {
+// The value of an environment variable: `undefined` when unset or blank, `null` when it cannot
+// be read (no permission).
+function readEnv(name: string): string | undefined | null {
   try {
     const value = process.env[name];
     return value === undefined || value.trim() === "" ? undefined : value.trim();
   } catch {
-    // No permission to read the environment: no proxy.
-    return undefined;
+    return null;
   }
 }
 
 /**
  * The proxy settings of the environment: `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, the
- * lowercase form winning when both are set (as curl does). An environment that cannot be read
- * (no permission) has no proxy.
+ * lowercase form winning when both are set (as curl does). A variable that cannot be read (no
+ * permission) counts as unset.
  *
  * @example
  * ```ts
@@ -65,7 +74,7 @@ function readEnv(name: string): string | undefined {
  * ```
  */
 export function proxySettingsFromEnv(): ProxySettings {
-  const pick = (name: string) => readEnv(name.toLowerCase()) ?? readEnv(name);
+  const pick = (name: string) => readEnv(name.toLowerCase()) ?? readEnv(name) ?? undefined;
   const settings: ProxySettings = {};
   const http = pick("HTTP_PROXY");
   const https = pick("HTTPS_PROXY");
@@ -74,6 +83,32 @@ export function proxySettingsFromEnv(): ProxySettings {
   if (https !== undefined) settings.https = https;
   if (noProxy !== undefined) settings.noProxy = noProxy;
   return settings;
+}
+
+// What a runtime's own HTTP client reads by itself to find a proxy (Deno's also reads
+// ALL_PROXY, and matches NO_PROXY its own way).
+const RUNTIME_PROXY_VARIABLES = [
+  "HTTP_PROXY",
+  "http_proxy",
+  "HTTPS_PROXY",
+  "https_proxy",
+  "ALL_PROXY",
+  "all_proxy",
+];
+
+/**
+ * Whether a runtime's own HTTP client could route a request through a proxy of the environment
+ * by itself: a proxy variable it reads is set, or cannot be read here (then nobody can tell).
+ * A transport does not use such a client, so that its own routing is the only one.
+ *
+ * @example
+ * ```ts
+ * import { environmentMayNameProxy } from "./proxy.ts";
+ * console.log(typeof environmentMayNameProxy()); // "boolean"
+ * ```
+ */
+export function environmentMayNameProxy(): boolean {
+  return RUNTIME_PROXY_VARIABLES.some((name) => readEnv(name) !== undefined);
 }
 
 function parseProxy(text: string): ProxyRoute {
@@ -97,39 +132,11 @@ function parseProxy(text: string): ProxyRoute {
   return { host, port, authorization };
 }
 
-function bypassed(url: URL, noProxy: string | undefined): boolean {
-  if (noProxy === undefined) return false;
-  const host = (url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname)
-    .toLowerCase();
-  const port = url.port === "" ? (url.protocol === "https:" ? "443" : "80") : url.port;
-  for (const raw of noProxy.split(",")) {
-    let entry = raw.trim().toLowerCase();
-    if (entry === "") continue;
-    if (entry === "*") return true;
-    let entryPort: string | undefined;
-    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
-    if (bracketed) {
-      entry = bracketed[1];
-      entryPort = bracketed[2];
-    } else if (isIP(entry) !== 6) {
-      const colon = entry.lastIndexOf(":");
-      if (colon > 0 && /^\d+$/.test(entry.slice(colon + 1))) {
-        entryPort = entry.slice(colon + 1);
-        entry = entry.slice(0, colon);
-      }
-    }
-    if (entryPort !== undefined && entryPort !== port) continue;
-    const domain = entry.startsWith(".") ? entry.slice(1) : entry;
-    if (host === domain || host.endsWith(`.${domain}`)) return true;
-  }
-  return false;
-}
-
 /** Routes requests through the proxies of one {@linkcode ProxySettings}. */
 export class ProxyRouter {
   readonly #http: ProxyRoute | undefined;
   readonly #https: ProxyRoute | undefined;
-  readonly #noProxy: string | undefined;
+  readonly #noProxy: NoProxyList;
 
   /**
    * Parses `settings`; throws `TypeError` for a proxy URL that is not `http://`.
@@ -145,7 +152,7 @@ export class ProxyRouter {
   constructor(settings: ProxySettings) {
     this.#http = settings.http === undefined ? undefined : parseProxy(settings.http);
     this.#https = settings.https === undefined ? undefined : parseProxy(settings.https);
-    this.#noProxy = settings.noProxy;
+    this.#noProxy = new NoProxyList(settings.noProxy);
   }
 
   /** Whether any request can be proxied. */
@@ -153,10 +160,10 @@ export class ProxyRouter {
     return this.#http !== undefined || this.#https !== undefined;
   }
 
-  /** The proxy for `url`, or `undefined` when it goes direct. */
+  /** The proxy for `url`, or `undefined` when it goes direct: the decision of every path. */
   route(url: URL): ProxyRoute | undefined {
     const route = url.protocol === "https:" ? this.#https : this.#http;
-    if (route === undefined || bypassed(url, this.#noProxy)) return undefined;
+    if (route === undefined || this.#noProxy.bypasses(url)) return undefined;
     return route;
   }
 }

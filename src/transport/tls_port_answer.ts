@@ -16,23 +16,37 @@ const PEEK_LIMIT = 4096;
 /**
  * `response` unchanged, unless it is a 400 to a plain-HTTP request whose body says the port
  * speaks TLS: then rejects with a terminal `ExchangeError` (reason `TLS_SERVER`). Only such
- * 400s are read ahead (their first chunk, put back in front of the body).
+ * 400s are read ahead (their first chunk, put back in front of the body). A HEAD answer has no
+ * body to read: one without a single header is Go's raw TLS-port answer and decides at once;
+ * another 400 to a plain-HTTP HEAD is asked again once with a bare GET of the same URL through
+ * `send` (no header of the request is repeated), whose body decides.
  *
  * @example
  * ```ts
  * import { checkTlsPortAnswer } from "./tls_port_answer.ts";
- * const ok = await checkTlsPortAnswer(new URL("http://r.example/v2/"), new Response("{}"));
+ * const request = new Request("http://r.example/v2/");
+ * const ok = await checkTlsPortAnswer(request, new Response("{}"), fetch);
  * console.log(ok.status); // 200
  * ```
  */
-export async function checkTlsPortAnswer(url: URL, response: Response): Promise<Response> {
-  if (url.protocol !== "http:" || response.status !== 400 || response.body === null) {
+export async function checkTlsPortAnswer(
+  request: Request,
+  response: Response,
+  send: (request: Request) => Promise<Response>,
+): Promise<Response> {
+  if (new URL(request.url).protocol !== "http:" || response.status !== 400) return response;
+  if (response.body === null) {
+    // Go writes its TLS-port answer as raw bytes, with no header at all, which no HTTP
+    // server's own 400 lacks (they carry Date or Content-Length).
+    if (isEmpty(response.headers)) throw new ExchangeError(OPERATION, "", undefined, "TLS_SERVER");
+    if (request.method === "HEAD" && await headAnsweredByTls(request, send)) {
+      throw new ExchangeError(OPERATION, "", undefined, "TLS_SERVER");
+    }
     return response;
   }
   const reader = response.body.getReader();
   const first = await reader.read().catch(() => ({ done: true as const, value: undefined }));
-  const head = first.value?.subarray(0, PEEK_LIMIT);
-  if (head !== undefined && TLS_PORT_BODY.test(new TextDecoder().decode(head))) {
+  if (saysTls(first.value)) {
     reader.cancel().catch(() => {});
     throw new ExchangeError(OPERATION, "", undefined, "TLS_SERVER");
   }
@@ -49,4 +63,34 @@ export async function checkTlsPortAnswer(url: URL, response: Response): Promise<
     cancel: (reason) => reader.cancel(reason),
   });
   return withBody(response, rest);
+}
+
+async function headAnsweredByTls(
+  request: Request,
+  send: (request: Request) => Promise<Response>,
+): Promise<boolean> {
+  const probe = new Request(request.url, {
+    headers: { "accept-encoding": "identity" },
+    signal: request.signal,
+  });
+  try {
+    const answer = await send(probe);
+    const reader = answer.body?.getReader();
+    const first = await reader?.read();
+    reader?.cancel().catch(() => {});
+    return answer.status === 400 && saysTls(first?.value);
+  } catch {
+    // No answer to the probe: the HEAD's 400 stands as it is.
+    return false;
+  }
+}
+
+function saysTls(chunk: Uint8Array | undefined): boolean {
+  const head = chunk?.subarray(0, PEEK_LIMIT);
+  return head !== undefined && TLS_PORT_BODY.test(new TextDecoder().decode(head));
+}
+
+function isEmpty(headers: Headers): boolean {
+  for (const _ of headers) return false;
+  return true;
 }

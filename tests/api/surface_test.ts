@@ -28,6 +28,7 @@ function valueNames(module: object): string[] {
 Deno.test("the root export holds the clients, their helpers and the error classes, nothing internal", () => {
   assertEquals(valueNames(root), [
     "BlobClient",
+    "DestinationExistsError",
     "DigestMismatchError",
     "NotFoundError",
     "NotPartedArtifactError",
@@ -75,6 +76,7 @@ Deno.test("each subpath exports what its users call", () => {
     "ANNOTATION_TITLE",
     "DEFAULT_PART_SIZE",
     "DEFAULT_WORKERS",
+    "DestinationExistsError",
     "FORMAT_VERSION",
     "MAX_PARTS",
     "OciError",
@@ -87,6 +89,9 @@ Deno.test("each subpath exports what its users call", () => {
     "fromFile",
     "isPlainFileName",
     "isReservedAnnotation",
+    "parseRegistriesConf",
+    "readRegistriesConf",
+    "registriesConfLocation",
     "toDirectory",
     "toFile",
   ]);
@@ -113,8 +118,8 @@ interface DocSymbol {
   declarations: { kind: string; jsDoc?: { tags?: DocTag[] } }[];
 }
 
-/** Exported symbols of the entry points whose JSDoc lacks a titled, runnable example. */
-async function symbolsWithoutRunnableExample(): Promise<string[]> {
+/** The declarations (with their examples) of every symbol the entry points export. */
+async function exportedExamples(): Promise<{ name: string; examples: string[] }[]> {
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["doc", "--json", ...ENTRY_POINTS],
     cwd: new URL("../../", import.meta.url),
@@ -125,23 +130,38 @@ async function symbolsWithoutRunnableExample(): Promise<string[]> {
   const doc = JSON.parse(new TextDecoder().decode(output.stdout)) as {
     nodes: Record<string, { symbols: DocSymbol[] }>;
   };
-  const missing = new Set<string>();
+  const found: { name: string; examples: string[] }[] = [];
   for (const node of Object.values(doc.nodes)) {
     for (const symbol of node.symbols) {
       // A re-export inside another entry point's graph appears as a "reference" declaration.
       for (const declaration of symbol.declarations.filter((d) => d.kind !== "reference")) {
-        const examples = (declaration.jsDoc?.tags ?? []).filter((tag) => tag.kind === "example");
-        const titled = examples.some((tag) => !(tag.doc ?? "").trimStart().startsWith("```"));
-        const ignored = examples.some((tag) =>
-          /```ts\s+(ignore|no-eval|no-check)/.test(tag.doc ?? "")
-        );
-        if (!titled || ignored) missing.add(symbol.name);
+        const tags = (declaration.jsDoc?.tags ?? []).filter((tag) => tag.kind === "example");
+        found.push({ name: symbol.name, examples: tags.map((tag) => tag.doc ?? "") });
       }
     }
+  }
+  return found;
+}
+
+/** Exported symbols of the entry points whose JSDoc lacks a titled, runnable example. */
+async function symbolsWithoutRunnableExample(): Promise<string[]> {
+  const missing = new Set<string>();
+  for (const { name, examples } of await exportedExamples()) {
+    const titled = examples.some((doc) => !doc.trimStart().startsWith("```"));
+    const ignored = examples.some((doc) => /```ts\s+(ignore|no-eval|no-check)/.test(doc));
+    if (!titled || ignored) missing.add(name);
   }
   return [...missing].sort();
 }
 
 Deno.test("every exported symbol has a titled example that the example run executes", async () => {
   assertEquals(await symbolsWithoutRunnableExample(), []);
+});
+
+Deno.test("every example of an exported symbol imports from the package, as a user would", async () => {
+  const internal = new Set<string>();
+  for (const { name, examples } of await exportedExamples()) {
+    if (examples.some((doc) => /from\s+["']\.{1,2}\//.test(doc))) internal.add(name);
+  }
+  assertEquals([...internal].sort(), []);
 });

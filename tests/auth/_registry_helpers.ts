@@ -10,6 +10,7 @@ import { sha256Digest } from "../../src/registry/sha256.ts";
 import type { Fetch } from "../../src/transport/fetch.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";
 import { type RegistryFixture, startRegistry } from "../fixtures/registry.ts";
+import { withPathEntry } from "../fixtures/path_env.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import {
   startTokenServer,
@@ -150,17 +151,12 @@ printf '{"ServerURL":"%s","Username":"alice","Secret":"pw"}' "$server"
 `,
     { mode: 0o755 },
   );
-  const oldPath = Deno.env.get("PATH") ?? "";
-  Deno.env.set("PATH", `${dir.path}:${oldPath}`);
-  try {
-    await fn(async () => {
+  await withPathEntry(dir.path, () =>
+    fn(async () => {
       try {
         return (await Deno.readTextFile(logFile)).split("\n").filter((l) => l !== "");
       } catch {
         return [];
       }
-    });
-  } finally {
-    Deno.env.set("PATH", oldPath);
-  }
+    }));
 }

@@ -36,7 +36,9 @@ Deno.test("credential helper: a sandbox refusal is a terminal CredentialError", 
   const line = new TextDecoder().decode(result.stdout).trim().split("\n").at(-1) ?? "";
   assertEquals(JSON.parse(line), {
     code: "ERR_CREDENTIAL",
-    message: "credentials: credential helper docker-credential-sandboxed could not run",
+    message: "credentials: credential helper docker-credential-sandboxed could not run: " +
+      "it needs the whole environment (grant --allow-env, and " +
+      "--allow-run=docker-credential-sandboxed)",
     retry: false,
   });
 });

@@ -6,6 +6,7 @@ import {
 import { runCredentialHelper } from "../../src/auth/credential_helper.ts";
 import { CredentialError } from "../../src/errors/kinds.ts";
 import { assert, assertEquals, assertRejects, assertThrows } from "../fixtures/assert.ts";
+import { withPathEntry } from "../fixtures/path_env.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 
 const SECRET = "pl4nted-s3cret";
@@ -41,19 +42,14 @@ case "$server" in
 esac
 `;
   await Deno.writeTextFile(`${dir.path}/docker-credential-ocitest`, script, { mode: 0o755 });
-  const oldPath = Deno.env.get("PATH") ?? "";
-  Deno.env.set("PATH", `${dir.path}:${oldPath}`);
-  try {
-    await fn(async () => {
+  await withPathEntry(dir.path, () =>
+    fn(async () => {
       try {
         return (await Deno.readTextFile(logFile)).split("\n").filter((l) => l !== "");
       } catch {
         return [];
       }
-    });
-  } finally {
-    Deno.env.set("PATH", oldPath);
-  }
+    }));
 }
 
 Deno.test("docker config: DOCKER_CONFIG wins over HOME", () => {
@@ -164,7 +160,8 @@ Deno.test("credential helper: identity tokens, failures and garbage are refused"
     );
     assertEquals(
       missing.message,
-      "credentials: credential helper docker-credential-ocitest-absent not found",
+      "credentials: credential helper docker-credential-ocitest-absent not found " +
+        "(is it installed and on PATH?)",
     );
     await assertRejects(() => runCredentialHelper("../evil", "x.example"), CredentialError);
     const abort = new AbortController();

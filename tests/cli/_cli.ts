@@ -28,6 +28,8 @@ export interface CliOptions {
   stdin?: string;
   /** Extra paths the child may read (e.g. a CA file outside `tmp`). */
   read?: string[];
+  /** Extra hosts the child may connect to, besides `127.0.0.1` (e.g. `localhost`, `[::1]`). */
+  net?: string[];
   /**
    * Programs the child may run: only docker credential helpers need this, and they also need
    * the whole environment readable, because `node:child_process` copies it into the helper.
@@ -40,16 +42,18 @@ export const PROXY_VARIABLES: readonly string[] = [
   "HTTP_PROXY",
   "HTTPS_PROXY",
   "NO_PROXY",
+  "ALL_PROXY",
   "http_proxy",
   "https_proxy",
   "no_proxy",
+  "all_proxy",
 ];
 
 /** The permission flags of every CLI run: the narrowest set that works. */
 export function permissionFlags(options: CliOptions): string[] {
   return [
     "--no-prompt",
-    "--allow-net=127.0.0.1",
+    `--allow-net=${["127.0.0.1", ...(options.net ?? [])].join(",")}`,
     `--allow-read=${[options.tmp, ...(options.read ?? [])].join(",")}`,
     `--allow-write=${options.tmp}`,
     "--allow-sys=statfs",
@@ -71,7 +75,16 @@ export function cliEnv(options: CliOptions): Record<string, string> {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }
-  return { ...env, ...options.env };
+  return { ...env, ...denoDirEnv(), ...options.env };
+}
+
+/**
+ * The cache this process runs from (its npm packages), for a child whose HOME is elsewhere:
+ * `DENO_DIR`, else where Deno keeps its cache on Linux when it is unset.
+ */
+export function denoDirEnv(): { DENO_DIR: string } {
+  const cache = Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME") ?? ""}/.cache`;
+  return { DENO_DIR: Deno.env.get("DENO_DIR") ?? `${cache}/deno` };
 }
 
 /** Spawns the CLI with piped stdio; the caller reads the streams and awaits `status`. */
@@ -119,21 +132,24 @@ export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator
 }
 
 /**
- * The last two stderr lines but the cause codes and the hint that may follow the report: the
- * library's error and the explanation of the exit code.
+ * The last two stderr lines but the cause codes: the library's error and the explanation of the
+ * exit code.
  */
 export function failureLines(stderr: string): [string, string] {
-  const all = stderr.trimEnd().split("\n").filter((line) =>
-    !/^ocipart \w+: (cause|hint): /.test(line) && !line.startsWith("  ")
-  );
+  const all = stderr.trimEnd().split("\n").filter((line) => !/^ocipart \w+: cause: /.test(line));
   return [all.at(-2) ?? "", all.at(-1) ?? ""];
 }
 
-/** The hint after a failure report (`ocipart <command>: hint: …` and its indented lines). */
+/**
+ * The hint of a failure report (`ocipart <command>: hint: …`) and the indented lines after it
+ * (the command to run), or `[]`.
+ */
 export function hintLines(stderr: string): string[] {
   const all = stderr.trimEnd().split("\n");
   const start = all.findIndex((line) => /^ocipart \w+: hint: /.test(line));
-  return start < 0 ? [] : all.slice(start);
+  if (start < 0) return [];
+  const end = all.findIndex((line, i) => i > start && !line.startsWith("  "));
+  return all.slice(start, end < 0 ? undefined : end);
 }
 
 /** The cause codes the CLI printed (`ocipart <command>: cause: A, B`), or `[]`. */

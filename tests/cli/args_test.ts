@@ -84,9 +84,15 @@ Deno.test("pull defaults leave library defaults in place", () => {
     reference: REF,
     destination: "out.bin",
     verifyFileDigest: false,
+    overwrite: false,
+    mirrors: [],
+    registriesConf: undefined,
   });
   const verify = parseCommandLine(["pull", "--verify-file-digest", REF, "out.bin"]);
   strictEqual(verify.kind === "pull" && verify.verifyFileDigest, true);
+  const overwrite = parseCommandLine(["pull", "--overwrite", REF, "models/"]);
+  strictEqual(overwrite.kind === "pull" && overwrite.overwrite, true);
+  usageError(["push", "--overwrite", REF, "f"], "push", /overwrite/);
 });
 
 Deno.test("--annotation: key=value, reserved and repeated keys refused; push only", () => {
@@ -127,7 +133,7 @@ Deno.test("command-level usage errors name no command", () => {
 });
 
 Deno.test("unknown flags and flags of the other command are usage errors", () => {
-  usageError(["push", "--bogus", REF, "f"], "push", /Unknown option '--bogus'/);
+  usageError(["push", "--bogus", REF, "f"], "push", /^unknown flag --bogus$/);
   usageError(["pull", "--part-size", "1MiB", REF, "f"], "pull", /--part-size/);
   usageError(["inspect", "--workers", "2", REF], "inspect", /--workers/);
   usageError(["logout", "--username", "u", "r.example"], "logout", /--username/);
@@ -226,6 +232,8 @@ Deno.test("inspect, verify, login and logout parse with their own flags", () => 
       username: undefined,
       debug: false,
       json: true,
+      mirrors: [],
+      registriesConf: undefined,
       reference: REF,
     },
   );
@@ -245,9 +253,19 @@ Deno.test("inspect, verify, login and logout parse with their own flags", () => 
   strictEqual(login.kind === "login" && login.registryConfig, "c.json");
   deepStrictEqual(parseCommandLine(["logout", "--json", "ghcr.io"]), {
     kind: "logout",
+    timeoutMs: 0,
+    timeoutText: "0",
     registry: "ghcr.io",
     registryConfig: undefined,
     json: true,
+  });
+  deepStrictEqual(parseCommandLine(["logout", "--timeout", " 5s", "ghcr.io"]), {
+    kind: "logout",
+    timeoutMs: 5000,
+    timeoutText: "5s",
+    registry: "ghcr.io",
+    registryConfig: undefined,
+    json: false,
   });
   deepStrictEqual(parseCommandLine(["help", "verify"]), { kind: "help", command: "verify" });
 });
@@ -273,4 +291,158 @@ Deno.test("--part-size takes SI and IEC suffixes", () => {
   strictEqual(siB.kind === "push" && siB.partSize, 100_000_000);
   const iec = parseCommandLine(["push", "--part-size", "100MiB", REF, "f"]);
   strictEqual(iec.kind === "push" && iec.partSize, 100 * 1024 * 1024);
+});
+
+Deno.test("aliases of oras and skopeo: -u, -d, --concurrency, --format json", () => {
+  const push = parseCommandLine([
+    "push",
+    "-u",
+    "alice",
+    "--password-stdin",
+    "-d",
+    "--concurrency",
+    "3",
+    "--format",
+    "json",
+    REF,
+    "f",
+  ]);
+  if (push.kind !== "push") throw new Error(`parsed as ${push.kind}`);
+  deepStrictEqual(
+    [push.username, push.debug, push.workers, push.json],
+    ["alice", true, 3, true],
+  );
+  // The same command line spelled with our own flags parses to the same command, but for the
+  // words typed, which push keeps as spelled (its rerun command repeats them).
+  const own = [
+    "--username=alice",
+    "--password-stdin",
+    "--debug",
+    "--workers=3",
+    "--json",
+    REF,
+    "f",
+  ];
+  const spelled = parseCommandLine(["push", ...own]);
+  if (spelled.kind !== "push") throw new Error(`parsed as ${spelled.kind}`);
+  deepStrictEqual({ ...push, args: [] }, { ...spelled, args: [] });
+  deepStrictEqual(push.args, [
+    "-u",
+    "alice",
+    "--password-stdin",
+    "-d",
+    "--concurrency",
+    "3",
+    "--format",
+    "json",
+    REF,
+    "f",
+  ]);
+  deepStrictEqual(spelled.args, own);
+  const verify = parseCommandLine(["verify", "--concurrency=2", REF, "f"]);
+  strictEqual(verify.kind === "verify" && verify.workers, 2);
+  strictEqual(parseCommandLine(["inspect", "--format", "text", REF]).kind, "inspect");
+  const logout = parseCommandLine(["logout", "--format=json", "ghcr.io"]);
+  strictEqual(logout.kind === "logout" && logout.json, true);
+  const copy = parseCommandLine(["copy", "-d", "--concurrency", "4", REF, "b.example/x:v1"]);
+  deepStrictEqual(copy.kind === "copy" && [copy.debug, copy.workers], [true, 4]);
+});
+
+Deno.test("an alias's value is checked under the name typed; alias and flag together refused", () => {
+  usageError(
+    ["pull", "--concurrency", "0", REF, "f"],
+    "pull",
+    /^--concurrency: must be a positive/,
+  );
+  usageError(
+    ["pull", "--concurrency", "2", "--workers", "2", REF, "f"],
+    "pull",
+    /--concurrency is another name for --workers/,
+  );
+  usageError(["inspect", "--format", "yaml", REF], "inspect", /^--format: must be json or text$/);
+  usageError(["inspect", "--format", "text", "--json", REF], "inspect", /contradicts --json/);
+  usageError(["pull", "-u", "alice", REF, "f"], "pull", /--username needs --password-stdin/);
+});
+
+Deno.test("near misses of flags and commands get a suggestion", () => {
+  usageError(
+    ["pull", "--plain-htpp", REF, "f"],
+    "pull",
+    /^unknown flag --plain-htpp \(did you mean --plain-http\?\)$/,
+  );
+  usageError(["push", "--part-szie", "1M", REF, "f"], "push", /did you mean --part-size\?/);
+  usageError(["verify", "--worker", "2", REF, "f"], "verify", /did you mean --workers\?/);
+  usageError(["pull", "--timout", "1s", REF, "f"], "pull", /did you mean --timeout\?/);
+  usageError(["pul", REF, "f"], undefined, /^unknown command "pul" \(did you mean pull\?\)$/);
+  usageError(["inpsect", REF], undefined, /did you mean inspect\?/);
+  usageError(["cp", REF, REF], undefined, /did you mean copy\?/);
+  usageError(["version"], undefined, /did you mean --version\?/);
+  // Too far from anything: no guess.
+  usageError(["push", "--frobnicate", REF, "f"], "push", /^unknown flag --frobnicate$/);
+  usageError(["frobnicate"], undefined, /^unknown command "frobnicate"$/);
+});
+
+Deno.test("a flag of another command, or before the command, says where it belongs", () => {
+  usageError(
+    ["pull", "--part-size", "1MiB", REF, "f"],
+    "pull",
+    /^unknown flag --part-size: it is a flag of push, not of pull$/,
+  );
+  usageError(
+    ["--plain-http", "pull", REF, "f"],
+    undefined,
+    /^unknown global flag --plain-http: flags go after the command, as in ocipart push --plain-http/,
+  );
+});
+
+Deno.test("flags of oras, skopeo and curl get a pointed hint", () => {
+  const cases: Array<[string[], CommandName, RegExp]> = [
+    [
+      ["pull", "-o", "out.bin", REF],
+      "pull",
+      /^unknown flag -o: the destination is the second operand: ocipart pull <ref> <dest>$/,
+    ],
+    [["pull", "--output", "out.bin", REF], "pull", /the destination is the second operand/],
+    [["push", "-o", "x", REF, "f"], "push", /the file is the second operand/],
+    [
+      ["pull", "-k", REF, "f"],
+      "pull",
+      /^unknown flag -k: to skip certificate verification use --insecure/,
+    ],
+    [
+      ["pull", "--tls-verify=false", REF, "f"],
+      "pull",
+      /^unknown flag --tls-verify: .*use --insecure/,
+    ],
+    [["pull", "--tls-verify", REF, "f"], "pull", /verified by default; drop it/],
+    [
+      ["pull", "--authfile", "a.json", REF, "f"],
+      "pull",
+      /^unknown flag --authfile: use --registry-config FILE/,
+    ],
+    [
+      ["pull", "-p", "secret", REF, "f"],
+      "pull",
+      /^unknown flag -p: a password never goes on the command line: give --username USER --password-stdin/,
+    ],
+    [["push", "--password", "secret", REF, "f"], "push", /--password-stdin/],
+    [["copy", "--creds", "u:p", REF, REF], "copy", /never goes on the command line/],
+    [
+      ["copy", "-u", "alice", REF, REF],
+      "copy",
+      /^unknown flag -u: copy takes no --username: each registry's credential comes from the docker configuration/,
+    ],
+    [["inspect", "--verbose", REF], "inspect", /use --debug \(-d\)/],
+  ];
+  for (const [args, command, pattern] of cases) usageError(args, command, pattern);
+  // A password typed after -p or --password is never repeated.
+  for (const flag of ["-p", "--password", "--password=typed-secret"]) {
+    const args = ["pull", flag, ...(flag.includes("=") ? [] : ["typed-secret"]), REF, "f"];
+    throws(() => parseCommandLine(args), (err: Error) => !err.message.includes("typed-secret"));
+  }
+});
+
+Deno.test("typed control characters are escaped in usage messages", () => {
+  usageError(["pull", "--x\u001b[2J", REF, "f"], "pull", /^unknown flag --x\\x1b\[2J$/);
+  usageError(["\u001b]0;t\u0007"], undefined, /^unknown command "\\x1b\]0;t\\x07"$/);
 });

@@ -340,3 +340,43 @@ registryTest(
     }
   },
 );
+
+registryTest(
+  "a second pull into the same directory is refused, naming the file, touching nothing; --overwrite redoes it; a file named by the user is replaced as before",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/model.bin`;
+    await writePatternFile(source, 2 * MiB + 9);
+    const ref = `${registry.host}/dest/again:v1`;
+    await push(ref, source, tmp.path);
+    const dir = `${tmp.path}/models`;
+    await Deno.mkdir(dir);
+
+    const first = await runCli(["pull", "--plain-http", ref, dir], { tmp: tmp.path });
+    strictEqual(first.code, 0, first.stderr);
+    strictEqual(first.stdout, `${dir}/model.bin\n`);
+    const written = await Deno.stat(`${dir}/model.bin`);
+
+    const second = await runCli(["pull", "--plain-http", ref, dir], { tmp: tmp.path });
+    const error = expectRefusal(second, /a file of that name already exists; .*overwrite/);
+    ok(error.endsWith(`(${dir}/model.bin)`), error);
+    strictEqual((await Deno.stat(`${dir}/model.bin`)).mtime?.getTime(), written.mtime?.getTime());
+    strictEqual((await entries(dir)).join(), "model.bin", "no partial left");
+
+    const third = await runCli(["pull", "--plain-http", "--overwrite", ref, dir], {
+      tmp: tmp.path,
+    });
+    strictEqual(third.code, 0, third.stderr);
+    strictEqual(third.stdout, `${dir}/model.bin\n`);
+    strictEqual(await digestOf(`${dir}/model.bin`), await digestOf(source));
+
+    // A destination file the user named is theirs to replace, as before.
+    const named = `${tmp.path}/named.bin`;
+    await Deno.writeTextFile(named, "old");
+    const replaced = await runCli(["pull", "--plain-http", ref, named], { tmp: tmp.path });
+    strictEqual(replaced.code, 0, replaced.stderr);
+    strictEqual(replaced.stdout, `${named}\n`);
+    strictEqual(await digestOf(named), await digestOf(source));
+  },
+);

@@ -52,6 +52,7 @@ function expectFailure(result: CliResult, code: number, explanation: RegExp): vo
   ok(why.endsWith(`(exit ${code})`), why);
 }
 
+/** Auto progress without a terminal: plain lines a log keeps, ending with the done state. */
 function jsonLines(stderr: string): Array<Record<string, unknown>> {
   return stderr.trimEnd().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
 }
@@ -69,13 +70,13 @@ registryTest("0: push prints only the digest, pull reproduces the file", async (
   );
   strictEqual(push.code, 0, push.stderr);
   ok(/^sha256:[0-9a-f]{64}\n$/.test(push.stdout), `stdout: ${JSON.stringify(push.stdout)}`);
-  strictEqual(push.stderr, "", "auto progress draws nothing without a terminal");
+  strictEqual(push.stderr, "", "auto progress keeps a short transfer out of a log");
   strictEqual((await partDigests(registry.url, "models/llm", "v1")).length, 4);
 
   const dest = `${tmp.path}/out.bin`;
   const pull = await runCli(["pull", "--plain-http", ref, dest], { tmp: tmp.path });
   strictEqual(pull.code, 0, pull.stderr);
-  strictEqual(pull.stdout, "");
+  strictEqual(pull.stdout, `${dest}\n`, "the path written is the only line on stdout");
   strictEqual(pull.stderr, "");
   strictEqual(await fileDigest(dest), await fileDigest(source));
   strictEqual(await exists(`${dest}.parted-partial`), false);
@@ -306,7 +307,10 @@ registryTest("credential helpers run only with --allow-run for them", {
   const withoutRun = await runCli(args, { tmp: tmp.path, env, run: ["docker-credential-other"] });
   expectFailure(withoutRun, 1, /no sentinel matched/);
   ok(
-    withoutRun.stderr.includes("credential helper docker-credential-clitest could not run"),
+    withoutRun.stderr.includes(
+      "credential helper docker-credential-clitest is not permitted to run " +
+        "(grant it with --allow-run=docker-credential-clitest)",
+    ),
     withoutRun.stderr,
   );
   const withRun = await runCli(args, { tmp: tmp.path, env, run: ["docker-credential-clitest"] });

@@ -3,6 +3,10 @@
  * the CLI running as a child process under narrowed permissions; exit codes asserted.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { encodeManifest } from "../../src/parted/manifest.ts";
+import { OCI_MANIFEST_MEDIA_TYPE } from "../../src/registry/media_types.ts";
+import { sha256Digest } from "../../src/registry/sha256.ts";
+import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
@@ -153,4 +157,31 @@ registryTest("verify: a missing file is exit 1 naming the path; a missing tag is
     { tmp: tmp.path },
   );
   expectFailure(noTag, "verify", 3, /matched NotFoundError/);
+});
+
+Deno.test("inspect: a title with escape sequences is shown escaped, as JSON escapes it", async () => {
+  await using fake = await startFakeRegistry();
+  await using tmp = await tempDir();
+  const digest = sha256Digest(new Uint8Array(1));
+  const title = "w\u001b]0;PWNED\u0007\u001b[2J.bin";
+  const bytes = encodeManifest({
+    partSize: 1,
+    fileSize: 1,
+    fileDigest: digest,
+    partDigests: [digest],
+    title,
+  });
+  fake.store.putManifest("team/titled", "v1", bytes, OCI_MANIFEST_MEDIA_TYPE);
+  const ref = `${fake.host}/team/titled:v1`;
+  const table = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
+  strictEqual(table.code, 0, table.stderr);
+  // deno-lint-ignore no-control-regex
+  ok(!/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/.test(table.stdout), JSON.stringify(table.stdout));
+  strictEqual(
+    table.stdout.split("\n")[0],
+    "name:         w\\x1b]0;PWNED\\x07\\x1b[2J.bin " +
+      "(not a plain file name: a pull into a directory refuses it)",
+  );
+  const json = await runCli(["inspect", "--plain-http", "--json", ref], { tmp: tmp.path });
+  strictEqual(JSON.parse(json.stdout).title, title);
 });

@@ -8,9 +8,30 @@ import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { startTokenServer } from "../fixtures/token_server.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { type CliResult, failureLines, runCli } from "./_cli.ts";
+import { freePort } from "../fixtures/ports.ts";
+import { startFakeRegistry } from "../fixtures/fake_registry.ts";
+import { type CliOptions, type CliResult, failureLines, runCli, spawnCli } from "./_cli.ts";
+import {
+  cliResult,
+  HELPER_OS,
+  killAll,
+  runCliWidened,
+  waitForText,
+  waitGone,
+  writeHelper,
+} from "../auth/_helper_scripts.ts";
 
 const KiB = 1024;
+
+/** A refused login: the first lines name the registry typed and say nothing was saved. */
+function assertRefusedLogin(stderr: string, host: string): void {
+  const [sentence, hint] = stderr.split("\n");
+  strictEqual(
+    sentence,
+    `ocipart login: ${host} refused the user name and password (401 Unauthorized)`,
+  );
+  strictEqual(hint, "ocipart login: hint: check them and try again; nothing was saved");
+}
 
 function expectFailure(result: CliResult, command: string, code: number, why: RegExp): void {
   strictEqual(result.code, code, `exit ${result.code}, stderr:\n${result.stderr}`);
@@ -41,7 +62,7 @@ const OTHER_KEYS = {
 };
 
 registryTest(
-  "login: a wrong password saves nothing (6); a right one is saved 0600, other keys kept; logout erases it",
+  "login: a wrong password saves nothing (6) and says so; a right one is saved, other keys and the mode kept; logout erases it",
   {
     needs: ["htpasswd"],
   },
@@ -55,10 +76,12 @@ registryTest(
 
     const wrong = await runCli([...login, registry.host], { tmp: tmp.path, env, stdin: "nope\n" });
     expectFailure(wrong, "login", 6, /matched UnauthorizedError/);
+    assertRefusedLogin(wrong.stderr, registry.host);
     strictEqual(await exists(configPath), false, "a refused credential writes nothing");
 
     await Deno.mkdir(dockerConfig);
     await Deno.writeTextFile(configPath, JSON.stringify(OTHER_KEYS));
+    await Deno.chmod(configPath, 0o640); // the user's choice for an existing file is kept
     const before = await Deno.readTextFile(configPath);
     const wrongAgain = await runCli([...login, registry.host], {
       tmp: tmp.path,
@@ -76,7 +99,7 @@ registryTest(
     strictEqual(right.code, 0, right.stderr);
     strictEqual(right.stdout, "Login succeeded; saved in the docker configuration\n");
     ok(!right.stderr.includes("correct horse") && !right.stdout.includes("correct"));
-    strictEqual((await Deno.stat(configPath)).mode! & 0o777, 0o600);
+    strictEqual((await Deno.stat(configPath)).mode! & 0o777, 0o640);
     const saved = await readJson(configPath);
     deepStrictEqual(saved, {
       ...OTHER_KEYS,
@@ -100,6 +123,7 @@ registryTest(
     deepStrictEqual(JSON.parse(logout.stdout), {
       registry: registry.host,
       configPath,
+      removedFrom: ["auths"],
       loggedIn: false,
     });
     deepStrictEqual(await readJson(configPath), OTHER_KEYS);
@@ -171,6 +195,7 @@ registryTest("login against a token registry: 6 for a wrong password, 0 for the 
   const login = ["login", "--plain-http", "--username", "bob", "--password-stdin"];
   const wrong = await runCli([...login, registry.host], { tmp: tmp.path, env, stdin: "nope" });
   expectFailure(wrong, "login", 6, /matched UnauthorizedError/);
+  assertRefusedLogin(wrong.stderr, registry.host);
   strictEqual(await exists(configPath), false);
   const right = await runCli([...login, "--json", registry.host], {
     tmp: tmp.path,
@@ -181,6 +206,8 @@ registryTest("login against a token registry: 6 for a wrong password, 0 for the 
   deepStrictEqual(JSON.parse(right.stdout), {
     registry: registry.host,
     configPath,
+    savedIn: "auths",
+    removedFrom: [],
     loggedIn: true,
   });
   deepStrictEqual(await readJson(configPath), {
@@ -277,3 +304,364 @@ Deno.test("logout names a credential helper that is not installed (exit 1)", asy
     result.stderr,
   );
 });
+
+/** A helper for every verb that records its pid, then becomes a long sleep. */
+const HANGING_HELPER = (pidFile: string) => `echo "$$" > '${pidFile}'\nexec sleep 100\n`;
+
+/** Sets up `docker-credential-<name>` in `<tmp>/bin` and a configuration naming it. */
+async function helperSetup(tmp: string, name: string, body: string, config: unknown = {}) {
+  const bin = `${tmp}/bin`;
+  await Deno.mkdir(bin, { recursive: true });
+  await writeHelper(bin, name, body);
+  const dockerConfig = `${tmp}/docker`;
+  await Deno.mkdir(dockerConfig, { recursive: true });
+  const configPath = `${dockerConfig}/config.json`;
+  const text = JSON.stringify({ credsStore: name, ...(config as Record<string, unknown>) });
+  await Deno.writeTextFile(configPath, text);
+  const options = {
+    tmp,
+    env: { DOCKER_CONFIG: dockerConfig, PATH: `${bin}:${Deno.env.get("PATH") ?? ""}` },
+    run: [`docker-credential-${name}`],
+  };
+  return { configPath, text, options };
+}
+
+/** Spawns the CLI, waits for the helper's pid, sends `signal`; the result and the time it took. */
+async function interrupt(
+  args: string[],
+  options: CliOptions,
+  pidFile: string,
+  signal: Deno.Signal,
+): Promise<{ result: CliResult; afterSignalMs: number; pid: number }> {
+  const child = spawnCli(args, options);
+  const writer = child.stdin.getWriter();
+  if (options.stdin !== undefined) await writer.write(new TextEncoder().encode(options.stdin));
+  await writer.close();
+  const pid = Number(await waitForText(pidFile));
+  const sentAt = performance.now();
+  child.kill(signal);
+  const result = await cliResult(child);
+  return { result, afterSignalMs: performance.now() - sentAt, pid };
+}
+
+registryTest("login: a credential helper that hangs is stopped by --timeout and by Ctrl-C", {
+  needs: ["htpasswd"],
+  ignore: !HELPER_OS,
+}, async () => {
+  await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+  await using tmp = await tempDir();
+  const pidFile = `${tmp.path}/pid`;
+  const { configPath, text, options } = await helperSetup(
+    tmp.path,
+    "hang",
+    HANGING_HELPER(pidFile),
+  );
+  const login = ["login", "--plain-http", "--username", "alice", "--password-stdin"];
+
+  const started = performance.now();
+  const timedOut = await runCli([...login, "--timeout", "3s", registry.host], {
+    ...options,
+    stdin: "correct horse",
+  });
+  const elapsed = performance.now() - started;
+  expectFailure(timedOut, "login", 1, /--timeout 3s expired/);
+  ok(elapsed < 8_000, `ended ${elapsed.toFixed(0)} ms after the start`);
+  const first = Number(await waitForText(pidFile));
+  deepStrictEqual(await waitGone([first]), [], "the helper does not outlive the command");
+  killAll([first]);
+  await Deno.remove(pidFile);
+
+  const { result, afterSignalMs, pid } = await interrupt(
+    [...login, registry.host],
+    { ...options, stdin: "correct horse" },
+    pidFile,
+    "SIGINT",
+  );
+  try {
+    expectFailure(result, "login", 130, /interrupted by SIGINT \(exit 130\)/);
+    ok(afterSignalMs < 2_000, `ended ${afterSignalMs.toFixed(0)} ms after Ctrl-C`);
+    deepStrictEqual(await waitGone([pid]), []);
+  } finally {
+    killAll([pid]);
+  }
+  strictEqual(await Deno.readTextFile(configPath), text, "nothing was saved");
+});
+
+Deno.test({
+  name: "logout: a credential helper that hangs is stopped by --timeout, Ctrl-C and SIGTERM",
+  ignore: !HELPER_OS,
+}, async () => {
+  await using tmp = await tempDir();
+  const pidFile = `${tmp.path}/pid`;
+  const stored = { auths: { "127.0.0.1:5000": { auth: btoa("a:b") } } };
+  const { configPath, text, options } = await helperSetup(
+    tmp.path,
+    "hang",
+    HANGING_HELPER(pidFile),
+    stored,
+  );
+  const timedOut = await runCli(["logout", "--timeout", "2s", "127.0.0.1:5000"], options);
+  expectFailure(timedOut, "logout", 1, /--timeout 2s expired/);
+  const first = Number(await waitForText(pidFile));
+  deepStrictEqual(await waitGone([first]), []);
+  killAll([first]);
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    await Deno.remove(pidFile);
+    const { result, afterSignalMs, pid } = await interrupt(
+      ["logout", "127.0.0.1:5000"],
+      options,
+      pidFile,
+      signal,
+    );
+    try {
+      expectFailure(result, "logout", code, new RegExp(`by ${signal} \\(exit ${code}\\)`));
+      ok(afterSignalMs < 2_000, `${signal}: ended ${afterSignalMs.toFixed(0)} ms after it`);
+      deepStrictEqual(await waitGone([pid]), [], `${signal}: the helper was stopped`);
+    } finally {
+      killAll([pid]);
+    }
+  }
+  strictEqual(await Deno.readTextFile(configPath), text, "nothing was removed");
+  deepStrictEqual(
+    (await Array.fromAsync(Deno.readDir(`${tmp.path}/docker`))).map((e) => e.name),
+    ["config.json"],
+  );
+});
+
+registryTest(
+  "a command reading credentials stops a hanging helper and the children it started",
+  { needs: ["htpasswd"], ignore: !HELPER_OS },
+  async () => {
+    await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+    await using tmp = await tempDir();
+    const pidFile = `${tmp.path}/pid`;
+    const { options } = await helperSetup(
+      tmp.path,
+      "hang",
+      `cat > /dev/null\nsleep 100 &\necho "$$ $!" > '${pidFile}'\nwait\n`,
+    );
+    const started = performance.now();
+    // The whole --allow-run lets the CLI signal the helper's process group.
+    const result = await runCliWidened(
+      ["inspect", "--plain-http", "--timeout", "2s", `${registry.host}/private/llm:v1`],
+      options,
+      { run: true },
+    );
+    const elapsed = performance.now() - started;
+    const pids = (await waitForText(pidFile)).trim().split(" ").map(Number);
+    try {
+      expectFailure(result, "inspect", 1, /--timeout 2s expired/);
+      ok(elapsed < 7_000, `ended ${elapsed.toFixed(0)} ms after the start`);
+      deepStrictEqual(await waitGone(pids), [], "the helper and its child are gone");
+    } finally {
+      killAll(pids);
+    }
+  },
+);
+
+registryTest("login and logout through a configuration that is a symbolic link", {
+  needs: ["htpasswd"],
+}, async () => {
+  await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+  await using tmp = await tempDir();
+  await Deno.mkdir(`${tmp.path}/dotfiles`);
+  await Deno.mkdir(`${tmp.path}/docker`);
+  const target = `${tmp.path}/dotfiles/docker-config.json`;
+  const link = `${tmp.path}/docker/config.json`;
+  await Deno.writeTextFile(target, JSON.stringify(OTHER_KEYS));
+  await Deno.symlink("../dotfiles/docker-config.json", link);
+  const options = { tmp: tmp.path, env: { DOCKER_CONFIG: `${tmp.path}/docker` } };
+  const login = await runCli(
+    ["login", "--plain-http", "--username", "alice", "--password-stdin", registry.host],
+    { ...options, stdin: "correct horse" },
+  );
+  strictEqual(login.code, 0, login.stderr);
+  ok((await Deno.lstat(link)).isSymlink, "the link stays a link");
+  deepStrictEqual((await readJson(target)).auths, {
+    ...OTHER_KEYS.auths,
+    [registry.host]: { auth: btoa("alice:correct horse") },
+  });
+  const ref = `${registry.host}/private/llm:v1`;
+  const source = `${tmp.path}/w.bin`;
+  await writePatternFile(source, 10 * KiB);
+  strictEqual((await runCli(["push", "--plain-http", ref, source], options)).code, 0);
+
+  const logout = await runCli(["logout", registry.host], options);
+  strictEqual(logout.code, 0, logout.stderr);
+  strictEqual(
+    logout.stdout,
+    `Removed the login of ${registry.host} from the docker configuration\n`,
+  );
+  ok((await Deno.lstat(link)).isSymlink);
+  deepStrictEqual(await readJson(target), OTHER_KEYS, "the credential left the link's target");
+  const anonymous = await runCli(["inspect", "--plain-http", ref], options);
+  expectFailure(anonymous, "inspect", 6, /matched UnauthorizedError/);
+  const again = await runCli(["logout", registry.host], options);
+  strictEqual(again.code, 0, again.stderr);
+  strictEqual(again.stdout, `No login was stored for ${registry.host}\n`);
+});
+
+registryTest(
+  "a new login replaces a stale identity token; a login through a helper drops the plain-text copy",
+  { needs: ["htpasswd"] },
+  async () => {
+    await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+    await using tmp = await tempDir();
+    const dockerConfig = `${tmp.path}/docker`;
+    await Deno.mkdir(dockerConfig);
+    const configPath = `${dockerConfig}/config.json`;
+    const stale = { auth: btoa("alice:old"), identitytoken: "stale-refresh-token" };
+    await Deno.writeTextFile(configPath, JSON.stringify({ auths: { [registry.host]: stale } }));
+    const options = { tmp: tmp.path, env: { DOCKER_CONFIG: dockerConfig } };
+    const ref = `${registry.host}/private/llm:v1`;
+    const refused = await runCli(["inspect", "--plain-http", ref], options);
+    ok(/identity tokens are not supported/.test(refused.stderr), refused.stderr);
+
+    const login = ["login", "--plain-http", "--username", "alice", "--password-stdin"];
+    const right = await runCli([...login, registry.host], { ...options, stdin: "correct horse" });
+    strictEqual(right.code, 0, right.stderr);
+    deepStrictEqual(await readJson(configPath), {
+      auths: { [registry.host]: { auth: btoa("alice:correct horse") } },
+    });
+    const source = `${tmp.path}/w.bin`;
+    await writePatternFile(source, 10 * KiB);
+    const push = await runCli(["push", "--plain-http", ref, source], options);
+    strictEqual(push.code, 0, push.stderr);
+
+    // Now a helper is configured: the next login goes there, and the file keeps no secret.
+    const store = `${tmp.path}/helper-store.json`;
+    const { options: helped } = await helperSetup(tmp.path, "clitest", helperScript(store), {
+      auths: { [registry.host]: { auth: btoa("alice:correct horse") } },
+    });
+    const viaHelper = await runCli([...login, registry.host], {
+      ...helped,
+      stdin: "correct horse",
+    });
+    strictEqual(viaHelper.code, 0, viaHelper.stderr);
+    strictEqual(
+      viaHelper.stdout,
+      "Login succeeded; saved in credential helper docker-credential-clitest; " +
+        "removed the plain-text copy from the docker configuration\n",
+    );
+    deepStrictEqual(await readJson(configPath), { credsStore: "clitest", auths: {} });
+    strictEqual((await readJson(store)).Secret, "correct horse");
+  },
+);
+
+Deno.test("--registry-config naming a missing file is an error for every command but login", async () => {
+  await using registry = await startFakeRegistry();
+  await using tmp = await tempDir();
+  const missing = `${tmp.path}/no-such-dir/ci.json`;
+  const ref = `${registry.host}/team/data:v1`;
+  const file = `${tmp.path}/w.bin`;
+  await writePatternFile(file, KiB);
+  const commands: Array<[string, string[]]> = [
+    ["push", ["push", "--plain-http", ref, file]],
+    ["pull", ["pull", "--plain-http", ref, `${tmp.path}/out.bin`]],
+    ["copy", ["copy", "--plain-http", ref, `${registry.host}/team/other:v1`]],
+    ["inspect", ["inspect", "--plain-http", ref]],
+    ["verify", ["verify", "--plain-http", ref, file]],
+    ["logout", ["logout", registry.host]],
+  ];
+  for (const [name, args] of commands) {
+    const result = await runCli([
+      ...args.slice(0, 1),
+      "--registry-config",
+      missing,
+      ...args.slice(1),
+    ], {
+      tmp: tmp.path,
+    });
+    expectFailure(result, name, 1, /no sentinel matched \(exit 1\)/);
+    strictEqual(
+      failureLines(result.stderr)[0],
+      `ocipart ${name}: --registry-config: ${missing} does not exist (only login creates it)`,
+    );
+  }
+  strictEqual(registry.log.length, 0, "no command went to the registry");
+  strictEqual(await exists(missing), false);
+});
+
+Deno.test("login to a port where nothing listens says so", async () => {
+  await using tmp = await tempDir();
+  const port = await freePort();
+  const result = await runCli(
+    ["login", "--plain-http", "--username", "alice", "--password-stdin", `127.0.0.1:${port}`],
+    { tmp: tmp.path, stdin: "pw", env: { DOCKER_CONFIG: `${tmp.path}/docker` } },
+  );
+  expectFailure(result, "login", 1, /no sentinel matched/);
+  const [sentence, hint] = result.stderr.split("\n");
+  strictEqual(
+    sentence,
+    `ocipart login: nothing is listening at 127.0.0.1:${port}: the connection was refused`,
+  );
+  strictEqual(hint, `ocipart login: hint: is the registry running, and is ${port} its port?`);
+  strictEqual(await exists(`${tmp.path}/docker`), false);
+});
+
+registryTest(
+  "login names a credential helper that is missing or not permitted, and a broken file",
+  {
+    needs: ["htpasswd"],
+  },
+  async () => {
+    await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+    await using tmp = await tempDir();
+    const login = [
+      "login",
+      "--plain-http",
+      "--username",
+      "alice",
+      "--password-stdin",
+      registry.host,
+    ];
+    const dockerConfig = `${tmp.path}/docker`;
+    await Deno.mkdir(dockerConfig);
+    const configPath = `${dockerConfig}/config.json`;
+    const env = { DOCKER_CONFIG: dockerConfig };
+
+    await Deno.writeTextFile(configPath, JSON.stringify({ credsStore: "nonexistent" }));
+    const missing = await runCli(login, {
+      tmp: tmp.path,
+      env: { ...env, PATH: `${tmp.path}/empty-bin` },
+      stdin: "correct horse",
+      run: ["docker-credential-nonexistent"],
+    });
+    expectFailure(missing, "login", 1, /no sentinel matched/);
+    strictEqual(
+      failureLines(missing.stderr)[0],
+      "ocipart login: credentials: credential helper docker-credential-nonexistent not found " +
+        "(is it installed and on PATH?)",
+    );
+
+    // Installed, but the sandbox was not told it may run it.
+    const { options } = await helperSetup(tmp.path, "clitest", helperScript(`${tmp.path}/s`));
+    const { run: _run, ...withoutRun } = options;
+    const narrowed = await runCli(login, { ...withoutRun, stdin: "correct horse" });
+    expectFailure(narrowed, "login", 1, /no sentinel matched/);
+    strictEqual(
+      failureLines(narrowed.stderr)[0],
+      "ocipart login: credentials: credential helper docker-credential-clitest could not run: " +
+        "it needs the whole environment (grant --allow-env, and --allow-run=docker-credential-clitest)",
+    );
+    // The whole environment, but no --allow-run at all.
+    const noRun = await runCliWidened(login, { ...withoutRun, stdin: "correct horse" }, {
+      env: true,
+    });
+    expectFailure(noRun, "login", 1, /no sentinel matched/);
+    strictEqual(
+      failureLines(noRun.stderr)[0],
+      "ocipart login: credentials: credential helper docker-credential-clitest is not permitted " +
+        "to run (grant it with --allow-run=docker-credential-clitest)",
+    );
+
+    await Deno.writeTextFile(configPath, '{"auths": {');
+    const broken = await runCli(login, { tmp: tmp.path, env, stdin: "correct horse" });
+    expectFailure(broken, "login", 1, /no sentinel matched/);
+    strictEqual(
+      failureLines(broken.stderr)[0],
+      `ocipart login: credentials: docker config is not valid JSON (${configPath})`,
+    );
+    strictEqual(await Deno.readTextFile(configPath), '{"auths": {', "not overwritten");
+  },
+);

@@ -174,3 +174,66 @@ registryTest(
     }
   },
 );
+
+registryTest(
+  "cli: verify --progress shows the hashing (json, plain, auto in a log) and the report follows",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/v.bin`;
+    await writePatternFile(source, SIZE);
+    const ref = `${registry.host}/cli/verify:v1`;
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "256KiB", "--progress", "none", ref, source],
+      { tmp: tmp.path },
+    );
+    strictEqual(push.code, 0, push.stderr);
+
+    const json = await runCli(["verify", "--plain-http", "--progress", "json", ref, source], {
+      tmp: tmp.path,
+    });
+    strictEqual(json.code, 0, json.stderr);
+    ok(json.stdout.endsWith(`identical: ${PARTS} of ${PARTS} parts match\n`), json.stdout);
+    const records = json.stderr.trimEnd().split("\n").map((l) => JSON.parse(l));
+    strictEqual(records[0].phase, "verifying", json.stderr);
+    const last = records.at(-1);
+    strictEqual(last.phase, "done");
+    strictEqual(last.exitCode, 0);
+    strictEqual(last.completedBytes, SIZE);
+    strictEqual(last.partsDone, PARTS);
+    strictEqual(last.wireBytes, 0);
+
+    // A differing file: the display ends, exit 5 is on the last progress line and the report
+    // says which part differs.
+    using file = await Deno.open(source, { write: true });
+    await file.seek(2 * PART + 1, Deno.SeekMode.Start);
+    await file.write(new Uint8Array([0xff, 0xfe]));
+    const plain = await runCli(["verify", "--plain-http", "--progress", "plain", ref, source], {
+      tmp: tmp.path,
+    });
+    strictEqual(plain.code, 5, plain.stderr);
+    const lines = plain.stderr.trimEnd().split("\n");
+    ok(lines[0].startsWith("checking 0% "), plain.stderr);
+    ok(
+      new RegExp(`^done 100% 2\\.00/2\\.00 MiB ${PARTS}/${PARTS} parts .*in \\d+s$`).test(
+        lines.at(-1)!,
+      ),
+      plain.stderr,
+    );
+    ok(/^\s+2\s+262144\s+DIFFERS\s/m.test(plain.stdout), plain.stdout);
+
+    // Default (auto) without a terminal: a check shorter than 30 s adds nothing to a log.
+    const auto = await runCli(["verify", "--plain-http", ref, source], { tmp: tmp.path });
+    strictEqual(auto.code, 5, auto.stderr);
+    strictEqual(auto.stderr, "");
+
+    // A missing file: the error alone, no progress drawn.
+    const missing = await runCli(
+      ["verify", "--plain-http", "--progress", "bar", ref, `${tmp.path}/nope.bin`],
+      { tmp: tmp.path },
+    );
+    strictEqual(missing.code, 1, missing.stderr);
+    ok(!missing.stderr.includes("\r") && !missing.stderr.includes("%"), missing.stderr);
+    ok(missing.stderr.startsWith("ocipart verify: "), missing.stderr);
+  },
+);

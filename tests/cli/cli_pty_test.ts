@@ -1,9 +1,13 @@
 /**
  * The progress bar as a person sees it, checked without screenshots: the CLI runs under a
  * pseudo-terminal (`script`), where `--progress auto` picks the bar. The bar must redraw one
- * line in place and end at 100% on success, then the digest follows on its own line.
+ * line in place, keep its fields where they are from frame to frame, and end at 100% on
+ * success, then the digest follows on its own line. A Ctrl-C typed on the terminal (the tty
+ * echoes `^C` and signals the CLI) must leave a clean bar line and one sentence saying what
+ * was kept and how to resume.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { cliArgv, cliEnv, type CliOptions, PROJECT_ROOT, runCli } from "./_cli.ts";
@@ -22,30 +26,66 @@ function shellQuote(arg: string): string {
   return `'${arg.replaceAll("'", `'\\''`)}'`;
 }
 
+/** `script` running the CLI on a pseudo-terminal of `columns` columns. */
+function ptyCommand(args: string[], options: CliOptions, columns: number, stdin: "null" | "piped") {
+  // Size the terminal like a person's: 100 columns unless the test asks for another width.
+  const command = `stty cols ${columns} rows 24; exec ${
+    cliArgv(args, options).map(shellQuote).join(" ")
+  }`;
+  return new Deno.Command("script", {
+    // -q quiet, -e child's exit code, -c command; the typescript file is discarded.
+    args: ["-qec", command, "/dev/null"],
+    cwd: PROJECT_ROOT,
+    clearEnv: true,
+    env: { ...cliEnv(options), TERM: "xterm" },
+    stdin,
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+/** What the terminal received, as the program wrote it. */
+function programBytes(text: string): string {
+  // The terminal turns every "\n" into "\r\n"; undo that to see the program's own bytes.
+  return text.replaceAll("\r\n", "\n").replace(DENO_STATUS_CLEAR, "");
+}
+
 /** Runs the CLI on a pseudo-terminal and returns everything the terminal received. */
 async function runOnPty(
   args: string[],
   options: CliOptions,
   columns = 100,
 ): Promise<{ code: number; tty: string }> {
-  // Size the terminal like a person's: 100 columns unless the test asks for another width.
-  const command = `stty cols ${columns} rows 24; exec ${
-    cliArgv(args, options).map(shellQuote).join(" ")
-  }`;
-  const output = await new Deno.Command("script", {
-    // -q quiet, -e child's exit code, -c command; the typescript file is discarded.
-    args: ["-qec", command, "/dev/null"],
-    cwd: PROJECT_ROOT,
-    clearEnv: true,
-    env: { ...cliEnv(options), TERM: "xterm" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  // The terminal turns every "\n" into "\r\n"; undo that to see the program's own bytes.
-  const tty = new TextDecoder().decode(output.stdout).replaceAll("\r\n", "\n")
-    .replace(DENO_STATUS_CLEAR, "");
-  return { code: output.code, tty };
+  const output = await ptyCommand(args, options, columns, "null").output();
+  return { code: output.code, tty: programBytes(new TextDecoder().decode(output.stdout)) };
+}
+
+/**
+ * The lines a person sees once `tty` was written to a terminal: a carriage return goes back to
+ * the start of the line, erase-to-end-of-line cuts it there, other text overwrites.
+ */
+function screen(tty: string): string[] {
+  const lines: string[] = [];
+  let line = "";
+  let column = 0;
+  for (let i = 0; i < tty.length; i++) {
+    const char = tty[i];
+    if (char === "\n") {
+      lines.push(line);
+      line = "";
+      column = 0;
+    } else if (char === "\r") {
+      column = 0;
+    } else if (tty.startsWith(`${ESC}[K`, i)) {
+      line = line.slice(0, column);
+      i += 2;
+    } else {
+      line = line.slice(0, column) + char + line.slice(column + 1);
+      column++;
+    }
+  }
+  if (line !== "") lines.push(line);
+  return lines;
 }
 
 function hasScript(): boolean {
@@ -79,13 +119,17 @@ registryTest("bar on a terminal redraws in place and ends at 100%", {
     // Only redraws (carriage return … erase to end of line) until one final newline.
     const expected = command === "push"
       ? new RegExp(`^${REDRAWS}\\nsha256:[0-9a-f]{64}\\n$`)
-      : new RegExp(`^${REDRAWS}\\n$`);
+      : new RegExp(`^${REDRAWS}\\n${tmp.path}/out\\.bin\\n$`);
     ok(expected.test(tty), JSON.stringify(tty));
     const draws = tty.split("\n")[0].split("\r").slice(1).map((d) => d.replace("\x1b[K", ""));
     const last = draws.at(-1)!;
     ok(last.startsWith("done"), last);
-    ok(/\b100% \[=+\] 4\.00 MiB \/ 4\.00 MiB\b/.test(last), last);
+    ok(/\b100% \[=+\] 4\.00\/4\.00 MiB {2}4\/4 parts\b/.test(last), last);
     for (const draw of draws) ok(draw.length < 100, `wider than the terminal: ${draw}`);
+    // Nothing shifts from frame to frame: one width, the bar and the sizes in one place.
+    strictEqual(new Set(draws.map((d) => d.length)).size, 1, draws.join("\n"));
+    const at = (d: string) => [d.indexOf("%"), d.indexOf("["), d.indexOf("]"), d.indexOf("/")];
+    for (const draw of draws) deepStrictEqual(at(draw), at(last), `${draw}\n${last}`);
     if (command === "pull") {
       ok(draws.some((d) => d.startsWith("downloading")), "the phase is shown while it runs");
     }
@@ -115,32 +159,177 @@ registryTest("a narrow terminal keeps the bar and the time left; a resume says w
   await Deno.writeFile(`${dest}.parted-partial`, torn);
   const { code, tty } = await runOnPty(["pull", "--plain-http", ref, dest], { tmp: tmp.path }, 50);
   strictEqual(code, 0, JSON.stringify(tty));
-  ok(new RegExp(`^${REDRAWS}\\n7 of 8 parts already present\\n$`).test(tty), JSON.stringify(tty));
-  const draws = tty.split("\n")[0].split("\r").slice(1).map((d) => d.replace("\x1b[K", ""));
+  // Once the partial file is checked, what it held is said above the bar; the path last.
+  // (7 parts and all but the last 1000 bytes of the eighth, written before they were torn.)
+  const resuming = "resuming: 4\\.00 MiB of 4\\.00 MiB on disk";
+  ok(
+    new RegExp(
+      `^${REDRAWS}\\r${ESC}\\[K${resuming}\\n${REDRAWS}\\n7 of 8 parts already present\\n` +
+        `${dest}\\n$`,
+    ).test(tty),
+    JSON.stringify(tty),
+  );
+  // Every redraw of the bar, on either side of the resuming line.
+  const draws = tty.split("\n").slice(0, 2).flatMap((line) => line.split("\r").slice(1))
+    .map((d) => d.replace("\x1b[K", "")).filter((d) => d !== "" && !d.startsWith("resuming:"));
   for (const draw of draws) {
     ok(draw.length < 50, `wider than the terminal: ${draw}`);
     ok(/\d+% \[[=> ]{10,}\] /.test(draw), `the bar is shown: ${draw}`);
-    ok(/ (ETA \S+|in \S+)$/.test(draw), `the time is shown whole: ${draw}`);
+    // While bytes move or are checked, the time is shown whole (committing moves none).
+    if (!draw.startsWith("committing")) {
+      ok(/ (ETA \S+|in \S+)$/.test(draw.trimEnd()), `the time is shown whole: ${draw}`);
+    }
   }
+  // The resume pass hashes the partial file: that is a check, not a download.
+  ok(draws.some((d) => d.startsWith("checking")), draws.join("\n"));
   ok(draws.at(-1)!.startsWith("done"), draws.at(-1));
   strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
 });
 
-registryTest("auto progress stays silent when stderr is not a terminal", async () => {
+registryTest(
+  "without a terminal: auto keeps a short transfer out of the log, plain writes lines a log can keep",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/small.bin`;
+    await Deno.writeFile(source, new Uint8Array(1000));
+    const quiet = await runCli(["push", "--plain-http", `${registry.host}/a/b:v0`, source], {
+      tmp: tmp.path,
+    });
+    strictEqual(quiet.code, 0, quiet.stderr);
+    strictEqual(quiet.stderr, "", "auto: a transfer shorter than 30 s adds nothing to a log");
+    const result = await runCli(
+      ["push", "--plain-http", "--progress", "plain", `${registry.host}/a/b:v1`, source],
+      { tmp: tmp.path },
+    );
+    strictEqual(result.code, 0, result.stderr);
+    const all = result.stderr.trimEnd().split("\n");
+    // Per-part lines and the closing count aside, every line is a whole state.
+    strictEqual(all.at(-1), "1 of 1 part already present", result.stderr);
+    const lines = all.slice(0, -1).filter((l) => !l.startsWith("part "));
+    // deno-lint-ignore no-control-regex
+    ok(!/[\x00-\x09\x0b-\x1f]/.test(result.stderr), "no control characters in a log");
+    // A line per phase and the final state; no per-part lines.
+    ok(lines.length >= 2 && lines.every((l) => /^[a-z]+ \d+% /.test(l)), result.stderr);
+    ok(
+      /^done 100% 1000\/1000 B 1\/1 parts (\S+ \S+\/s )?in \d+s$/.test(lines.at(-1)!),
+      lines.at(-1),
+    );
+    // Forced, the bar draws even into a pipe.
+    const forced = await runCli(
+      ["push", "--plain-http", "--progress", "bar", `${registry.host}/a/b:v2`, source],
+      { tmp: tmp.path },
+    );
+    strictEqual(forced.code, 0, forced.stderr);
+    ok(forced.stderr.includes("\r") && forced.stderr.includes("100%"), forced.stderr);
+  },
+);
+
+/**
+ * Runs the CLI on a pseudo-terminal and types Ctrl-C once `ready` is true of what the terminal
+ * shows; returns the exit code and everything the terminal received.
+ */
+async function interruptOnPty(
+  args: string[],
+  options: CliOptions,
+  ready: (tty: string) => boolean,
+): Promise<{ code: number; tty: string }> {
+  const child = ptyCommand(args, options, 100, "piped").spawn();
+  const stdin = child.stdin.getWriter();
+  const stderr = new Response(child.stderr).text();
+  let received = "";
+  let typed = false;
+  // ETX: the terminal echoes it as ^C and sends SIGINT to the CLI.
+  const ctrlC = () => stdin.write(new Uint8Array([3]));
+  // A display that never gets ready must not hold the test: type it anyway, and fail below.
+  const limit = setTimeout(ctrlC, 20_000);
+  for await (const text of child.stdout.pipeThrough(new TextDecoderStream())) {
+    received += text;
+    if (!typed && ready(programBytes(received))) {
+      typed = true;
+      await ctrlC();
+    }
+  }
+  clearTimeout(limit);
+  const status = await child.status;
+  await stdin.close().catch(() => {});
+  await stderr;
+  ok(typed, `never ready:\n${programBytes(received)}`);
+  return { code: status.code, tty: programBytes(received) };
+}
+
+registryTest("Ctrl-C on a terminal: a clean bar line, then what was kept and how to resume", {
+  ignore: !hasScript(),
+}, async () => {
   await using registry = await startRegistry();
-  await using tmp = await tempDir();
-  const source = `${tmp.path}/small.bin`;
-  await Deno.writeFile(source, new Uint8Array(1000));
-  const result = await runCli(["push", "--plain-http", `${registry.host}/a/b:v1`, source], {
-    tmp: tmp.path,
-  });
-  strictEqual(result.code, 0, result.stderr);
-  strictEqual(result.stderr, "");
-  // Forced, the bar draws even into a pipe.
-  const forced = await runCli(
-    ["push", "--plain-http", "--progress", "bar", `${registry.host}/a/b:v2`, source],
-    { tmp: tmp.path },
-  );
-  strictEqual(forced.code, 0, forced.stderr);
-  ok(forced.stderr.includes("\r") && forced.stderr.includes("100%"), forced.stderr);
+  const proxy = await startFaultProxy({ target: registry.url });
+  try {
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/weights.bin`;
+    const bytes = new Uint8Array(1 * MiB);
+    for (let i = 0; i < bytes.byteLength; i += 65536) {
+      crypto.getRandomValues(bytes.subarray(i, i + 65536));
+    }
+    await Deno.writeFile(source, bytes);
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "256KiB", `${registry.host}/models/ctrlc:v1`, source],
+      { tmp: tmp.path },
+    );
+    strictEqual(push.code, 0, push.stderr);
+    // Parts 0 and 1 arrive whole; part 2 sends a few bytes and then nothing.
+    proxy.fault({
+      method: "GET",
+      path: /\/blobs\/sha256:/,
+      nth: 3,
+      times: Infinity,
+      stallAfter: 1000,
+    });
+    const dest = `${tmp.path}/out.bin`;
+    const { code, tty } = await interruptOnPty(
+      ["pull", "--plain-http", "--workers", "1", `${proxy.host}/models/ctrlc:v1`, dest],
+      { tmp: tmp.path },
+      (shown) => /2\/4 parts, 1 active/.test(shown),
+    );
+    strictEqual(code, 130, JSON.stringify(tty));
+    ok(tty.includes("^C"), `the terminal echoed the keystroke: ${JSON.stringify(tty)}`);
+    const lines = screen(tty);
+    // The bar's line, redrawn over the echo and ended; nothing glued to it.
+    ok(
+      /^downloading {2}5\d% \[=+>\s*\] 0\.5\d\/1\.00 MiB {2}2\/4 parts, 1 active {2}/.test(
+        lines[0],
+      ),
+      lines.join("\n"),
+    );
+    ok(!lines[0].includes("^C") && !lines[0].includes("stopping"), lines[0]);
+    deepStrictEqual(lines.slice(1, 3), [
+      "stopping… (Ctrl-C again to quit now)",
+      // Two whole parts and the 1000 bytes of the third written before the stall are kept.
+      `interrupted: 2 of 4 parts (513 KiB of 1.00 MiB) kept in ${dest}.parted-partial; ` +
+      "run the same command to resume",
+    ], lines.join("\n"));
+    strictEqual(lines.filter((l) => l.startsWith("interrupted")).length, 1, lines.join("\n"));
+    strictEqual(lines.at(-1), "ocipart pull: interrupted by SIGINT (exit 130)", lines.join("\n"));
+    ok(lines.every((l) => !l.includes("^C")), lines.join("\n"));
+    await Deno.stat(`${dest}.parted-partial`);
+
+    // The same command resumes: the parts on disk are checked, the rest downloaded.
+    proxy.clearFaults();
+    const rerun = await runOnPty(
+      ["pull", "--plain-http", "--workers", "1", `${proxy.host}/models/ctrlc:v1`, dest],
+      { tmp: tmp.path },
+    );
+    strictEqual(rerun.code, 0, JSON.stringify(rerun.tty));
+    const after = screen(rerun.tty);
+    // What the check found first (the two parts and the third's written beginning), the bar's
+    // last state, the parts that needed no transfer, and the path written.
+    deepStrictEqual(
+      [after[0], ...after.slice(2)],
+      ["resuming: 513 KiB of 1.00 MiB on disk", "2 of 4 parts already present", dest],
+      after.join("\n"),
+    );
+    ok(/^done {8}100% \[=+\] 1\.00\/1\.00 MiB {2}4\/4 parts /.test(after[1]), after[1]);
+    strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
+  } finally {
+    await proxy.close();
+  }
 });

@@ -1,8 +1,9 @@
 /**
- * The CLI's usage contract, run as a child process: exit 2 with the offending command's usage
- * block on standard error and nothing on standard output; help and version on standard output.
+ * The CLI's usage contract, run as a child process: exit 2 with the error and one line pointing
+ * at the offending command's help on standard error (never the usage block itself), nothing on
+ * standard output; help and version on standard output.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import denoJson from "../../deno.json" with { type: "json" };
 import { tempDir } from "../fixtures/tmp.ts";
 import { runCli } from "./_cli.ts";
@@ -14,17 +15,29 @@ async function expectUsage(args: string[], block: "push" | "pull" | "general", w
   const result = await runCli(args, { tmp: tmp.path });
   strictEqual(result.code, 2, `${args.join(" ")}\n${result.stderr}`);
   strictEqual(result.stdout, "", "nothing on stdout");
-  const [first] = result.stderr.split("\n");
+  const lines = result.stderr.trimEnd().split("\n");
+  const [first] = lines;
   ok(first.startsWith("ocipart: "), first);
   ok(why.test(first), `${first} !~ ${why}`);
+  // The error stays on screen: one line pointing at the help, not 30 lines of usage.
+  const help = block === "general" ? ["--help"] : [block, "--help"];
+  deepStrictEqual(lines.slice(1), [
+    `ocipart: see 'ocipart ${help.join(" ")}' for the ${
+      block === "general" ? "commands" : `flags of ${block}`
+    }`,
+  ], result.stderr);
+  ok(!result.stderr.includes("Usage:"), result.stderr);
+  // The usage block, with the exit codes, is where the pointer says.
   const heading = block === "general"
     ? "Usage: ocipart <command>"
     : `Usage: ocipart ${block} [flags]`;
-  ok(result.stderr.includes(heading), result.stderr);
-  ok(result.stderr.includes("Exit codes:"), "the usage block lists the exit codes");
+  const usage = await runCli(help, { tmp: tmp.path });
+  strictEqual(usage.code, 0, usage.stderr);
+  ok(usage.stdout.startsWith(heading), usage.stdout);
+  ok(usage.stdout.includes("Exit codes:"), "the usage block lists the exit codes");
 }
 
-Deno.test("unknown flag exits 2 with the command's usage", async () => {
+Deno.test("unknown flag exits 2 pointing at the command's usage", async () => {
   await expectUsage(["pull", "--frobnicate", REF, "out"], "pull", /--frobnicate/);
   await expectUsage(["push", "--frobnicate", REF, "in"], "push", /--frobnicate/);
 });
@@ -67,4 +80,45 @@ Deno.test("--version prints the version from deno.json", async () => {
   const result = await runCli(["--version"], { tmp: tmp.path });
   strictEqual(result.code, 0);
   strictEqual(result.stdout, `ocipart ${denoJson.version}\n`);
+});
+
+Deno.test("a typo of a flag or a command: exit 2, the near flag or command named", async () => {
+  await expectUsage(
+    ["pull", "--plain-htpp", REF, "out"],
+    "pull",
+    /^ocipart: unknown flag --plain-htpp \(did you mean --plain-http\?\)$/,
+  );
+  await expectUsage(
+    ["pul", REF, "out"],
+    "general",
+    /^ocipart: unknown command "pul" \(did you mean pull\?\)$/,
+  );
+  await expectUsage(["push", "--part-szie", "1M", REF, "in"], "push", /did you mean --part-size\?/);
+});
+
+Deno.test("flags of oras, skopeo and curl: exit 2 with what ocipart takes instead", async () => {
+  await expectUsage(
+    ["pull", "-o", "out.bin", REF],
+    "pull",
+    /the destination is the second operand/,
+  );
+  await expectUsage(["pull", "-k", REF, "out"], "pull", /use --insecure/);
+  await expectUsage(["pull", "--tls-verify=false", REF, "out"], "pull", /use --insecure/);
+  await expectUsage(["push", "--authfile", "a.json", REF, "in"], "push", /--registry-config FILE/);
+  await expectUsage(["push", "-p", "pw-typed", REF, "in"], "push", /--password-stdin/);
+});
+
+Deno.test("--help lists the aliases next to the flags they stand for", async () => {
+  await using tmp = await tempDir();
+  for (const command of ["push", "pull", "inspect", "verify", "copy", "login"]) {
+    const help = await runCli([command, "--help"], { tmp: tmp.path });
+    strictEqual(help.code, 0, help.stderr);
+    const has = (pattern: RegExp) => ok(pattern.test(help.stdout), `${command}: ${pattern}`);
+    has(/^ {2}-d, --debug {12}/m);
+    has(/^ {2}--format json\|text {5}--format json is --json/m);
+    if (command !== "copy") has(/^ {2}-u, --username USER {4}/m);
+    if (["push", "pull", "verify", "copy"].includes(command)) {
+      has(/^ {2}--concurrency N {8}the same as --workers N$/m);
+    }
+  }
 });

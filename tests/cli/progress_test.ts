@@ -1,7 +1,10 @@
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
+import { parseCommandLine } from "../../src/cli/args.ts";
+import { UsageError } from "../../src/cli/usage_error.ts";
 import { formatBytes, formatRate, formatSeconds } from "../../src/cli/format.ts";
 import { createProgressRenderer } from "../../src/cli/progress.ts";
 import { ProgressBar } from "../../src/cli/progress_bar.ts";
+import { interruptedLine } from "../../src/cli/progress_interrupted.ts";
 import { JsonProgress } from "../../src/cli/progress_json.ts";
 import { PlainProgress } from "../../src/cli/progress_plain.ts";
 import { progressStatus } from "../../src/cli/progress_status.ts";
@@ -119,7 +122,7 @@ Deno.test("bar redraws in place, throttled, and ends at 100% with a newline", ()
   ok(last.startsWith("done"), last);
   ok(last.includes("100%"), last);
   ok(last.includes("[========================================]"), last);
-  ok(last.includes("100 MiB / 100 MiB"), last);
+  ok(last.includes(" 100/100 MiB "), last);
   ok(h.out.includes("uploading"), "the phase is shown");
   ok(draws.some((d) => /ETA \d+s/.test(d)), "an ETA is shown once a rate is known");
 });
@@ -166,9 +169,16 @@ Deno.test("plain lines appear on phase changes and every five seconds", () => {
   plain.finish(0);
   const lines = h.out.trimEnd().split("\n");
   ok(!h.out.includes("\r") && !h.out.includes("\x1b"), "no control characters");
-  // hashing, uploading, two interval lines over 10 s, and done (not repeated by finish).
-  strictEqual(lines.length, 5, lines.join("\n"));
-  ok(lines.at(-1)!.startsWith("done 100% 100 MiB / 100 MiB"), lines.at(-1));
+  // hashing, checking (the part lookup before a byte moved), uploading once bytes move, one
+  // line 5 s after that, and done (not repeated by finish).
+  deepStrictEqual(lines.map((l) => l.split(" ")[0]), [
+    "hashing",
+    "checking",
+    "uploading",
+    "uploading",
+    "done",
+  ], lines.join("\n"));
+  ok(lines.at(-1)!.startsWith("done 100% 100/100 MiB "), lines.at(-1));
   ok(/ in 10s$/.test(lines.at(-1)!), lines.at(-1));
 });
 
@@ -216,12 +226,12 @@ Deno.test("a snapshot held back by the throttle is shown when the interval ends"
     renderer.update(snap(0, 1 * MiB, "downloading"));
     h.advance(10);
     renderer.update(snap(0, 2 * MiB, "downloading")); // throttled, then the transfer stalls
-    ok(!h.out.includes("2.00 MiB") && !h.out.includes(`"wireBytes":${2 * MiB}`), h.out);
+    ok(!h.out.includes("  2/100 MiB") && !h.out.includes(`"wireBytes":${2 * MiB}`), h.out);
     h.advance(100);
-    ok(h.out.includes("2.00 MiB") || h.out.includes(`"wireBytes":${2 * MiB}`), h.out);
+    ok(h.out.includes("  2/100 MiB") || h.out.includes(`"wireBytes":${2 * MiB}`), h.out);
     renderer.update(snap(0, 3 * MiB, "downloading"));
     renderer.finish(130);
-    strictEqual(h.pendingTimers(), 0, "finish cancels the held-back draw");
+    strictEqual(h.pendingTimers(), 0, "finish cancels the held-back draw and the stall redraw");
   }
 });
 
@@ -250,10 +260,10 @@ Deno.test("json without any snapshot still ends with a line carrying the exit co
   });
 });
 
-Deno.test("auto is a bar on a terminal and nothing elsewhere", () => {
+Deno.test("auto is a bar on a terminal and plain lines elsewhere", () => {
   const options = { write: () => {} };
   ok(createProgressRenderer("auto", options, true) instanceof ProgressBar);
-  strictEqual(createProgressRenderer("auto", options, false), undefined);
+  ok(createProgressRenderer("auto", options, false) instanceof PlainProgress);
   strictEqual(createProgressRenderer("none", options, true), undefined);
   ok(createProgressRenderer("bar", options, false) instanceof ProgressBar);
   ok(createProgressRenderer("plain", options, true) instanceof PlainProgress);
@@ -279,24 +289,28 @@ const partSnap = (transferredBytes: number, phase = "downloading"): TransferSnap
 const visibleDraws = (out: string) =>
   out.split("\r").slice(1).map((d) => d.replace("\x1b[K", "").replace(/\n[^]*$/, ""));
 
-Deno.test("bar at 40, 50 and 80 columns: a bar, the percentage and the time left, never cut", () => {
-  const expectations: Array<[number, RegExp[]]> = [
-    [40, [/^downloading\s+41% \[=+>\s*\] ETA \d+s$/]],
-    [50, [/^downloading\s+41% \[=+>\s*\] ETA \d+s$/]],
-    [80, [
-      /^downloading\s+41% \[=+>\s*\] 120 MiB \/ 286 MiB\s+3\/9 parts\s+\S+ MiB\/s\s+ETA \d+s$/,
-    ]],
+Deno.test("bar at 40 to 100 columns: a bar and the percentage, then the time left, never cut", () => {
+  const expectations: Array<[number, RegExp]> = [
+    [40, /^downloading {2}41% \[=+>\s*\]$/],
+    [42, /^downloading {2}41% \[=+>\s*\] ETA \d+s$/],
+    [50, /^downloading {2}41% \[=+>\s*\] ETA \d+s$/],
+    [80, /^downloading {2}41% \[=+>\s*\] 120\/286 MiB {2}3\/9 parts, 2 active {2}ETA \d+s$/],
+    [
+      100,
+      /^downloading {2}41% \[=+>\s*\] 120\/286 MiB {2}3\/9 parts, 2 active {2}\s*\S+ MiB\/s {2}ETA \d+s$/,
+    ],
   ];
-  for (const [columns, patterns] of expectations) {
+  for (const [columns, pattern] of expectations) {
     const h = harness(columns);
     const bar = new ProgressBar(h.options);
-    bar.update(partSnap(0));
+    bar.update({ ...partSnap(0), partsActive: 2 });
     h.advance(1000);
-    bar.update(partSnap(120 * MiB));
+    bar.update({ ...partSnap(120 * MiB), partsActive: 2 });
     const draws = visibleDraws(h.out);
-    const last = draws.at(-1)!;
-    for (const pattern of patterns) ok(pattern.test(last), `${columns} columns: ${last}`);
-    for (const draw of draws) ok(draw.length < columns, `${columns}: ${draw}`);
+    const last = draws.at(-1)!.trimEnd();
+    ok(pattern.test(last), `${columns} columns: ${last}`);
+    // Room for the terminal's two-character ^C echo after the cursor: it never wraps.
+    for (const draw of draws) ok(draw.length <= columns - 2, `${columns}: ${draw}`);
     ok(!/\bE$|\bET$/.test(last), `the ETA is never cut: ${last}`);
   }
 });
@@ -317,7 +331,7 @@ Deno.test("bar: every width from 20 to 200 fits, and from 40 keeps the bar", () 
   }
 });
 
-Deno.test("bar moves with bytes landed, never backwards, and says how many parts were present", () => {
+Deno.test("bar moves with bytes landed, never backwards, and says what a resume found", () => {
   const h = harness(100);
   const bar = new ProgressBar(h.options);
   // A resume: 8 of 9 parts already on disk, the last one landing in steps.
@@ -330,6 +344,7 @@ Deno.test("bar moves with bytes landed, never backwards, and says how many parts
     partsDone: 8,
     partsSkipped: 8,
     partsTotal: 9,
+    resumedBytes: 256 * MiB,
   });
   for (let landed = 0; landed <= 30 * MiB; landed += 3 * MiB) {
     h.advance(200);
@@ -342,7 +357,13 @@ Deno.test("bar moves with bytes landed, never backwards, and says how many parts
   for (let i = 1; i < percents.length; i++) ok(percents[i] >= percents[i - 1], `${percents}`);
   ok(new Set(percents).size >= 5, `the bar moves while the last part lands: ${percents}`);
   ok(h.out.endsWith("\n8 of 9 parts already present\n"), JSON.stringify(h.out.slice(-80)));
-  ok(visibleDraws(h.out).some((d) => d.includes(" 8/9 parts (8 present) ")), h.out);
+  // What the resume found is said once, on a line of its own above the bar.
+  ok(
+    h.out.startsWith("resuming: 256 MiB of 286 MiB on disk\n\r"),
+    JSON.stringify(h.out.slice(0, 80)),
+  );
+  strictEqual(h.out.split("resuming:").length, 2, "said once");
+  ok(visibleDraws(h.out).every((d) => / 8\/9 parts |9\/9 parts/.test(d)), h.out);
 });
 
 Deno.test("plain prints one line per part event and the parts already present", () => {
@@ -394,4 +415,393 @@ Deno.test("json writes the done state once, from finish, and keeps every part ev
     1,
     2,
   ]);
+});
+
+/** A 3 GiB pull in 6 parts as the library reports it: a resume check, every part at once. */
+function pullSequence(): Array<{ afterMs: number; snapshot: TransferSnapshot }> {
+  const total = 3 * GiB;
+  const part = total / 6;
+  const base = { totalBytes: total, partsTotal: 6, partsSkipped: 0 };
+  const steps: Array<{ afterMs: number; snapshot: TransferSnapshot }> = [{
+    afterMs: 0,
+    snapshot: { ...base, phase: "resolving", completedBytes: 0, wireBytes: 0, partsDone: 0 },
+  }];
+  // The resume pass hashes the partial file: one part matches.
+  for (const hashed of [0, 0.3, 0.7, 1]) {
+    steps.push({
+      afterMs: 150,
+      snapshot: {
+        ...base,
+        phase: "verifying",
+        completedBytes: hashed === 1 ? part : 0,
+        transferredBytes: hashed * part,
+        wireBytes: 0,
+        partsDone: hashed === 1 ? 1 : 0,
+        partsSkipped: hashed === 1 ? 1 : 0,
+        partsActive: hashed === 1 ? 0 : 2,
+      },
+    });
+  }
+  // Five parts download at once, at speeds from a trickle to a flood, with pauses.
+  let landed = 0;
+  const gaps = [10, 40, 400, 2000, 90, 7000, 120, 30, 3000, 200];
+  for (let i = 0; landed < 5 * part; i++) {
+    landed = Math.min(5 * part, landed + (i % 3 === 0 ? 1000 : i % 3 === 1 ? 40 * MiB : 300 * MiB));
+    const done = Math.max(0, Math.floor((landed / (5 * part) - 0.9) * 50));
+    const partsDone = Math.min(5, done);
+    steps.push({
+      afterMs: gaps[i % gaps.length],
+      snapshot: {
+        ...base,
+        phase: "downloading",
+        completedBytes: part + partsDone * part,
+        transferredBytes: part + landed,
+        wireBytes: landed,
+        partsDone: 1 + partsDone,
+        partsSkipped: 1,
+        partsActive: 5 - partsDone,
+      },
+    });
+  }
+  const end = { ...steps.at(-1)!.snapshot, completedBytes: total, partsDone: 6, partsActive: 0 };
+  steps.push({ afterMs: 100, snapshot: { ...end, phase: "committing" } });
+  steps.push({ afterMs: 100, snapshot: { ...end, phase: "done" } });
+  return steps;
+}
+
+Deno.test("bar layout: every frame of a transfer has the same width and the same field positions", () => {
+  for (const columns of [50, 60, 80, 100, 120, 160]) {
+    const h = harness(columns);
+    const bar = new ProgressBar(h.options);
+    for (const { afterMs, snapshot } of pullSequence()) {
+      h.advance(afterMs);
+      bar.update(snapshot);
+    }
+    bar.finish(0);
+    const draws = visibleDraws(h.out);
+    ok(draws.length > 20, `${draws.length} frames`);
+    const labels = new Set(draws.map((d) => d.split(" ")[0]));
+    for (const label of ["resolving", "checking", "downloading", "committing", "done"]) {
+      ok(labels.has(label), `${columns}: no ${label} frame in ${[...labels]}`);
+    }
+    const widths = new Set(draws.map((d) => d.length));
+    strictEqual(widths.size, 1, `${columns} columns, widths ${[...widths]}:\n${draws.join("\n")}`);
+    // Where each field is: the percentage's sign, the bar, the sizes, the parts, the time left.
+    const positions = (d: string) =>
+      [/%/, /\[/, /\]/, /\d\/\d/, / parts/, / (ETA|in) /].map((re) => re.exec(d)?.index ?? -1);
+    const first = JSON.stringify(positions(draws.find((d) => d.includes("ETA"))!));
+    for (const draw of draws) {
+      const at = positions(draw);
+      if (!/ (ETA|in) /.test(draw)) at[5] = JSON.parse(first)[5]; // no time while resolving
+      strictEqual(JSON.stringify(at), first, `${columns} columns:\n${draw}`);
+    }
+  }
+});
+
+Deno.test("parts counter: every part at once shows the parts in flight, and each part done draws", () => {
+  const h = harness(100);
+  const bar = new ProgressBar(h.options);
+  const total = 6 * 512 * MiB;
+  for (let done = 0; done <= 6; done++) {
+    h.advance(20); // parts finish closer together than the redraw interval
+    bar.update({
+      completedBytes: done * 512 * MiB,
+      transferredBytes: Math.max(done * 512 * MiB, 0.94 * total),
+      wireBytes: 0.94 * total,
+      totalBytes: total,
+      phase: "downloading",
+      partsDone: done,
+      partsTotal: 6,
+      partsActive: 6 - done,
+    });
+  }
+  const draws = visibleDraws(h.out);
+  for (let done = 0; done < 6; done++) {
+    const text = `${done}/6 parts, ${6 - done} active`;
+    ok(draws.some((d) => d.includes(` ${text} `)), `no frame with ${text}:\n${draws.join("\n")}`);
+  }
+  ok(/ 6\/6 parts {11}/.test(draws.at(-1)!), draws.at(-1));
+});
+
+/** A re-push: the parts hash and are found in the registry one by one; nothing is sent. */
+function repushSnapshots(wireFrom = Infinity): TransferSnapshot[] {
+  const part = 512 * MiB;
+  const list: TransferSnapshot[] = [{
+    completedBytes: 0,
+    wireBytes: 0,
+    totalBytes: 6 * part,
+    phase: "hashing",
+    partsDone: 0,
+    partsTotal: 6,
+  }];
+  for (let done = 1; done <= 6; done++) {
+    const wire = done >= wireFrom ? (done - wireFrom + 1) * 64 * MiB : 0;
+    list.push({
+      completedBytes: done * part,
+      transferredBytes: done * part,
+      wireBytes: wire,
+      totalBytes: 6 * part,
+      phase: "uploading",
+      partsDone: done,
+      partsTotal: 6,
+      partsActive: 0,
+    });
+  }
+  return list;
+}
+
+Deno.test("a re-push is checking, with the speed of the check and a time left, never an upload", () => {
+  // The library's first snapshot of a push may already be `uploading` (its first phase change).
+  for (const skipHashing of [false, true]) {
+    repushIsChecking(repushSnapshots().slice(skipHashing ? 1 : 0));
+  }
+});
+
+function repushIsChecking(snapshots: TransferSnapshot[]): void {
+  const h = harness(120);
+  const bar = new ProgressBar(h.options);
+  const plainLines: string[] = [];
+  const plain = new PlainProgress({ ...h.options, write: (t) => void plainLines.push(t) }, {
+    intervalMs: 500,
+  });
+  for (const snapshot of snapshots) {
+    h.advance(300);
+    bar.update(snapshot);
+    plain.update(snapshot);
+  }
+  const draws = visibleDraws(h.out);
+  ok(!h.out.includes("uploading"), `nothing was uploaded:\n${draws.join("\n")}`);
+  ok(!plainLines.join("").includes("uploading"), plainLines.join(""));
+  const checking = draws.filter((d) => d.startsWith("checking"));
+  ok(checking.length >= 5, draws.join("\n"));
+  // 512 MiB checked every 300 ms: the speed of the check, and the time it still needs.
+  ok(checking.slice(1).every((d) => /\d\.\d+ GiB\/s {2}ETA \d+s/.test(d)), checking.join("\n"));
+  ok(plainLines.some((l) => /^checking \d+% .* GiB\/s ETA \d+s\n$/.test(l)), plainLines.join(""));
+}
+
+Deno.test("the label switches from checking to uploading when bytes really move", () => {
+  const h = harness(120);
+  const bar = new ProgressBar(h.options);
+  for (const snapshot of repushSnapshots(4)) {
+    h.advance(300);
+    bar.update(snapshot);
+  }
+  const labels = visibleDraws(h.out).map((d) => d.split(" ")[0]);
+  deepStrictEqual([...new Set(labels)], ["hashing", "checking", "uploading"], labels.join(","));
+  const firstUpload = labels.indexOf("uploading");
+  strictEqual(labels.slice(firstUpload).every((l) => l === "uploading"), true, `${labels}`);
+});
+
+Deno.test("verify's hashing is checking, with its speed, on the bar and in plain lines", () => {
+  const h = harness(100);
+  const bar = new ProgressBar(h.options);
+  const plainLines: string[] = [];
+  const plain = new PlainProgress({ ...h.options, write: (t) => void plainLines.push(t) }, {
+    intervalMs: 1000,
+  });
+  const total = 3 * GiB;
+  for (let hashed = 0; hashed <= total; hashed += 128 * MiB) {
+    h.advance(100);
+    const snapshot = {
+      completedBytes: Math.floor(hashed / (512 * MiB)) * 512 * MiB,
+      transferredBytes: hashed,
+      wireBytes: 0,
+      totalBytes: total,
+      phase: "verifying",
+      partsDone: Math.floor(hashed / (512 * MiB)),
+      partsTotal: 6,
+      partsActive: 2,
+    };
+    bar.update(snapshot);
+    plain.update(snapshot);
+  }
+  const last = visibleDraws(h.out).at(-1)!;
+  ok(
+    /^checking {5}99% \[=+>\] 3\.00\/3\.00 GiB {2}6\/6 parts, 2 active {2}1\.25 GiB\/s {2}ETA 0s/
+      .test(last),
+    last,
+  );
+  const checkLine =
+    /^checking \d+% \d\.\d\d\/3\.00 GiB \d\/6 parts, 2 active 1\.\d\d GiB\/s ETA \ds\n$/;
+  ok(plainLines.filter((l) => checkLine.test(l)).length >= 2, plainLines.join(""));
+});
+
+Deno.test("auto without a terminal: silent for 30 s, then a line at each phase and at least every 30 s, even stalled", () => {
+  const h = harness();
+  const auto = createProgressRenderer("auto", h.options, false)!;
+  const lines = () => h.out === "" ? [] : h.out.trimEnd().split("\n");
+  const at = (done: number, phase = "downloading"): TransferSnapshot => ({
+    ...partSnap(done, phase),
+    partsActive: 2,
+    events: done > 0 ? [{ kind: "verified", index: 0, size: 32 * MiB }] : [],
+  });
+  auto.update(at(0, "resolving"));
+  auto.update(at(0));
+  h.advance(10_000);
+  auto.update(at(40 * MiB)); // within the first 30 s: nothing, phase changes included
+  strictEqual(lines().length, 0, h.out);
+  h.advance(20_000); // 30 s after the start, without a new snapshot
+  strictEqual(lines().length, 1, h.out);
+  ok(
+    /^downloading 13% 40\/286 MiB 1\/9 parts, 2 active \S+ \S+\/s ETA \S+$/.test(lines()[0]),
+    lines()[0],
+  );
+  // Stalled: a line every 30 s all the same, and the speed falls to nothing.
+  h.advance(30_000);
+  h.advance(30_000);
+  strictEqual(lines().length, 3, h.out);
+  ok(lines()[2].includes(" 0 B/s ETA --"), lines()[2]);
+  ok(!h.out.includes("part 1/9"), "no per-part lines in a log");
+  auto.update(at(286 * MiB, "committing"));
+  strictEqual(lines().length, 4, "a phase change writes at once");
+  auto.finish(1);
+  strictEqual(lines().length, 5, "the final line says how it ended");
+  ok(lines()[4].endsWith("stopped (exit 1)"), lines()[4]);
+  strictEqual(h.pendingTimers(), 0, "finish stops the heartbeat");
+  ok(!h.out.includes("\r") && !h.out.includes("\x1b"), "no control characters");
+});
+
+Deno.test("auto without a terminal: a transfer shorter than 30 s leaves the log as it was", () => {
+  const h = harness();
+  const auto = createProgressRenderer("auto", h.options, false)!;
+  auto.update(partSnap(0, "resolving"));
+  auto.update(partSnap(0));
+  h.advance(29_000);
+  auto.update(partSnap(286 * MiB, "committing"));
+  auto.update({ ...partSnap(286 * MiB, "done"), partsSkipped: 3 });
+  auto.finish(0);
+  strictEqual(h.out, "");
+  strictEqual(h.pendingTimers(), 0, "the quiet start's timer is gone");
+});
+
+Deno.test("bar: a stall redraws every second with the speed falling", () => {
+  const h = harness(100);
+  const bar = new ProgressBar(h.options);
+  bar.update(partSnap(0));
+  h.advance(1000);
+  bar.update(partSnap(100 * MiB)); // 100 MiB/s, then nothing more arrives
+  const before = visibleDraws(h.out).length;
+  for (let i = 0; i < 6; i++) h.advance(1000);
+  const draws = visibleDraws(h.out);
+  ok(draws.length >= before + 5, `${draws.length - before} redraws in a 6 s stall`);
+  ok(/ 0 B\/s {2}ETA -- /.test(draws.at(-1)!), draws.at(-1));
+});
+
+Deno.test("bar: interrupt redraws the line over the ^C echo and ends it, once; nothing after", () => {
+  const h = harness(100);
+  const bar = new ProgressBar(h.options);
+  bar.update(partSnap(0));
+  h.advance(1000);
+  bar.update(partSnap(120 * MiB));
+  const before = h.out.length;
+  bar.interrupt();
+  const ending = h.out.slice(before);
+  ok(
+    ending.startsWith("\rdownloading  41% [") && ending.endsWith("\x1b[K\n"),
+    JSON.stringify(ending),
+  );
+  strictEqual(ending.split("\r").length, 2, "one redraw");
+  bar.update(partSnap(130 * MiB));
+  h.advance(5000);
+  bar.interrupt();
+  bar.finish(130);
+  strictEqual(h.out.length, before + ending.length, JSON.stringify(h.out.slice(before)));
+  strictEqual(h.pendingTimers(), 0);
+  // Stopped before anything was drawn: the echo's line is cleared, and nothing else is written.
+  const early = harness(100);
+  const idle = new ProgressBar(early.options);
+  idle.interrupt();
+  idle.finish(130);
+  strictEqual(early.out, "\r\x1b[K");
+});
+
+Deno.test("resuming: each renderer says once what a resumed pull found on disk", () => {
+  const resumed = (transferred: number, phase = "downloading"): TransferSnapshot => ({
+    ...partSnap(transferred, phase),
+    resumedBytes: 96 * MiB,
+  });
+  const h = harness();
+  const plain = new PlainProgress(h.options);
+  plain.update(partSnap(0, "resolving"));
+  plain.update(resumed(96 * MiB));
+  plain.update(resumed(100 * MiB));
+  strictEqual(h.out.split("\n")[1], "resuming: 96.0 MiB of 286 MiB on disk", h.out);
+  strictEqual(h.out.split("resuming:").length, 2, h.out);
+
+  const j = harness();
+  const json = new JsonProgress(j.options);
+  json.update(partSnap(0, "downloading"));
+  j.advance(10); // within the throttle interval: the first word of a resume is written at once
+  json.update(resumed(96 * MiB));
+  const records = j.out.trimEnd().split("\n").map((l) => JSON.parse(l));
+  strictEqual(records.length, 2, j.out);
+  strictEqual(records[1].resumedBytes, 96 * MiB);
+
+  // A fresh pull (nothing found) says nothing.
+  const f = harness();
+  const fresh = new ProgressBar(f.options);
+  fresh.update({ ...partSnap(0), resumedBytes: 0 });
+  fresh.finish(0);
+  ok(!f.out.includes("resuming"), f.out);
+});
+
+Deno.test("interrupted: what was kept and that the same command resumes, for each transfer", () => {
+  const last: TransferSnapshot = {
+    completedBytes: 3 * 512 * MiB,
+    wireBytes: 3 * 512 * MiB,
+    totalBytes: 3 * GiB,
+    phase: "downloading",
+    partsDone: 3,
+    partsTotal: 6,
+  };
+  strictEqual(
+    interruptedLine({ kind: "pull", destination: "out/w.bin", intoDirectory: false }, last),
+    "interrupted: 3 of 6 parts (1.50 GiB of 3.00 GiB) kept in out/w.bin.parted-partial; " +
+      "run the same command to resume",
+  );
+  // What a resume found on disk (part prefixes included) is kept too.
+  strictEqual(
+    interruptedLine(
+      { kind: "pull", destination: "models", intoDirectory: true },
+      { ...last, resumedBytes: 2.1 * GiB },
+    ),
+    "interrupted: 3 of 6 parts (2.10 GiB of 3.00 GiB) kept in the .parted-partial file in " +
+      "models; run the same command to resume",
+  );
+  strictEqual(
+    interruptedLine({ kind: "push" }, last),
+    "interrupted: 3 of 6 parts (1.50 GiB of 3.00 GiB) uploaded; parts already uploaded are " +
+      "kept by the registry; run the same command to resume",
+  );
+  strictEqual(
+    interruptedLine({ kind: "copy" }, last),
+    "interrupted: 3 of 6 parts (1.50 GiB of 3.00 GiB) copied; parts already copied are kept " +
+      "by the target registry; run the same command to resume",
+  );
+  strictEqual(
+    interruptedLine({ kind: "pull", destination: "w.bin", intoDirectory: false }, undefined),
+    "interrupted before any part was complete; run the same command to resume",
+  );
+  strictEqual(
+    interruptedLine({ kind: "push" }, { ...last, completedBytes: 0, partsDone: 0 }),
+    "interrupted before any part was uploaded; run the same command to start again",
+  );
+  strictEqual(interruptedLine({ kind: "verify" }, last), undefined);
+  // A path the user typed with control characters cannot drive the terminal.
+  const line = interruptedLine(
+    { kind: "pull", destination: "a\x1b]0;pwned\x07b", intoDirectory: false },
+    last,
+  )!;
+  // deno-lint-ignore no-control-regex
+  ok(!/[\x00-\x1f]/.test(line) && line.includes("a\\x1b]0;pwned\\x07b.parted-partial"), line);
+});
+
+Deno.test("verify takes --progress like push and pull, auto by default", () => {
+  const ref = "127.0.0.1:5000/m/w:v1";
+  const parsed = parseCommandLine(["verify", "--progress", "plain", ref, "w.bin"]);
+  strictEqual(parsed.kind === "verify" && parsed.progress, "plain");
+  const plainDefault = parseCommandLine(["verify", ref, "w.bin"]);
+  strictEqual(plainDefault.kind === "verify" && plainDefault.progress, "auto");
+  throws(() => parseCommandLine(["verify", "--progress", "fancy", ref, "w.bin"]), UsageError);
+  throws(() => parseCommandLine(["inspect", "--progress", "bar", ref]), UsageError);
 });

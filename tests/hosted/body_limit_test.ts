@@ -143,6 +143,13 @@ registryTest(
       `  ocipart push --part-size 1MiB --plain-http --annotation 'note=it'\\''s big' ${ref} ` +
       `'${src}'`,
     ]);
+    // The report reads in order: what happened, what to do, the command, then the contract.
+    assertEquals(first.stderr.trimEnd().split("\n"), [
+      `ocipart push: ${edge.host} refused a part of 2MiB as too large (413 Content Too Large)`,
+      ...hintLines(first.stderr),
+      error,
+      why,
+    ]);
     args = rerunWords(first.stderr).slice(1);
     assertEquals(args, [
       "push",

@@ -147,6 +147,11 @@ registryTest(
         "is a new artifact: every part is uploaded again)",
     );
     assertEquals(why, "ocipart push: no sentinel matched (exit 1)");
+    assertEquals(
+      failed.stderr.split("\n")[0],
+      `ocipart push: ${edge.host} refused a manifest of 6 parts (405 Method Not Allowed, ` +
+        "UNSUPPORTED): it may limit the layers of a manifest",
+    );
     assertEquals(hintLines(failed.stderr), [
       "ocipart push: hint: push again with --part-size 128KiB (half as many parts); no part " +
       "already uploaded at 64KiB is reused (a new part size makes a new artifact). Run:",

@@ -158,6 +158,11 @@ registryTest(
       /^ocipart push: part [01]: upload: each of 4 attempts was cut after about 2\.\d s/,
     );
     assertEquals(why, "ocipart push: no sentinel matched (exit 1)");
+    assertEquals(
+      failed.stderr.split("\n")[0],
+      `ocipart push: ${edge.host} cut every upload of a 24MiB part after about the same time: ` +
+        "it, or a proxy in front of it, limits how long a request may take",
+    );
     const hint = hintLines(failed.stderr);
     assertMatch(
       hint[0],

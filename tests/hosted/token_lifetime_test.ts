@@ -210,6 +210,11 @@ registryTest(
     const [error, why] = failureLines(failed.stderr);
     assertMatch(error, /^ocipart push: part [01]: upload: the registry refused the token once/);
     assertEquals(why, "ocipart push: no sentinel matched (exit 1)");
+    assertEquals(
+      failed.stderr.split("\n")[0],
+      `ocipart push: ${setup.edge.host} refused the token once a whole 6MiB part had arrived: ` +
+        "a part must arrive within a token's lifetime",
+    );
     assertMatch(
       hintLines(failed.stderr)[0],
       /^ocipart push: hint: push again with --part-size \d+(MiB|KiB) \(a part then arrives within a token's lifetime\); no part already uploaded at 6MiB is reused/,

@@ -2,6 +2,7 @@ import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { LocalFileError } from "../../src/errors/kinds.ts";
 import { PartialInUseError } from "../../src/parted/fs_guard.ts";
+import { DestinationExistsError } from "../../src/parted/destination_exists_error.ts";
 import { PARTIAL_SUFFIX, PartialFile } from "../../src/parted/fs_partial.ts";
 
 const exists = (path: string) => Deno.lstat(path).then(() => true, () => false);
@@ -77,4 +78,22 @@ Deno.test("partial file: background flushes requested between writes lose nothin
   await again.commit();
   assertEquals(await Deno.readTextFile(dest), "abcdef");
   assertEquals(await exists(`${dest}${PARTIAL_SUFFIX}`), false);
+});
+
+Deno.test("partial file: a destination that is a directory is refused before the partial exists, a named file or link is not", async () => {
+  await using dir = await tempDir();
+  await Deno.mkdir(`${dir.path}/taken`);
+  const err = await assertRejects(() => PartialFile.open(`${dir.path}/taken`));
+  assert(err instanceof DestinationExistsError, String(err));
+  assertEquals([err.existing, err.path], ["directory", `${dir.path}/taken`]);
+  assertEquals(await exists(`${dir.path}/taken${PARTIAL_SUFFIX}`), false);
+  await Deno.writeTextFile(`${dir.path}/file`, "x");
+  await Deno.symlink(`${dir.path}/file`, `${dir.path}/link`);
+  for (const name of ["file", "link"]) {
+    const partial = await PartialFile.open(`${dir.path}/${name}`);
+    await partial.prepare(1);
+    await partial.writeAt(new Uint8Array([7]), 0);
+    await partial.commit();
+    assertEquals((await Deno.lstat(`${dir.path}/${name}`)).isFile, true, name);
+  }
 });

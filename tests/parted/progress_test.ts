@@ -14,6 +14,7 @@ import {
   type ProgressSnapshot,
   toFile,
 } from "../../src/parted/mod.ts";
+import { ProgressTracker } from "../../src/parted/progress.ts";
 import { overwrite } from "./_helpers.ts";
 
 const P = 1024 * 1024;
@@ -54,9 +55,13 @@ function checkContract({ snapshots, startedAt, endedAt }: Recording): PartEvent[
       assert(s.partsDone! >= previous.partsDone!, "partsDone never decreases");
       assert(s.wireBytes >= previous.wireBytes, "wireBytes never decreases");
     }
+    // Every run here has two workers: at most two parts move at once, none of them done.
+    assert(s.partsActive! >= 0 && s.partsActive! <= 2, `${s.partsActive} parts active`);
+    assert(s.partsDone! + s.partsActive! <= s.partsTotal!, "an active part is not done");
     previous = s;
   }
   const last = snapshots.at(-1)!;
+  assertEquals(last.partsActive, 0);
   assertEquals(last.phase, "done");
   assertEquals(last.completedBytes, SIZE);
   assertEquals(last.transferredBytes, SIZE);
@@ -142,4 +147,76 @@ registryTest("progress: a 64 MiB push calls back at most ~10 times a second", as
   );
   assert(wireCalls >= 1);
   assertEquals(snapshots.at(-1)!.transferredBytes, 64 * P);
+});
+
+registryTest(
+  "progress: verify reports its hashing, part by part and within parts, also for a differing file",
+  async () => {
+    await using registry = await startRegistry();
+    await using dir = await tempDir();
+    const src = `${dir.path}/v.bin`;
+    const parts = 3;
+    const partSize = 48 * P;
+    await writePatternFile(src, parts * partSize);
+    using client = new PartedClient({ plainHttp: true });
+    const ref = `${registry.host}/progress/verify:v1`;
+    await client.push(ref, fromFile(src), { partSize });
+    // The middle part differs: it is counted as checked all the same.
+    await overwrite(src, partSize + 7, new Uint8Array([1, 2, 3]));
+    const recording = await record((onProgress) =>
+      client.verify(ref, src, { workers: 1, onProgress })
+    );
+    const { snapshots } = recording;
+    assertEquals(snapshots[0].phase, "verifying", "the first snapshot already says what runs");
+    const last = snapshots.at(-1)!;
+    assertEquals(last.phase, "done");
+    assertEquals(last.completedBytes, parts * partSize);
+    assertEquals(last.transferredBytes, parts * partSize);
+    assertEquals(last.partsDone, parts);
+    assertEquals(last.partsActive, 0);
+    let previous: ProgressSnapshot | undefined;
+    for (const s of snapshots) {
+      assertEquals(s.wireBytes, 0, "verify moves nothing on the wire");
+      assertEquals(s.events ?? [], [], "verify places no part");
+      assert(s.partsActive! <= 1, "one worker hashes one part at a time");
+      if (previous !== undefined) {
+        assert(s.transferredBytes! >= previous.transferredBytes!, "never backwards");
+      }
+      previous = s;
+    }
+    // 144 MiB hashed on one thread lasts several throttle intervals: the bytes move inside
+    // parts, not only in 48 MiB steps.
+    assert(
+      snapshots.some((s) => s.transferredBytes! % partSize !== 0),
+      snapshots.map((s) => s.transferredBytes).join(","),
+    );
+  },
+);
+
+Deno.test("progress: resumedBytes is in every pull snapshot, counts a kept beginning before its download, drops it when the part restarts, keeps it when the part lands", () => {
+  const seen: ProgressSnapshot[] = [];
+  let now = 0;
+  const tracker = new ProgressTracker(30, 3, "verifying", (s) => seen.push(s), {
+    now: () => (now += 1000),
+    resume: true,
+  });
+  tracker.completePart(0, 10, "resumed");
+  tracker.resumePrefix(1, 4);
+  assertEquals(tracker.snapshot.resumeChecked, false, "the check of the partial still runs");
+  tracker.resumePrefix(2, 6);
+  tracker.resumeCheckDone();
+  assertEquals(tracker.snapshot.resumeChecked, true);
+  assertEquals([tracker.snapshot.resumedBytes, tracker.snapshot.transferredBytes], [20, 20]);
+  tracker.addWire(6);
+  tracker.landed(1, 6);
+  tracker.completePart(1, 10, "verified");
+  tracker.restartPart(2); // its beginning did not match: fetched again
+  assertEquals(tracker.snapshot.resumedBytes, 14);
+  tracker.setPhase("done");
+  tracker.close();
+  assert(seen.every((s) => typeof s.resumedBytes === "number"));
+  assertEquals(seen.at(-1)?.resumedBytes, 14);
+  assertEquals(seen.at(-1)?.transferredBytes, 26, "never goes back");
+  const push = new ProgressTracker(10, 1, "hashing");
+  assertEquals("resumedBytes" in push.snapshot, false, "not a pull's field");
 });

@@ -65,6 +65,14 @@ const INVALID: [string, string][] = [
   ["localhost:5000/a/b", "missing tag or digest"],
   ["[::1]:5000/data", "missing tag or digest"],
   ["r.io/:1", "missing repository"],
+  ["127.0.0.1:5400", "missing repository"],
+  ["localhost:5000", "missing repository"],
+  ["localhost", "missing repository"],
+  ["ghcr.io", "missing repository"],
+  ["[::1]:5000", "missing repository"],
+  ["http://127.0.0.1:5000/a/b:v1", "a reference has no scheme such as http or https"],
+  ["https://ghcr.io/org/model:v1", "a reference has no scheme such as http or https"],
+  ["oci://ghcr.io/org/model:v1", "a reference has no scheme such as http or https"],
   ["r.io/", "missing repository"],
   ["r.io/x:", "invalid tag"],
   [`r.io/x:${"a".repeat(129)}`, "invalid tag"],
@@ -111,6 +119,7 @@ Deno.test("parseReference rejects the invalid table naming the rule, never the i
     const caught = thrown(() => parseReference(text));
     assert.ok(caught instanceof InvalidReferenceError, `${text} was accepted`);
     assert.equal(caught.message, `invalid reference: ${rule}`, text);
+    assert.equal(caught.rule, rule, text);
     assert.equal(caught.code, "ERR_INVALID_REFERENCE");
     assert.equal(caught.retryable, false);
     assert.equal(caught.cause, undefined);

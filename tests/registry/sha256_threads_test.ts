@@ -91,3 +91,30 @@ Deno.test("sha256 threads: a file hash's pieces run before queued ranges until i
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("sha256 threads: a range reports its bytes as they are hashed, on a thread and inline", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const data = new Uint8Array(9 * 1024 * 1024 + 5).map((_, i) => (i * 13) & 0xff);
+    const path = `${dir}/f.bin`;
+    await Deno.writeFile(path, data);
+    const offset = 1000;
+    const size = data.length - offset - 3;
+    for (const count of [1, 0]) {
+      const threads = new Sha256Threads(count);
+      try {
+        const reads: number[] = [];
+        const digest = await threads.hashRange(path, offset, size, undefined, (n) => reads.push(n));
+        assertEquals(digest, sha(data.subarray(offset, offset + size)), `${count} threads`);
+        assertEquals(reads.reduce((a, b) => a + b, 0), size, `${count} threads: every byte told`);
+        assertEquals(reads.length > 2, true, `${count} threads: told as it runs, ${reads.length}`);
+        // Without a listener nothing is reported and the answer is the same.
+        assertEquals(await threads.hashRange(path, offset, size), digest);
+      } finally {
+        threads.close();
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -11,6 +11,7 @@ import { startTinyproxy } from "../fixtures/tinyproxy.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { NoProxyList } from "../../src/transport/no_proxy.ts";
 import { isForbiddenPeerAddress } from "../../src/transport/peer_policy.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { NetworkError } from "../../src/errors/kinds.ts";
@@ -134,3 +135,33 @@ registryTest(
     assertEquals(await proxy.requests(), [], "the proxy received nothing");
   },
 );
+
+Deno.test("NO_PROXY forms: one table of what goes direct", () => {
+  const list = new NoProxyList(
+    " registry.internal , .corp.example, 10.0.0.5:5000, 192.168.0.0/16, fd00::/8, [::1], " +
+      "0:0:0:0:0:0:7f00:2, [fe80::1]:8443, *.svc.example, bad/99, :80",
+  );
+  const table: Array<[string, boolean]> = [
+    ["http://registry.internal/v2/", true],
+    ["https://a.registry.internal/v2/", true],
+    ["https://registry.internal.evil/v2/", false],
+    ["https://corp.example/v2/", true],
+    ["https://x.y.corp.example/v2/", true],
+    ["https://notcorp.example/v2/", false],
+    ["http://10.0.0.5:5000/v2/", true],
+    ["http://10.0.0.5/v2/", false],
+    ["http://192.168.44.1/v2/", true],
+    ["http://192.169.0.1/v2/", false],
+    ["http://[fd12::1]:5000/v2/", true],
+    ["http://[fe12::1]/v2/", false],
+    ["http://[::1]:5000/v2/", true],
+    ["http://[::7f00:2]/v2/", true],
+    ["https://[fe80::1]:8443/v2/", true],
+    ["https://[fe80::1]/v2/", false],
+    ["https://a.svc.example/v2/", true],
+    ["http://8.8.8.8/v2/", false],
+  ];
+  for (const [url, direct] of table) assertEquals(list.bypasses(new URL(url)), direct, url);
+  assertEquals(new NoProxyList("*").bypasses(new URL("http://[2606:4700::1]/")), true);
+  assertEquals(new NoProxyList(undefined).bypasses(new URL("http://a/")), false);
+});

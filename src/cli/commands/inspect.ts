@@ -4,7 +4,9 @@
  * @module
  */
 import { PartedClient } from "../../parted/client.ts";
+import { isPlainFileName } from "../../parted/format.ts";
 import type { ArtifactDescription } from "../../parted/inspect.ts";
+import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
 import type { InspectCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { formatBytes } from "../format.ts";
@@ -24,26 +26,31 @@ export function runInspect(command: InspectCommand): Promise<number> {
   return runRegistryCommand({
     label: "ocipart inspect",
     flags: command,
+    reads: { flags: command, reference: command.reference },
     run: async ({ clientOptions, signal }) => {
       using client = new PartedClient(clientOptions);
       const description = await client.inspect(command.reference, { signal });
-      stdout(command.json ? `${JSON.stringify(description)}\n` : describe(description));
+      stdout(command.json ? `${jsonText(description)}\n` : describe(description));
       return EXIT_CODES.success;
     },
   });
 }
 
 /**
- * The human-readable description: the file's fields, then one row per part.
+ * The human-readable description: the file's fields and annotations, then one row per part.
+ * The title and the annotations were chosen by whoever pushed: they are shown escaped
+ * (`terminalText`), and a title a pull into a directory would refuse says so.
  *
  * @example
  * ```ts
  * import { describe } from "./inspect.ts";
  * const text = describe({
  *   manifestDigest: "sha256:aa", title: "w.bin", fileSize: 5, fileDigest: "sha256:bb",
- *   partSize: 5, parts: [{ index: 0, offset: 0, size: 5, digest: "sha256:cc" }],
+ *   partSize: 5, annotations: { "org.opencontainers.image.source": "\x1b[2J" },
+ *   parts: [{ index: 0, offset: 0, size: 5, digest: "sha256:cc" }],
  * });
  * console.log(text.split("\n")[0]); // "name:         w.bin"
+ * console.log(text.split("\n")[6]); // "annotation:   org.opencontainers.image.source=\x1b[2J"
  * ```
  */
 export function describe(description: ArtifactDescription): string {
@@ -53,16 +60,28 @@ export function describe(description: ArtifactDescription): string {
   const rows = parts.map((p) =>
     `${String(p.index).padStart(indexWidth)}  ${String(p.size).padStart(sizeWidth)}  ${p.digest}`
   );
+  const annotations = Object.entries(description.annotations).map(([key, value]) =>
+    `annotation:   ${terminalText(key)}=${terminalText(value)}`
+  );
   return [
-    `name:         ${description.title ?? "(no title annotation)"}`,
+    `name:         ${titleText(description.title)}`,
     `size:         ${description.fileSize} bytes (${formatBytes(description.fileSize)})`,
     `file digest:  ${description.fileDigest}`,
     `part size:    ${description.partSize} bytes (${formatBytes(description.partSize)})`,
     `parts:        ${parts.length}`,
     `manifest:     ${description.manifestDigest}`,
+    ...annotations,
     "",
     `${"index".padStart(indexWidth)}  ${"size".padStart(sizeWidth)}  digest`,
     ...rows,
     "",
   ].join("\n");
+}
+
+function titleText(title: string | undefined): string {
+  if (title === undefined) return "(no title annotation)";
+  const shown = terminalText(title);
+  return isPlainFileName(title)
+    ? shown
+    : `${shown} (not a plain file name: a pull into a directory refuses it)`;
 }

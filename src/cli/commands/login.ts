@@ -1,15 +1,22 @@
 /**
  * `ocipart login <registry>` and `ocipart logout <registry>`: check a credential against the
- * registry and save it in the docker configuration, or erase it.
+ * registry and save it in the docker configuration, or erase it. Both stop a credential helper
+ * that hangs at `--timeout` or Ctrl-C, and name the configuration file when it is the problem.
  *
  * @module
  */
-import { eraseDockerLogin, saveDockerLogin } from "../../auth/docker_login.ts";
+import { DockerConfigFileError, dockerConfigPath } from "../../auth/docker_config.ts";
+import {
+  type DockerLoginResult,
+  eraseDockerLogin,
+  saveDockerLogin,
+} from "../../auth/docker_login.ts";
 import { PartedClient } from "../../parted/client.ts";
 import type { LoginCommand, LogoutCommand } from "../args.ts";
-import { EXIT_CODES, exitOutcome } from "../exit_code.ts";
+import { errorLine, EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
-import { reportFailure, runRegistryCommand } from "../session.ts";
+import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
+import { requireRegistryConfig, runRegistryCommand, runStoppable } from "../session.ts";
 
 /**
  * Runs `login`: the credential from `--username`/`--password-stdin` is checked with
@@ -26,17 +33,19 @@ export function runLogin(command: LoginCommand): Promise<number> {
   return runRegistryCommand({
     label: "ocipart login",
     flags: command,
+    createsConfig: true,
     run: async ({ clientOptions, signal, credential }) => {
       using client = new PartedClient(clientOptions);
+      // A refused credential or a closed port is told by the failure report's words.
       await client.checkLogin(command.registry, { signal });
-      const saved = await saveDockerLogin(command.registry, credential!, configOption(command));
-      const where = saved.helper === undefined
-        ? "the docker configuration"
-        : `credential helper docker-credential-${saved.helper}`;
+      const saved = await namingConfig(
+        command,
+        saveDockerLogin(command.registry, credential!, { ...configOption(command), signal }),
+      );
       stdout(
         command.json
-          ? `${JSON.stringify({ ...saved, loggedIn: true })}\n`
-          : `Login succeeded; saved in ${where}\n`,
+          ? `${jsonText({ ...saved, loggedIn: true })}\n`
+          : `Login succeeded; saved in ${loginPlace(saved)}\n`,
       );
       return EXIT_CODES.success;
     },
@@ -44,7 +53,8 @@ export function runLogin(command: LoginCommand): Promise<number> {
 }
 
 /**
- * Runs `logout`: erases the registry's credential (helper and `auths` entry).
+ * Runs `logout`: erases the registry's credential (helper and `auths` entries) and says where
+ * one was removed from, or that none was stored.
  *
  * @example
  * ```ts ignore
@@ -52,19 +62,50 @@ export function runLogin(command: LoginCommand): Promise<number> {
  * const code = await runLogout(parseCommandLine(["logout", "registry.example"]) as LogoutCommand);
  * ```
  */
-export async function runLogout(command: LogoutCommand): Promise<number> {
-  try {
-    const erased = await eraseDockerLogin(command.registry, configOption(command));
+export function runLogout(command: LogoutCommand): Promise<number> {
+  return runStoppable({ label: "ocipart logout" }, command, async (signal) => {
+    if (command.registryConfig !== undefined) await requireRegistryConfig(command.registryConfig);
+    const erased = await namingConfig(
+      command,
+      eraseDockerLogin(command.registry, { ...configOption(command), signal }),
+    );
     stdout(
-      command.json
-        ? `${JSON.stringify({ ...erased, loggedIn: false })}\n`
-        : `Removed the login of ${erased.registry}\n`,
+      command.json ? `${jsonText({ ...erased, loggedIn: false })}\n` : logoutLine(erased),
     );
     return EXIT_CODES.success;
+  });
+}
+
+/** Adds the configuration file's path to an error about that file (the library leaves it out). */
+async function namingConfig<T>(
+  command: { registryConfig: string | undefined },
+  change: Promise<T>,
+): Promise<T> {
+  try {
+    return await change;
   } catch (err) {
-    const outcome = exitOutcome(err);
-    return reportFailure({ label: "ocipart logout" }, err, outcome.explanation, outcome.code);
+    if (!(err instanceof DockerConfigFileError)) throw err;
+    const path = command.registryConfig ?? dockerConfigPath() ?? "the docker configuration";
+    throw new Error(`${errorLine(err)} (${path})`, { cause: err });
   }
+}
+
+function loginPlace(saved: DockerLoginResult): string {
+  if (saved.savedIn !== "helper") return "the docker configuration";
+  const helper = `credential helper docker-credential-${terminalText(saved.helper ?? "")}`;
+  return saved.removedFrom.includes("auths")
+    ? `${helper}; removed the plain-text copy from the docker configuration`
+    : helper;
+}
+
+function logoutLine(erased: DockerLoginResult): string {
+  const places: string[] = [];
+  if (erased.removedFrom.includes("helper")) {
+    places.push(`credential helper docker-credential-${terminalText(erased.helper ?? "")}`);
+  }
+  if (erased.removedFrom.includes("auths")) places.push("the docker configuration");
+  if (places.length === 0) return `No login was stored for ${erased.registry}\n`;
+  return `Removed the login of ${erased.registry} from ${places.join(" and ")}\n`;
 }
 
 function configOption(command: { registryConfig: string | undefined }) {

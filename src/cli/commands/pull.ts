@@ -3,18 +3,25 @@
  *
  * @module
  */
+import { findError } from "../../errors/find_error.ts";
+import { DestinationExistsError } from "../../parted/destination_exists_error.ts";
 import { toDirectory, toFile } from "../../parted/fs_partial.ts";
 import { PartedClient } from "../../parted/client.ts";
+import type { PullResult } from "../../parted/pull.ts";
 import type { PullCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
+import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
 import { runRegistryCommand } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
 /**
- * Runs `pull` and resolves to the exit code.
+ * Runs `pull` and resolves to the exit code. On success the path written is the only line on
+ * standard output (with `--json`, one JSON object: the reference, the destination as typed,
+ * and the library's result).
  *
- * A destination that is a directory receives the file under the artifact's recorded name.
+ * A destination that is a directory receives the file under the artifact's recorded name; a
+ * file of that name is replaced only with `--overwrite`.
  *
  * @example
  * ```ts ignore
@@ -23,31 +30,50 @@ import { transferProgress } from "../transfer_progress.ts";
  * ```
  */
 export async function runPull(command: PullCommand): Promise<number> {
-  const destination = await isDirectory(command.destination)
-    ? toDirectory(command.destination)
+  const intoDirectory = await isDirectory(command.destination);
+  const destination = intoDirectory
+    ? toDirectory(command.destination, { overwrite: command.overwrite })
     : toFile(command.destination);
-  const progress = transferProgress(command.progress);
+  const progress = transferProgress(command.progress, {
+    kind: "pull",
+    destination: command.destination,
+    intoDirectory,
+  });
+  // A refusal names the file the pull would have written, inside the directory typed.
+  let localPath = command.destination;
   return await runRegistryCommand({
     label: "ocipart pull",
     flags: command,
-    localPath: command.destination,
+    reads: { flags: command, reference: command.reference },
+    get localPath() {
+      return localPath;
+    },
     onFailure: progress.finish,
     run: async ({ clientOptions, signal }) => {
+      progress.watch(signal);
       using client = new PartedClient(clientOptions);
-      await client.pull(command.reference, destination, {
+      const result = await client.pull(command.reference, destination, {
         ...(command.workers === undefined ? {} : { workers: command.workers }),
         verifyFileDigest: command.verifyFileDigest,
         onProgress: progress.onProgress,
         signal,
+      }).catch((err) => {
+        localPath = findError(err, DestinationExistsError)?.path ?? localPath;
+        throw err;
       });
       progress.finish(EXIT_CODES.success);
-      if (command.json) {
-        const result = { reference: command.reference, destination: command.destination };
-        stdout(`${JSON.stringify(result)}\n`);
-      }
+      stdout(resultLine(command, result));
       return EXIT_CODES.success;
     },
   });
+}
+
+/** The path written; with `--json`, the reference and destination typed and the result. */
+function resultLine(command: PullCommand, result: PullResult): string {
+  // Inside a directory the file's name is the registry's title: escaped like any of its text.
+  if (!command.json) return `${terminalText(result.path)}\n`;
+  const { reference, destination } = command;
+  return `${jsonText({ reference, destination, ...result })}\n`;
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -1,7 +1,8 @@
 /**
  * `ocipart push <ref> <file>`: pushes a file as a parted artifact and prints the manifest
  * digest (or its descriptor with `--json`). When a registry limit refuses the part size, the
- * failure ends with the command to run with a size that fits.
+ * failure report ends its advice with the command to run (`src/cli/part_size_words.ts`, from the
+ * arguments the command object carries).
  *
  * @module
  */
@@ -10,7 +11,7 @@ import { PartedClient } from "../../parted/client.ts";
 import type { PushCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
-import { partSizeHint } from "../part_size_hint.ts";
+import { jsonText } from "../../registry/untrusted_text.ts";
 import { runRegistryCommand } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
@@ -24,14 +25,14 @@ import { transferProgress } from "../transfer_progress.ts";
  * ```
  */
 export function runPush(command: PushCommand): Promise<number> {
-  const progress = transferProgress(command.progress);
+  const progress = transferProgress(command.progress, { kind: "push" });
   return runRegistryCommand({
     label: "ocipart push",
     flags: command,
     localPath: command.file,
     onFailure: progress.finish,
-    hint: (err) => partSizeHint(err, command.args),
     run: async ({ clientOptions, signal }) => {
+      progress.watch(signal);
       // Closed when the command ends, so no pooled connection outlives it.
       using client = new PartedClient(clientOptions);
       const descriptor = await client.push(command.reference, fromFile(command.file), {
@@ -42,7 +43,7 @@ export function runPush(command: PushCommand): Promise<number> {
         signal,
       });
       progress.finish(EXIT_CODES.success);
-      stdout(command.json ? `${JSON.stringify(descriptor)}\n` : `${descriptor.digest}\n`);
+      stdout(command.json ? `${jsonText(descriptor)}\n` : `${descriptor.digest}\n`);
       return EXIT_CODES.success;
     },
   });

@@ -8,11 +8,14 @@ import type { VerifyReport } from "../../parted/verify.ts";
 import type { VerifyCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
+import { jsonText } from "../../registry/untrusted_text.ts";
 import { runRegistryCommand } from "../session.ts";
+import { transferProgress } from "../transfer_progress.ts";
 
 /**
  * Runs `verify` and resolves to the exit code: 0 identical, 5 when the size or any part
- * differs.
+ * differs. The hashing's progress is shown as `--progress` asks, on standard error; the
+ * report goes to standard output once the display has ended.
  *
  * @example
  * ```ts ignore
@@ -21,18 +24,25 @@ import { runRegistryCommand } from "../session.ts";
  * ```
  */
 export function runVerify(command: VerifyCommand): Promise<number> {
+  const progress = transferProgress(command.progress, { kind: "verify" });
   return runRegistryCommand({
     label: "ocipart verify",
     flags: command,
+    reads: { flags: command, reference: command.reference },
     localPath: command.file,
+    onFailure: progress.finish,
     run: async ({ clientOptions, signal }) => {
+      progress.watch(signal);
       using client = new PartedClient(clientOptions);
       const report = await client.verify(command.reference, command.file, {
         ...(command.workers === undefined ? {} : { workers: command.workers }),
+        onProgress: progress.onProgress,
         signal,
       });
-      stdout(command.json ? `${JSON.stringify(report)}\n` : verifyTable(report));
-      return report.identical ? EXIT_CODES.success : EXIT_CODES.digestMismatch;
+      const code = report.identical ? EXIT_CODES.success : EXIT_CODES.digestMismatch;
+      progress.finish(code);
+      stdout(command.json ? `${jsonText(report)}\n` : verifyTable(report));
+      return code;
     },
   });
 }

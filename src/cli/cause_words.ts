@@ -1,0 +1,172 @@
+/**
+ * The words for each reason a connection failed (the `cause:` codes of the transport): one
+ * sentence naming the registry as typed, and what to do about it. Every reason the transport can
+ * give has an entry here.
+ *
+ * @module
+ */
+import type { FailureReason } from "../transport/failure.ts";
+
+/** The first lines of a failure report: what happened, and what to try. */
+export interface Words {
+  /** One sentence in plain words that names what the user typed. */
+  readonly sentence: string;
+  /** What to do about it, when there is something to say. */
+  readonly hint?: string;
+  /**
+   * The command line to run, when the hint says to run one: the user's own arguments changed
+   * as the hint says, quoted for a shell (`src/cli/shell_word.ts`), written on a line of its own.
+   */
+  readonly command?: string;
+}
+
+/** Where a connection went, as the user typed it. */
+export interface Place {
+  /** The registry (or both of a copy's) as typed: `127.0.0.1:5400`. */
+  readonly where: string;
+  /** The port dialed, when one registry is concerned. */
+  readonly port: string | undefined;
+  /** `--plain-http` was given. */
+  readonly plainHttp: boolean;
+}
+
+const TRUST =
+  "give the registry's CA certificate with --ca-file PEM; --insecure skips the check, and " +
+  "then anyone on the path can read and change the transfer";
+
+const GRANT = (flag: string, what: string) => `run it with ${flag} (${what})`;
+
+/** The words of each reason, by the reason's code. */
+const WORDS: Readonly<Record<FailureReason, (at: Place) => Words>> = {
+  ECONNREFUSED: (at) => ({
+    sentence: `nothing is listening at ${at.where}: the connection was refused`,
+    hint: at.port === undefined
+      ? "is the registry running, and is its port right?"
+      : `is the registry running, and is ${at.port} its port?`,
+  }),
+  ECONNRESET: (at) => ({
+    sentence: `${at.where} dropped the connection in the middle of a request`,
+    hint: "try again; if it keeps happening, look at the registry's log or a proxy in between",
+  }),
+  ETIMEDOUT: (at) => ({
+    sentence: `${at.where} did not answer in time`,
+    hint: "is the host up and reachable from here (a firewall, a VPN, a proxy)?",
+  }),
+  ENOTFOUND: (at) => ({
+    sentence: `the host name of ${at.where} does not resolve (no such host)`,
+    hint: "check the spelling of the registry in the reference",
+  }),
+  EHOSTUNREACH: (at) => ({
+    sentence: `there is no route to ${at.where}`,
+    hint: "is the host up, and the network between you and it?",
+  }),
+  ENETUNREACH: (at) => ({
+    sentence: `the network of ${at.where} is unreachable from this machine`,
+    hint: "is this machine online (or on the VPN the registry needs)?",
+  }),
+  EPIPE: (at) => ({
+    sentence: `${at.where} closed the connection while a request was still being sent`,
+    hint: "the registry or a proxy in front of it may limit request sizes: try a smaller " +
+      "--part-size, or try again",
+  }),
+  TLS_UNKNOWN_AUTHORITY: (at) => ({
+    sentence:
+      `the certificate of ${at.where} is signed by an authority this machine does not trust`,
+    hint: TRUST,
+  }),
+  TLS_NAME_MISMATCH: (at) => ({
+    sentence: `the certificate of ${at.where} is made out to another host name`,
+    hint: "use the host name the certificate names in the reference; --insecure skips the check",
+  }),
+  TLS_EXPIRED: (at) => ({
+    sentence: `the certificate of ${at.where} has expired or is not valid yet`,
+    hint: "renew it on the registry, or check this machine's clock",
+  }),
+  TLS_CERTIFICATE: (at) => ({
+    sentence: `the certificate of ${at.where} was rejected (a bad signature or a wrong use)`,
+    hint: "check the certificate the registry serves; --insecure skips the check",
+  }),
+  PLAIN_HTTP_SERVER: (at) => ({
+    sentence: `${at.where} speaks plain HTTP, not HTTPS`,
+    hint: "add --plain-http (nothing is encrypted then: only for a registry on a network you " +
+      "trust)",
+  }),
+  TLS_SERVER: (at) => ({
+    sentence: `${at.where} speaks HTTPS, not plain HTTP`,
+    hint: "drop --plain-http (and add --ca-file PEM if its certificate comes from your own CA)",
+  }),
+  NET_PERMISSION: (at) => ({
+    sentence: `Deno's permissions do not allow connecting to ${at.where} ` +
+      "(or to its token service or storage)",
+    hint: GRANT(
+      "--allow-net",
+      "or --allow-net=<host> for the registry and the hosts it sends you to",
+    ),
+  }),
+  READ_PERMISSION: () => ({
+    sentence: "Deno's permissions do not allow reading a file ocipart needs " +
+      "(the source, --ca-file or the docker configuration)",
+    hint: GRANT("--allow-read", "or --allow-read=<path> for that file"),
+  }),
+  WRITE_PERMISSION: () => ({
+    sentence: "Deno's permissions do not allow writing where ocipart needs to " +
+      "(the destination's directory, or the docker configuration's)",
+    hint: GRANT("--allow-write", "or --allow-write=<directory>"),
+  }),
+  ENV_PERMISSION: () => ({
+    sentence: "Deno's permissions do not allow reading the environment ocipart needs",
+    hint: GRANT("--allow-env=HOME,DOCKER_CONFIG", "and the proxy variables when you use a proxy"),
+  }),
+  SYS_PERMISSION: () => ({
+    sentence: "Deno's permissions do not allow a system query ocipart needs",
+    hint: GRANT("--allow-sys=statfs", "to compare a pull's size with the free space"),
+  }),
+  RUN_PERMISSION: () => ({
+    sentence: "Deno's permissions do not allow running the credential helper the docker " +
+      "configuration names",
+    hint: GRANT("--allow-run=docker-credential-<name>", "and the whole --allow-env"),
+  }),
+  FFI_PERMISSION: () => ({
+    sentence: "Deno's permissions refused a foreign-function call",
+    hint: GRANT("--allow-ffi", "if you trust what asks for it"),
+  }),
+  IMPORT_PERMISSION: () => ({
+    sentence: "Deno's permissions refused loading a module",
+    hint: GRANT("--allow-import", "for the module's host"),
+  }),
+  ALL_PERMISSION: () => ({
+    sentence: "Deno allows this path only with every permission (as for /proc, /sys and /dev)",
+    hint: "choose a path outside /proc, /sys and /dev, or run with --allow-all",
+  }),
+  PERMISSION: () => ({
+    sentence: "Deno's permissions refused something ocipart needs",
+    hint: "the error below names it; grant the matching --allow-* flag",
+  }),
+  EACCES: () => ({
+    sentence: "the system refused access to a file (permission denied)",
+    hint: "check the permissions of the file and of its directory",
+  }),
+  EPERM: () => ({
+    sentence: "the system did not permit an operation on a file",
+    hint: "check the file's owner and attributes (chattr, a mount option)",
+  }),
+  EROFS: () => ({
+    sentence: "the file system is mounted read-only",
+    hint: "write somewhere else, or remount it read-write",
+  }),
+};
+
+/**
+ * The words of a failed connection's `reason` at `at`.
+ *
+ * @example
+ * ```ts
+ * import { reasonWords } from "./cause_words.ts";
+ * const words = reasonWords("ECONNREFUSED", { where: "127.0.0.1:5400", port: "5400", plainHttp: true });
+ * console.log(words.sentence); // "nothing is listening at 127.0.0.1:5400: the connection was refused"
+ * console.log(words.hint); // "is the registry running, and is 5400 its port?"
+ * ```
+ */
+export function reasonWords(reason: FailureReason, at: Place): Words {
+  return WORDS[reason](at);
+}

@@ -1,0 +1,157 @@
+/**
+ * The first lines of a failure report: one sentence in plain words that names what the user
+ * typed (the reference, the registry's host and port, the file), a hint for the common cases,
+ * and, when the hint says to run a command, that command (after a part-size limit,
+ * `part_size_words.ts`). The library's own line, the cause codes and the exit-code line follow
+ * them unchanged.
+ *
+ * Only the user's input and fixed words are written here, plus the registry's error codes that
+ * are on the distribution specification's list; nothing else a registry sent is repeated.
+ *
+ * @module
+ */
+import { findError } from "../errors/find_error.ts";
+import {
+  AuthChallengeError,
+  CredentialError,
+  HttpStatusError,
+  InvalidManifestError,
+  InvalidReferenceError,
+  LocalFileError,
+  SourceChangedError,
+  StallError,
+} from "../errors/kinds.ts";
+import {
+  DigestMismatchError,
+  NotFoundError,
+  NotPartedArtifactError,
+  PartTooLargeError,
+  TooLargeError,
+  UnauthorizedError,
+} from "../errors/sentinels.ts";
+import { TooManyPartsError } from "../parted/too_many_parts_error.ts";
+import { failureReason } from "../transport/failure.ts";
+import { type Place, reasonWords, type Words } from "./cause_words.ts";
+import type { FailureContext } from "./exit_code.ts";
+import { type FailureSubject, registriesOf, subjectPhrase } from "./failure_subject.ts";
+import { OutputError } from "./io.ts";
+import { localFileWords, outputWords } from "./local_file_words.ts";
+import { partSizeWords } from "./part_size_words.ts";
+import { terminalText } from "../registry/untrusted_text.ts";
+import { referenceWords } from "./reference_words.ts";
+import { statusWords } from "./status_words.ts";
+
+export type { Words } from "./cause_words.ts";
+
+/** Where the failure happened: the registries it may concern, as typed. */
+function placeOf(subject: FailureSubject, err: unknown): Place {
+  const registries = registriesOf(subject, err);
+  return {
+    where: registries.map((r) => r.shown).join(" or ") || "the registry",
+    port: registries.length === 1 ? registries[0].port : undefined,
+    plainHttp: subject.input.plainHttp === true,
+  };
+}
+
+function timeoutWords(subject: FailureSubject, timeout: string): Words {
+  const sentence = `could not ${subjectPhrase(subject)} within --timeout ${terminalText(timeout)}`;
+  const { destination } = subject.input;
+  if (subject.command === "pull" && destination !== undefined) {
+    const partial = `${terminalText(destination)}.parted-partial`;
+    return { sentence, hint: `run it again (with a longer --timeout): it resumes from ${partial}` };
+  }
+  if (subject.command === "push" || subject.command === "copy") {
+    return { sentence, hint: "run it again: parts already on the registry are skipped" };
+  }
+  return { sentence, hint: "run it again with a longer --timeout" };
+}
+
+/** The words of the sentinel and library errors that are not about a connection or a status. */
+function kindWords(subject: FailureSubject, err: unknown, place: Place): Words | undefined {
+  const ref = terminalText(subject.input.reference ?? subject.input.source ?? "the artifact");
+  if (findError(err, NotPartedArtifactError)) {
+    return {
+      sentence: `${ref} is not a parted artifact (an image, or an artifact of another tool)`,
+      hint: "ocipart pulls what ocipart push wrote; skopeo or oras move other artifacts",
+    };
+  }
+  if (findError(err, DigestMismatchError)) {
+    return {
+      sentence: `bytes of ${ref} did not match their digest; nothing unverified was kept`,
+      hint: "try again; if it keeps happening, the registry's copy is damaged",
+    };
+  }
+  if (findError(err, InvalidManifestError)) {
+    return { sentence: `${ref} is a broken parted artifact: its manifest breaks the format` };
+  }
+  if (findError(err, TooManyPartsError)) {
+    return {
+      sentence: `${terminalText(subject.input.file ?? "the file")} needs too many parts`,
+      hint: "push it with a larger --part-size (the line below names the smallest that fits)",
+    };
+  }
+  if (findError(err, SourceChangedError)) {
+    return {
+      sentence: `${terminalText(subject.input.file ?? "the file")} changed while it was pushed`,
+      hint: "push it again once nothing writes to it",
+    };
+  }
+  if (findError(err, StallError)) {
+    return {
+      sentence: `${place.where} stopped moving data for longer than the stall timeout`,
+      hint: "on a slow or busy link, raise --stall-timeout or lower --workers",
+    };
+  }
+  if (findError(err, CredentialError) || findError(err, AuthChallengeError)) {
+    return {
+      sentence: `the credentials for ${place.where} could not be used`,
+      hint: "check the docker configuration (--registry-config) and its credential helper",
+    };
+  }
+  return undefined;
+}
+
+/** The sentences of an answer's status: refusals, missing content, sizes, server failures. */
+function answerWords(subject: FailureSubject, err: unknown): Words | undefined {
+  const http = findError(err, HttpStatusError);
+  const sentinel = findError(err, UnauthorizedError) ?? findError(err, NotFoundError) ??
+    findError(err, PartTooLargeError) ?? findError(err, TooLargeError);
+  if (http === undefined && sentinel === undefined) return undefined;
+  const registries = registriesOf(subject, err);
+  return statusWords(subject, registries, err, http);
+}
+
+/**
+ * The first lines of the report of `err`: a sentence naming what was typed and, when there is
+ * one, a hint. Undefined after a stop signal (the signal line says it all).
+ *
+ * @example A connection refused
+ * ```ts
+ * import { failureWords } from "./failure_words.ts";
+ * const raw = Object.assign(new Error("connect"), { code: "ECONNREFUSED" });
+ * const subject = { command: "pull", input: { reference: "127.0.0.1:5400/a/b:v1" } };
+ * console.log(failureWords(raw, subject)?.sentence);
+ * // "nothing is listening at 127.0.0.1:5400: the connection was refused"
+ * ```
+ */
+export function failureWords(
+  err: unknown,
+  subject: FailureSubject,
+  context: FailureContext = {},
+): Words | undefined {
+  if (context.signal !== undefined) return undefined;
+  if (context.timeout !== undefined) return timeoutWords(subject, context.timeout);
+  if (findError(err, OutputError)) return outputWords(err);
+  const invalid = findError(err, InvalidReferenceError);
+  if (invalid !== undefined) return referenceWords(subject.input, invalid);
+  const place = placeOf(subject, err);
+  // Before the cause and the status: a cut connection, a 413 or a refused token that the part
+  // size caused is told as that limit, with the size that fits.
+  const limit = partSizeWords(subject, err, place);
+  if (limit !== undefined) return limit;
+  const reason = failureReason(err);
+  if (reason !== undefined) return reasonWords(reason, place);
+  return answerWords(subject, err) ?? kindWords(subject, err, place) ??
+    (findError(err, LocalFileError) ? localFileWords(subject, err) : undefined) ??
+    { sentence: `could not ${subjectPhrase(subject)}` };
+}

@@ -1,0 +1,90 @@
+/**
+ * The words for a local file (or standard output) the command could not use: the path as typed and what the
+ * operating system said, in the words of `src/parted/fs_reason.ts`, with advice for the codes a
+ * person can act on.
+ *
+ * @module
+ */
+import { causeChain } from "../errors/find_error.ts";
+import { errnoCode, errnoMeaning } from "../parted/fs_reason.ts";
+import type { Words } from "./cause_words.ts";
+import type { FailureSubject } from "./failure_subject.ts";
+import { terminalText } from "../registry/untrusted_text.ts";
+
+function firstErrno(err: unknown): string | undefined {
+  for (const link of causeChain(err)) {
+    const code = errnoCode(link);
+    if (code !== undefined) return code;
+  }
+  return undefined;
+}
+
+/** `: meaning (CODE)` for a code with a known meaning, ` (CODE)` for another, or nothing. */
+function reason(err: unknown): string {
+  const code = firstErrno(err);
+  if (code === undefined) return "";
+  const meaning = errnoMeaning(code);
+  return meaning === undefined ? ` (${code})` : `: ${meaning} (${code})`;
+}
+
+function advice(code: string | undefined, subject: FailureSubject): string | undefined {
+  const pull = subject.command === "pull";
+  switch (code) {
+    case "ENOSPC":
+    case "EDQUOT":
+      return pull
+        ? "free some space and run it again: the pull resumes where it stopped"
+        : undefined;
+    case "EACCES":
+    case "EPERM":
+    case "EROFS":
+      return "check the permissions of the file and of its directory";
+    case "ENOENT":
+      return pull ? "does the destination's directory exist?" : "check the path";
+    case "ELOOP":
+      return pull ? "a pull never writes through a symbolic link: give the real path" : undefined;
+    case "EMFILE":
+      return "too many files are open: use fewer --workers, or raise the limit (ulimit -n)";
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The words of a local file error: the path the user gave, the system's reason, and advice.
+ *
+ * @example A missing source file
+ * ```ts
+ * import { localFileWords } from "./local_file_words.ts";
+ * const err = Object.assign(new Error("open"), { code: "ENOENT" });
+ * const subject = { command: "push", input: { file: "weights.bin" } };
+ * console.log(localFileWords(subject, err).sentence);
+ * // "cannot use weights.bin: no such file or directory (ENOENT)"
+ * ```
+ */
+export function localFileWords(subject: FailureSubject, err: unknown): Words {
+  const { input } = subject;
+  const path = terminalText(
+    (subject.command === "pull" ? input.destination : input.file) ?? "the local file",
+  );
+  const sentence = `cannot use ${path}${reason(err)}`;
+  const hint = advice(firstErrno(err), subject);
+  return hint === undefined ? { sentence } : { sentence, hint };
+}
+
+/**
+ * The words of output that standard output would not take (not a closed reader: that ends the
+ * command quietly), with the system's reason.
+ *
+ * @example A full disk behind `> file`
+ * ```ts
+ * import { outputWords } from "./local_file_words.ts";
+ * const err = new Error("x", { cause: Object.assign(new Error("full"), { code: "ENOSPC" }) });
+ * console.log(outputWords(err).sentence);
+ * // "could not write to standard output: no space left on the device (ENOSPC)"
+ * ```
+ */
+export function outputWords(err: unknown): Words {
+  const sentence = `could not write to standard output${reason(err)}`;
+  return { sentence, hint: "the command's output is lost: run it again with room for it" };
+}

@@ -1,0 +1,79 @@
+/**
+ * The mirrors of a command that reads an artifact: `--mirror` flags for the reference's
+ * registry, or else the registries configuration (`--registries-conf FILE`,
+ * `$CONTAINERS_REGISTRIES_CONF`, `~/.config/containers/registries.conf`,
+ * `/etc/containers/registries.conf`). A default location this process may not read (a Deno
+ * permission not granted) counts as absent, without a prompt.
+ *
+ * @module
+ */
+import {
+  readRegistriesConf,
+  type RegistriesConfLocation,
+  registriesConfLocation,
+} from "../parted/registries_conf.ts";
+import { LocalFileError } from "../errors/kinds.ts";
+import { parseReference } from "../registry/reference.ts";
+import type { MirrorTable } from "../remote/mirror_table.ts";
+import type { ReadFlags } from "./args.ts";
+
+/**
+ * The mirror table of a reading command, or undefined when it has none.
+ *
+ * @throws {Error} The registries configuration cannot be read or used; the message names it.
+ *
+ * @example
+ * ```ts ignore
+ * const mirrors = await commandMirrors(command, command.reference);
+ * ```
+ */
+export async function commandMirrors(
+  flags: ReadFlags,
+  reference: string,
+): Promise<MirrorTable | undefined> {
+  if (flags.mirrors.length > 0) {
+    let registry: string;
+    try {
+      registry = parseReference(reference).registry;
+    } catch {
+      return undefined; // the library reports the reference itself
+    }
+    // No scheme or TLS of their own: a mirror host is reached as the client's settings say
+    // (`--plain-http`, `--insecure`, `--ca-file`; a copy adds its source side's).
+    return {
+      [registry]: flags.mirrors.map((location) => ({ location, pullFromMirror: "digest-only" })),
+    };
+  }
+  const location = flags.registriesConf === undefined
+    ? await registriesConfLocation({ env: permittedEnv, readable: permittedRead })
+    : { path: flags.registriesConf, required: true };
+  if (location === undefined) return undefined;
+  const table = await readNamed(location);
+  return Object.keys(table).length === 0 ? undefined : table;
+}
+
+async function readNamed(location: RegistriesConfLocation): Promise<MirrorTable> {
+  try {
+    return await readRegistriesConf(location);
+  } catch (err) {
+    const reason = err instanceof Error
+      ? err.message.replace(/^registries configuration: /, "")
+      : "";
+    // Not a LocalFileError any more: the report would name the destination as the file at fault.
+    const cause = err instanceof LocalFileError ? err.cause : err;
+    throw new Error(`registries configuration ${location.path}: ${reason}`, { cause });
+  }
+}
+
+/** The variable's value when this process may read it without asking. */
+function permittedEnv(name: string): string | undefined {
+  if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
+    return undefined;
+  }
+  return Deno.env.get(name);
+}
+
+/** Whether this process may read `path` without asking. */
+function permittedRead(path: string): boolean {
+  return Deno.permissions.querySync({ name: "read", path }).state === "granted";
+}

@@ -1,0 +1,85 @@
+/**
+ * One question a failure report may ask the registry after a 404 on a manifest: does the
+ * repository exist at all? Distribution answers `MANIFEST_UNKNOWN` both for a tag a repository
+ * lacks and for a repository it has never seen, while its tag list answers `NAME_UNKNOWN` for the
+ * latter, so "no such tag" and "no such repository" can be told apart.
+ *
+ * @module
+ */
+import { findError } from "../errors/find_error.ts";
+import { HttpStatusError } from "../errors/kinds.ts";
+import { NotFoundError } from "../errors/sentinels.ts";
+import type { PartedClientOptions } from "../parted/client.ts";
+import { connect, partedStack } from "../parted/connection.ts";
+import { discard } from "../registry/discard.ts";
+import { tagsUrl } from "../registry/endpoints.ts";
+import { distributionErrorCodes } from "../registry/error_codes.ts";
+import { parseReference, type Reference } from "../registry/reference.ts";
+import { expectStatus } from "../registry/status.ts";
+
+const OPERATION = "GET tags";
+// The report waits at most this long for the answer; without one it says "tag or repository".
+const PROBE_LIMIT_MS = 5_000;
+
+/**
+ * The reference whose manifest the registry reported missing without saying that the repository
+ * is unknown (no `NAME_UNKNOWN`), so a probe can tell; undefined for any other failure.
+ *
+ * @example
+ * ```ts
+ * import { manifestMissing } from "./repository_probe.ts";
+ * console.log(manifestMissing(new Error("other"), "127.0.0.1:5000/a/b:v1")); // undefined
+ * ```
+ */
+export function manifestMissing(err: unknown, typed: string | undefined): Reference | undefined {
+  const http = findError(err, HttpStatusError);
+  if (findError(err, NotFoundError) === undefined || http === undefined || typed === undefined) {
+    return undefined;
+  }
+  if (!/^(GET|HEAD) manifest$/.test(http.operation)) return undefined;
+  if (distributionErrorCodes(http).some((code) => code !== "MANIFEST_UNKNOWN")) return undefined;
+  try {
+    return parseReference(typed);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Asks the registry for one tag of `reference`'s repository, with the command's client options:
+ * true when it answers (the repository exists), false when it says `NAME_UNKNOWN`, undefined
+ * when it says anything else or nothing within five seconds.
+ *
+ * @example
+ * ```ts ignore
+ * import { repositoryKnown } from "./repository_probe.ts";
+ * const known = await repositoryKnown(reference, { plainHttp: true }, signal);
+ * ```
+ */
+export async function repositoryKnown(
+  reference: Reference,
+  options: PartedClientOptions,
+  signal: AbortSignal,
+): Promise<boolean | undefined> {
+  const stack = partedStack(options);
+  try {
+    const { repo } = connect(stack, reference);
+    const url = tagsUrl(repo.origin, reference.repository);
+    url.searchParams.set("n", "1");
+    const { response } = await repo.send({
+      method: "GET",
+      url,
+      headers: { "accept-encoding": "identity" },
+      signal: AbortSignal.any([signal, AbortSignal.timeout(PROBE_LIMIT_MS)]),
+    }, OPERATION);
+    await expectStatus(response, [200], OPERATION);
+    await discard(response);
+    return true;
+  } catch (err) {
+    const http = findError(err, HttpStatusError);
+    if (http?.status === 404 && distributionErrorCodes(http).includes("NAME_UNKNOWN")) return false;
+    return undefined;
+  } finally {
+    stack.close();
+  }
+}

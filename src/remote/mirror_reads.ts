@@ -1,0 +1,167 @@
+/**
+ * Which host a read goes to when the registry has mirrors, and when it falls back: the one
+ * place of that rule. A read (a blob GET, a manifest GET) is tried on each mirror that may
+ * serve it, in order, then on the registry. Any failure of a mirror (no answer, an error
+ * status such as 404, 401, 403, 429 or 5xx, an answer that breaks the protocol, a manifest
+ * that does not hash to its digest) sends that same request on to the next host at once; the
+ * registry's answer is final. Every byte is verified by digest wherever it came from, so a
+ * mirror can make a pull slower but never wrong.
+ *
+ * A mirror that gave no answer at all rests for {@linkcode MIRROR_REST_MS} (a dead cache must
+ * not cost every request a connect timeout); a blob whose body broke or hashed wrong from a
+ * mirror is read from the registry for the rest of the transfer.
+ *
+ * @module
+ */
+import { findError, isAbortError } from "../errors/find_error.ts";
+import {
+  HttpStatusError,
+  NetworkError,
+  PeerRefusedError,
+  ProtocolError,
+  StallError,
+} from "../errors/kinds.ts";
+import { relayBody } from "../transport/byob_body.ts";
+import type { RemoteRepository } from "./repository.ts";
+
+/** How long a mirror that gave no answer is left alone by one transfer. */
+export const MIRROR_REST_MS = 30_000;
+
+/** One mirror of a repository, on its own route (its own credentials, never the registry's). */
+export interface MirrorSource {
+  /** The mirror's copy of the repository. */
+  readonly repo: RemoteRepository;
+  /** Whether it may resolve the transfer's tag. */
+  readonly resolvesTag: boolean;
+}
+
+/** What a read asks for: a digest-addressed object, or the transfer's tag. */
+export type ReadTarget = { digest: string } | { tag: string };
+
+/**
+ * The mirrors of one transfer, in order, with what the transfer learnt about them.
+ *
+ * @example
+ * ```ts
+ * import { MirrorSet } from "./mirror_reads.ts";
+ * const mirrors = new MirrorSet([]);
+ * console.log(mirrors.candidates({ tag: "v1" }).length); // 0
+ * ```
+ */
+export class MirrorSet {
+  readonly #sources: readonly MirrorSource[];
+  readonly #restingUntil = new Map<MirrorSource, number>();
+  readonly #registryOnly = new Set<string>();
+  readonly #now: () => number;
+
+  /** `now` is a monotonic clock in milliseconds (tests). */
+  constructor(sources: readonly MirrorSource[], now: () => number = () => performance.now()) {
+    this.#sources = sources;
+    this.#now = now;
+  }
+
+  /** The mirrors to try for `target`, in order. */
+  candidates(target: ReadTarget): MirrorSource[] {
+    if ("digest" in target && this.#registryOnly.has(target.digest)) return [];
+    const now = this.#now();
+    return this.#sources.filter((source) =>
+      ("digest" in target || source.resolvesTag) &&
+      (this.#restingUntil.get(source) ?? -Infinity) <= now
+    );
+  }
+
+  /** `source` gave no answer: leave it alone for a while. */
+  rest(source: MirrorSource): void {
+    this.#restingUntil.set(source, this.#now() + MIRROR_REST_MS);
+  }
+
+  /** `digest` is read from the registry from now on (a mirror broke or spoilt its bytes). */
+  registryOnly(digest: string): void {
+    this.#registryOnly.add(digest);
+  }
+}
+
+/** A failure in which the host never answered (as opposed to answering wrongly). */
+function noAnswer(err: unknown): boolean {
+  if (findError(err, HttpStatusError) !== undefined) return false;
+  return findError(err, NetworkError) !== undefined || findError(err, StallError) !== undefined ||
+    findError(err, PeerRefusedError) !== undefined;
+}
+
+/**
+ * Runs `read` on each mirror of `repo` that may serve `target`, then on `repo` itself, and
+ * resolves with the first success and whether a mirror gave it. A mirror's failure is dropped
+ * (the registry's is the one reported); an abort ends everything.
+ *
+ * @example
+ * ```ts ignore
+ * const { value, mirrored } = await readThrough(repo, { digest }, signal, (r) => getFrom(r));
+ * ```
+ */
+export async function readThrough<T>(
+  repo: RemoteRepository,
+  target: ReadTarget,
+  signal: AbortSignal | undefined,
+  read: (source: RemoteRepository) => Promise<T>,
+): Promise<{ value: T; mirrored: boolean }> {
+  const mirrors = repo.mirrors;
+  for (const source of mirrors?.candidates(target) ?? []) {
+    try {
+      return { value: await read(source.repo), mirrored: true };
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      if (isAbortError(err)) throw err;
+      if (noAnswer(err)) mirrors!.rest(source);
+    }
+  }
+  return { value: await read(repo), mirrored: false };
+}
+
+/**
+ * A mirror's blob body: when it breaks, the blob's later reads go to the registry (a
+ * continuation from a mirror that just failed would likely fail again and spend the budget).
+ *
+ * @example
+ * ```ts ignore
+ * const body = watchMirroredBody(answer.body, repo, digest);
+ * ```
+ */
+export function watchMirroredBody(
+  body: ReadableStream<Uint8Array>,
+  repo: RemoteRepository,
+  digest: string,
+): ReadableStream<Uint8Array> {
+  return relayBody(body, {
+    read: async (next) => {
+      try {
+        return await next();
+      } catch (err) {
+        repo.mirrors?.registryOnly(digest);
+        throw err;
+      }
+    },
+  });
+}
+
+/**
+ * What a transfer throws when a blob it read (in whole or in part) from a mirror does not hash
+ * to its digest: a retryable failure, after which the blob is read from the registry only. The
+ * attempt is spent; a poisoned cache never yields a corrupt file, and the pull still completes
+ * from the registry. It carries no `DigestMismatchError`: that verdict is the registry's alone,
+ * for bytes the registry sent.
+ *
+ * @example
+ * ```ts ignore
+ * if (digest !== part.digest) throw state.mirrored ? mirrorSpoiled(repo, part.digest, label) : wrong;
+ * ```
+ */
+export function mirrorSpoiled(
+  repo: RemoteRepository,
+  digest: string,
+  label: string,
+): ProtocolError {
+  repo.mirrors?.registryOnly(digest);
+  return new ProtocolError(`${label}: a mirror sent other bytes; reading from the registry`, {
+    retryable: true,
+  });
+}

@@ -1,0 +1,437 @@
+/**
+ * The failure report a newcomer reads, through the CLI: a first sentence naming what was typed
+ * (the reference, the registry's host and port, the file), a hint for the common mistakes, then
+ * the library's line, the cause codes and the exit-code line of the contract. Against the real
+ * registry (plain HTTP, TLS, htpasswd) and, for answers it never gives, the fake one.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { writePatternFile } from "../fixtures/files.ts";
+import { startFakeRegistry } from "../fixtures/fake_registry.ts";
+import { freePort } from "../fixtures/ports.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { cliArgv, cliEnv, type CliResult, PROJECT_ROOT, runCli } from "./_cli.ts";
+
+/** A failure report, line by line, without the `ocipart <command>: ` prefix. */
+interface Report {
+  sentence: string;
+  hint: string | undefined;
+  /** The command the hint says to run: an indented line right after it, without the prefix. */
+  command: string | undefined;
+  library: string;
+  cause: string[];
+  explanation: string;
+}
+
+/**
+ * Splits the report of `command` and checks that every line of it carries the prefix, but the
+ * command to run after a hint.
+ */
+function report(result: CliResult, command: string): Report {
+  const prefix = `ocipart ${command}: `;
+  const all = result.stderr.trimEnd().split("\n");
+  const run = all[1]?.startsWith(`${prefix}hint: `) && all[2]?.startsWith("  ")
+    ? all[2].slice(2)
+    : undefined;
+  const lines = run === undefined ? all : [...all.slice(0, 2), ...all.slice(3)];
+  for (const line of lines) ok(line.startsWith(prefix), `unprefixed line: ${result.stderr}`);
+  const body = lines.map((line) => line.slice(prefix.length));
+  const hint = body[1]?.startsWith("hint: ") ? body[1].slice("hint: ".length) : undefined;
+  const rest = body.slice(hint === undefined ? 1 : 2);
+  const cause = rest.find((line) => line.startsWith("cause: "));
+  const library = rest[0];
+  ok(rest.length === (cause === undefined ? 2 : 3), `layout: ${result.stderr}`);
+  return {
+    sentence: body[0],
+    hint,
+    command: run,
+    library,
+    cause: cause === undefined ? [] : cause.slice("cause: ".length).split(", "),
+    explanation: rest.at(-1)!,
+  };
+}
+
+/** Runs a command expected to fail with `code` and returns its report. */
+async function failing(args: string[], code: number, tmp: string, stdin?: string) {
+  const result = await runCli(args, { tmp, ...(stdin === undefined ? {} : { stdin }) });
+  strictEqual(result.code, code, `${args.join(" ")}\n${result.stderr}`);
+  strictEqual(result.stdout, "", result.stdout);
+  return report(result, args[0]);
+}
+
+Deno.test("a wrong port: the host and port typed, and whether a registry runs there", async () => {
+  await using tmp = await tempDir();
+  const port = await freePort();
+  const host = `127.0.0.1:${port}`;
+  const file = `${tmp.path}/w.bin`;
+  await writePatternFile(file, 1000);
+  const runs = [
+    ["pull", "--plain-http", "--progress", "none", `${host}/a/b:v1`, `${tmp.path}/out.bin`],
+    ["push", "--plain-http", "--progress", "none", `${host}/a/b:v1`, file],
+    ["inspect", "--plain-http", `${host}/a/b:v1`],
+    ["copy", "--plain-http", "--progress", "none", `${host}/a/b:v1`, `${host}/c/d:v1`],
+  ];
+  for (const args of runs) {
+    const r = await failing(args, 1, tmp.path);
+    strictEqual(r.sentence, `nothing is listening at ${host}: the connection was refused`);
+    strictEqual(r.hint, `is the registry running, and is ${port} its port?`);
+    ok(!r.library.includes("127.0.0.1"), r.library);
+    ok(r.cause.includes("ECONNREFUSED"), r.cause.join());
+    strictEqual(r.explanation, "no sentinel matched (exit 1)");
+  }
+});
+
+registryTest("a wrong or missing password: the registry named, `ocipart login` suggested", {
+  needs: ["htpasswd"],
+}, async () => {
+  await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+  await using tmp = await tempDir();
+  const { host } = registry;
+  const file = `${tmp.path}/w.bin`;
+  await writePatternFile(file, 1000);
+  const ref = `${host}/private/llm:v1`;
+  const push = ["push", "--plain-http", "--progress", "none"];
+  const credential = ["--username", "alice", "--password-stdin"];
+
+  const anonymous = await failing([...push, ref, file], 6, tmp.path);
+  strictEqual(
+    anonymous.sentence,
+    `${host} needs credentials, and none it accepts were sent (401 Unauthorized)`,
+  );
+  strictEqual(
+    anonymous.hint,
+    `log in first with ocipart login --username <user> --password-stdin ${host}, ` +
+      "or give --username with --password-stdin",
+  );
+  strictEqual(anonymous.explanation, "matched UnauthorizedError (ERR_UNAUTHORIZED) (exit 6)");
+
+  const wrong = await failing([...push, ...credential, ref, file], 6, tmp.path, "battery staple\n");
+  strictEqual(
+    wrong.sentence,
+    `${host} refused the user name and password given with --username (401 Unauthorized)`,
+  );
+  ok(wrong.hint?.includes(`ocipart login --username alice --password-stdin ${host}`), wrong.hint);
+
+  const login = await failing(
+    ["login", "--plain-http", ...credential, host],
+    6,
+    tmp.path,
+    "battery staple\n",
+  );
+  strictEqual(login.sentence, `${host} refused the user name and password (401 Unauthorized)`);
+  strictEqual(login.hint, "check them and try again; nothing was saved");
+
+  const right = await runCli([...push, ...credential, ref, file], {
+    tmp: tmp.path,
+    stdin: "correct horse\n",
+  });
+  strictEqual(right.code, 0, right.stderr);
+  const pull = await failing(
+    ["pull", "--plain-http", "--progress", "none", ref, `${tmp.path}/out.bin`],
+    6,
+    tmp.path,
+  );
+  strictEqual(pull.sentence, anonymous.sentence);
+  // With the right password, a missing tag is told from a missing repository (the question
+  // the report asks the registry is authenticated too).
+  const missingTag = await failing(
+    ["inspect", "--plain-http", ...credential, `${host}/private/llm:v2`],
+    3,
+    tmp.path,
+    "correct horse\n",
+  );
+  strictEqual(
+    missingTag.sentence,
+    `the repository private/llm on ${host} has no tag v2 (404 Not Found, MANIFEST_UNKNOWN)`,
+  );
+  for (const run of [anonymous, wrong, login, pull, missingTag]) {
+    ok(!`${run.sentence}${run.hint}${run.library}`.includes("battery"), "no password");
+    ok(!run.library.includes("127.0.0.1"), run.library);
+  }
+});
+
+registryTest("an unknown tag and an unknown repository are told apart", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const { host } = registry;
+  const file = `${tmp.path}/w.bin`;
+  await writePatternFile(file, 1000);
+  const push = await runCli(["push", "--plain-http", `${host}/a/b:v1`, file], { tmp: tmp.path });
+  strictEqual(push.code, 0, push.stderr);
+  const out = `${tmp.path}/out.bin`;
+
+  const tag = await failing(["pull", "--plain-http", `${host}/a/b:v2`, out], 3, tmp.path);
+  strictEqual(
+    tag.sentence,
+    `the repository a/b on ${host} has no tag v2 (404 Not Found, MANIFEST_UNKNOWN)`,
+  );
+  strictEqual(tag.hint, "the repository exists: check the tag");
+  strictEqual(tag.library, "not found: GET manifest: status 404");
+  strictEqual(tag.explanation, "matched NotFoundError (ERR_NOT_FOUND) (exit 3)");
+
+  const unknownRepository = `the repository none/here does not exist on ${host} ` +
+    "(404 Not Found, MANIFEST_UNKNOWN; its tag list: NAME_UNKNOWN)";
+  const repository = await failing(
+    ["pull", "--plain-http", `${host}/none/here:v1`, out],
+    3,
+    tmp.path,
+  );
+  strictEqual(repository.sentence, unknownRepository);
+  strictEqual(repository.hint, "check its name (a push creates it)");
+  const inspect = await failing(["inspect", "--plain-http", `${host}/none/here:v1`], 3, tmp.path);
+  strictEqual(inspect.sentence, unknownRepository);
+  const copy = await failing(
+    ["copy", "--plain-http", `${host}/none/here:v1`, `${host}/c/d:v1`],
+    3,
+    tmp.path,
+  );
+  strictEqual(copy.sentence, unknownRepository);
+
+  const digest = `sha256:${"0".repeat(64)}`;
+  const manifest = await failing(["inspect", "--plain-http", `${host}/a/b@${digest}`], 3, tmp.path);
+  strictEqual(
+    manifest.sentence,
+    `the repository a/b on ${host} has no manifest ${digest} (404 Not Found, MANIFEST_UNKNOWN)`,
+  );
+});
+
+Deno.test("a reference with a scheme, without a repository, registry or tag: the grammar, with an example from what was typed", async () => {
+  await using tmp = await tempDir();
+  const file = `${tmp.path}/w.bin`;
+  await writePatternFile(file, 10);
+  const grammar = "a reference is <registry>/<repository>:<tag> or " +
+    "<registry>/<repository>@sha256:<digest>";
+  const cases: Array<[string[], string, string]> = [
+    [
+      ["pull", "http://127.0.0.1:5000/a/b:v1", `${tmp.path}/o`],
+      '"http://127.0.0.1:5000/a/b:v1" is not a reference: a reference has no scheme',
+      "write 127.0.0.1:5000/a/b:v1, with --plain-http for a registry that speaks plain HTTP",
+    ],
+    [
+      ["pull", "https://ghcr.io/acme/w:v1", `${tmp.path}/o`],
+      '"https://ghcr.io/acme/w:v1" is not a reference: a reference has no scheme',
+      "write ghcr.io/acme/w:v1",
+    ],
+    [
+      ["pull", "127.0.0.1:5400", `${tmp.path}/o`],
+      '"127.0.0.1:5400" names a registry but no repository',
+      `${grammar}, e.g. 127.0.0.1:5400/models/weights:v1`,
+    ],
+    [
+      ["push", "ubuntu:1", file],
+      '"ubuntu:1" names no registry (there is no default registry)',
+      `${grammar}, e.g. localhost:5000/ubuntu:1`,
+    ],
+    [
+      ["inspect", "127.0.0.1:5000/a/b"],
+      '"127.0.0.1:5000/a/b" names no tag or digest',
+      `${grammar}, e.g. 127.0.0.1:5000/a/b:v1`,
+    ],
+    [
+      ["copy", "127.0.0.1:5000/a/b:v1", "127.0.0.1:5000/Team/b:v1"],
+      '"127.0.0.1:5000/Team/b:v1" has capital letters in its repository',
+      "repositories are lowercase (a tag may have capitals)",
+    ],
+  ];
+  for (const [args, sentence, hint] of cases) {
+    const r = await failing(args, 1, tmp.path);
+    deepStrictEqual([r.sentence, r.hint], [sentence, hint]);
+    ok(r.library.startsWith("invalid reference: "), r.library);
+    strictEqual(r.explanation, "no sentinel matched (exit 1)");
+  }
+});
+
+registryTest("--plain-http to a TLS registry: every command, every request kind says drop it", {
+  needs: ["openssl"],
+}, async () => {
+  await using tls = await startRegistry({ tls: true });
+  await using plain = await startRegistry();
+  await using tmp = await tempDir();
+  const file = `${tmp.path}/w.bin`;
+  await writePatternFile(file, 1000);
+  const onPlain = `${plain.host}/a/b:v1`;
+  const pushed = await runCli(["push", "--plain-http", onPlain, file], { tmp: tmp.path });
+  strictEqual(pushed.code, 0, pushed.stderr);
+  const ref = `${tls.host}/a/b:v1`;
+  const runs: Array<[string[], string | undefined]> = [
+    // A push starts with HEAD requests, whose 400 has no body to say why.
+    [["push", "--plain-http", "--progress", "none", ref, file], undefined],
+    [["pull", "--plain-http", "--progress", "none", ref, `${tmp.path}/o`], undefined],
+    [["inspect", "--plain-http", ref], undefined],
+    [["verify", "--plain-http", ref, file], undefined],
+    [["copy", "--plain-http", "--progress", "none", ref, `${tls.host}/c/d:v1`], undefined],
+    // The source answers; the target is the TLS one.
+    [["copy", "--plain-http", "--progress", "none", onPlain, `${tls.host}/c/d:v1`], plain.host],
+    [["login", "--plain-http", "--username", "u", "--password-stdin", tls.host], undefined],
+  ];
+  for (const [args, otherSide] of runs) {
+    const r = await failing(args, 1, tmp.path, "pw\n");
+    const where = otherSide === undefined ? tls.host : `${otherSide} or ${tls.host}`;
+    strictEqual(r.sentence, `${where} speaks HTTPS, not plain HTTP`, args.join(" "));
+    strictEqual(
+      r.hint,
+      "drop --plain-http (and add --ca-file PEM if its certificate comes from your own CA)",
+    );
+    deepStrictEqual(r.cause, ["TLS_SERVER"]);
+  }
+});
+
+registryTest("HTTPS to a plain-HTTP registry: every command says add --plain-http", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const file = `${tmp.path}/w.bin`;
+  await writePatternFile(file, 1000);
+  const ref = `${registry.host}/a/b:v1`;
+  const runs = [
+    ["push", "--progress", "none", ref, file],
+    ["pull", "--progress", "none", ref, `${tmp.path}/o`],
+    ["inspect", ref],
+    ["verify", ref, file],
+    ["copy", "--progress", "none", ref, `${registry.host}/c/d:v1`],
+    ["login", "--username", "u", "--password-stdin", registry.host],
+  ];
+  for (const args of runs) {
+    const r = await failing(args, 1, tmp.path, "pw\n");
+    strictEqual(r.sentence, `${registry.host} speaks plain HTTP, not HTTPS`, args.join(" "));
+    strictEqual(
+      r.hint,
+      "add --plain-http (nothing is encrypted then: only for a registry on a network you trust)",
+    );
+    deepStrictEqual(r.cause, ["PLAIN_HTTP_SERVER"]);
+  }
+});
+
+registryTest(
+  "a certificate this machine does not trust: --ca-file or --insecure, and --ca-file works",
+  {
+    needs: ["openssl"],
+  },
+  async () => {
+    await using registry = await startRegistry({ tls: true });
+    await using tmp = await tempDir();
+    const file = `${tmp.path}/w.bin`;
+    await writePatternFile(file, 1000);
+    const ref = `${registry.host}/a/b:v1`;
+    const r = await failing(["push", "--progress", "none", ref, file], 1, tmp.path);
+    strictEqual(
+      r.sentence,
+      `the certificate of ${registry.host} is signed by an authority this machine does not trust`,
+    );
+    strictEqual(
+      r.hint,
+      "give the registry's CA certificate with --ca-file PEM; --insecure skips the check, and " +
+        "then anyone on the path can read and change the transfer",
+    );
+    deepStrictEqual(r.cause, ["TLS_UNKNOWN_AUTHORITY"]);
+    // Following the hint works.
+    const ca = `${tmp.path}/ca.pem`;
+    await Deno.writeTextFile(ca, registry.caCert!);
+    const trusted = await runCli(["push", "--progress", "none", "--ca-file", ca, ref, file], {
+      tmp: tmp.path,
+    });
+    strictEqual(trusted.code, 0, trusted.stderr);
+  },
+);
+
+Deno.test("a host name that does not resolve, and one Deno may not reach", async () => {
+  await using tmp = await tempDir();
+  const run = async (allowNet: string) => {
+    const argv = cliArgv(
+      [
+        "pull",
+        "--plain-http",
+        "--progress",
+        "none",
+        "registry.invalid:5000/a/b:v1",
+        `${tmp.path}/o`,
+      ],
+      { tmp: tmp.path },
+    ).map((arg) => arg === "--allow-net=127.0.0.1" ? allowNet : arg);
+    const out = await new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      cwd: PROJECT_ROOT,
+      clearEnv: true,
+      env: cliEnv({ tmp: tmp.path }),
+      stdin: "null",
+    }).output();
+    const decoder = new TextDecoder();
+    const result = {
+      code: out.code,
+      stdout: decoder.decode(out.stdout),
+      stderr: decoder.decode(out.stderr),
+    };
+    strictEqual(result.code, 1, result.stderr);
+    return report(result, "pull");
+  };
+  const dns = await run("--allow-net=registry.invalid");
+  strictEqual(
+    dns.sentence,
+    "the host name of registry.invalid:5000 does not resolve (no such host)",
+  );
+  strictEqual(dns.hint, "check the spelling of the registry in the reference");
+  ok(dns.cause.includes("ENOTFOUND"), dns.cause.join());
+  const denied = await run("--allow-net=127.0.0.1");
+  strictEqual(
+    denied.sentence,
+    "Deno's permissions do not allow connecting to registry.invalid:5000 " +
+      "(or to its token service or storage)",
+  );
+  ok(denied.hint?.startsWith("run it with --allow-net "), denied.hint);
+  deepStrictEqual(denied.cause, ["NET_PERMISSION"]);
+});
+
+Deno.test("what Distribution never says: 403, 413, 429 and 503 each get their words", async () => {
+  await using fake = await startFakeRegistry();
+  await using tmp = await tempDir();
+  const file = `${tmp.path}/w.bin`;
+  await writePatternFile(file, 1000);
+  const json = (code: string) => JSON.stringify({ errors: [{ code, message: "m" }] });
+  const ref = `${fake.host}/team/w:v1`;
+  const pull = ["pull", "--plain-http", "--progress", "none", ref, `${tmp.path}/o`];
+
+  fake.fault({ method: "GET", path: /manifests/, respond: { status: 403, body: json("DENIED") } });
+  const denied = await failing(pull, 6, tmp.path);
+  strictEqual(denied.sentence, `${fake.host} denied access to team/w (403 Forbidden)`);
+  strictEqual(
+    denied.hint,
+    `the credential is accepted but may not pull there: ask for access, ` +
+      `or log in as another user with ocipart login ${fake.host}`,
+  );
+
+  fake.clearFaults();
+  fake.fault({ method: "PUT", path: /uploads/, times: Infinity, respond: { status: 413 } });
+  const large = await failing(
+    ["push", "--plain-http", "--progress", "none", ref, file],
+    7,
+    tmp.path,
+  );
+  // A 413 on a part names the refused size, a smaller one to push with, and the command.
+  strictEqual(
+    large.sentence,
+    `${fake.host} refused a part of 1000 bytes as too large (413 Content Too Large)`,
+  );
+  ok(large.hint?.startsWith("push again with --part-size 512 "), large.hint);
+  strictEqual(
+    large.command,
+    `ocipart push --part-size 512 --plain-http --progress none ${ref} ${file}`,
+  );
+
+  fake.clearFaults();
+  fake.fault({ method: "GET", path: /manifests/, times: Infinity, respond: { status: 503 } });
+  const down = await failing(pull, 1, tmp.path);
+  strictEqual(down.sentence, `${fake.host} kept failing (503 Service Unavailable)`);
+
+  fake.clearFaults();
+  fake.fault({
+    method: "GET",
+    path: /manifests/,
+    times: Infinity,
+    respond: { status: 429, body: json("TOOMANYREQUESTS") },
+  });
+  const limited = await failing(pull, 1, tmp.path);
+  strictEqual(
+    limited.sentence,
+    `${fake.host} is limiting the rate of requests (429 Too Many Requests)`,
+  );
+  strictEqual(limited.hint, "wait and try again, or use fewer --workers");
+});

@@ -1,0 +1,93 @@
+/**
+ * The first lines of a failure report, for every cause code the CLI prints and the cases the
+ * end-to-end tests cannot reach cheaply (a copy's side, timeouts, signals, local files).
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { HttpStatusError, LocalFileError } from "../../src/errors/kinds.ts";
+import { NotFoundError } from "../../src/errors/sentinels.ts";
+import { failureWords } from "../../src/cli/failure_words.ts";
+import { ExchangeError, type FailureReason } from "../../src/transport/failure.ts";
+
+const REASONS: FailureReason[] = [
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+  "TLS_UNKNOWN_AUTHORITY",
+  "TLS_NAME_MISMATCH",
+  "TLS_EXPIRED",
+  "TLS_CERTIFICATE",
+  "PLAIN_HTTP_SERVER",
+  "TLS_SERVER",
+  "NET_PERMISSION",
+  "READ_PERMISSION",
+  "WRITE_PERMISSION",
+  "ENV_PERMISSION",
+];
+
+const pull = { command: "pull", input: { reference: "r.example:5400/a/b:v1", destination: "o" } };
+
+Deno.test("every transport reason has a sentence naming the registry typed and a hint", () => {
+  for (const reason of REASONS) {
+    const words = failureWords(new ExchangeError("HTTP request", "x", undefined, reason), pull);
+    ok(words !== undefined && words.hint !== undefined, reason);
+    // A file or environment permission is not about the registry.
+    if (!/^(READ|WRITE|ENV)_PERMISSION$/.test(reason)) {
+      ok(words.sentence.includes("r.example:5400"), `${reason}: ${words.sentence}`);
+    }
+  }
+});
+
+Deno.test("a copy between two registries names the side the failed request went to", () => {
+  const copy = {
+    command: "copy",
+    input: { source: "a.example/x:v1", target: "b.example:5000/y:v1" },
+  };
+  const status = (operation: string) =>
+    new NotFoundError("x", { cause: new HttpStatusError(operation, { status: 404 }) });
+  ok(failureWords(status("GET manifest"), copy)!.sentence.startsWith("a.example has no"));
+  const put = failureWords(status("HEAD blob"), copy)!.sentence;
+  ok(put.startsWith("a part of b.example:5000/y:v1 is missing on b.example:5000"), put);
+  const refused = new ExchangeError("HTTP request", "x", undefined, "ECONNREFUSED");
+  strictEqual(
+    failureWords(refused, copy)!.sentence,
+    "nothing is listening at a.example or b.example:5000: the connection was refused",
+  );
+  // One registry: one name, and the port a plain-HTTP or HTTPS dial used.
+  const same = { command: "copy", input: { source: "a.example/x:v1", target: "a.example/y:v1" } };
+  strictEqual(failureWords(refused, same)!.hint, "is the registry running, and is 443 its port?");
+  const plain = { ...same, input: { ...same.input, plainHttp: true } };
+  strictEqual(failureWords(refused, plain)!.hint, "is the registry running, and is 80 its port?");
+});
+
+Deno.test("a stop signal leaves the contract's lines alone; an expired --timeout says how to go on", () => {
+  strictEqual(failureWords(new Error("aborted"), pull, { signal: "SIGINT" }), undefined);
+  deepStrictEqual(failureWords(new Error("aborted"), pull, { timeout: "90s" }), {
+    sentence: "could not pull r.example:5400/a/b:v1 into o within --timeout 90s",
+    hint: "run it again (with a longer --timeout): it resumes from o.parted-partial",
+  });
+});
+
+Deno.test("a local file error names the path typed and the system's reason", () => {
+  const local = (code: string) =>
+    new LocalFileError("pull destination: write failed", {
+      cause: Object.assign(new Error("os"), { code }),
+    });
+  deepStrictEqual(failureWords(local("ENOSPC"), pull), {
+    sentence: "cannot use o: no space left on the device (ENOSPC)",
+    hint: "free some space and run it again: the pull resumes where it stopped",
+  });
+  strictEqual(
+    failureWords(local("EWEIRD"), pull)!.sentence,
+    "cannot use o (EWEIRD)",
+  );
+});
+
+Deno.test("what was typed is escaped before it is repeated", () => {
+  const typed = { command: "inspect", input: { reference: "r.example/a/b:v1\u001b[2J" } };
+  const words = failureWords(new Error("x"), typed)!;
+  strictEqual(words.sentence, "could not inspect r.example/a/b:v1\\x1b[2J");
+});

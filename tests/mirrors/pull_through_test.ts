@@ -1,0 +1,146 @@
+/**
+ * Distribution in proxy mode (a pull-through cache) as the mirror of a token-authenticated
+ * upstream Distribution: by tag and by digest, cold and warm, every byte verified against the
+ * upstream's manifest; the upstream's credentials never reach the cache.
+ */
+import { assert, assertEquals } from "../fixtures/assert.ts";
+import { sha256File, writePatternFile } from "../fixtures/files.ts";
+import { startCountingFront, startPullThroughCache } from "../fixtures/pull_through_cache.ts";
+import { registryTest } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { startTokenRegistry } from "../auth/_registry_helpers.ts";
+import { fromFile, PartedClient, type PullFromMirror, toFile } from "../../src/parted/mod.ts";
+
+const KiB = 1024;
+const PART = 256 * KiB;
+const SIZE = 3 * PART + 12_345; // 4 parts
+const REPO = "fleet/model";
+const CREDENTIAL = { username: "ci", password: "s3cret" };
+
+async function setup() {
+  const upstream = await startTokenRegistry({ users: { ci: "s3cret" } });
+  const dir = await tempDir("ocipart-ptc-");
+  const src = `${dir.path}/src.bin`;
+  const fileDigest = await writePatternFile(src, SIZE, 11);
+  using pusher = new PartedClient({ plainHttp: true, credential: CREDENTIAL });
+  const pushed = await pusher.push(`${upstream.registry.host}/${REPO}:v1`, fromFile(src), {
+    partSize: PART,
+  });
+  const cache = await startPullThroughCache({
+    upstream: upstream.registry.url,
+    username: CREDENTIAL.username,
+    password: CREDENTIAL.password,
+  });
+  // What the client says to the cache.
+  const toCache = await startCountingFront(cache.registry.url);
+  return {
+    upstream,
+    cache,
+    toCache,
+    dir,
+    src,
+    fileDigest,
+    digest: pushed.digest,
+    client(pullFromMirror: PullFromMirror = "digest-only") {
+      return new PartedClient({
+        plainHttp: true,
+        credential: CREDENTIAL,
+        mirrors: {
+          [upstream.registry.host]: [{ location: toCache.host, plainHttp: true, pullFromMirror }],
+        },
+      });
+    },
+    /** Blob bytes the upstream served to the cache since the last reset. */
+    upstreamBlobBytes: () => cache.front!.bytesServed(/\/blobs\/sha256:/),
+    async [Symbol.asyncDispose]() {
+      await toCache.close();
+      await cache.stop();
+      await upstream[Symbol.asyncDispose]();
+      await dir[Symbol.asyncDispose]();
+    },
+  };
+}
+
+registryTest(
+  "pull-through cache: by digest, cold then warm; the warm pull costs the upstream no blob byte",
+  async () => {
+    await using env = await setup();
+    const ref = `${env.upstream.registry.host}/${REPO}@${env.digest}`;
+    using client = env.client();
+    await client.pull(ref, toFile(`${env.dir.path}/cold.bin`));
+    assertEquals(await sha256File(`${env.dir.path}/cold.bin`), env.fileDigest);
+    // Cold: the cache fetched every part from the upstream (at least once).
+    assert(env.upstreamBlobBytes() >= SIZE, `cold upstream bytes ${env.upstreamBlobBytes()}`);
+    env.cache.front!.reset();
+    using second = env.client(); // another machine of the fleet
+    await second.pull(ref, toFile(`${env.dir.path}/warm.bin`));
+    assertEquals(await sha256File(`${env.dir.path}/warm.bin`), env.fileDigest);
+    assertEquals(env.upstreamBlobBytes(), 0, "warm: blob bytes from the upstream");
+    assertEquals(
+      env.cache.front!.log.filter((r) => r.path.includes("/manifests/")).length,
+      0,
+      "warm: the manifest by digest is the cache's own",
+    );
+  },
+);
+
+registryTest(
+  "pull-through cache: by tag, digest-only: the tag at the upstream, every part through the cache",
+  async () => {
+    await using env = await setup();
+    using client = env.client();
+    await client.pull(`${env.upstream.registry.host}/${REPO}:v1`, toFile(`${env.dir.path}/a.bin`));
+    assertEquals(await sha256File(`${env.dir.path}/a.bin`), env.fileDigest);
+    const toCache = env.toCache.log;
+    assertEquals(toCache.filter((r) => r.path.includes("/manifests/")).length, 0);
+    assertEquals(toCache.filter((r) => r.method === "GET" && r.path.includes("/blobs/")).length, 4);
+    // The upstream's token never reached the cache (the cache is anonymous here).
+    assert(toCache.every((r) => r.authorization === null), "no credential sent to the cache");
+  },
+);
+
+registryTest(
+  "pull-through cache: by tag with pullFromMirror all: the cache resolves the tag (checking the upstream)",
+  async () => {
+    await using env = await setup();
+    using client = env.client("all");
+    await client.pull(`${env.upstream.registry.host}/${REPO}:v1`, toFile(`${env.dir.path}/a.bin`));
+    assertEquals(await sha256File(`${env.dir.path}/a.bin`), env.fileDigest);
+    const tagAsked = env.toCache.log.filter((r) => r.path.endsWith("/manifests/v1"));
+    assertEquals(tagAsked.map((r) => r.status), [200]);
+    // Distribution 2.8 revalidates a tag with a HEAD at the upstream on every request.
+    assert(
+      env.cache.front!.log.some((r) => r.method === "HEAD" && r.path.endsWith("/manifests/v1")),
+      "the cache asked the upstream about the tag",
+    );
+  },
+);
+
+registryTest(
+  "pull-through cache: a cache whose upstream credential is wrong is bypassed; the pull completes",
+  async () => {
+    await using upstream = await startTokenRegistry({ users: { ci: "s3cret" } });
+    await using dir = await tempDir("ocipart-ptc-");
+    const src = `${dir.path}/src.bin`;
+    const fileDigest = await writePatternFile(src, SIZE, 12);
+    using pusher = new PartedClient({ plainHttp: true, credential: CREDENTIAL });
+    const pushed = await pusher.push(`${upstream.registry.host}/${REPO}:v1`, fromFile(src), {
+      partSize: PART,
+    });
+    await using cache = await startPullThroughCache({
+      upstream: upstream.registry.url,
+      username: "ci",
+      password: "wrong",
+    });
+    using client = new PartedClient({
+      plainHttp: true,
+      credential: CREDENTIAL,
+      mirrors: { [upstream.registry.host]: [{ location: cache.registry.host, plainHttp: true }] },
+    });
+    await client.pull(
+      `${upstream.registry.host}/${REPO}@${pushed.digest}`,
+      toFile(`${dir.path}/o`),
+    );
+    assertEquals(await sha256File(`${dir.path}/o`), fileDigest);
+  },
+);
