@@ -77,6 +77,11 @@ export interface PushCommand extends TransferFlags {
   partSize: number | undefined;
   /** Extra manifest annotations from `--annotation key=value`. */
   annotations: Record<string, string>;
+  /**
+   * The arguments after `push`, as typed (aliases spelled as given): after a part-size limit,
+   * the failure report repeats them, `--part-size` replaced, as the command to run.
+   */
+  args: readonly string[];
 }
 
 /** A parsed `pull` command line. */
@@ -223,6 +228,8 @@ class Parsed {
     readonly command: CommandName,
     values: Values,
     readonly operands: readonly string[],
+    /** The arguments after the command word, as typed. */
+    readonly args: readonly string[],
   ) {
     this.values = { ...values };
     this.#alias("concurrency", "workers");
@@ -387,6 +394,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       file: p.operands[1],
       partSize: p.flag("part-size", parseSize),
       annotations: parseAnnotations(p.list("annotation"), "push"),
+      args: p.args,
     }),
   },
   pull: {
@@ -569,7 +577,7 @@ function parseCommand(command: CommandName, args: string[]): CliCommand {
   operands.forEach((operand, i) => {
     if (operand === "") throw new UsageError(`${spec.operands[i]} must not be empty`, command);
   });
-  return spec.build(new Parsed(command, values, operands));
+  return spec.build(new Parsed(command, values, operands, Object.freeze([...args])));
 }
 
 /** The `<registry>` operand: a registry host, `host[:port]`, without scheme or path. */

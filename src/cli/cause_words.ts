@@ -13,6 +13,11 @@ export interface Words {
   readonly sentence: string;
   /** What to do about it, when there is something to say. */
   readonly hint?: string;
+  /**
+   * The command line to run, when the hint says to run one: the user's own arguments changed
+   * as the hint says, quoted for a shell (`src/cli/shell_word.ts`), written on a line of its own.
+   */
+  readonly command?: string;
 }
 
 /** Where a connection went, as the user typed it. */

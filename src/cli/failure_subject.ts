@@ -35,6 +35,8 @@ export interface TypedInput {
   readonly caFile?: string | undefined;
   /** `--username`. */
   readonly username?: string | undefined;
+  /** The arguments after the command's name, as typed: push's, to say what to run again. */
+  readonly args?: readonly string[];
 }
 
 /** A failed command: its name, what was typed, and what was learnt after the failure. */

@@ -1,7 +1,9 @@
 /**
  * The first lines of a failure report: one sentence in plain words that names what the user
- * typed (the reference, the registry's host and port, the file), and a hint for the common
- * cases. The library's own line, the cause codes and the exit-code line follow it unchanged.
+ * typed (the reference, the registry's host and port, the file), a hint for the common cases,
+ * and, when the hint says to run a command, that command (after a part-size limit,
+ * `part_size_words.ts`). The library's own line, the cause codes and the exit-code line follow
+ * them unchanged.
  *
  * Only the user's input and fixed words are written here, plus the registry's error codes that
  * are on the distribution specification's list; nothing else a registry sent is repeated.
@@ -34,6 +36,7 @@ import type { FailureContext } from "./exit_code.ts";
 import { type FailureSubject, registriesOf, subjectPhrase } from "./failure_subject.ts";
 import { OutputError } from "./io.ts";
 import { localFileWords, outputWords } from "./local_file_words.ts";
+import { partSizeWords } from "./part_size_words.ts";
 import { terminalText } from "../registry/untrusted_text.ts";
 import { referenceWords } from "./reference_words.ts";
 import { statusWords } from "./status_words.ts";
@@ -142,6 +145,10 @@ export function failureWords(
   const invalid = findError(err, InvalidReferenceError);
   if (invalid !== undefined) return referenceWords(subject.input, invalid);
   const place = placeOf(subject, err);
+  // Before the cause and the status: a cut connection, a 413 or a refused token that the part
+  // size caused is told as that limit, with the size that fits.
+  const limit = partSizeWords(subject, err, place);
+  if (limit !== undefined) return limit;
   const reason = failureReason(err);
   if (reason !== undefined) return reasonWords(reason, place);
   return answerWords(subject, err) ?? kindWords(subject, err, place) ??

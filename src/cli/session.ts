@@ -133,7 +133,8 @@ export async function runStoppable(
 /**
  * Writes a failure on standard error and returns `code`. In order: one sentence in plain words
  * naming what the user typed (the reference, the registry's host and port, the file) and, for
- * the common cases, a `hint:` line (`src/cli/failure_words.ts`); then, as the exit-code
+ * the common cases, a `hint:` line, and when the hint says to run a command, that command on an
+ * indented line of its own, ready to paste (`src/cli/failure_words.ts`); then, as the exit-code
  * contract says, the library's error on one line (with the local path when the error is about
  * it), the safe cause codes when there are any, and the explanation of the exit code. After a
  * stop signal only the contract's lines are written. `repositoryKnown` is what a probe after a
@@ -160,17 +161,20 @@ export function reportFailure(
     repositoryKnown,
   };
   const words = failureWords(err, subject, context);
-  const lines = words === undefined ? [] : [words.sentence];
-  if (words?.hint !== undefined) lines.push(`hint: ${words.hint}`);
+  const lines = words === undefined ? [] : [`${prefix}${words.sentence}`];
+  const run = words?.command === undefined ? "" : ". Run:";
+  if (words?.hint !== undefined) lines.push(`${prefix}hint: ${words.hint}${run}`);
+  // Indented, without the prefix: the whole line can be copied and pasted as it is.
+  if (words?.command !== undefined) lines.push(`  ${words.command}`);
   const path = job.localPath !== undefined && findError(err, LocalFileError) !== undefined
     ? ` (${job.localPath})`
     : "";
-  lines.push(`${errorLine(err)}${path}`);
+  lines.push(`${prefix}${errorLine(err)}${path}`);
   // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
   const codes = causeCodes(err);
-  if (codes.length > 0) lines.push(`cause: ${codes.join(", ")}`);
-  lines.push(explanation);
-  stderr(lines.map((line) => `${prefix}${line}\n`).join(""));
+  if (codes.length > 0) lines.push(`${prefix}cause: ${codes.join(", ")}`);
+  lines.push(`${prefix}${explanation}`);
+  stderr(lines.map((line) => `${line}\n`).join(""));
   return code;
 }
 

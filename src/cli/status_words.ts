@@ -39,8 +39,17 @@ const RESTATED: Readonly<Record<number, string>> = {
   429: "TOOMANYREQUESTS",
 };
 
-/** `404 Not Found, NAME_UNKNOWN`: the status, its phrase, the listed codes. */
-function answer(status: number, codes: readonly string[]): string {
+/**
+ * `404 Not Found, NAME_UNKNOWN`: the status, its phrase, and the specification's error codes
+ * given (`distributionErrorCodes`) that say more than the status.
+ *
+ * @example
+ * ```ts
+ * import { statusAnswer } from "./status_words.ts";
+ * console.log(statusAnswer(405, ["UNSUPPORTED"])); // "405 Method Not Allowed, UNSUPPORTED"
+ * ```
+ */
+export function statusAnswer(status: number, codes: readonly string[]): string {
   const phrase = PHRASES[status] === undefined ? `${status}` : `${status} ${PHRASES[status]}`;
   const telling = codes.filter((code) => code !== RESTATED[status]);
   return telling.length === 0 ? phrase : `${phrase}, ${telling.join(", ")}`;
@@ -58,7 +67,7 @@ interface Answer {
 
 function refusedWords(a: Answer): Words {
   const { command, input } = a.subject;
-  const said = answer(a.status, a.codes);
+  const said = statusAnswer(a.status, a.codes);
   if (a.status === 403) {
     const repository = a.registry?.reference?.repository;
     const what = repository === undefined ? "" : ` to ${terminalText(repository)}`;
@@ -94,7 +103,7 @@ function missingWords(a: Answer): Words {
   const reference = a.registry?.reference;
   if (reference === undefined) {
     return {
-      sentence: `${a.where} does not answer as a registry (${answer(404, a.codes)})`,
+      sentence: `${a.where} does not answer as a registry (${statusAnswer(404, a.codes)})`,
       hint: "is it the registry's address, not that of a web page in front of it?",
     };
   }
@@ -102,7 +111,7 @@ function missingWords(a: Answer): Words {
   const manifest = reference.digest === undefined
     ? `tag ${terminalText(reference.tag ?? "")}`
     : `manifest ${reference.digest}`;
-  const said = answer(404, a.codes);
+  const said = statusAnswer(404, a.codes);
   const known = a.subject.repositoryKnown;
   if (a.codes.includes("NAME_UNKNOWN") || known === false) {
     const list = a.codes.includes("NAME_UNKNOWN") ? "" : "; its tag list: NAME_UNKNOWN";
@@ -138,7 +147,7 @@ function missingWords(a: Answer): Words {
 }
 
 function otherWords(a: Answer, err: unknown): Words {
-  const said = answer(a.status, a.codes);
+  const said = statusAnswer(a.status, a.codes);
   if (a.status === 413) {
     const what = findError(err, PartTooLargeError) ? "a part" : "a request";
     return {

@@ -1,12 +1,14 @@
 /**
- * The parted manifest: encoding a pushed file's parts into an OCI image manifest, and decoding
- * and validating one on pull.
+ * The parted manifest: encoding a pushed file's parts into an OCI image manifest (and what a
+ * registry's refusal of it means for the part size), and decoding and validating one on pull.
  *
  * @module
  */
-import { InvalidManifestError } from "../errors/kinds.ts";
+import { findError } from "../errors/find_error.ts";
+import { HttpStatusError, InvalidManifestError } from "../errors/kinds.ts";
 import { NotPartedArtifactError } from "../errors/sentinels.ts";
 import { isSha256Digest } from "../registry/digest.ts";
+import { registryErrorCodes } from "../registry/status.ts";
 import { EMPTY_CONFIG_DESCRIPTOR, OCI_MANIFEST_MEDIA_TYPE } from "../registry/media_types.ts";
 import {
   ANNOTATION_FILE_DIGEST,
@@ -20,6 +22,8 @@ import {
   PARTED_ARTIFACT_TYPE,
   PARTED_LAYER_MEDIA_TYPE,
 } from "./format.ts";
+import { partSizeForHalfTheParts } from "./part_size_advice.ts";
+import { PartSizeError } from "./part_size_error.ts";
 import { partCount, type PartRange, planParts } from "./plan.ts";
 
 /** A part with its digest, as listed by a manifest. */
@@ -100,6 +104,55 @@ export function encodeManifest(info: {
     }),
   };
   return new TextEncoder().encode(JSON.stringify(manifest));
+}
+
+/** Statuses a registry refuses a manifest with for its size or number of layers. */
+const LAYER_LIMIT_STATUSES: ReadonlySet<number> = new Set([400, 405, 413]);
+
+/**
+ * Registry error codes of such a refusal: Distribution's own for a manifest it will not take
+ * (`MANIFEST_INVALID`, `SIZE_INVALID`) and `UNSUPPORTED`, which a registry that caps the
+ * layers of an image answers with a 405.
+ */
+const LAYER_LIMIT_CODES: ReadonlySet<string> = new Set([
+  "MANIFEST_INVALID",
+  "SIZE_INVALID",
+  "UNSUPPORTED",
+]);
+
+/**
+ * What a refused manifest PUT of a push means: when the registry answered a manifest of
+ * `partCount` (at least 2) parts with a 413, or with a 400 or 405 whose error codes are all
+ * among those a size or layer limit gives, a {@linkcode PartSizeError} naming the part size
+ * that halves the count; otherwise `undefined` (the refusal is something else, e.g. a missing
+ * blob).
+ *
+ * @example A registry that caps the layers of a manifest
+ * ```ts
+ * import { HttpStatusError } from "../errors/kinds.ts";
+ * import { layerLimitFailure } from "./manifest.ts";
+ * const body = new TextEncoder().encode('{"errors":[{"code":"UNSUPPORTED"}]}');
+ * const refused = new HttpStatusError("PUT manifest", { status: 405, body });
+ * console.log(layerLimitFailure(refused, 2 ** 29, 600)?.suggestedPartSize); // 1073741824
+ * ```
+ */
+export function layerLimitFailure(
+  err: unknown,
+  partSize: number,
+  partCount: number,
+): PartSizeError | undefined {
+  const http = findError(err, HttpStatusError);
+  if (http === undefined || http.offOrigin || partCount < 2) return undefined;
+  if (!LAYER_LIMIT_STATUSES.has(http.status)) return undefined;
+  const codes = registryErrorCodes(http);
+  const limitCodes = codes.length > 0 && codes.every((code) => LAYER_LIMIT_CODES.has(code));
+  if (http.status !== 413 && !limitCodes) return undefined;
+  return new PartSizeError(http.message, {
+    limit: "layer-count",
+    partSize,
+    partCount,
+    suggestedPartSize: partSizeForHalfTheParts(partSize),
+  }, { cause: err, status: http.status });
 }
 
 /**

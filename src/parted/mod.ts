@@ -55,6 +55,7 @@ export {
 export { DestinationExistsError, type ExistingEntry } from "./destination_exists_error.ts";
 export type { PartEvent, ProgressCallback, ProgressPhase, ProgressSnapshot } from "./progress.ts";
 export { TooManyPartsError } from "./too_many_parts_error.ts";
+export { PartSizeError, type PartSizeFacts, type PartSizeLimit } from "./part_size_error.ts";
 export type { ExplicitCredential } from "./options.ts";
 export type { MirrorOptions, MirrorTable, PullFromMirror } from "../remote/mirror_table.ts";
 export {

@@ -22,7 +22,7 @@ import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { isPlainFileName, PARTED_ARTIFACT_TYPE } from "./format.ts";
 import { checkReadable, sameStamp, type SourceStamp, statSource } from "./fs_source.ts";
-import { encodeManifest, type PartDescriptor } from "./manifest.ts";
+import { encodeManifest, layerLimitFailure, type PartDescriptor } from "./manifest.ts";
 import { uploadPart } from "./part_upload.ts";
 import { planParts } from "./plan.ts";
 import { ProgressTracker } from "./progress.ts";
@@ -31,6 +31,7 @@ import type { RemoteRepository } from "../remote/repository.ts";
 import { completeUpload, openUpload } from "../remote/uploads.ts";
 import type { TransferJob } from "./transfer_job.ts";
 import { FirstFailure, runPartWorkers } from "./part_workers.ts";
+import { PushTokens } from "./push_tokens.ts";
 
 /** What the push procedure needs, already validated. */
 export interface PushJob extends TransferJob {
@@ -88,23 +89,26 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       queue.close();
       latch.fail(err);
     });
-    const renewal = tokenRenewal(connection, job.reference.repository, progress, clock);
+    const count = Math.min(job.workers, plan.length);
+    const tokens = new PushTokens(connection.authenticator, job.reference.repository, clock, count);
     const beforeUpload = (part: PartDescriptor, signal: AbortSignal) => {
       // A part is missing: uploads now wait for part digests, so they overtake the file digest.
       whole?.defer();
-      return renewal(part, signal);
+      return tokens.renewFor(part.size, progress.snapshot.wireBytes, signal);
     };
-    const count = Math.min(job.workers, plan.length);
     const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
       progress.setPhase("uploading");
       const outcome = await uploadPart({
         repo: connection.repo,
         path: job.path,
+        fileSize: stamp.size,
+        partSize: job.partSize,
         progress,
         signal,
         policy,
         clock,
         beforeUpload,
+        tokenLifetimeMs: () => tokens.lifetimeMs(),
       }, part);
       progress.completePart(part.index, part.size, outcome === "skipped" ? "exists" : "uploaded");
     });
@@ -131,6 +135,8 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       policy,
       signal,
       clock,
+    }).catch((err) => {
+      throw layerLimitFailure(err, job.partSize, plan.length) ?? err;
     });
     progress.setPhase("done");
     if (progress.failure !== undefined) throw progress.failure;
@@ -153,26 +159,6 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
 function recordedTitle(path: string): string | undefined {
   const name = basename(path);
   return isPlainFileName(name) ? name : undefined;
-}
-
-/**
- * Renews a token before a part PUT when, at the throughput measured so far, it would expire
- * while the body is still being sent (the registry checks it when the headers arrive).
- */
-function tokenRenewal(
-  connection: Connection,
-  repository: string,
-  progress: ProgressTracker,
-  clock: Clock,
-): (part: PartDescriptor, signal: AbortSignal) => Promise<void> {
-  const started = clock.now();
-  return async (part, signal) => {
-    const elapsed = clock.now() - started;
-    const sent = progress.snapshot.wireBytes;
-    if (sent < 1024 * 1024 || elapsed <= 0) return;
-    const expectedMs = (part.size / (sent / elapsed)) * 2;
-    await connection.authenticator.ensureFresh(repository, "push", expectedMs, signal);
-  };
 }
 
 /**

@@ -83,6 +83,7 @@ Deno.test("each subpath exports what its users call", () => {
     "PARTED_ARTIFACT_TYPE",
     "PARTED_LAYER_MEDIA_TYPE",
     "PARTIAL_SUFFIX",
+    "PartSizeError",
     "PartedClient",
     "TooManyPartsError",
     "fromFile",

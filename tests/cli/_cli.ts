@@ -140,6 +140,18 @@ export function failureLines(stderr: string): [string, string] {
   return [all.at(-2) ?? "", all.at(-1) ?? ""];
 }
 
+/**
+ * The hint of a failure report (`ocipart <command>: hint: …`) and the indented lines after it
+ * (the command to run), or `[]`.
+ */
+export function hintLines(stderr: string): string[] {
+  const all = stderr.trimEnd().split("\n");
+  const start = all.findIndex((line) => /^ocipart \w+: hint: /.test(line));
+  if (start < 0) return [];
+  const end = all.findIndex((line, i) => i > start && !line.startsWith("  "));
+  return all.slice(start, end < 0 ? undefined : end);
+}
+
 /** The cause codes the CLI printed (`ocipart <command>: cause: A, B`), or `[]`. */
 export function causeLine(stderr: string): string[] {
   const line = stderr.split("\n").find((l) => /^ocipart \w+: cause: /.test(l));

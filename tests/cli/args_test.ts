@@ -14,7 +14,7 @@ function usageError(args: string[], command: CommandName | undefined, pattern: R
 }
 
 Deno.test("push with every flag parses into a push command", () => {
-  const command = parseCommandLine([
+  const args = [
     "push",
     "--part-size",
     "64MiB",
@@ -40,7 +40,8 @@ Deno.test("push with every flag parses into a push command", () => {
     "--annotation=team=",
     REF,
     "file.bin",
-  ]);
+  ];
+  const command = parseCommandLine(args);
   deepStrictEqual(command, {
     kind: "push",
     workers: 3,
@@ -60,6 +61,7 @@ Deno.test("push with every flag parses into a push command", () => {
     partSize: 64 * 1024 * 1024,
     json: true,
     annotations: { "org.opencontainers.image.source": "https://example.test/a=b", team: "" },
+    args: args.slice(1),
   });
 });
 
@@ -310,20 +312,33 @@ Deno.test("aliases of oras and skopeo: -u, -d, --concurrency, --format json", ()
     [push.username, push.debug, push.workers, push.json],
     ["alice", true, 3, true],
   );
-  // The same command line spelled with our own flags parses to the same command.
-  deepStrictEqual(
-    push,
-    parseCommandLine([
-      "push",
-      "--username=alice",
-      "--password-stdin",
-      "--debug",
-      "--workers=3",
-      "--json",
-      REF,
-      "f",
-    ]),
-  );
+  // The same command line spelled with our own flags parses to the same command, but for the
+  // words typed, which push keeps as spelled (its rerun command repeats them).
+  const own = [
+    "--username=alice",
+    "--password-stdin",
+    "--debug",
+    "--workers=3",
+    "--json",
+    REF,
+    "f",
+  ];
+  const spelled = parseCommandLine(["push", ...own]);
+  if (spelled.kind !== "push") throw new Error(`parsed as ${spelled.kind}`);
+  deepStrictEqual({ ...push, args: [] }, { ...spelled, args: [] });
+  deepStrictEqual(push.args, [
+    "-u",
+    "alice",
+    "--password-stdin",
+    "-d",
+    "--concurrency",
+    "3",
+    "--format",
+    "json",
+    REF,
+    "f",
+  ]);
+  deepStrictEqual(spelled.args, own);
   const verify = parseCommandLine(["verify", "--concurrency=2", REF, "f"]);
   strictEqual(verify.kind === "verify" && verify.workers, 2);
   strictEqual(parseCommandLine(["inspect", "--format", "text", REF]).kind, "inspect");

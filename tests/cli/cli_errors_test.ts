@@ -16,15 +16,24 @@ import { cliArgv, cliEnv, type CliResult, PROJECT_ROOT, runCli } from "./_cli.ts
 interface Report {
   sentence: string;
   hint: string | undefined;
+  /** The command the hint says to run: an indented line right after it, without the prefix. */
+  command: string | undefined;
   library: string;
   cause: string[];
   explanation: string;
 }
 
-/** Splits the report of `command` and checks that every line of it carries the prefix. */
+/**
+ * Splits the report of `command` and checks that every line of it carries the prefix, but the
+ * command to run after a hint.
+ */
 function report(result: CliResult, command: string): Report {
   const prefix = `ocipart ${command}: `;
-  const lines = result.stderr.trimEnd().split("\n");
+  const all = result.stderr.trimEnd().split("\n");
+  const run = all[1]?.startsWith(`${prefix}hint: `) && all[2]?.startsWith("  ")
+    ? all[2].slice(2)
+    : undefined;
+  const lines = run === undefined ? all : [...all.slice(0, 2), ...all.slice(3)];
   for (const line of lines) ok(line.startsWith(prefix), `unprefixed line: ${result.stderr}`);
   const body = lines.map((line) => line.slice(prefix.length));
   const hint = body[1]?.startsWith("hint: ") ? body[1].slice("hint: ".length) : undefined;
@@ -35,6 +44,7 @@ function report(result: CliResult, command: string): Report {
   return {
     sentence: body[0],
     hint,
+    command: run,
     library,
     cause: cause === undefined ? [] : cause.slice("cause: ".length).split(", "),
     explanation: rest.at(-1)!,
@@ -395,8 +405,16 @@ Deno.test("what Distribution never says: 403, 413, 429 and 503 each get their wo
     7,
     tmp.path,
   );
-  strictEqual(large.sentence, `${fake.host} refused a part as too large (413 Content Too Large)`);
-  ok(large.hint?.startsWith("push with a smaller --part-size"), large.hint);
+  // A 413 on a part names the refused size, a smaller one to push with, and the command.
+  strictEqual(
+    large.sentence,
+    `${fake.host} refused a part of 1000 bytes as too large (413 Content Too Large)`,
+  );
+  ok(large.hint?.startsWith("push again with --part-size 512 "), large.hint);
+  strictEqual(
+    large.command,
+    `ocipart push --part-size 512 --plain-http --progress none ${ref} ${file}`,
+  );
 
   fake.clearFaults();
   fake.fault({ method: "GET", path: /manifests/, times: Infinity, respond: { status: 503 } });

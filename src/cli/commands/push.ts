@@ -1,6 +1,8 @@
 /**
  * `ocipart push <ref> <file>`: pushes a file as a parted artifact and prints the manifest
- * digest (or its descriptor with `--json`).
+ * digest (or its descriptor with `--json`). When a registry limit refuses the part size, the
+ * failure report ends its advice with the command to run (`src/cli/part_size_words.ts`, from the
+ * arguments the command object carries).
  *
  * @module
  */
