@@ -109,11 +109,19 @@ registryTest("130: SIGINT mid-pull keeps a partial that a rerun completes", asyn
     strictEqual(why, "ocipart pull: interrupted by SIGINT (exit 130)");
     strictEqual(run.records.at(-1)!.exitCode, 130, "the last progress line agrees with the exit");
     // Once, before the failure report: what was kept, and that the same command resumes.
-    // Two whole parts and what of the third landed before the stall are kept.
-    deepStrictEqual(run.text.filter((l) => l.startsWith("interrupted")), [
-      `interrupted: 2 of 4 parts (513 KiB of 1.00 MiB) kept in ${dest}.parted-partial; ` +
-      "run the same command to resume",
-    ]);
+    // Two whole parts, and what of the third landed before the stall (whether the last
+    // progress snapshot before the signal already counted those 1000 bytes is a matter of
+    // timing), are kept.
+    const interrupted = run.text.filter((l) => l.startsWith("interrupted"));
+    strictEqual(interrupted.length, 1, run.text.join("\n"));
+    ok(
+      [512, 513].some((kib) =>
+        interrupted[0] ===
+          `interrupted: 2 of 4 parts (${kib} KiB of 1.00 MiB) kept in ${dest}.parted-partial; ` +
+            "run the same command to resume"
+      ),
+      interrupted[0],
+    );
     await Deno.stat(`${dest}.parted-partial`); // kept for resume
     await Deno.stat(dest).then(() => ok(false, "destination must not exist"), () => {});
 
