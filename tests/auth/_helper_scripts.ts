@@ -54,6 +54,8 @@ export async function processGone(pid: number): Promise<boolean> {
     return state === "Z" || state === "X";
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return true;
+    // A process that ends between the open and the read of its stat file: ESRCH.
+    if (err instanceof Error && /\(os error 3\)/.test(err.message)) return true;
     throw err;
   }
 }
