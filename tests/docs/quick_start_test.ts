@@ -140,7 +140,9 @@ registryTest(
     const steps = quickStartSteps(await Deno.readTextFile(`${PROJECT_ROOT}README.md`));
     const port = registryPort(steps);
     if (!portIsFree(port)) {
-      fail(`port ${port} on 127.0.0.1 is in use: the README's quick start starts its registry there`);
+      fail(
+        `port ${port} on 127.0.0.1 is in use: the README's quick start starts its registry there`,
+      );
     }
     await using home = await tempDir("ocipart-quick-start-");
     const run = await runSteps(steps, home.path);
