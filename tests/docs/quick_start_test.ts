@@ -7,17 +7,19 @@
  *
  * The blocks start the registry on a fixed loopback port: the test checks first that the port is
  * free, and kills whatever the blocks started (bash runs in a process group of its own) even when
- * a block fails.
+ * a block fails. Then the installed command pushes again on a pseudo-terminal (`script`), as a
+ * person types it: Deno must not stop it to ask for a permission.
  */
 import { assert, assertEquals, fail } from "../fixtures/assert.ts";
 import { sha256File } from "../fixtures/files.ts";
-import { registryTest } from "../fixtures/registry.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { denoDirEnv, PROJECT_ROOT } from "../cli/_cli.ts";
 
 const SECTION = "## Quick start";
 const RUN_LIMIT_MS = 240_000;
 const STEP_MARK = "@@ocipart-quick-start-step@@";
+const TERMINAL_LIMIT_MS = 60_000;
 
 /** One shell block of the section, and the output shown after it (if any). */
 interface Step {
@@ -95,14 +97,7 @@ async function runSteps(steps: Step[], home: string) {
     args: ["-c", script.join("\n")],
     cwd: PROJECT_ROOT,
     clearEnv: true,
-    env: {
-      HOME: home,
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      NO_COLOR: "1",
-      DENO_NO_UPDATE_CHECK: "1",
-      // The clone's one npm dependency comes from this process's Deno cache: no network.
-      ...denoDirEnv(),
-    },
+    env: shellEnv(home),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -130,6 +125,43 @@ async function runSteps(steps: Step[], home: string) {
   } finally {
     clearTimeout(timer);
     stopAll(); // a registry a failed block left running
+  }
+}
+
+/** The environment of a newcomer's shell: a HOME of its own, the parent's PATH and Deno cache. */
+function shellEnv(home: string): Record<string, string> {
+  return {
+    HOME: home,
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+    // The clone's one npm dependency comes from this process's Deno cache: no network.
+    ...denoDirEnv(),
+  };
+}
+
+/** Runs `command` on a pseudo-terminal; a command still waiting after the limit is killed. */
+async function runOnTerminal(command: string, home: string, cwd: string) {
+  const child = new Deno.Command("script", {
+    args: ["-qec", `stty cols 100 rows 24; exec ${command}`, "/dev/null"],
+    cwd,
+    clearEnv: true,
+    // Step 1's `export PATH=…`, as a person's profile keeps it.
+    env: { ...shellEnv(home), PATH: `${home}/.deno/bin:${shellEnv(home).PATH}`, TERM: "xterm" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill("SIGKILL"); // the pseudo-terminal closes: its program is hung up
+  }, TERMINAL_LIMIT_MS);
+  try {
+    const output = await child.output();
+    return { code: output.code, timedOut, tty: new TextDecoder().decode(output.stdout) };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -171,5 +203,20 @@ registryTest(
 
     // The last block stopped the registry it started.
     assert(await waitForPortFree(port), `the registry still listens on ${port} after the blocks`);
+
+    // On a terminal, as a person runs it: a push large enough for hashing threads, no prompt.
+    await using registry = await startRegistry();
+    const pushed = run.printed[steps.findIndex((s) => /^ocipart push /m.test(s.script))];
+    const terminal = await runOnTerminal(
+      `ocipart push --plain-http --part-size 16MiB ${registry.host}/demo/numbers:v1 numbers.txt`,
+      home.path,
+      demo,
+    );
+    const seen = `the terminal showed:\n${terminal.tty}`;
+    assert(!/Deno requests/.test(terminal.tty), `Deno asked for a permission; ${seen}`);
+    assert(!terminal.timedOut, `the push on a terminal did not end; ${seen}`);
+    assertEquals(terminal.code, 0, seen);
+    assert(/done +100%/.test(terminal.tty), `no finished bar; ${seen}`);
+    assert(terminal.tty.includes(pushed?.trim() ?? "?"), `not the digest of step 3; ${seen}`);
   },
 );
