@@ -528,7 +528,9 @@ function owe(thread: Thread, delta: number): void {
 function createWorker(): workerThreads.Worker | undefined {
   if (typeof workerThreads.Worker !== "function") return undefined;
   try {
-    return new workerThreads.Worker(HASH_WORKER_SOURCE, { eval: true });
+    // The thread needs no environment: an empty one, so a process allowed to read only a few
+    // variables (`--allow-env=HOME,…`) starts it without asking for the rest.
+    return new workerThreads.Worker(HASH_WORKER_SOURCE, { eval: true, env: {} });
   } catch {
     return undefined;
   }

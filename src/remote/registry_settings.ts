@@ -69,15 +69,32 @@ export function checkRegistrySettings(
     throw new TypeError(`${owner}: registries must be an object keyed by registry host[:port]`);
   }
   for (const [key, entry] of Object.entries(value)) {
+    if (!isRegistryHost(key)) throw new RangeError(notAHostMessage(owner, key));
     const where = `${owner}: registries[${JSON.stringify(key)}]`;
-    if (!isRegistryHost(key)) {
-      throw new RangeError(`${where}: the key is not a registry host[:port] (no scheme or path)`);
-    }
     const host = key.toLowerCase();
     if (table.has(host)) throw new RangeError(`${where}: names a registry already listed`);
     table.set(host, checkEntry(entry, where));
   }
   return table;
+}
+
+/**
+ * The key is not echoed: it may be a URL carrying a user name or a token. When it parses as a
+ * URL the host alone is suggested, which is what the key should have been.
+ */
+function notAHostMessage(owner: string, key: string): string {
+  const host = hostOfUrl(key);
+  const hint = host ? `; write ${JSON.stringify(host)}` : "";
+  return `${owner}: a registries key is not a registry host[:port] (no scheme, path or user)${hint}`;
+}
+
+function hostOfUrl(text: string): string | undefined {
+  try {
+    const host = new URL(text).host;
+    return isRegistryHost(host) ? host : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function checkEntry(entry: unknown, where: string): Readonly<RegistrySettings> {

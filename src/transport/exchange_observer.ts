@@ -130,7 +130,9 @@ export async function observeExchange(
         throw err;
       }
     },
-    cancel: () => report(response.status, received, true),
+    // A body set aside unread (the answer to an upload, say) is no failure; one cancelled for
+    // a reason (an abort, an error further on) is.
+    cancel: (reason) => report(response.status, received, reason !== undefined),
   });
   return withBody(response, body);
 }

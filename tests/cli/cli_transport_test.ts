@@ -174,6 +174,51 @@ registryTest(
 );
 
 registryTest(
+  "--debug: a push that succeeds marks no exchange failed, and a refused one is marked",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const source = `${tmp.path}/weights.bin`;
+    await writePatternFile(source, 2 * MiB + 7);
+    const push = await runCli(
+      [
+        "push",
+        "--plain-http",
+        "--progress",
+        "none",
+        "--debug",
+        "--part-size",
+        "1MiB",
+        `${registry.host}/diag/debug:v1`,
+        source,
+      ],
+      { tmp: tmp.path },
+    );
+    strictEqual(push.code, 0, push.stderr);
+    const debug = push.stderr.trimEnd().split("\n").filter((line) => line.startsWith("debug: "));
+    ok(debug.some((line) => /^debug: (PUT|POST|PATCH) /.test(line)), push.stderr);
+    // Upload answers are set aside unread; that is no failure.
+    strictEqual(debug.filter((line) => line.endsWith(" failed")).length, 0, push.stderr);
+
+    const port = await freePort();
+    const refused = await runCli(
+      [
+        "pull",
+        "--plain-http",
+        "--progress",
+        "none",
+        "--debug",
+        `127.0.0.1:${port}/a/b:v1`,
+        `${tmp.path}/o`,
+      ],
+      { tmp: tmp.path },
+    );
+    strictEqual(refused.code, 1, refused.stderr);
+    ok(/^debug: GET registry no-answer .* failed$/m.test(refused.stderr), refused.stderr);
+  },
+);
+
+registryTest(
   "HTTP_PROXY from the environment carries a push and a pull",
   { needs: ["tinyproxy"] },
   async () => {

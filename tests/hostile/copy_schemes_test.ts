@@ -196,7 +196,7 @@ Deno.test("cli: side flags that contradict each other are usage errors", () => {
   );
 });
 
-Deno.test("library: registries is checked when the client is made, quoting what it refuses", () => {
+Deno.test("library: registries is checked when the client is made, naming what it refuses without echoing a URL", () => {
   const refused = (registries: unknown, cls: typeof TypeError, text: string) => {
     const err = assertThrows(
       () => new PartedClient({ registries: registries as Record<string, never> }),
@@ -205,8 +205,17 @@ Deno.test("library: registries is checked when the client is made, quoting what 
     assert(err.message.includes(text), err.message);
   };
   refused(["a"], TypeError, "registries must be an object");
-  refused({ "https://ghcr.io": {} }, RangeError, '"https://ghcr.io"');
-  refused({ "ghcr.io/org": {} }, RangeError, '"ghcr.io/org"');
+  refused(
+    { "https://ghcr.io": {} },
+    RangeError,
+    'not a registry host[:port] (no scheme, path or user); write "ghcr.io"',
+  );
+  refused({ "ghcr.io/org": {} }, RangeError, "a registries key is not a registry host");
+  const secret = assertThrows(() =>
+    new PartedClient({ registries: { "https://me:s3cret@ghcr.io/v2/": {} } })
+  );
+  assert(!/s3cret|https:|\/v2/.test(secret.message), "a key that is not a host is never echoed");
+  assert(secret.message.includes('write "ghcr.io"'), secret.message);
   refused({ "ghcr.io": { plainHTTP: true } }, TypeError, 'unknown setting "plainHTTP"');
   refused({ "ghcr.io": { plainHttp: "yes" } }, TypeError, 'must be a boolean, not "yes"');
   refused({ "ghcr.io": { caCerts: "pem" } }, TypeError, "caCerts: must be an array");

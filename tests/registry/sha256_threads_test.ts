@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { assertEquals } from "../fixtures/assert.ts";
+import { assert, assertEquals } from "../fixtures/assert.ts";
 import { Sha256Threads } from "../../src/registry/sha256_threads.ts";
 
 const sha = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
@@ -114,6 +114,45 @@ Deno.test("sha256 threads: a range reports its bytes as they are hashed, on a th
         threads.close();
       }
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sha256 threads: a thread starts without a permission prompt in a process allowed to read only a few variables", async () => {
+  // Deno prompts only on a terminal, so the script runs on a pseudo-terminal (`script`, from
+  // util-linux). A thread that asked for the whole environment would stop at the prompt.
+  const dir = await Deno.makeTempDir();
+  try {
+    const module = new URL("../../src/registry/sha256_threads.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      `${dir}/hash.ts`,
+      `import { Sha256Threads } from ${JSON.stringify(module)};
+      const threads = new Sha256Threads(1);
+      const hash = threads.open(() => {});
+      const buffer = new ArrayBuffer(3);
+      new Uint8Array(buffer).set([1, 2, 3]);
+      hash.update(buffer, 3);
+      console.log("hashed", await hash.digest());
+      threads.close();`,
+    );
+    const command = `${Deno.execPath()} run --allow-read --allow-env=HOME ${dir}/hash.ts`;
+    const out = await new Deno.Command("script", {
+      args: ["-qec", command, "/dev/null"],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(20_000),
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    assert(!text.includes("Deno requests"), text);
+    assert(
+      text.includes(
+        "hashed sha256:039058c6f2c0cb492c533b0a4d14ef77cc0f78abccced5287d84a1a2011cfb81",
+      ),
+      text,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
