@@ -67,8 +67,9 @@ export interface ExitOutcome {
   explanation: string;
 }
 
-// The spec's table, tested in this order. TooLargeError follows PartTooLargeError because a
-// 413 on the manifest write reports the same way (spec: the mapping is from the status alone).
+// The exit-code table, tested in this order (docs/protocol.md#errors-and-exit-codes).
+// TooLargeError follows PartTooLargeError because a 413 on the manifest write reports the same
+// way: the mapping is from the status alone.
 const SENTINEL_TABLE: ReadonlyArray<readonly [ErrorClass<Error>, number]> = [
   [NotFoundError, EXIT_CODES.notFound],
   [NotPartedArtifactError, EXIT_CODES.notPartedArtifact],
@@ -82,7 +83,8 @@ const SENTINEL_TABLE: ReadonlyArray<readonly [ErrorClass<Error>, number]> = [
  * Classifies a failed transfer. A delivered signal outranks everything (130 for SIGINT, 143 for
  * SIGTERM), then an expired `--timeout` (1), because after either the error's shape is not
  * reliable (it may be a closed file, a reset socket or even a sentinel). Otherwise the
- * sentinels are tested in the spec's table order; no match exits 1.
+ * sentinels are tested in the table's order (docs/protocol.md#errors-and-exit-codes); no match
+ * exits 1.
  *
  * @example A sentinel under wrapping
  * ```ts

@@ -6,7 +6,8 @@
  * them unchanged.
  *
  * Only the user's input and fixed words are written here, plus the registry's error codes that
- * are on the distribution specification's list; nothing else a registry sent is repeated.
+ * are on the distribution spec's fixed list (docs/protocol.md#errors-and-exit-codes); nothing
+ * else a registry sent is repeated.
  *
  * @module
  */

@@ -1,7 +1,8 @@
 /**
  * The words for a registry's answer: refused credentials (401, 403), a repository or tag it does
- * not know (404, told apart by the specification's error codes), a part too large (413), rate
- * limits and server failures. Only codes on the specification's list are repeated.
+ * not know (404, told apart by the registry's error codes), a part too large (413), rate limits
+ * and server failures. Only codes on the distribution spec's fixed list are repeated
+ * (docs/protocol.md#errors-and-exit-codes).
  *
  * @module
  */
@@ -40,8 +41,8 @@ const RESTATED: Readonly<Record<number, string>> = {
 };
 
 /**
- * `404 Not Found, NAME_UNKNOWN`: the status, its phrase, and the specification's error codes
- * given (`distributionErrorCodes`) that say more than the status.
+ * `404 Not Found, NAME_UNKNOWN`: the status, its phrase, and the listed error codes given
+ * (`distributionErrorCodes`, docs/protocol.md#errors-and-exit-codes) that say more than the status.
  *
  * @example
  * ```ts

@@ -54,7 +54,7 @@ export function retryable(err: unknown): RetryClassification {
 }
 
 /**
- * The retry classification of an HTTP status per both specifications: 429 and 5xx are worth
+ * The retry classification of an HTTP status (docs/protocol.md#retries): 429 and 5xx are worth
  * another attempt; every other 4xx is terminal, except 401, 403, 404 and 410 from an off-origin
  * storage or redirect target (an expired signature: a fresh session may choose a new location).
  *

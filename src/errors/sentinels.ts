@@ -1,7 +1,7 @@
 /**
- * The sentinel error classes of both specifications. A sentinel is attached in front of the
- * error already built (`cause`), so the original stays reachable and at most one sentinel
- * appears in a chain.
+ * The sentinel error classes of both clients (docs/protocol.md#errors-and-exit-codes). A
+ * sentinel is attached in front of the error already built (`cause`), so the original stays
+ * reachable and at most one sentinel appears in a chain.
  *
  * @module
  */

@@ -151,7 +151,8 @@ function repository(
     name,
     transport: route.transport,
     storageTransport: route.storageTransport,
-    // Parted spec: writes are never redirected; every redirect target of a read is storage.
+    // Writes are never redirected; every redirect target of a read is storage
+    // (docs/protocol.md#redirects).
     writeRedirects: false,
     readRedirects: BLOB_REDIRECT_HOPS,
     redirectTargetsAreStorage: true,

@@ -126,9 +126,9 @@ export const DEFAULT_WORKERS = 8;
 export const MAX_PARTS = 4096;
 
 /**
- * Manifest annotation (from the OCI image specification): the file's base name, recorded by
- * push; a pull into a directory writes the file under this name, after checking it is a plain
- * file name (see {@linkcode isPlainFileName}).
+ * Manifest annotation (the OCI image spec's pre-defined title; docs/format.md): the file's base
+ * name, recorded by push; a pull into a directory writes the file under this name, after
+ * checking it is a plain file name (see {@linkcode isPlainFileName}).
  *
  * @example Reading the file name of a manifest
  * ```ts

@@ -90,7 +90,8 @@ export interface PullResult {
 }
 
 /**
- * Pulls the artifact of `job` into its destination. See the Pull section of the specification.
+ * Pulls the artifact of `job` into its destination. The procedure, step by step:
+ * docs/protocol.md#pull.
  *
  * @example
  * ```ts ignore

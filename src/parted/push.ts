@@ -45,7 +45,7 @@ export interface PushJob extends TransferJob {
 
 /**
  * Pushes the file of `job` through `connect()`'s transports and returns the manifest's
- * descriptor. See the Push section of the specification.
+ * descriptor. The procedure, step by step: docs/protocol.md#push.
  *
  * @example
  * ```ts ignore

@@ -1,8 +1,8 @@
 /**
- * The error codes of the distribution specification: a registry's error body names them
- * (`{"errors":[{"code":"NAME_UNKNOWN",…}]}`), and they are the only words of such a body that
- * may be shown to a person. Anything else a registry sends (other codes, messages, details) is
- * free text from the network and is never rendered.
+ * The error codes the distribution spec lists (docs/protocol.md#errors-and-exit-codes): a
+ * registry's error body names them (`{"errors":[{"code":"NAME_UNKNOWN",…}]}`), and they are the
+ * only words of such a body that may be shown to a person. Anything else a registry sends (other
+ * codes, messages, details) is free text from the network and is never rendered.
  *
  * @module
  */
@@ -10,7 +10,8 @@ import type { HttpStatusError } from "../errors/kinds.ts";
 import { registryErrorCodes } from "./status.ts";
 
 /**
- * The specification's fixed list of error codes, in its order.
+ * The distribution spec's fixed list of error codes, in its order
+ * (docs/protocol.md#errors-and-exit-codes).
  *
  * @example Checking a code against the list
  * ```ts
@@ -41,9 +42,10 @@ export type DistributionErrorCode = typeof DISTRIBUTION_ERROR_CODES[number];
 const KNOWN: ReadonlySet<string> = new Set(DISTRIBUTION_ERROR_CODES);
 
 /**
- * The codes of the error body `err` kept that are on the specification's list, exactly as
- * listed, in the body's order and without repeats. A code the list does not hold (however
- * close: other case, extra characters) is left out, so the result is safe to print.
+ * The codes of the error body `err` kept that are on the fixed list
+ * (docs/protocol.md#errors-and-exit-codes), exactly as listed, in the body's order and without
+ * repeats. A code the list does not hold (however close: other case, extra characters) is left
+ * out, so the result is safe to print.
  *
  * @example A known code, a made-up one and one with an escape sequence
  * ```ts

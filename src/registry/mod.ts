@@ -2,9 +2,9 @@
  * Distribution-specification facts shared by both libraries, with no I/O policy: reference
  * parsing ({@linkcode parseReference}), digests and an incremental {@linkcode Sha256}, media
  * types and the OCI empty config descriptor, endpoint URL builders, expected-status checks with
- * bounded error bodies ({@linkcode expectStatus}) and the specification's error codes, Range
- * and Content-Range parsing, and upload Location validation ({@linkcode resolveLocation},
- * {@linkcode withDigestQuery}).
+ * bounded error bodies ({@linkcode expectStatus}) and the listed error codes
+ * (docs/protocol.md#errors-and-exit-codes), Range and Content-Range parsing, and upload Location
+ * validation ({@linkcode resolveLocation}, {@linkcode withDigestQuery}).
  *
  * @example Building the URL of a referenced manifest
  * ```ts

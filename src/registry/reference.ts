@@ -50,7 +50,8 @@ export const REFERENCE_RULES = {
 // A scheme in front of the registry (`http://`, `https://`, `oci://`…).
 const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//;
 
-// Grammar of the distribution reference package and the OCI distribution specification.
+// Grammar of the distribution reference package and the OCI distribution spec's names
+// (docs/protocol.md#references).
 const DOMAIN_COMPONENT = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
 const HOST = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:.]+\\])`;
 const REGISTRY = new RegExp(`^${HOST}(?::([0-9]{1,5}))?$`);

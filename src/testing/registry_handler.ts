@@ -92,8 +92,9 @@ function mediaTypeOf(value: string | null): string {
  * `handler.fetch` straight to a client as its transport. Behaves like CNCF Distribution where
  * clients notice (absolute upload Locations built from the request URL, `Range: 0-<end>`
  * acknowledgements, manifest `Accept` negotiation, per-repository blob links, errors in the
- * distribution JSON format) and is stricter where the OCI spec is (a PATCH `Content-Range` that
- * does not continue the session answers 416; a stale session Location answers 404).
+ * distribution JSON format) and is stricter where the distribution spec is
+ * (docs/protocol.md#blob-push): a PATCH `Content-Range` that does not continue the session
+ * answers 416; a stale session Location answers 404.
  *
  * @example Pushing and reading a blob without any socket
  * ```ts
