@@ -98,8 +98,7 @@ interface Presented {
 const MAX_ROUNDS = 4;
 
 /**
- * Authenticates requests to one registry origin, following the Authentication section of the
- * parted specification:
+ * Authenticates requests to one registry origin (docs/protocol.md#authentication):
  *
  * - The first request carries no credential; a registry that never challenges is never
  *   authenticated against and sees no extra request. Once a challenge is known, what a request

@@ -280,7 +280,8 @@ export class BlobClient {
     }
     const stallTimeoutMs = validateStallTimeout(options.stallTimeoutMs);
     const clock = options.clock ?? systemClock;
-    // Blob spec: every origin but the registry's goes to the storage transport.
+    // Every origin but the registry's goes to the storage transport
+    // (docs/protocol.md#credentials-stay-on-their-origin).
     const stack = new ClientStack({
       transport: options.transport,
       storageTransport: options.storageTransport,

@@ -9,9 +9,9 @@
  * through one lazily created clone of the library pool whose peer guard refuses loopback,
  * private, link-local and unspecified addresses before dialing. The stricter of the two
  * previous policies is kept for every host but the registry's own; the registry's own
- * hostname on another port is exempt only where the parted specification requires it (token
- * realms and storage behind the registry's host: without the exemption those break), which is
- * `ownHostnameIsRegistry`.
+ * hostname on another port is exempt only where the parted client needs it (token realms and
+ * storage behind the registry's host: without the exemption those break), which is
+ * `ownHostnameIsRegistry` (docs/protocol.md#peer-guard).
  *
  * Bodies keep their fast paths through every layer (bandwidth cap, stall guard, user agent,
  * authenticator): a request body made by `fileBody()` stays a file range the transport writes
@@ -55,7 +55,7 @@ export interface ClientStackOptions {
   /**
    * Other origins on the registry's own hostname (any port) go through the registry's pool
    * without credentials, instead of through the storage transport. The parted library's rule
-   * (token realms and storage behind the registry's host, spec "Cross-host" rule 2); the blob
+   * (token realms and storage behind the registry's host, docs/protocol.md#peer-guard); the blob
    * library sends every other origin to its storage transport. Default: false.
    */
   ownHostnameIsRegistry?: boolean;
