@@ -79,7 +79,7 @@ export type { PushBody } from "./src/blob/upload_source.ts";
 
 // Shared by both clients' options.
 export type { Fetch } from "./src/transport/fetch.ts";
-export type { RetryPolicy } from "./src/transport/retry.ts";
+export type { RetryPolicy } from "./src/remote/retry.ts";
 export type { Clock } from "./src/transport/clock.ts";
 export type { Credential, CredentialSource } from "./src/auth/credential.ts";
 export { type AuthFetchOptions, createAuthFetch } from "./src/auth/create_auth_fetch.ts";

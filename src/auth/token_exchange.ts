@@ -10,7 +10,7 @@ import { asNetworkFailure } from "../errors/network_failure.ts";
 import { discard } from "../registry/discard.ts";
 import { readBoundedBody } from "../registry/status.ts";
 import type { Fetch } from "../transport/fetch.ts";
-import { parseRetryAfter } from "../transport/retry_after.ts";
+import { parseRetryAfter } from "../registry/retry_after.ts";
 import type { Credential } from "./credential.ts";
 
 /** The largest token response read; real ones are a few KiB. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Sha256Threads } from "../registry/sha256_threads.ts";
+import { coreCount, Sha256Threads } from "../registry/sha256_threads.ts";
 import { BodyLengthError } from "../errors/kinds.ts";
 import { isSha256Digest } from "../registry/digest.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
@@ -16,7 +16,7 @@ import {
   BLOB_RETRY_POLICY,
   resolveRetryPolicy,
   type RetryPolicy,
-} from "../transport/retry.ts";
+} from "../remote/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
 import { ClientStack } from "../remote/client_stack.ts";
 import type { RateLimit } from "../transport/rate_limit.ts";
@@ -293,7 +293,7 @@ export class BlobClient {
     });
     this.#owned.push(stack);
     // Started on the first large pull; one per concurrent pull up to the limit.
-    const threadLimit = options.hashThreads ?? globalThis.navigator?.hardwareConcurrency ?? 2;
+    const threadLimit = options.hashThreads ?? coreCount();
     if (!Number.isSafeInteger(threadLimit) || threadLimit < 0 || threadLimit > 256) {
       throw new RangeError("BlobClient: hashThreads must be an integer in 0..256");
     }

@@ -6,7 +6,7 @@
 import type { Sha256Threads } from "../registry/sha256_threads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import type { Clock } from "../transport/clock.ts";
-import type { RetryPolicy } from "../transport/retry.ts";
+import type { RetryPolicy } from "../remote/retry.ts";
 
 /** Resolved, validated settings of a `BlobClient`. */
 export interface BlobContext {

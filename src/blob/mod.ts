@@ -37,5 +37,5 @@ export type { BlobProgressCallback, WireProgressCallback } from "./progress.ts";
 export type { ProgressPhase, ProgressSnapshot } from "./progress_snapshot.ts";
 export type { PushBody } from "./upload_source.ts";
 export type { Fetch } from "../transport/fetch.ts";
-export type { RetryPolicy } from "../transport/retry.ts";
+export type { RetryPolicy } from "../remote/retry.ts";
 export type { Clock } from "../transport/clock.ts";

@@ -9,7 +9,7 @@ import { findError } from "../errors/find_error.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { concatBytes } from "../registry/bytes.ts";
 import { openStreamHash, type StreamHash } from "../registry/stream_sha256.ts";
-import { AttemptBudget } from "../transport/retry.ts";
+import { AttemptBudget } from "../remote/retry.ts";
 import { bodyOf, probeBlob, type RangePortion } from "../remote/blob_reads.ts";
 import type { BlobContext } from "./context.ts";
 import { type PullRequest, verifiedStream } from "./pull.ts";

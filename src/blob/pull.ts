@@ -7,7 +7,7 @@
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { ProtocolError } from "../errors/kinds.ts";
 import { openStreamHash } from "../registry/stream_sha256.ts";
-import { AttemptBudget } from "../transport/retry.ts";
+import { AttemptBudget } from "../remote/retry.ts";
 import { getBlob } from "../remote/blob_reads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import type { BlobContext } from "./context.ts";

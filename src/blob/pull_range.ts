@@ -7,7 +7,7 @@
  */
 import { isAbortError } from "../errors/find_error.ts";
 import { NetworkError, ProtocolError } from "../errors/kinds.ts";
-import { AttemptBudget } from "../transport/retry.ts";
+import { AttemptBudget } from "../remote/retry.ts";
 import { getRange, type RangePortion } from "../remote/blob_reads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import type { BlobContext } from "./context.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { AttemptBudget } from "../transport/retry.ts";
+import { AttemptBudget } from "../remote/retry.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import {
   cancelUpload,

@@ -9,7 +9,7 @@ import { isAbortError } from "../errors/find_error.ts";
 import { NetworkError, ProtocolError } from "../errors/kinds.ts";
 import { asNetworkFailure } from "../errors/network_failure.ts";
 import { concatBytes } from "../registry/bytes.ts";
-import type { AttemptBudget } from "../transport/retry.ts";
+import type { AttemptBudget } from "../remote/retry.ts";
 
 /** A response that starts or continues the body, and what it says. */
 export interface BodyResponse {

@@ -3,10 +3,11 @@
  *
  * @module
  */
+import { coreCount } from "../registry/sha256_threads.ts";
 import { parseReference } from "../registry/reference.ts";
 import type { Descriptor } from "../registry/media_types.ts";
 import { systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../transport/retry.ts";
+import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../remote/retry.ts";
 import { validateStallTimeout } from "../transport/stall_guard.ts";
 import type { ClientStack } from "../remote/client_stack.ts";
 import { checkMirrorTable, type MirrorTable, withMirrorHosts } from "../remote/mirror_table.ts";
@@ -441,8 +442,7 @@ export class PartedClient {
    * ```
    */
   async verify(ref: string, path: string, options: VerifyOptions = {}): Promise<VerifyReport> {
-    const cores = globalThis.navigator?.hardwareConcurrency ?? 2;
-    const workers = positive(options.workers, cores, "worker count");
+    const workers = positive(options.workers, coreCount(), "worker count");
     if (typeof path !== "string" || path === "") {
       throw new TypeError("verify: path must be a non-empty string");
     }

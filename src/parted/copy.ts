@@ -13,8 +13,7 @@ import {
 } from "../registry/media_types.ts";
 import type { Reference } from "../registry/reference.ts";
 import { putManifest } from "../remote/manifests.ts";
-import { systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, retry } from "../transport/retry.ts";
+import { retry } from "../remote/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { PARTED_ARTIFACT_TYPE } from "./format.ts";
@@ -88,8 +87,8 @@ export async function runCopy(
   const signal = job.signal === undefined
     ? controller.signal
     : AbortSignal.any([job.signal, controller.signal]);
-  const policy = job.policy ?? PARTED_RETRY_POLICY;
-  const clock = job.clock ?? systemClock;
+  const policy = job.policy;
+  const clock = job.clock;
   const latch = new FirstFailure(job.signal, controller);
   try {
     const fetched = await resolveManifest(sourceConnection, job.reference, {

@@ -70,5 +70,5 @@ export type { Descriptor } from "../registry/media_types.ts";
 export { OciError } from "../errors/oci_error.ts";
 export type { Fetch } from "../transport/fetch.ts";
 export type { Clock } from "../transport/clock.ts";
-export type { RetryPolicy } from "../transport/retry.ts";
+export type { RetryPolicy } from "../remote/retry.ts";
 export type { Credential, CredentialSource } from "../auth/credential.ts";

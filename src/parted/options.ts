@@ -9,7 +9,7 @@ import type { Clock } from "../transport/clock.ts";
 import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import type { RateLimit } from "../transport/rate_limit.ts";
-import type { RetryPolicy } from "../transport/retry.ts";
+import type { RetryPolicy } from "../remote/retry.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
 import type { RegistrySettings } from "../remote/registry_settings.ts";
 

@@ -12,8 +12,8 @@ import { getBlob } from "../remote/blob_reads.ts";
 import { mirrorSpoiled } from "../remote/mirror_reads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import { cancelUpload, completeUpload, mountBlob, openUpload } from "../remote/uploads.ts";
-import { type Clock, systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
+import type { Clock } from "../transport/clock.ts";
+import { retry, type RetryPolicy } from "../remote/retry.ts";
 
 /** What a blob copy needs. */
 export interface BlobCopyContext {
@@ -27,10 +27,10 @@ export interface BlobCopyContext {
   onWire: (bytes: number) => void;
   /** Stops the copy. */
   signal: AbortSignal;
-  /** Retry budget; the parted policy by default. */
-  policy?: RetryPolicy;
+  /** Retry budget. */
+  policy: RetryPolicy;
   /** Time source of the backoff. */
-  clock?: Clock;
+  clock: Clock;
 }
 
 /** A blob to copy. */
@@ -71,9 +71,9 @@ export async function copyBlob(
     await streamBlob(context, blob);
     return "copied";
   }, {
-    policy: context.policy ?? PARTED_RETRY_POLICY,
+    policy: context.policy,
     signal,
-    clock: context.clock ?? systemClock,
+    clock: context.clock,
   });
 }
 

@@ -27,8 +27,8 @@ import { mirrorSpoiled } from "../remote/mirror_reads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import type { RangeScan, RunningHash, Sha256Threads } from "../registry/sha256_threads.ts";
 import { PREFIX_BLOCK_BYTES } from "../registry/written_prefix.ts";
-import { type Clock, systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
+import type { Clock } from "../transport/clock.ts";
+import { retry, type RetryPolicy } from "../remote/retry.ts";
 import type { PartialFile } from "./fs_partial.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import type { ProgressTracker } from "./progress.ts";
@@ -46,10 +46,10 @@ export interface PartDownloadContext {
   progress: ProgressTracker;
   /** Stops the download. */
   signal: AbortSignal;
-  /** Retry budget; the parted policy by default. */
-  policy?: RetryPolicy;
+  /** Retry budget. */
+  policy: RetryPolicy;
   /** Time source of the backoff. */
-  clock?: Clock;
+  clock: Clock;
   /** Where the running hashes of parts are computed. */
   hashThreads: Sha256Threads;
   /**
@@ -107,9 +107,9 @@ export async function downloadPart(
       `part ${part.index}: download`,
       () => downloadAttempt(context, part, pool, hash, state),
       {
-        policy: context.policy ?? PARTED_RETRY_POLICY,
+        policy: context.policy,
         signal,
-        clock: context.clock ?? systemClock,
+        clock: context.clock,
       },
     );
     return state.fromDisk;

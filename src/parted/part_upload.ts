@@ -14,9 +14,9 @@ import {
 import { registryErrorCodes } from "../registry/status.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import { completeUpload, openUpload } from "../remote/uploads.ts";
-import { type Clock, systemClock } from "../transport/clock.ts";
+import type { Clock } from "../transport/clock.ts";
 import { fileBody } from "../transport/file_body.ts";
-import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
+import { retry, type RetryPolicy } from "../remote/retry.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import { partSizeBelowRefused, partSizeForTimeLimit } from "./part_size_advice.ts";
 import { PartSizeError } from "./part_size_error.ts";
@@ -37,10 +37,10 @@ export interface PartUploadContext {
   progress: ProgressTracker;
   /** Stops the upload. */
   signal: AbortSignal;
-  /** Retry budget; the parted policy by default. */
-  policy?: RetryPolicy;
+  /** Retry budget. */
+  policy: RetryPolicy;
   /** Time source of the backoff and of the attempts' timing. */
-  clock?: Clock;
+  clock: Clock;
   /** Called before each upload session is opened (e.g. to renew a token about to expire). */
   beforeUpload?: (part: PartDescriptor, signal: AbortSignal) => Promise<void>;
   /** The stated lifetime (ms) of the token uploads present, when there is one. */
@@ -67,7 +67,7 @@ export async function uploadPart(
   context: PartUploadContext,
   part: PartDescriptor,
 ): Promise<"skipped" | "uploaded"> {
-  const clock = context.clock ?? systemClock;
+  const clock = context.clock;
   const attempts = new UploadAttempts(() => clock.now(), part.size);
   try {
     return await retry(`part ${part.index}: upload`, async () => {
@@ -77,7 +77,7 @@ export async function uploadPart(
         attempts.failed(err);
         throw tokenLifetimeFailure(err, context, part, attempts) ?? err;
       }
-    }, { policy: context.policy ?? PARTED_RETRY_POLICY, signal: context.signal, clock });
+    }, { policy: context.policy, signal: context.signal, clock });
   } catch (err) {
     throw context.signal.aborted ? err : timeLimitFailure(err, context, part, attempts) ?? err;
   }

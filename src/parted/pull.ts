@@ -5,12 +5,12 @@
  *
  * @module
  */
-import { type RangeScan, Sha256Threads } from "../registry/sha256_threads.ts";
+import { coreCount, type RangeScan, Sha256Threads } from "../registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import { join } from "node:path";
 import { InvalidManifestError } from "../errors/kinds.ts";
-import { type Clock, systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, type RetryPolicy } from "../transport/retry.ts";
+import type { Clock } from "../transport/clock.ts";
+import type { RetryPolicy } from "../remote/retry.ts";
 import { FileDigestCheck } from "./fs_file_digest.ts";
 import { isPlainFileName } from "./format.ts";
 import { AsyncQueue } from "./async_queue.ts";
@@ -110,8 +110,8 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
   const signal = job.signal === undefined
     ? controller.signal
     : AbortSignal.any([job.signal, controller.signal]);
-  const policy = job.policy ?? PARTED_RETRY_POLICY;
-  const clock = job.clock ?? systemClock;
+  const policy = job.policy;
+  const clock = job.clock;
   let resolved: { manifest: PartedManifest; digest: string };
   try {
     resolved = await resolveManifest(connection, job.reference, { signal, policy, clock });
@@ -281,9 +281,7 @@ async function placeParts(
  * faster here than a thread starts: none for it.
  */
 function hashThreadCount(job: PullJob, fileSize: number): number {
-  const threads = fileSize < THREADED_HASH_MIN_BYTES
-    ? 0
-    : Math.min(job.workers, globalThis.navigator?.hardwareConcurrency ?? 2);
+  const threads = fileSize < THREADED_HASH_MIN_BYTES ? 0 : Math.min(job.workers, coreCount());
   return job.hashThreads === undefined ? threads : Math.min(job.workers, job.hashThreads);
 }
 

@@ -16,8 +16,8 @@ import { ShortFileError } from "../registry/hash_range.ts";
 import { sha256Digest } from "../registry/sha256.ts";
 import { type FileHash, Sha256Threads } from "../registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
-import { type Clock, systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
+import type { Clock } from "../transport/clock.ts";
+import { retry, type RetryPolicy } from "../remote/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { isPlainFileName, PARTED_ARTIFACT_TYPE } from "./format.ts";
@@ -70,8 +70,8 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   const pool = new Sha256Threads(
     stamp.size < THREADED_HASH_MIN_BYTES ? 0 : plan.length > 1 ? 2 : 1,
   );
-  const policy = job.policy ?? PARTED_RETRY_POLICY;
-  const clock = job.clock ?? systemClock;
+  const policy = job.policy;
+  const clock = job.clock;
   const latch = new FirstFailure(job.signal, controller);
   // A single part's digest is the file's digest: hash once.
   const whole = plan.length > 1 ? pool.openFileHash() : undefined;

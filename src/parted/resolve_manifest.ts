@@ -7,8 +7,8 @@ import { attachSentinel } from "../errors/attach_sentinel.ts";
 import { PartTooLargeError } from "../errors/sentinels.ts";
 import type { Reference } from "../registry/reference.ts";
 import { getManifest } from "../remote/manifests.ts";
-import { type Clock, systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, retry, type RetryPolicy } from "../transport/retry.ts";
+import type { Clock } from "../transport/clock.ts";
+import { retry, type RetryPolicy } from "../remote/retry.ts";
 import type { Connection } from "./connection.ts";
 import { decodeManifest, type PartedManifest } from "./manifest.ts";
 
@@ -36,7 +36,7 @@ export interface ResolvedManifest {
 export async function resolveManifest(
   connection: Connection,
   reference: Reference,
-  options: { signal?: AbortSignal; policy?: RetryPolicy; clock?: Clock },
+  options: { signal?: AbortSignal; policy: RetryPolicy; clock: Clock },
 ): Promise<ResolvedManifest> {
   const { signal } = options;
   try {
@@ -45,9 +45,9 @@ export async function resolveManifest(
       () =>
         getManifest(connection.repo, reference.digest ?? reference.tag!, reference.digest, signal),
       {
-        policy: options.policy ?? PARTED_RETRY_POLICY,
+        policy: options.policy,
         signal,
-        clock: options.clock ?? systemClock,
+        clock: options.clock,
       },
     );
     return {

@@ -5,7 +5,7 @@
  */
 import type { Reference } from "../registry/reference.ts";
 import type { Clock } from "../transport/clock.ts";
-import type { RetryPolicy } from "../transport/retry.ts";
+import type { RetryPolicy } from "../remote/retry.ts";
 import type { ProgressCallback } from "./progress.ts";
 
 /**
@@ -26,7 +26,7 @@ export interface TransferJob {
   /** The caller's signal. */
   signal?: AbortSignal;
   /** Retry budget of every part, the config blob and each manifest call. */
-  policy?: RetryPolicy;
+  policy: RetryPolicy;
   /** Backoff time source. */
-  clock?: Clock;
+  clock: Clock;
 }

@@ -24,6 +24,20 @@ import {
 } from "./hash_range.ts";
 import { HASH_WORKER_SOURCE } from "./hash_worker_source.ts";
 
+/**
+ * How many hashing threads a transfer may use by default: one per core (the runtime's count, 2
+ * where it gives none). The one default of both clients.
+ *
+ * @example
+ * ```ts
+ * import { coreCount } from "./sha256_threads.ts";
+ * console.log(coreCount() >= 1); // true
+ * ```
+ */
+export function coreCount(): number {
+  return globalThis.navigator?.hardwareConcurrency ?? 2;
+}
+
 /** A running hash whose updates take ownership of their buffer. */
 export interface RunningHash {
   /**

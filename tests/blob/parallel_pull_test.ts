@@ -9,7 +9,7 @@ import { RetriesExhaustedError } from "../../src/errors/kinds.ts";
 import { DigestMismatchError } from "../../src/errors/sentinels.ts";
 import { Sha256Threads } from "../../src/registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
-import { BLOB_RETRY_POLICY } from "../../src/transport/retry.ts";
+import { BLOB_RETRY_POLICY } from "../../src/remote/retry.ts";
 import { RemoteRepository } from "../../src/remote/repository.ts";
 import type { Clock } from "../../src/transport/clock.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";

@@ -18,7 +18,7 @@ import { createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { causeChain } from "../../src/errors/find_error.ts";
 import { OciError } from "../../src/errors/oci_error.ts";
-import type { RetryPolicy } from "../../src/transport/retry.ts";
+import type { RetryPolicy } from "../../src/remote/retry.ts";
 
 /** Three attempts with millisecond waits: retries happen, the suite stays quick. */
 export const FAST_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };

@@ -7,7 +7,7 @@ import { startLoopbackServer } from "../fixtures/loopback_server.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { BlobClient } from "../../src/blob/mod.ts";
 import { PartedClient, toFile } from "../../src/parted/mod.ts";
-import { resolveRetryPolicy } from "../../src/transport/retry.ts";
+import { resolveRetryPolicy } from "../../src/remote/retry.ts";
 
 const DIGEST = `sha256:${"a".repeat(64)}`;
 

@@ -5,8 +5,8 @@ import {
   retry,
   retryDelay,
   type RetryPolicy,
-} from "../../src/transport/retry.ts";
-import { parseRetryAfter } from "../../src/transport/retry_after.ts";
+} from "../../src/remote/retry.ts";
+import { parseRetryAfter } from "../../src/registry/retry_after.ts";
 import { type Clock, systemClock } from "../../src/transport/clock.ts";
 import {
   HttpStatusError,

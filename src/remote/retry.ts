@@ -7,7 +7,7 @@
  */
 import { RetriesExhaustedError } from "../errors/kinds.ts";
 import { retryable } from "../errors/retryable.ts";
-import { type Clock, systemClock } from "./clock.ts";
+import { type Clock, systemClock } from "../transport/clock.ts";
 
 /**
  * How often and how patiently work is repeated.
@@ -149,7 +149,7 @@ export type RetryListener = (err: unknown, attempt: number, delayMs: number) => 
  * @example Running a request under the budget
  * ```ts
  * import { AttemptBudget, BLOB_RETRY_POLICY } from "./retry.ts";
- * import { systemClock } from "./clock.ts";
+ * import { systemClock } from "../transport/clock.ts";
  * const budget = new AttemptBudget(BLOB_RETRY_POLICY, systemClock);
  * const value = await budget.run("HEAD blob", () => Promise.resolve(7));
  * console.log(value, budget.used); // 7 1
