@@ -16,7 +16,7 @@ import {
   type FollowedResponse,
   followRedirects,
   type RedirectableRequest,
-} from "../transport/follow_redirects.ts";
+} from "./follow_redirects.ts";
 import type { MirrorSet } from "./mirror_reads.ts";
 
 /** Where a repository is and how its requests travel. */

@@ -8,7 +8,7 @@
 import { LocationError, RedirectError } from "../errors/kinds.ts";
 import { discard } from "../registry/discard.ts";
 import { resolveLocation } from "../registry/location.ts";
-import type { Fetch } from "./fetch.ts";
+import type { Fetch } from "../transport/fetch.ts";
 
 /** The redirect statuses that are followed; every other status is returned as is. */
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
