@@ -36,9 +36,8 @@ import type { Fetch } from "../transport/fetch.ts";
 import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
 import { guardedExternalTransport, type GuardedTransport } from "../transport/peer_guard.ts";
-import { withStallGuard } from "../transport/stall_guard.ts";
-import { type RateLimit, RateLimiter, withRateLimit } from "../transport/rate_limit.ts";
-import { withUserAgent } from "../transport/user_agent.ts";
+import { layeredFetch } from "../transport/layered_fetch.ts";
+import { type RateLimit, RateLimiter } from "../transport/rate_limit.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import { type RegistrySettings, type ResolvedSettings, settingsOf } from "./registry_settings.ts";
 
@@ -179,26 +178,23 @@ export class ClientStack {
   #compose(origin: URL, registry: string, site: RouteSite): RegistryRoute {
     const options = this.#options;
     const tls = this.settings(registry);
-    const library = (): HttpTransport => this.#library(tls, site);
-    const guardedFetch: Fetch = (request) => this.#guardedPool(tls).fetch(request);
-    const unguardedStorageFetch: Fetch = (request) => library().external().fetch(request);
-    const base = this.#capped(
-      options.transport ?? ((request: Request) => library().fetch(request)),
-    );
-    const otherHosts = options.storageTransport ?? this.#otherHosts(guardedFetch);
-    const other = otherHosts === undefined ? undefined : this.#capped(otherHosts);
+    // The library's pools exist only where a request may take them.
+    const library = options.transport === undefined ? this.#library(tls, site) : undefined;
+    const guarded = (): Fetch => this.#guardedPool(tls).fetch;
+    const base = options.transport ?? library!.fetch;
+    const otherHosts = options.storageTransport ?? this.#otherHosts(guarded);
     // Without a transport for other hosts, crossHostFetch refuses them before sending.
     // The registry's hostname on another port skips the peer guard, but is still storage: its
     // own unguarded twin of the pool, so `onExchange` reports it as such.
-    const sameHost = options.transport ?? unguardedStorageFetch;
+    const sameHost = options.transport ?? library!.externalFetch;
     const storage = options.ownHostnameIsRegistry === true
-      ? crossHostFetch({ registry: origin, sameHost: this.#capped(sameHost), crossHost: other })
-      : other ?? this.#capped(guardedFetch);
-    // A silent peer costs one attempt of the retry budget instead of hanging the transfer.
-    const guard = { stallTimeoutMs: options.stallTimeoutMs };
-    // Every request names the package unless the caller's request names itself.
-    const transport = withUserAgent(withStallGuard(base, guard));
-    const storageTransport = withUserAgent(withStallGuard(storage, guard));
+      ? crossHostFetch({ registry: origin, sameHost, crossHost: otherHosts })
+      : otherHosts ?? guarded();
+    // Every request names the package; a silent peer costs one attempt of the retry budget
+    // instead of hanging the transfer; one cap for every route of the client.
+    const layers = { stallTimeoutMs: options.stallTimeoutMs, limiter: this.#limiter };
+    const transport = layeredFetch(base, layers);
+    const storageTransport = layeredFetch(storage, layers);
     if (options.authenticate === undefined) {
       return { transport, storageTransport, authenticator: undefined };
     }
@@ -214,13 +210,8 @@ export class ClientStack {
     return { transport: authenticator.fetch, storageTransport, authenticator };
   }
 
-  /** `transport` under the client's bandwidth cap, if it has one (its bodies keep their paths). */
-  #capped(transport: Fetch): Fetch {
-    return this.#limiter === undefined ? transport : withRateLimit(transport, this.#limiter);
-  }
-
   /** The transport for hosts other than the registry's, when the caller gave none. */
-  #otherHosts(guardedFetch: Fetch): Fetch | undefined {
+  #otherHosts(guarded: () => Fetch): Fetch | undefined {
     const options = this.#options;
     if (options.transport !== undefined) {
       // The caller's transport hides the peer address: verify with the library's own pool,
@@ -228,7 +219,7 @@ export class ClientStack {
       if (options.callerTransportReachesOtherHosts === true) return options.transport;
       if (options.callerTransportReachesOtherHosts === false) return undefined;
     }
-    return guardedFetch;
+    return guarded();
   }
 
   /** The library pool of one TLS setting and site, created on first use. */

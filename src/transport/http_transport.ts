@@ -149,6 +149,11 @@ const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
 export class HttpTransport {
   /** The transport as a {@linkcode Fetch}; bound, so it can be passed around on its own. */
   readonly fetch: Fetch;
+  /**
+   * {@linkcode HttpTransport.external}'s fetch, bound: the twin is created by the first request
+   * sent through it.
+   */
+  readonly externalFetch: Fetch;
   readonly #options: Readonly<HttpTransportOptions>;
   readonly #httpAgent: http.Agent;
   readonly #httpsAgent: https.Agent;
@@ -211,6 +216,7 @@ export class HttpTransport {
       maxIdlePerHost: maxFreeSockets,
     });
     this.fetch = (request: Request) => this.#fetch(request);
+    this.externalFetch = (request: Request) => this.external().fetch(request);
   }
 
   /**

@@ -163,26 +163,56 @@ export class RateLimiter {
  */
 export function withRateLimit(transport: Fetch, limiter: RateLimiter): Fetch {
   return async (request) => {
-    const signal = request.signal;
-    const response = await transport(limitedRequest(request, limiter));
-    if (response.body === null || NULL_BODY_STATUSES.has(response.status)) return response;
-    const body = relayBody(response.body, {
-      maxRead: limiter.slice,
-      read: async (next) => {
-        const result = await next();
-        if (!result.done) await limiter.take(result.value.byteLength, signal);
-        return result;
-      },
-    });
-    return withBody(response, body);
+    const limited = limitedRequest(request, limiter);
+    return limitedResponse(await transport(limited), limiter, limited.signal);
   };
+}
+
+/**
+ * `response` with its body drawn through `limiter` (a byte stream stays one, a
+ * bring-your-own-buffer read asks for at most one piece); a response without a body as it is.
+ *
+ * @example Capping an answer's body
+ * ```ts
+ * import { limitedResponse, RateLimiter } from "./rate_limit.ts";
+ * const limiter = new RateLimiter({ bytesPerSecond: 1_000_000 });
+ * const answer = limitedResponse(new Response("hello"), limiter, new AbortController().signal);
+ * console.log(await answer.text()); // "hello"
+ * ```
+ */
+export function limitedResponse(
+  response: Response,
+  limiter: RateLimiter,
+  signal: AbortSignal,
+): Response {
+  if (response.body === null || NULL_BODY_STATUSES.has(response.status)) return response;
+  const body = relayBody(response.body, {
+    maxRead: limiter.slice,
+    read: async (next) => {
+      const result = await next();
+      if (!result.done) await limiter.take(result.value.byteLength, signal);
+      return result;
+    },
+  });
+  return withBody(response, body);
 }
 
 /** Statuses a `Response` may not be built with a body for. */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
-/** `request` with its body drawn through `limiter`, a file range kept as one. */
-function limitedRequest(request: Request, limiter: RateLimiter): Request {
+/**
+ * `request` with its body drawn through `limiter`, a file range kept as one (its chunks wait for
+ * the cap before the transport writes them); a request without a body as it is.
+ *
+ * @example Capping a request's body
+ * ```ts
+ * import { limitedRequest, RateLimiter } from "./rate_limit.ts";
+ * const limiter = new RateLimiter({ bytesPerSecond: 1_000_000 });
+ * const request = new Request("http://127.0.0.1/", { method: "PUT", body: "hello" });
+ * console.log(await limitedRequest(request, limiter).text()); // "hello"
+ * ```
+ */
+export function limitedRequest(request: Request, limiter: RateLimiter): Request {
   const source = request.body;
   if (source === null) return request;
   const signal = request.signal;

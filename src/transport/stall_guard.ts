@@ -66,20 +66,69 @@ export function validateStallTimeout(value: number | undefined): number {
 export function withStallGuard(fetch: Fetch, options: StallGuardOptions = {}): Fetch {
   const timeout = validateStallTimeout(options.stallTimeoutMs);
   if (timeout === 0 || timeout === Infinity) return fetch;
-  return (request) => guardedExchange(fetch, request, timeout);
+  return async (request) => {
+    const exchange = watchExchange(request, timeout);
+    let response: Response;
+    try {
+      response = await fetch(exchange.request);
+    } catch (err) {
+      throw exchange.failed(err);
+    }
+    return exchange.answered(response);
+  };
 }
 
-async function guardedExchange(fetch: Fetch, request: Request, timeout: number) {
+/** One exchange under the watchdog (see {@linkcode watchExchange}). */
+export interface WatchedExchange {
+  /** The request to send: its body and its wait for the answer move the clock. */
+  readonly request: Request;
+  /** What to throw when sending failed: the stall, if that was the cause, else `err`. */
+  failed(err: unknown): unknown;
+  /** The answer, with a body whose reads are watched while someone waits for them. */
+  answered(response: Response): Response;
+}
+
+/**
+ * Starts the watchdog of one exchange of `request` (`timeout` ms without progress fails it with
+ * a retryable {@linkcode StallError}; see {@linkcode withStallGuard} for what counts as
+ * progress). The caller sends `request` of the result and reports how that ended.
+ *
+ * @example Watching one exchange
+ * ```ts
+ * import { watchExchange } from "./stall_guard.ts";
+ * const exchange = watchExchange(new Request("http://127.0.0.1/"), 5_000);
+ * const answer = exchange.answered(new Response("ok"));
+ * console.log(await answer.text()); // "ok"
+ * ```
+ */
+export function watchExchange(request: Request, timeout: number): WatchedExchange {
   const abort = new AbortController();
   const operation = `${request.method} request`;
   const watch = new Watch(timeout, (err) => abort.abort(err), operation);
   const signal = AbortSignal.any([request.signal, abort.signal]);
+  const guarded = watchedRequest(request, signal, watch);
+  watch.arm();
+  return {
+    request: guarded,
+    failed(err) {
+      watch.stop();
+      return watch.failure ?? err;
+    },
+    answered(response) {
+      watch.stop();
+      if (response.body === null) return response;
+      const onStall = (err: StallError) => abort.abort(err);
+      return withBody(response, watchedResponseBody(response.body, timeout, operation, onStall));
+    },
+  };
+}
+
+/** `request` on `signal`, its body watched by `watch` (a file range kept as one). */
+function watchedRequest(request: Request, signal: AbortSignal, watch: Watch): Request {
   const source = request.body;
   const range = fileBodyRange(source);
-  let guarded: Request;
-  if (source === null) {
-    guarded = new Request(request, { signal });
-  } else if (range !== undefined) {
+  if (source === null) return new Request(request, { signal });
+  if (range !== undefined) {
     // The transport streams this range from the file itself. The same range is made again
     // with a hook that moves the clock as chunks reach the socket; the original was never
     // read and is released.
@@ -89,27 +138,14 @@ async function guardedExchange(fetch: Fetch, request: Request, timeout: number) 
         range.onBytes?.(bytes);
       },
     });
-    guarded = new Request(request, { signal, body: watched, duplex: "half" } as RequestInit);
     source.cancel().catch(() => {});
-  } else {
-    guarded = new Request(request, {
-      signal,
-      body: watchedRequestBody(source, watch),
-      duplex: "half",
-    } as RequestInit);
+    return new Request(request, { signal, body: watched, duplex: "half" } as RequestInit);
   }
-  watch.arm();
-  let response: Response;
-  try {
-    response = await fetch(guarded);
-  } catch (err) {
-    watch.stop();
-    throw watch.failure ?? err;
-  }
-  watch.stop();
-  if (response.body === null) return response;
-  const body = watchedResponseBody(response.body, timeout, operation, (err) => abort.abort(err));
-  return withBody(response, body);
+  return new Request(request, {
+    signal,
+    body: watchedRequestBody(source, watch),
+    duplex: "half",
+  } as RequestInit);
 }
 
 /**

@@ -41,18 +41,28 @@ export const USER_AGENT = `ocipart/${VERSION}`;
  * ```
  */
 export function withUserAgent(fetch: Fetch): Fetch {
-  return (request) => {
-    if (request.headers.has("user-agent")) return fetch(request);
-    const headers = new Headers(request.headers);
-    headers.set("user-agent", USER_AGENT);
-    // The body is passed on as the same stream so that transports still recognise it.
-    return fetch(
-      new Request(
-        request,
-        request.body === null
-          ? { headers }
-          : { headers, body: request.body, duplex: "half" } as RequestInit,
-      ),
-    );
-  };
+  return (request) => fetch(namedRequest(request));
+}
+
+/**
+ * `request` carrying {@linkcode USER_AGENT}, or `request` itself when it names a `User-Agent`
+ * of its own; its body passes on as the same stream, so transports still recognise it.
+ *
+ * @example
+ * ```ts
+ * import { namedRequest, USER_AGENT } from "./user_agent.ts";
+ * const request = namedRequest(new Request("http://127.0.0.1/"));
+ * console.log(request.headers.get("user-agent") === USER_AGENT); // true
+ * ```
+ */
+export function namedRequest(request: Request): Request {
+  if (request.headers.has("user-agent")) return request;
+  const headers = new Headers(request.headers);
+  headers.set("user-agent", USER_AGENT);
+  return new Request(
+    request,
+    request.body === null
+      ? { headers }
+      : { headers, body: request.body, duplex: "half" } as RequestInit,
+  );
 }
