@@ -9,12 +9,11 @@ import { findError } from "../errors/find_error.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { concatBytes } from "../registry/bytes.ts";
 import { openStreamHash, type StreamHash } from "../registry/stream_sha256.ts";
-import { AttemptBudget } from "../remote/retry.ts";
+import { BlobReader, EMIT_BYTES } from "../remote/blob_reader.ts";
 import { bodyOf, probeBlob, type RangePortion } from "../remote/blob_reads.ts";
+import { DigestCheck } from "../remote/digest_check.ts";
 import type { BlobContext } from "./context.ts";
-import { type PullRequest, verifiedStream } from "./pull.ts";
-import { EMIT_BYTES } from "./resuming_body.ts";
-import { readRange } from "./pull_range.ts";
+import { type DownloadRun, downloadRun, type PullRequest, verifiedStream } from "./pull.ts";
 import { LookAhead } from "./look_ahead.ts";
 import { attachSentinel } from "../errors/attach_sentinel.ts";
 
@@ -121,17 +120,18 @@ function runWorkers(
         observer.buffered?.(schedule.buffered);
         schedule.notify();
       };
-      await readRange(
-        request,
-        chunk.start,
-        chunk.end,
-        probe.total,
+      const reader = await BlobReader.open(request.repo, request.digest, {
         budget,
         signal,
-        deliver,
-        portion,
-      );
+        offset: chunk.start,
+        end: chunk.end,
+        total: probe.total,
+        ...(portion === undefined ? {} : { first: portion }),
+      });
       portion = undefined;
+      for (let piece = await reader.read(); piece !== undefined; piece = await reader.read()) {
+        deliver(piece.bytes);
+      }
       chunk.done = true;
       schedule.notify();
     }
@@ -163,11 +163,7 @@ export async function parallelPullBlob(
   observer: ParallelPullObserver = {},
 ): Promise<ReadableStream<Uint8Array>> {
   const operation = "GET blob";
-  const abort = new AbortController();
-  const signal = request.signal === undefined
-    ? abort.signal
-    : AbortSignal.any([request.signal, abort.signal]);
-  const budget = new AttemptBudget(context.policy, context.clock, signal);
+  const { budget, abort, signal } = downloadRun(context, request);
   const { chunkSize } = settings;
 
   const probing = budget.run(
@@ -189,9 +185,15 @@ export async function parallelPullBlob(
     early?.close();
     observer.fallback?.();
     const first = probe.kind === "whole"
-      ? { ...probe.answer, skip: 0 }
-      : { body: bodyOf(new Response(null)), total: 0, ranges: false, skip: 0 };
-    return verifiedStream(context, request, first, budget, abort, signal);
+      ? probe.answer
+      : { body: bodyOf(new Response(null)), start: 0, total: 0, ranges: false };
+    const reader = await BlobReader.open(request.repo, request.digest, {
+      budget,
+      signal,
+      total: request.size,
+      first,
+    });
+    return verifiedStream(context, request, reader, abort);
   }
   const hash = early ?? openStreamHash(probe.total, context.hashThreads);
   return orderedStream(request, settings, observer, {
@@ -223,7 +225,7 @@ interface Download {
   /** The probe's answer: the first portion and the blob's total. */
   probe: { portion: RangePortion; total: number };
   /** The operation's attempt budget. */
-  budget: AttemptBudget;
+  budget: DownloadRun["budget"];
   /** Ends every request of the download. */
   abort: AbortController;
   /** The caller's signal combined with `abort`. */
@@ -246,6 +248,7 @@ function orderedStream(
   const { chunkSize, workers } = settings;
   const total = probe.total;
   const schedule = new Schedule(total, chunkSize, workers, abort);
+  const check = new DigestCheck(request.digest, operation);
   const { progress } = request;
   const settled = runWorkers(schedule, request, download, workers, observer);
   const { chunks } = schedule;
@@ -266,9 +269,7 @@ function orderedStream(
           if (schedule.failure !== undefined) throw schedule.failure;
           if (abort.signal.aborted) throw signal.reason;
           if (schedule.head >= chunks.length) {
-            if ((await hash.digest()) !== request.digest) {
-              throw new DigestMismatchError(operation);
-            }
+            await check.verify(hash);
             finish();
             controller.close();
             await settled;

@@ -1,19 +1,18 @@
 /**
- * Single-stream blob download that verifies the digest inside the stream; the body, its joined
- * reads and its continuations are `resuming_body.ts`'s.
+ * Single-stream blob download that verifies the digest inside the stream; the bytes, joined
+ * where they arrived together, and their continuations are the one blob reader's
+ * (`remote/blob_reader.ts`).
  *
  * @module
  */
-import { DigestMismatchError } from "../errors/sentinels.ts";
-import { ProtocolError } from "../errors/kinds.ts";
 import { openStreamHash } from "../registry/stream_sha256.ts";
 import { AttemptBudget } from "../remote/retry.ts";
-import { getBlob } from "../remote/blob_reads.ts";
+import { BlobReader } from "../remote/blob_reader.ts";
+import { DigestCheck } from "../remote/digest_check.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import type { BlobContext } from "./context.ts";
 import type { ProgressReporter } from "./progress.ts";
 import { attachSentinel } from "../errors/attach_sentinel.ts";
-import { type BodyResponse, ResumingBody } from "./resuming_body.ts";
 
 /** Inputs of a blob download. */
 export interface PullRequest {
@@ -29,21 +28,33 @@ export interface PullRequest {
   progress: ProgressReporter;
 }
 
-/** GET blob from `offset` as a body that skips what was already delivered. */
-async function getBody(
-  request: PullRequest,
-  offset: number,
-  total: number | undefined,
-  signal: AbortSignal,
-): Promise<BodyResponse | "complete"> {
-  const answer = await getBlob(request.repo, request.digest, offset, total, signal);
-  if (answer === "complete") return answer;
-  return {
-    body: answer.body,
-    total: answer.total,
-    ranges: answer.ranges,
-    skip: offset - answer.start,
-  };
+/** What a download runs under: its budget, and the abort that ends its every request. */
+export interface DownloadRun {
+  /** The operation's attempt budget. */
+  budget: AttemptBudget;
+  /** Ends every request of the download. */
+  abort: AbortController;
+  /** The caller's signal combined with `abort`. */
+  signal: AbortSignal;
+}
+
+/**
+ * The budget and signals of one download of `request`.
+ *
+ * @example
+ * ```ts ignore
+ * const run = downloadRun(context, request);
+ * ```
+ */
+export function downloadRun(
+  context: BlobContext,
+  request: { signal: AbortSignal | undefined },
+): DownloadRun {
+  const abort = new AbortController();
+  const signal = request.signal === undefined
+    ? abort.signal
+    : AbortSignal.any([request.signal, abort.signal]);
+  return { budget: new AttemptBudget(context.policy, context.clock, signal), abort, signal };
 }
 
 /**
@@ -61,39 +72,32 @@ export async function pullBlob(
   context: BlobContext,
   request: PullRequest,
 ): Promise<ReadableStream<Uint8Array>> {
-  const abort = new AbortController();
-  const signal = request.signal === undefined
-    ? abort.signal
-    : AbortSignal.any([request.signal, abort.signal]);
-  const budget = new AttemptBudget(context.policy, context.clock, signal);
-  const first = await budget.run(
-    "GET blob",
-    () => getBody(request, 0, request.size, signal),
-  );
-  if (first === "complete") throw new ProtocolError("GET blob: unexpected answer");
-  return verifiedStream(context, request, first, budget, abort, signal);
+  const run = downloadRun(context, request);
+  const reader = await BlobReader.open(request.repo, request.digest, {
+    budget: run.budget,
+    signal: run.signal,
+    total: request.size,
+  });
+  return verifiedStream(context, request, reader, run.abort);
 }
 
 /**
- * Builds the verifying stream over a first response; shared with the parallel pull's
- * single-stream fallback.
+ * The verifying stream over `reader`; shared with the parallel pull's single-stream fallback.
+ *
+ * @example
+ * ```ts ignore
+ * const stream = verifiedStream(context, request, reader, abort);
+ * ```
  */
 export function verifiedStream(
   context: BlobContext,
   request: PullRequest,
-  first: BodyResponse,
-  budget: AttemptBudget,
+  reader: BlobReader,
   abort: AbortController,
-  signal: AbortSignal,
 ): ReadableStream<Uint8Array> {
   const { progress, digest } = request;
-  const hash = openStreamHash(first.total, context.hashThreads);
-  const body = new ResumingBody(
-    first,
-    (offset, total) => getBody(request, offset, total, signal),
-    budget,
-    signal,
-  );
+  const hash = openStreamHash(reader.total, context.hashThreads);
+  const check = new DigestCheck(digest, "GET blob");
   const close = () => {
     hash.close();
     progress.close();
@@ -102,28 +106,28 @@ export function verifiedStream(
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        const bytes = await body.read();
-        if (bytes === undefined) {
-          if ((await hash.digest()) !== digest) throw new DigestMismatchError("GET blob");
-          progress.committed(body.offset, body.total ?? body.offset);
+        const chunk = await reader.readJoined();
+        if (chunk === undefined) {
+          await check.verify(hash);
+          progress.committed(reader.position, reader.total ?? reader.position);
           close();
           controller.close();
           return;
         }
-        await hash.update(bytes);
-        controller.enqueue(bytes);
-        progress.committed(body.offset, body.total ?? -1);
+        await hash.update(chunk.bytes);
+        controller.enqueue(chunk.bytes);
+        progress.committed(reader.position, reader.total ?? -1);
       } catch (err) {
         close();
         abort.abort();
-        body.cancel();
+        reader.cancel();
         throw attachSentinel(err);
       }
     },
     async cancel(reason) {
       close();
       abort.abort(reason);
-      await body.cancel(reason);
+      await reader.cancel(reason);
     },
   }, { highWaterMark: 0 });
 }
