@@ -1,8 +1,9 @@
 /**
- * Pulling one part: a whole-blob GET written at the part's offset while it is hashed; a broken
- * stream continues with a ranged GET from the byte reached, within the part's retry budget. A
- * part whose beginning an earlier pull wrote continues the same way from there, with the hash
- * of those bytes. Any of those GETs may be answered by a mirror (`mirror_reads.ts`).
+ * Pulling one part: its bytes from the one blob reader (`remote/blob_reader.ts`: a whole-blob GET,
+ * a broken stream continued with a ranged GET from the byte reached, within the part's retry
+ * budget), written at the part's offset while it is hashed. A part whose beginning an earlier
+ * pull wrote continues the same way from there, with the hash of those bytes. Any of those GETs
+ * may be answered by a mirror (`mirror_reads.ts`).
  *
  * A part that hashes wrong is the registry's verdict only when the registry sent every byte of
  * it; when some bytes came from elsewhere (the disk, a mirror), the part starts over from byte
@@ -16,19 +17,18 @@
  *
  * @module
  */
-import { LengthMismatchError, NetworkError, ProtocolError } from "../errors/kinds.ts";
+import { LengthMismatchError } from "../errors/kinds.ts";
 import { OciError } from "../errors/oci_error.ts";
-import { asNetworkFailure } from "../errors/network_failure.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { BufferFill, BufferPool } from "../registry/buffer_pool.ts";
-import { type ByobSource, openByob } from "../transport/byob_body.ts";
-import { getBlob } from "../remote/blob_reads.ts";
+import { BlobReader } from "../remote/blob_reader.ts";
+import { DigestCheck } from "../remote/digest_check.ts";
 import { mirrorSpoiled } from "../remote/mirror_reads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
+import { AttemptBudget, type RetryPolicy } from "../remote/retry.ts";
 import type { RangeScan, RunningHash, Sha256Threads } from "../registry/sha256_threads.ts";
 import { PREFIX_BLOCK_BYTES } from "../registry/written_prefix.ts";
 import type { Clock } from "../transport/clock.ts";
-import { retry, type RetryPolicy } from "../remote/retry.ts";
 import type { PartialFile } from "./fs_partial.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import type { ProgressTracker } from "./progress.ts";
@@ -59,29 +59,32 @@ export interface PartDownloadContext {
   buffers?: BufferPool;
 }
 
-/** How far a part got, across its attempts. */
-interface PartState {
+/** One part's download: what it writes with, and how far it got across its attempts. */
+interface PartRun {
+  readonly context: PartDownloadContext;
+  readonly part: PartDescriptor;
+  readonly pool: BufferPool;
+  readonly hash: RunningHash;
+  readonly budget: AttemptBudget;
+  readonly check: DigestCheck;
   /** Bytes of the part in place and hashed. */
   reached: number;
   /** Of those, the bytes an earlier pull wrote (read from the disk, not received). */
   fromDisk: number;
-  /** Whether a mirror sent any of them. */
-  mirrored: boolean;
 }
 
 /**
- * Fetches `part` into place and verifies it. One attempt is a GET, the copy into place and the
- * digest check; a broken stream makes the next attempt a ranged GET from the byte reached with
- * the running hash. A registry that ignores the range (200) is consumed from byte zero in the
- * same attempt. A part that the registry sent whole and that hashes wrong fails with
- * `DigestMismatchError`, not retried; one with bytes from a mirror is fetched again from the
- * registry alone.
+ * Fetches `part` into place and verifies it. The blob reader continues a broken stream with a
+ * ranged GET from the byte reached (the running hash keeps what came before) and reads a
+ * registry that ignores the range (200) from byte zero again. A part that the registry sent
+ * whole and that hashes wrong fails with `DigestMismatchError`, not retried; one with bytes from
+ * a mirror is fetched again from the registry alone, spending an attempt.
  *
- * With `onDisk` (the resume pass's scan of the part), the first attempt continues from the
- * written prefix the scan found, with its hash. When the part then hashes wrong, the fault may
- * be in the bytes read from the disk (a torn write): the prefix is forgotten (its first block
- * zeroed, so no later pull continues from it) and the next attempt fetches the part whole.
- * Resolves to the bytes of the part kept from the disk (0 when it was fetched whole).
+ * With `onDisk` (the resume pass's scan of the part), the download continues from the written
+ * prefix the scan found, with its hash. When the part then hashes wrong, the fault may be in the
+ * bytes read from the disk (a torn write): the prefix is forgotten (its first block zeroed, so no
+ * later pull continues from it) and the next attempt fetches the part whole. Resolves to the
+ * bytes of the part kept from the disk (0 when it was fetched whole).
  *
  * @example
  * ```ts ignore
@@ -101,18 +104,22 @@ export async function downloadPart(
     ? context.hashThreads.open(recycle)
     : onDisk.continueHash(recycle);
   const prefix = onDisk?.prefix ?? 0;
-  const state: PartState = { reached: prefix, fromDisk: prefix, mirrored: false };
+  const run: PartRun = {
+    context,
+    part,
+    pool,
+    hash,
+    budget: new AttemptBudget(context.policy, context.clock, signal),
+    check: new DigestCheck(part.digest, `part ${part.index}`),
+    reached: prefix,
+    fromDisk: prefix,
+  };
   try {
-    await retry(
-      `part ${part.index}: download`,
-      () => downloadAttempt(context, part, pool, hash, state),
-      {
-        policy: context.policy,
-        signal,
-        clock: context.clock,
-      },
-    );
-    return state.fromDisk;
+    // Each pass reads the part to its end; only a part whose bytes were wrong takes another.
+    for (let wrong = await fetchPart(run); wrong !== undefined; wrong = await fetchPart(run)) {
+      await run.budget.failed(`part ${part.index}: download`, wrong);
+    }
+    return run.fromDisk;
   } finally {
     hash.close();
     pool.close();
@@ -120,89 +127,106 @@ export async function downloadPart(
 }
 
 /**
- * One attempt: a GET from the byte reached, every received byte placed (and hashed) before a
- * failure is reported, so the next attempt continues where the disk is.
+ * One pass over the part from the byte reached: its bytes in place and hashed, then checked.
+ * Resolves with the failure that makes the part start over (bytes from elsewhere were wrong),
+ * or undefined when the part is verified.
  */
-async function downloadAttempt(
-  context: PartDownloadContext,
-  part: PartDescriptor,
-  pool: BufferPool,
-  hash: RunningHash,
-  state: PartState,
-): Promise<void> {
-  const { repo, signal, partial, progress } = context;
-  const operation = "GET blob";
-  let answer: Awaited<ReturnType<typeof getBlob>>;
+async function fetchPart(run: PartRun): Promise<Error | undefined> {
+  const { context, part } = run;
+  let reader: BlobReader;
   try {
-    answer = await getBlob(repo, part.digest, state.reached, part.size, signal);
+    reader = await BlobReader.open(context.repo, part.digest, {
+      label: `part ${part.index}: download`,
+      offset: run.reached,
+      total: part.size,
+      budget: run.budget,
+      signal: context.signal,
+      wholeAgain: "restart",
+    });
   } catch (err) {
-    // A whole-blob answer of another length is another blob: the part cannot be had here.
-    if (!(err instanceof LengthMismatchError)) throw err;
-    throw new DigestMismatchError(`part ${part.index}`, { cause: err });
+    throw asWrongBlob(run, err);
   }
-  let position = state.reached;
-  let failure: unknown;
-  if (answer !== "complete") {
-    if (answer.start === 0 && state.reached > 0) {
-      // The whole blob again: start over from byte zero, overwriting what was placed.
-      restart(context, part, hash, state);
-      position = 0;
+  const writer = new PartWriter(context.partial, part.offset + run.reached, run.pool, run.hash);
+  try {
+    await copyPart(run, reader, writer);
+  } catch (err) {
+    const wrong = asWrongBlob(run, err);
+    if (wrong instanceof DigestMismatchError && reader.mirrored) {
+      return await wrongPart(run, wrong, true);
     }
-    if (answer.mirrored) state.mirrored = true;
-    const writer = new PartWriter(partial, part.offset + position, pool, hash);
-    const overlong = () =>
-      new DigestMismatchError(`part ${part.index}`, {
-        cause: new ProtocolError(`${operation}: body longer than the part size`),
-      });
-    const received = (n: number) => {
-      position += n;
-      progress.addWire(n);
-      progress.landed(part.index, n);
-    };
-    failure = await copyBody(answer.body, writer, part.size - position, received, overlong);
-    // Place (and hash) every received byte first: a continuation starts where the disk is.
-    await writer.flush();
-    state.reached = position;
+    throw wrong;
+  } finally {
+    await reader.cancel();
   }
-  if (failure instanceof DigestMismatchError && state.mirrored) {
-    throw await wrongPart(context, part, hash, state, failure);
+  try {
+    await run.check.verify(run.hash);
+  } catch (err) {
+    if (!(err instanceof DigestMismatchError)) throw err;
+    if (run.fromDisk === 0 && !reader.mirrored) throw err;
+    return await wrongPart(run, err, reader.mirrored);
   }
-  if (failure !== undefined) throw asNetworkFailure(operation, failure, signal, "body read failed");
-  if (position < part.size) {
-    throw new NetworkError(`${operation}: body ended before the part did`);
-  }
-  if ((await hash.digest()) !== part.digest) {
-    throw await wrongPart(
-      context,
-      part,
-      hash,
-      state,
-      new DigestMismatchError(`part ${part.index}`),
-    );
-  }
+  return undefined;
 }
 
 /**
- * What a part whose bytes are wrong fails with. Every byte from the registry: `wrong`, not
- * retried. Some from elsewhere, which may be at fault: the part starts over from byte zero with
- * a retryable failure, so the next attempt fetches it whole from the registry. Bytes an earlier
- * pull wrote (perhaps a torn write) are forgotten, their first block zeroed so no later pull
- * continues from them; a mirror that sent any is not asked for this blob again.
+ * Reads the part into place: each read lands in a pooled buffer (no copy where the body is a
+ * byte stream), which is written and then hashed; every received byte is placed before a
+ * failure is reported.
  */
-async function wrongPart(
-  context: PartDownloadContext,
-  part: PartDescriptor,
-  hash: RunningHash,
-  state: PartState,
-  wrong: DigestMismatchError,
-): Promise<Error> {
-  const { fromDisk, mirrored } = state;
-  if (fromDisk === 0 && !mirrored) return wrong;
-  if (fromDisk > 0) {
+async function copyPart(run: PartRun, reader: BlobReader, writer: PartWriter): Promise<void> {
+  const { context, part, pool } = run;
+  try {
+    for (;;) {
+      const buffer = await pool.acquire();
+      const chunk = await reader.read(new Uint8Array(buffer)).catch((err) => {
+        pool.release(buffer.byteLength === 0 ? new ArrayBuffer(WRITE_BUFFER_SIZE) : buffer);
+        throw err;
+      });
+      // A read into the buffer takes it (the bytes come back in it, or in a buffer of its size).
+      const taken = buffer.byteLength === 0;
+      if (chunk === undefined) {
+        pool.release(taken ? new ArrayBuffer(WRITE_BUFFER_SIZE) : buffer);
+        return;
+      }
+      if (chunk.offset < run.reached) await restart(run, writer);
+      const length = chunk.bytes.byteLength;
+      run.reached += length;
+      context.progress.addWire(length);
+      context.progress.landed(part.index, length);
+      const bytes = chunk.bytes;
+      if (taken && bytes.byteOffset === 0 && bytes.buffer.byteLength === WRITE_BUFFER_SIZE) {
+        await writer.write(bytes.buffer as ArrayBuffer, length);
+      } else {
+        // A chunk of the body's own (not a byte stream): copied into the write buffers.
+        pool.release(taken ? new ArrayBuffer(WRITE_BUFFER_SIZE) : buffer);
+        await writer.add(bytes);
+      }
+    }
+  } finally {
+    await writer.flush();
+  }
+}
+
+/** A whole-blob answer of another length is another blob: the part cannot be had here. */
+function asWrongBlob(run: PartRun, err: unknown): unknown {
+  if (!(err instanceof LengthMismatchError)) return err;
+  return new DigestMismatchError(run.check.label, { cause: err });
+}
+
+/**
+ * What a part whose bytes are wrong fails with when some came from elsewhere (which may be at
+ * fault): a retryable failure, after which the part starts over from byte zero at the registry.
+ * Bytes an earlier pull wrote (perhaps a torn write) are forgotten, their first block zeroed so
+ * no later pull continues from them; a mirror that sent any is not asked for this blob again.
+ */
+async function wrongPart(run: PartRun, wrong: DigestMismatchError, mirrored: boolean) {
+  const { context, part } = run;
+  if (run.fromDisk === 0 && !mirrored) return wrong;
+  if (run.fromDisk > 0) {
     const block = new Uint8Array(Math.min(part.size, PREFIX_BLOCK_BYTES));
     await context.partial.writeAt(block, part.offset);
   }
-  restart(context, part, hash, state);
+  forget(run);
   if (mirrored) return mirrorSpoiled(context.repo, part.digest, `part ${part.index}`);
   return new OciError(
     `part ${part.index}: the bytes an earlier pull wrote do not match; fetching the part whole`,
@@ -210,55 +234,19 @@ async function wrongPart(
   );
 }
 
-/** Forgets every byte of the part placed or hashed so far: the next bytes are its byte zero. */
-function restart(
-  context: PartDownloadContext,
-  part: PartDescriptor,
-  hash: RunningHash,
-  state: PartState,
-): void {
-  hash.reset();
-  state.reached = 0;
-  state.fromDisk = 0;
-  state.mirrored = false;
-  context.progress.restartPart(part.index);
+/** The registry sent the whole part again: what was placed is overwritten from byte zero. */
+async function restart(run: PartRun, writer: PartWriter): Promise<void> {
+  await writer.flush();
+  forget(run);
+  writer.seek(run.part.offset);
 }
 
-/**
- * Copies `body` into `writer` (into pooled buffers where the runtime allows it: no copy and no
- * garbage chunk per read); resolves with the failure that ended the copy, if any.
- */
-async function copyBody(
-  body: ReadableStream<Uint8Array>,
-  writer: PartWriter,
-  room: number,
-  received: (n: number) => void,
-  overlong: () => Error,
-): Promise<unknown> {
-  const byob = openByob(body);
-  if (byob !== undefined) {
-    try {
-      await writer.readFrom(byob, room, received, overlong);
-    } catch (err) {
-      byob.cancel().catch(() => {});
-      return err;
-    }
-    return undefined;
-  }
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return undefined;
-      if (value.byteLength > room) throw overlong();
-      room -= value.byteLength;
-      received(value.byteLength);
-      await writer.add(value);
-    }
-  } catch (err) {
-    reader.cancel().catch(() => {});
-    return err;
-  }
+/** Forgets every byte of the part placed or hashed so far: the next bytes are its byte zero. */
+function forget(run: PartRun): void {
+  run.hash.reset();
+  run.reached = 0;
+  run.fromDisk = 0;
+  run.context.progress.restartPart(run.part.index);
 }
 
 /**
@@ -308,41 +296,15 @@ class PartWriter {
     return this.#fill.add(chunk, (buffer, length) => this.#write(buffer, length));
   }
 
-  /**
-   * Reads `source` until it ends, calling `received` per read; more than `room` bytes fail with
-   * `overlong()`. Every read lands in a pooled buffer of its own that is written and hashed as
-   * it is (no copy, no garbage per chunk); a failed read takes only an empty buffer with it.
-   */
-  async readFrom(
-    source: ByobSource,
-    room: number,
-    received: (n: number) => void,
-    overlong: () => Error,
-  ): Promise<void> {
+  /** Writes the first `length` bytes of `buffer` (a pooled buffer it takes) next, in order. */
+  async write(buffer: ArrayBuffer, length: number): Promise<void> {
     await this.#writeFilled();
-    for (;;) {
-      const buffer = await this.#pool.acquire();
-      // Past the part's end one byte is still asked for: the body must end there.
-      const want = Math.max(1, Math.min(WRITE_BUFFER_SIZE, room));
-      let result: ReadableStreamReadResult<Uint8Array>;
-      try {
-        result = await source.read(new Uint8Array(buffer, 0, want));
-      } catch (err) {
-        this.#pool.release(new ArrayBuffer(WRITE_BUFFER_SIZE));
-        throw err;
-      }
-      const { done, value } = result;
-      const filled = (value?.buffer as ArrayBuffer | undefined) ??
-        new ArrayBuffer(WRITE_BUFFER_SIZE);
-      if (done || value.byteLength > room) {
-        this.#pool.release(filled);
-        if (done) return;
-        throw overlong();
-      }
-      room -= value.byteLength;
-      received(value.byteLength);
-      await this.#write(filled, value.byteLength);
-    }
+    await this.#write(buffer, length);
+  }
+
+  /** The next write goes to `position` (every earlier write was flushed). */
+  seek(position: number): void {
+    this.#position = position;
   }
 
   /** Writes what is gathered and waits for every write (and its hand-over to the hash). */

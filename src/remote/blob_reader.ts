@@ -14,12 +14,13 @@
  *   into ({@linkcode MAX_RANGE_PORTIONS} at most); a 200 is never a range.
  *
  * Every read ends with the body checked: a body longer than it said is a `ProtocolError` (not
- * retried), a shorter one a break.
+ * retried; `LengthMismatchError` for a whole blob: another blob than the one asked for), a
+ * shorter one a break.
  *
  * @module
  */
 import { isAbortError } from "../errors/find_error.ts";
-import { NetworkError, ProtocolError } from "../errors/kinds.ts";
+import { LengthMismatchError, NetworkError, ProtocolError } from "../errors/kinds.ts";
 import { asNetworkFailure } from "../errors/network_failure.ts";
 import { concatBytes } from "../registry/bytes.ts";
 import { openByob } from "../transport/byob_body.ts";
@@ -272,10 +273,12 @@ export class BlobReader {
   /** Fails when `length` more bytes would pass what the answer (or the blob) holds. */
   #checkRoom(answer: Answer, length: number): void {
     const end = answer.end ?? (this.#total === undefined ? undefined : this.#total - 1);
-    if (end !== undefined && this.#position + length > end + 1) {
-      const what = this.#options.end === undefined ? "the blob size" : "its Content-Range";
-      throw new ProtocolError(`${this.#operation}: body longer than ${what}`);
+    if (end === undefined || this.#position + length <= end + 1) return;
+    // A whole answer longer than the blob is another blob; a portion past its range, a fault.
+    if (this.#options.end !== undefined) {
+      throw new ProtocolError(`${this.#operation}: body longer than its Content-Range`);
     }
+    throw new LengthMismatchError(`${this.#operation}: body longer than the blob size`);
   }
 
   #withoutSkipped(answer: Answer, value: Uint8Array): Uint8Array {
