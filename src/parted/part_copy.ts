@@ -9,6 +9,7 @@ import { LengthMismatchError, ProtocolError } from "../errors/kinds.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { Sha256 } from "../registry/sha256.ts";
 import { getBlob } from "../remote/blob_reads.ts";
+import { DigestCheck } from "../remote/digest_check.ts";
 import { mirrorSpoiled } from "../remote/mirror_reads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import { cancelUpload, completeUpload, mountBlob, openUpload } from "../remote/uploads.ts";
@@ -89,9 +90,11 @@ async function streamBlob(context: BlobCopyContext, blob: CopiedBlob): Promise<v
     throw new DigestMismatchError(blob.label, { cause: err });
   }
   if (answer === "complete") throw new ProtocolError("GET blob: no body for a whole blob");
-  const verifier = new DigestVerifier(blob, context.onWire);
+  let failure: DigestMismatchError | undefined;
+  const check = new DigestCheck(blob.digest, blob.label);
+  const verifier = check.transform(new Sha256(), blob.size, context.onWire, (err) => failure = err);
   const stopPipe = new AbortController();
-  const body = answer.body.pipeThrough(verifier.stream, { signal: stopPipe.signal });
+  const body = answer.body.pipeThrough(verifier, { signal: stopPipe.signal });
   let session: Awaited<ReturnType<typeof openUpload>> | undefined;
   try {
     session = await openUpload(target, signal);
@@ -104,53 +107,13 @@ async function streamBlob(context: BlobCopyContext, blob: CopiedBlob): Promise<v
     if (signal.aborted) throw signal.reason;
     // The bytes were wrong: that is the failure, whatever the transport made of it. A
     // mirror's wrong bytes are retried from the registry.
-    if (verifier.failure !== undefined && answer.mirrored) {
+    if (failure !== undefined && answer.mirrored) {
       throw mirrorSpoiled(source, blob.digest, blob.label);
     }
-    throw verifier.failure ?? err;
+    throw failure ?? err;
   } finally {
     // Releases the source's connection when the upload stopped before reading it all.
     stopPipe.abort();
     if (session !== undefined) await cancelUpload(target, session.location, signal);
-  }
-}
-
-/**
- * A pass-through that hashes and counts the bytes and holds back the last chunk until the
- * digest is known, so a body that does not hash to its digest never completes an upload.
- */
-class DigestVerifier {
-  readonly stream: TransformStream<Uint8Array, Uint8Array>;
-  /** Why the bytes were refused, once they were. */
-  failure: DigestMismatchError | undefined;
-  readonly #hash = new Sha256();
-  #held: Uint8Array | undefined;
-  #seen = 0;
-
-  constructor(blob: CopiedBlob, onWire: (bytes: number) => void) {
-    this.stream = new TransformStream({
-      transform: (chunk, controller) => {
-        this.#seen += chunk.byteLength;
-        if (this.#seen > blob.size) {
-          throw this.#refuse(blob, "body longer than the blob size");
-        }
-        this.#hash.update(chunk);
-        onWire(chunk.byteLength);
-        if (this.#held !== undefined) controller.enqueue(this.#held);
-        this.#held = chunk;
-      },
-      flush: (controller) => {
-        if (this.#seen !== blob.size) throw this.#refuse(blob, "body shorter than the blob");
-        if (this.#hash.digest() !== blob.digest) throw this.#refuse(blob, undefined);
-        if (this.#held !== undefined) controller.enqueue(this.#held);
-        this.#held = undefined;
-      },
-    });
-  }
-
-  #refuse(blob: CopiedBlob, reason: string | undefined): DigestMismatchError {
-    const cause = reason === undefined ? undefined : new ProtocolError(`GET blob: ${reason}`);
-    this.failure = new DigestMismatchError(blob.label, cause ? { cause } : undefined);
-    return this.failure;
   }
 }

@@ -17,7 +17,7 @@ export interface DigestSource {
 /** A hash that takes the bytes as they pass. */
 export interface PassingHash extends DigestSource {
   /** Adds `bytes`; once it settles the bytes may be reused. */
-  update(bytes: Uint8Array): void | Promise<void>;
+  update(bytes: Uint8Array): unknown;
 }
 
 /**
