@@ -9,7 +9,7 @@ import { discard } from "../registry/discard.ts";
 import { blobUrl } from "../registry/endpoints.ts";
 import { formatRange, parseContentRange, validateContentRange } from "../registry/range.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
-import { readThrough, watchMirroredBody } from "./mirror_reads.ts";
+import { readSources, watchMirroredBody } from "./mirror_reads.ts";
 import type { RemoteRepository } from "./repository.ts";
 
 /** A blob answer whose headers were validated; its body is unread. */
@@ -81,14 +81,17 @@ export async function getBlob(
   total: number | undefined,
   signal: AbortSignal | undefined,
 ): Promise<BlobBody | "complete"> {
-  const { value, mirrored } = await readThrough(
-    repo,
-    { digest },
-    signal,
-    (source) => getBlobFrom(source, digest, offset, total, signal),
-  );
-  if (!mirrored || value === "complete") return value;
-  return { ...value, body: watchMirroredBody(value.body, repo, digest), mirrored: true };
+  for (const source of readSources(repo, { digest })) {
+    if (source === repo) break;
+    try {
+      const answer = await getBlobFrom(source, digest, offset, total, signal);
+      if (answer === "complete") return answer;
+      return { ...answer, body: watchMirroredBody(answer.body, repo, digest), mirrored: true };
+    } catch (err) {
+      repo.mirrors!.dropped(source, err, signal);
+    }
+  }
+  return await getBlobFrom(repo, digest, offset, total, signal);
 }
 
 /** {@linkcode getBlob} from one host: the registry or one of its mirrors. */

@@ -18,7 +18,7 @@ import {
 } from "../registry/media_types.ts";
 import { sha256Digest } from "../registry/sha256.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
-import { readThrough } from "./mirror_reads.ts";
+import { readSources } from "./mirror_reads.ts";
 import type { RemoteRepository } from "./repository.ts";
 
 /** The largest manifest accepted (the registry's own cap); 4096 parts take about 635 KB. */
@@ -91,13 +91,15 @@ export async function getManifest(
   // A mirror serves a manifest by digest; a tag only when it may resolve tags.
   const digest = expectedDigest ?? (isSha256Digest(reference) ? reference : undefined);
   const target = digest === undefined ? { tag: reference } : { digest };
-  const { value } = await readThrough(
-    repo,
-    target,
-    signal,
-    (source) => getManifestFrom(source, reference, expectedDigest, signal),
-  );
-  return value;
+  for (const source of readSources(repo, target)) {
+    if (source === repo) break;
+    try {
+      return await getManifestFrom(source, reference, expectedDigest, signal);
+    } catch (err) {
+      repo.mirrors!.dropped(source, err, signal);
+    }
+  }
+  return await getManifestFrom(repo, reference, expectedDigest, signal);
 }
 
 /** {@linkcode getManifest} from one host: the registry or one of its mirrors. */

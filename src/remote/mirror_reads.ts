@@ -75,6 +75,18 @@ export class MirrorSet {
     this.#restingUntil.set(source, this.#now() + MIRROR_REST_MS);
   }
 
+  /**
+   * The mirror whose copy is `repo` failed a read with `err`: the read moves on to the next
+   * host (a mirror's failure is never the one reported); one that gave no answer rests. An abort
+   * ends the read: it is rethrown.
+   */
+  dropped(repo: RemoteRepository, err: unknown, signal: AbortSignal | undefined): void {
+    if (signal?.aborted) throw signal.reason;
+    if (isAbortError(err)) throw err;
+    const source = this.#sources.find((candidate) => candidate.repo === repo);
+    if (source !== undefined && noAnswer(err)) this.rest(source);
+  }
+
   /** `digest` is read from the registry from now on (a mirror broke or spoilt its bytes). */
   registryOnly(digest: string): void {
     this.#registryOnly.add(digest);
@@ -89,32 +101,26 @@ function noAnswer(err: unknown): boolean {
 }
 
 /**
- * Runs `read` on each mirror of `repo` that may serve `target`, then on `repo` itself, and
- * resolves with the first success and whether a mirror gave it. A mirror's failure is dropped
- * (the registry's is the one reported); an abort ends everything.
+ * The hosts a read of `target` tries, in order: each mirror of `repo` that may serve it, then
+ * `repo` itself (last, its answer final). The caller tells `repo.mirrors` of each mirror's
+ * failure ({@linkcode MirrorSet.dropped}) before it moves on.
  *
- * @example
+ * @example Reading through the mirrors
  * ```ts ignore
- * const { value, mirrored } = await readThrough(repo, { digest }, signal, (r) => getFrom(r));
+ * for (const source of readSources(repo, { digest })) {
+ *   if (source === repo) break;
+ *   try {
+ *     return await getFrom(source);
+ *   } catch (err) {
+ *     repo.mirrors!.dropped(source, err, signal);
+ *   }
+ * }
+ * return await getFrom(repo);
  * ```
  */
-export async function readThrough<T>(
-  repo: RemoteRepository,
-  target: ReadTarget,
-  signal: AbortSignal | undefined,
-  read: (source: RemoteRepository) => Promise<T>,
-): Promise<{ value: T; mirrored: boolean }> {
-  const mirrors = repo.mirrors;
-  for (const source of mirrors?.candidates(target) ?? []) {
-    try {
-      return { value: await read(source.repo), mirrored: true };
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      if (isAbortError(err)) throw err;
-      if (noAnswer(err)) mirrors!.rest(source);
-    }
-  }
-  return { value: await read(repo), mirrored: false };
+export function readSources(repo: RemoteRepository, target: ReadTarget): RemoteRepository[] {
+  const mirrors = repo.mirrors?.candidates(target) ?? [];
+  return [...mirrors.map((source) => source.repo), repo];
 }
 
 /**

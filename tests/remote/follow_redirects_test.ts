@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../fixtures/assert.ts";
 import { findError } from "../../src/errors/find_error.ts";
 import { LocationError, RedirectError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
-import { followRedirects } from "../../src/remote/follow_redirects.ts";
+import { followRedirects } from "../../src/remote/repository.ts";
 import type { Fetch } from "../../src/transport/fetch.ts";
 import { assertSafeError } from "../blob/_helpers.ts";
 
