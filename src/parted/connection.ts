@@ -4,7 +4,6 @@
  *
  * @module
  */
-import type { RegistryAuthenticator } from "../auth/authenticator.ts";
 import { staticCredentials } from "../auth/credential.ts";
 import { dockerConfigCredentials } from "../auth/docker_config.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
@@ -15,6 +14,7 @@ import { mirrorsOf, type MirrorTable } from "../remote/mirror_table.ts";
 import type { RegistrySettings } from "../remote/registry_settings.ts";
 import { RemoteRepository } from "../remote/repository.ts";
 import type { PartedClientOptions } from "./options.ts";
+import type { TokenSource } from "./push_tokens.ts";
 export type { ExplicitCredential } from "./options.ts";
 
 /** Blob reads follow at most this many redirects. */
@@ -47,8 +47,11 @@ export type ConnectionOptions =
 export interface Connection {
   /** The registry operations of the reference's repository. */
   readonly repo: RemoteRepository;
-  /** The authenticator of the registry, shared by every transfer of the client. */
-  readonly authenticator: RegistryAuthenticator;
+  /**
+   * The registry's tokens (its authenticator, shared by every transfer of the client): a push
+   * renews one that would expire before a part arrives.
+   */
+  readonly tokens: TokenSource;
 }
 
 /**
@@ -114,7 +117,7 @@ export function connect(
   const route = stack.route(origin, reference.registry);
   const sources = mirrors === undefined ? [] : mirrorSources(stack, reference, mirrors);
   const repo = repository(origin, reference.repository, route, sources);
-  return { repo, authenticator: route.authenticator! };
+  return { repo, tokens: route.authenticator! };
 }
 
 /** Each way to reach each mirror of `reference`, in order. */

@@ -16,7 +16,7 @@ import type { RemoteRepository } from "../remote/repository.ts";
 import { completeUpload, openUpload } from "../remote/uploads.ts";
 import type { Clock } from "../transport/clock.ts";
 import { fileBody } from "../transport/file_body.ts";
-import { retry, type RetryPolicy } from "../remote/retry.ts";
+import { AttemptBudget, type RetryPolicy } from "../remote/retry.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import { partSizeBelowRefused, partSizeForTimeLimit } from "./part_size_advice.ts";
 import { PartSizeError } from "./part_size_error.ts";
@@ -67,19 +67,20 @@ export async function uploadPart(
   context: PartUploadContext,
   part: PartDescriptor,
 ): Promise<"skipped" | "uploaded"> {
-  const clock = context.clock;
+  const { clock, signal } = context;
   const attempts = new UploadAttempts(() => clock.now(), part.size);
-  try {
-    return await retry(`part ${part.index}: upload`, async () => {
-      try {
-        return await attemptUpload(context, part, attempts);
-      } catch (err) {
-        attempts.failed(err);
-        throw tokenLifetimeFailure(err, context, part, attempts) ?? err;
-      }
-    }, { policy: context.policy, signal: context.signal, clock });
-  } catch (err) {
-    throw context.signal.aborted ? err : timeLimitFailure(err, context, part, attempts) ?? err;
+  const budget = new AttemptBudget(context.policy, clock, signal);
+  for (;;) {
+    signal.throwIfAborted();
+    try {
+      return await attemptUpload(context, part, attempts);
+    } catch (err) {
+      attempts.failed(err);
+      const failure = tokenLifetimeFailure(err, context, part, attempts) ?? err;
+      await budget.failed(`part ${part.index}: upload`, failure).catch((final) => {
+        throw signal.aborted ? final : timeLimitFailure(final, context, part, attempts) ?? final;
+      });
+    }
   }
 }
 

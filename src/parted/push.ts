@@ -90,7 +90,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
       latch.fail(err);
     });
     const count = Math.min(job.workers, plan.length);
-    const tokens = new PushTokens(connection.authenticator, job.reference.repository, clock, count);
+    const tokens = new PushTokens(connection.tokens, job.reference.repository, clock, count);
     const beforeUpload = (part: PartDescriptor, signal: AbortSignal) => {
       // A part is missing: uploads now wait for part digests, so they overtake the file digest.
       whole?.defer();

@@ -4,10 +4,27 @@
  *
  * @module
  */
-import type { RegistryAuthenticator } from "../auth/authenticator.ts";
 import type { Clock } from "../transport/clock.ts";
 
 /** Below this many bytes sent, the push's speed is not known well enough to plan by. */
+/**
+ * What renews and tells the lifetime of a repository's tokens: the registry's authenticator,
+ * as the connection hands it over (never reached around the request path).
+ */
+export interface TokenSource {
+  /** Renews the token of `action` on `repository` unless it lives `minRemainingMs` more. */
+  ensureFresh(
+    repository: string,
+    action: "push",
+    minRemainingMs: number,
+    signal: AbortSignal,
+  ): Promise<unknown>;
+  /** The cached tokens. */
+  readonly tokenCache: {
+    peek(repository: string, action: "push"): { lifetimeMs?: number } | undefined;
+  };
+}
+
 const MIN_MEASURED_BYTES = 1024 * 1024;
 
 /** A part is planned to take this many times what the measured speed says. */
@@ -18,12 +35,12 @@ const UPLOAD_TIME_MARGIN = 2;
  *
  * @example
  * ```ts ignore
- * const tokens = new PushTokens(connection.authenticator, "org/data", systemClock, 8);
+ * const tokens = new PushTokens(connection.tokens, "org/data", systemClock, 8);
  * await tokens.renewFor(part.size, progress.snapshot.wireBytes, signal); // before a part PUT
  * ```
  */
 export class PushTokens {
-  readonly #authenticator: Pick<RegistryAuthenticator, "ensureFresh" | "tokenCache">;
+  readonly #authenticator: TokenSource;
   readonly #repository: string;
   readonly #clock: Clock;
   readonly #uploads: number;
@@ -31,7 +48,7 @@ export class PushTokens {
 
   /** Starts measuring the push's speed now. */
   constructor(
-    authenticator: Pick<RegistryAuthenticator, "ensureFresh" | "tokenCache">,
+    authenticator: TokenSource,
     repository: string,
     clock: Clock,
     uploads: number,
