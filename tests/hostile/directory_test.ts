@@ -112,6 +112,42 @@ registryTest(
 );
 
 registryTest(
+  "hostile title: one that lists like a file already there (a zero-width joiner) or looks blank is refused before any download, with or without --overwrite",
+  async () => {
+    await using registry = await startRegistry();
+    await using proxy = await startFaultProxy({ target: registry.url });
+    await using tmp = await tempDir();
+    const home = `${tmp.path}/home`;
+    await Deno.mkdir(home);
+    await Deno.writeTextFile(`${home}/notes.txt`, "mine\n");
+    // `ls` shows the first as notes.txt; the second as a blank name.
+    for (const title of ["notes\u200d.txt", "\u3164", "notes\u00a0.txt", "\u2800.bin"]) {
+      const { ref } = await artifactTitled(proxy, registry.url, tmp.path, title);
+      for (const flags of [[], ["--overwrite"], ["--json"]]) {
+        proxy.log.length = 0;
+        const run = await runCli(["pull", "--plain-http", ...flags, ref, home], {
+          tmp: tmp.path,
+        });
+        assertEquals(run.code, 1, run.stderr);
+        assertEquals(run.stdout, "");
+        assertEquals(run.stderr.split("\n"), [
+          `ocipart pull: the title of ${ref} is not a plain file name (hidden, blank-looking ` +
+          `or reserved characters), so nothing was written to ${home}`,
+          `ocipart pull: hint: pull it into a file you name (ocipart pull ${ref} ${home}/<name>); ` +
+          `ocipart inspect ${ref} shows the title escaped`,
+          "ocipart pull: invalid manifest: annotations: title is not a plain file name",
+          "ocipart pull: no sentinel matched (exit 1)",
+          "",
+        ]);
+        assertEquals(blobGets(proxy), 0, `${JSON.stringify(title)}: nothing downloaded`);
+        assertEquals(await names(home), ["notes.txt"], "no second file, no partial");
+      }
+    }
+    assertEquals(await Deno.readTextFile(`${home}/notes.txt`), "mine\n");
+  },
+);
+
+registryTest(
   "hostile title: a directory, a symbolic link (dangling too) or a FIFO of that name is refused before any download, even with --overwrite, and left as it was",
   async () => {
     await using registry = await startRegistry();
