@@ -182,7 +182,11 @@ function superviseHelper(
  * Stops a helper that has not finished cleanly: SIGKILL to its process group where the sandbox
  * lets this process signal other processes (a narrowed `--allow-run` does not), else to the
  * helper alone; then drops its pipes, so nothing more is read and nothing keeps this process
- * alive.
+ * alive, even while a child of the helper still holds them.
+ *
+ * Under `--allow-run=docker-credential-<name>` Deno has no way to reach the group: `Deno.kill`
+ * and `process.kill` need the whole flag for any pid, and a child's own `kill()` (or a spawn's
+ * abort signal) reaches its pid alone. So the helper's children outlive it there.
  */
 function stopHelper(child: ChildProcessWithoutNullStreams): void {
   if (OWN_GROUP && child.pid !== undefined) {

@@ -234,6 +234,32 @@ export interface BlobPushOptions extends BlobCallOptions {
  * const stream = await client.pull(repository, digest);
  * console.log(await new Response(stream).text()); // "hello"
  * ```
+ *
+ * @example An authenticated transport and a parallel pull
+ * ```ts
+ * import { BlobClient, createAuthFetch, sha256Digest } from "@ocipart/ocipart";
+ * import { HttpTransport } from "@ocipart/ocipart/transport";
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ *
+ * await using registry = await startMemoryRegistry(); // or a real registry host
+ * const transport = new HttpTransport();
+ * using blobs = new BlobClient({
+ *   plainHttp: true,
+ *   transport: createAuthFetch({
+ *     registry: registry.host,
+ *     plainHttp: true,
+ *     fetch: transport.fetch,
+ *   }),
+ *   parallelPull: { workers: 4, chunkSize: 64 * 1024 * 1024 },
+ * });
+ * const bytes = new TextEncoder().encode("hello");
+ * const digest = sha256Digest(bytes);
+ * await blobs.push(`${registry.host}/acme/data`, digest, bytes.length, bytes);
+ * // The stream verifies the digest as it goes.
+ * const stream = await blobs.pull(`${registry.host}/acme/data`, digest);
+ * console.log(await new Response(stream).text()); // "hello"
+ * transport.close();
+ * ```
  */
 export class BlobClient {
   readonly #context: BlobContext;

@@ -30,6 +30,7 @@ import {
   TooLargeError,
   UnauthorizedError,
 } from "../errors/sentinels.ts";
+import { NoFileNameError } from "../parted/no_file_name_error.ts";
 import { TooManyPartsError } from "../parted/too_many_parts_error.ts";
 import { failureReason } from "../transport/failure.ts";
 import { type Place, reasonWords, type Words } from "./cause_words.ts";
@@ -82,6 +83,8 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
       hint: "try again; if it keeps happening, the registry's copy is damaged",
     };
   }
+  const unnamed = findError(err, NoFileNameError);
+  if (unnamed !== undefined) return noFileNameWords(subject, ref, unnamed);
   if (findError(err, InvalidManifestError)) {
     return { sentence: `${ref} is a broken parted artifact: its manifest breaks the format` };
   }
@@ -110,6 +113,23 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
     };
   }
   return undefined;
+}
+
+/**
+ * A pull into a directory whose manifest names no file it may write. The title is never
+ * repeated: a registry chose it (`inspect` shows it escaped).
+ */
+function noFileNameWords(subject: FailureSubject, ref: string, err: NoFileNameError): Words {
+  const directory = terminalText(subject.input.destination ?? "the directory");
+  const hint = `pull it into a file you name (ocipart pull ${ref} ${directory}/<name>)`;
+  if (err.reason === "no-title") {
+    return { sentence: `${ref} has no title to name a file in ${directory}`, hint };
+  }
+  return {
+    sentence: `the title of ${ref} is not a plain file name (hidden, blank-looking or ` +
+      `reserved characters), so nothing was written to ${directory}`,
+    hint: `${hint}; ocipart inspect ${ref} shows the title escaped`,
+  };
 }
 
 /** The sentences of an answer's status: refusals, missing content, sizes, server failures. */

@@ -4,15 +4,15 @@
  * raw.
  *
  * Which characters must never reach a terminal raw is the rule of
- * `src/registry/untrusted_text.ts` (`hasUnsafeText`); this file only chooses how they are
- * written. It cannot be `terminalText`'s `\x1b` or `\u202e`: pasted, a shell reads those as a
- * backslash and letters (in single quotes), or `\x9b` as the byte 0x9b instead of U+009B (in
- * `$'…'`). So an unsafe character is written as the `\xHH` escapes of its UTF-8 bytes inside
- * `$'…'` (bash, zsh, ksh), which every locale reads back as the same bytes.
+ * `src/registry/untrusted_text.ts` (`hasUnsafeText`, `replaceUnsafeText`); this file only
+ * chooses how they are written. It cannot be `terminalText`'s `\x1b` or `\u202e`: pasted, a
+ * shell reads those as a backslash and letters (in single quotes), or `\x9b` as the byte 0x9b
+ * instead of U+009B (in `$'…'`). So an unsafe character is written as the `\xHH` escapes of its
+ * UTF-8 bytes inside `$'…'` (bash, zsh, ksh), which every locale reads back as the same bytes.
  *
  * @module
  */
-import { hasUnsafeText } from "../registry/untrusted_text.ts";
+import { hasUnsafeText, replaceUnsafeText } from "../registry/untrusted_text.ts";
 
 // Words made only of these need no quotes: no shell expands, splits or globs them.
 const PLAIN = /^[A-Za-z0-9_@%+=:,./-]+$/;
@@ -34,12 +34,13 @@ const utf8 = new TextEncoder();
 export function shellWord(text: string): string {
   if (PLAIN.test(text)) return text;
   if (!hasUnsafeText(text)) return `'${text.replaceAll("'", `'\\''`)}'`;
-  const escaped = [...text].map((char) => {
-    if (char === "\\" || char === "'") return `\\${char}`;
-    if (!hasUnsafeText(char)) return char;
-    return [...utf8.encode(char)].map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
-  });
-  return `$'${escaped.join("")}'`;
+  // Backslash and quote are never unsafe, so escaping them first leaves the rest as it was.
+  const quoted = text.replace(/[\\']/g, (char) => `\\${char}`);
+  const escaped = replaceUnsafeText(
+    quoted,
+    (char) => [...utf8.encode(char)].map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join(""),
+  );
+  return `$'${escaped}'`;
 }
 
 /**

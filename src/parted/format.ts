@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { hasUnsafeText } from "../registry/untrusted_text.ts";
+import { hasUnsafeNameText } from "../registry/untrusted_text.ts";
 import { NAME_LIMIT_BYTES, PARTIAL_SUFFIX } from "./fs_partial.ts";
 
 /**
@@ -166,9 +166,13 @@ const WINDOWS_FORBIDDEN = /[<>:"|?*]/;
  * Whether `name` is a plain file name: one that stays inside the directory it is joined to,
  * shows as what it is, and names the same ordinary file on Linux, macOS and Windows. Refused:
  * - empty, `.`, `..`, or holding `/` or `\`;
- * - any control, format or separator character (C0, DEL, C1, bidirectional controls such as
- *   U+202E, zero-width characters, U+2028/U+2029: see `terminalText`), which would hide or
- *   disguise the name (`\u202egnp.exe` shows as `exe.png`);
+ * - any character that would hide or disguise the name (the set of
+ *   `src/registry/untrusted_text.ts`): controls (C0, DEL, C1), format characters such as the
+ *   bidirectional U+202E (`\u202egnp.exe` shows as `exe.png`), every default-ignorable code
+ *   point, joiners included (`notes\u200d.txt` lists as `notes.txt`), the Hangul and Braille
+ *   fillers and other blank-looking characters (U+3164 names a file that looks blank),
+ *   noncharacters, private-use and unassigned code points, and white space other than U+0020
+ *   (no-break spaces, U+2000–U+200A, U+3000);
  * - a leading dot (a hidden file), leading or trailing white space, a trailing dot (Windows
  *   drops those), and Windows' forbidden characters `< > : " | ? *`;
  * - Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM1`…, `LPT1`…, with any extension);
@@ -183,12 +187,13 @@ const WINDOWS_FORBIDDEN = /[<>:"|?*]/;
  * console.log(isPlainFileName("model.safetensors")); // true
  * console.log(isPlainFileName("../etc/passwd")); // false
  * console.log(isPlainFileName("\u202egnp.exe")); // false: shows as "exe.png"
+ * console.log(isPlainFileName("notes\u200d.txt")); // false: lists as "notes.txt"
  * console.log(isPlainFileName(".bashrc"), isPlainFileName("nul.txt")); // false false
  * ```
  */
 export function isPlainFileName(name: string): boolean {
   if (name === "" || name.startsWith(".") || /[/\\]/.test(name)) return false;
-  if (hasUnsafeText(name) || WINDOWS_FORBIDDEN.test(name) || WINDOWS_DEVICE.test(name)) {
+  if (hasUnsafeNameText(name) || WINDOWS_FORBIDDEN.test(name) || WINDOWS_DEVICE.test(name)) {
     return false;
   }
   if (/^\s|[\s.]$/u.test(name)) return false;

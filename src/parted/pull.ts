@@ -8,11 +8,11 @@
 import { coreCount, type RangeScan, Sha256Threads } from "../registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import { join } from "node:path";
-import { InvalidManifestError } from "../errors/kinds.ts";
 import type { Clock } from "../transport/clock.ts";
 import type { RetryPolicy } from "../remote/retry.ts";
 import { FileDigestCheck } from "./fs_file_digest.ts";
 import { isPlainFileName } from "./format.ts";
+import { NoFileNameError } from "./no_file_name_error.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { type DestinationGuard, PartialFile } from "./fs_partial.ts";
@@ -133,12 +133,8 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
 
 /** Where a pull into `directory` writes: the manifest's title, once checked. */
 function fileInDirectory(directory: string, title: string | undefined): string {
-  if (title === undefined) {
-    throw new InvalidManifestError("annotations: no title to name the file; pull into a file");
-  }
-  if (!isPlainFileName(title)) {
-    throw new InvalidManifestError("annotations: title is not a plain file name");
-  }
+  if (title === undefined) throw new NoFileNameError("no-title");
+  if (!isPlainFileName(title)) throw new NoFileNameError("not-plain");
   return join(directory, title);
 }
 

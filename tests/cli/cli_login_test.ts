@@ -15,6 +15,7 @@ import {
   cliResult,
   HELPER_OS,
   killAll,
+  processGone,
   runCliWidened,
   waitForText,
   waitGone,
@@ -455,6 +456,77 @@ registryTest(
       deepStrictEqual(await waitGone(pids), [], "the helper and its child are gone");
     } finally {
       killAll(pids);
+    }
+  },
+);
+
+registryTest(
+  "under --allow-run=docker-credential-<name> a helper's child outlives the helper, but the command never waits for it",
+  { needs: ["htpasswd"], ignore: !HELPER_OS },
+  async () => {
+    await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+    await using tmp = await tempDir();
+    const pidFile = `${tmp.path}/pid`;
+    const { options } = await helperSetup(
+      tmp.path,
+      "hang",
+      `cat > /dev/null\nsleep 100 &\necho "$$ $!" > '${pidFile}'\nwait\n`,
+    );
+    const inspect = ["inspect", "--plain-http", `${registry.host}/private/llm:v1`];
+    const helperPids = async () => (await waitForText(pidFile)).trim().split(" ").map(Number);
+
+    // Stopped by the time limit: only the helper can be killed (Deno signals a process group
+    // only under the whole --allow-run), yet the command ends within the bound.
+    const started = performance.now();
+    const timedOut = await runCli([...inspect, "--timeout", "2s"], options);
+    const elapsed = performance.now() - started;
+    const [helper, child] = await helperPids();
+    try {
+      expectFailure(timedOut, "inspect", 1, /--timeout 2s expired/);
+      ok(elapsed < 7_000, `ended ${elapsed.toFixed(0)} ms after the start`);
+      deepStrictEqual(await waitGone([helper]), [], "the helper is killed");
+      strictEqual(await processGone(child), false, "its child still runs");
+    } finally {
+      killAll([helper, child]);
+    }
+
+    // Stopped by Ctrl-C: the same.
+    await Deno.remove(pidFile);
+    const cli = spawnCli(inspect, options);
+    await cli.stdin.close();
+    const [helper2, child2] = await helperPids();
+    try {
+      const sentAt = performance.now();
+      cli.kill("SIGINT");
+      const interrupted = await cliResult(cli);
+      const afterSignal = performance.now() - sentAt;
+      expectFailure(interrupted, "inspect", 130, /interrupted by SIGINT \(exit 130\)/);
+      ok(afterSignal < 2_000, `ended ${afterSignal.toFixed(0)} ms after Ctrl-C`);
+      deepStrictEqual(await waitGone([helper2]), [], "the helper is killed");
+      strictEqual(await processGone(child2), false, "its child still runs");
+    } finally {
+      killAll([helper2, child2]);
+    }
+
+    // A helper that answers and exits, leaving a child that holds its output open: the answer
+    // is used and the command goes on to the registry.
+    await Deno.remove(pidFile);
+    await writeHelper(
+      `${tmp.path}/bin`,
+      "hang",
+      `cat > /dev/null\nprintf '{"Username":"alice","Secret":"correct horse"}'\n` +
+        `sleep 100 &\necho "$$ $!" > '${pidFile}'\nexit 0\n`,
+    );
+    const answeredAt = performance.now();
+    const answered = await runCli(inspect, options);
+    const answeredIn = performance.now() - answeredAt;
+    const [, child3] = await helperPids();
+    try {
+      expectFailure(answered, "inspect", 3, /matched NotFoundError/);
+      ok(answeredIn < 7_000, `ended ${answeredIn.toFixed(0)} ms after the start`);
+      strictEqual(await processGone(child3), false, "the helper's child still runs");
+    } finally {
+      killAll([child3]);
     }
   },
 );

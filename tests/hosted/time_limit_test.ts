@@ -4,9 +4,11 @@
  * reads each part body at a capped speed per connection and drops every exchange still
  * unanswered after 2 s, so a part that needs 3 s never fits. The push fails with the limit and
  * a part size that fits at the speed of one connection, and that size then passes the same edge.
+ * An edge may also answer when its time is up (a gateway's 504 or 502) instead of dropping the
+ * connection: the same limit, recognised the same way.
  */
 import { findError } from "../../src/errors/find_error.ts";
-import { NetworkError, RetriesExhaustedError } from "../../src/errors/kinds.ts";
+import { HttpStatusError, NetworkError, RetriesExhaustedError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
 import { PartSizeError } from "../../src/parted/part_size_error.ts";
@@ -34,6 +36,12 @@ import {
 
 /** The edge's limit on one request. */
 const LIMIT_MS = 2000;
+
+/** What a gateway answers when its time is up, instead of dropping the connection. */
+function gatewayAnswer(status: 502 | 504) {
+  const body = `<html><body><h1>${status} Gateway Time-out</h1></body></html>\n`;
+  return { status, headers: { "content-type": "text/html" }, body };
+}
 
 registryTest(
   "request time limit: every attempt of a part is cut; the error names the limit and a part size that then passes",
@@ -74,6 +82,57 @@ registryTest(
     assertEquals(puts.length, 48 * MiB / size + 1, "each part and the config once");
     assert(puts.every((r) => r.status === 201), "no upload cut");
     await client.pull(`${registry.host}/hosted/time:v1`, toFile(`${dir.path}/out.bin`));
+    assertEquals(await sha256File(`${dir.path}/out.bin`), digest);
+  },
+);
+
+registryTest(
+  "request time limit answered with a 504 by the edge: the error names the limit and a part size that then passes",
+  async () => {
+    await using registry = await startRegistry();
+    await using edge = await startFaultProxy({ target: registry.url });
+    // 8 MiB/s per connection: a 24 MiB part needs 3 s; the gateway answers 504 at 2 s.
+    edge.fault({
+      ...PART_PUT,
+      throttleRequest: 8 * MiB,
+      cutAfterMs: LIMIT_MS,
+      cutAnswer: gatewayAnswer(504),
+      times: Infinity,
+    });
+    await using dir = await tempDir();
+    const src = `${dir.path}/weights.bin`;
+    const digest = await writePatternFile(src, 48 * MiB, 16);
+    using client = new PartedClient({ plainHttp: true, retryPolicy: FAST_RETRY });
+    const ref = `${edge.host}/hosted/gateway:v1`;
+
+    const err = await assertRejects(() =>
+      client.push(ref, fromFile(src), { partSize: 24 * MiB, workers: 2 })
+    );
+    const puts = edge.log.filter((r) => PART_PUT.path.test(r.path) && r.method === "PUT");
+    // Those of the other worker's part still running when the push failed have no answer.
+    const answered = puts.flatMap((r) => r.status === undefined ? [] : [r.status]);
+    assert(answered.length >= 3 && answered.every((status) => status === 504), `${answered}`);
+    assertEquals(findError(err, HttpStatusError)?.status, 504, "the gateway's answer");
+    const limit = partSizeError(err);
+    assertEquals(limit.limit, "request-time");
+    assertEquals(limit.partSize, 24 * MiB);
+    assertEquals(limit.facts.attempts, 3, "the whole budget, every attempt answered 504");
+    const cutAfter = limit.facts.cutAfterMs ?? 0;
+    assert(cutAfter >= LIMIT_MS - 100 && cutAfter < LIMIT_MS + 1500, `cut after ${cutAfter} ms`);
+    const size = limit.suggestedPartSize ?? 0;
+    assert(isPowerOfTwo(size) && size >= MiB && size <= 8 * MiB, `suggested ${size}`);
+    assertMatch(
+      (err as Error).message,
+      /^part [01]: upload: each of 3 attempts was cut after about 2\.\d s at [\d.]+ MiB\/s: the registry or a proxy in front of it limits how long a request may take; parts of \d MiB fit \(a new part size is a new artifact: every part is uploaded again\)$/,
+    );
+    assertEquals(retryable(err).retryable, false, "the same part size would fail again");
+    assertEquals(edge.count(MANIFEST_PUT), 0, "no manifest");
+
+    edge.log.length = 0;
+    await client.push(ref, fromFile(src), { partSize: size, workers: 2 });
+    const fitted = edge.log.filter((r) => PART_PUT.path.test(r.path) && r.method === "PUT");
+    assert(fitted.every((r) => r.status === 201), "no upload answered 504");
+    await client.pull(`${registry.host}/hosted/gateway:v1`, toFile(`${dir.path}/out.bin`));
     assertEquals(await sha256File(`${dir.path}/out.bin`), digest);
   },
 );
@@ -183,6 +242,56 @@ registryTest(
       ref,
       src,
     ]);
+    const rerun = await runCli(words.slice(1), { tmp: tmp.path });
+    assertEquals(rerun.code, 0, rerun.stderr);
+    assertMatch(rerun.stdout, /^sha256:[0-9a-f]{64}\n$/);
+  },
+);
+
+registryTest(
+  "cli: a request time limit answered with a 502 prints the limit and the command with a part size that fits",
+  async () => {
+    await using registry = await startRegistry();
+    await using edge = await startFaultProxy({ target: registry.url });
+    edge.fault({
+      ...PART_PUT,
+      throttleRequest: 8 * MiB,
+      cutAfterMs: LIMIT_MS,
+      cutAnswer: gatewayAnswer(502),
+      times: Infinity,
+    });
+    await using tmp = await tempDir();
+    const src = `${tmp.path}/weights.bin`;
+    await writePatternFile(src, 48 * MiB, 17);
+    const ref = `${edge.host}/hosted/cli-gateway:v1`;
+    const args = ["--plain-http", "--part-size", "24MiB", "--workers", "2", ref, src];
+    const failed = await runCli(["push", "--progress", "none", ...args], { tmp: tmp.path });
+    assertEquals(failed.code, 1, failed.stderr);
+    assertEquals(failed.stdout, "");
+    const answered = edge.log.flatMap((r) =>
+      r.method === "PUT" && r.status !== undefined ? [r.status] : []
+    );
+    assert(answered.length >= 4 && answered.every((status) => status === 502), `${answered}`);
+    assertEquals(
+      failed.stderr.split("\n")[0],
+      `ocipart push: ${edge.host} cut every upload of a 24MiB part after about the same time: ` +
+        "it, or a proxy in front of it, limits how long a request may take",
+    );
+    const [error, why] = failureLines(failed.stderr);
+    assertMatch(
+      error,
+      /^ocipart push: part [01]: upload: each of 4 attempts was cut after about 2\.\d s at [\d.]+ MiB\/s: .*; parts of \d MiB fit /,
+    );
+    assertEquals(why, "ocipart push: no sentinel matched (exit 1)");
+    assert(!failed.stderr.includes("Gateway"), "the gateway's body is never shown");
+    const hint = hintLines(failed.stderr);
+    assertMatch(
+      hint[0],
+      /^ocipart push: hint: push again with --part-size \dMiB \(a part then fits the time limit at the speed measured\); no part already uploaded at 24MiB is reused \(a new part size makes a new artifact\)\. Run:$/,
+    );
+    const words = rerunWords(failed.stderr);
+    const size = words[3];
+    assertEquals(error.match(/parts of (\d) MiB fit/)?.[1], size.replace("MiB", ""));
     const rerun = await runCli(words.slice(1), { tmp: tmp.path });
     assertEquals(rerun.code, 0, rerun.stderr);
     assertMatch(rerun.stdout, /^sha256:[0-9a-f]{64}\n$/);

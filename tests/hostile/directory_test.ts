@@ -25,19 +25,24 @@ import type { PullResult } from "../../src/parted/pull.ts";
 
 const SIZE = 3 * 1024 * 1024 + 5;
 
-/** Pushes a file and re-tags its manifest with `title` as the file name, as any tool could. */
+/**
+ * Pushes a file and re-tags its manifest with `title` as the file name (none when undefined), as
+ * any tool could.
+ */
 async function artifactTitled(
   proxy: FaultProxy,
   registryUrl: string,
   dir: string,
-  title: string,
+  title: string | undefined,
 ): Promise<{ ref: string; digest: string }> {
   const src = `${dir}/source.bin`;
   const digest = await writePatternFile(src, SIZE, 17);
   using client = new PartedClient({ plainHttp: true });
   await client.push(`${proxy.host}/hostile/dir:base`, fromFile(src), { partSize: 1024 * 1024 });
   const { json } = await rawManifest(registryUrl, "hostile/dir", "base");
-  (json.annotations as Record<string, string>)[ANNOTATION_TITLE] = title;
+  const annotations = json.annotations as Record<string, string>;
+  if (title === undefined) delete annotations[ANNOTATION_TITLE];
+  else annotations[ANNOTATION_TITLE] = title;
   const tag = `t${Math.floor(Math.random() * 1e9)}`;
   const response = await fetch(`${registryUrl}/v2/hostile/dir/manifests/${tag}`, {
     method: "PUT",
@@ -108,6 +113,69 @@ registryTest(
     const result = JSON.parse(json.stdout) as PullResult & { destination: string };
     assertEquals([result.destination, result.path], [other, `${other}/notes.txt`]);
     assertEquals([result.size, result.bytesFetched, result.partsFetched], [SIZE, SIZE, 4]);
+  },
+);
+
+registryTest(
+  "hostile title: one that lists like a file already there (a zero-width joiner) or looks blank is refused before any download, with or without --overwrite",
+  async () => {
+    await using registry = await startRegistry();
+    await using proxy = await startFaultProxy({ target: registry.url });
+    await using tmp = await tempDir();
+    const home = `${tmp.path}/home`;
+    await Deno.mkdir(home);
+    await Deno.writeTextFile(`${home}/notes.txt`, "mine\n");
+    // `ls` shows the first as notes.txt; the second as a blank name.
+    for (const title of ["notes\u200d.txt", "\u3164", "notes\u00a0.txt", "\u2800.bin"]) {
+      const { ref } = await artifactTitled(proxy, registry.url, tmp.path, title);
+      for (const flags of [[], ["--overwrite"], ["--json"]]) {
+        proxy.log.length = 0;
+        const run = await runCli(["pull", "--plain-http", ...flags, ref, home], {
+          tmp: tmp.path,
+        });
+        assertEquals(run.code, 1, run.stderr);
+        assertEquals(run.stdout, "");
+        assertEquals(run.stderr.split("\n"), [
+          `ocipart pull: the title of ${ref} is not a plain file name (hidden, blank-looking ` +
+          `or reserved characters), so nothing was written to ${home}`,
+          `ocipart pull: hint: pull it into a file you name (ocipart pull ${ref} ${home}/<name>); ` +
+          `ocipart inspect ${ref} shows the title escaped`,
+          "ocipart pull: invalid manifest: annotations: title is not a plain file name",
+          "ocipart pull: no sentinel matched (exit 1)",
+          "",
+        ]);
+        assertEquals(blobGets(proxy), 0, `${JSON.stringify(title)}: nothing downloaded`);
+        assertEquals(await names(home), ["notes.txt"], "no second file, no partial");
+      }
+    }
+    assertEquals(await Deno.readTextFile(`${home}/notes.txt`), "mine\n");
+  },
+);
+
+registryTest(
+  "no title: a pull into a directory says the artifact names no file, before any download; into a named file it pulls",
+  async () => {
+    await using registry = await startRegistry();
+    await using proxy = await startFaultProxy({ target: registry.url });
+    await using tmp = await tempDir();
+    const { ref, digest } = await artifactTitled(proxy, registry.url, tmp.path, undefined);
+    const into = `${tmp.path}/into`;
+    await Deno.mkdir(into);
+    proxy.log.length = 0;
+    const run = await runCli(["pull", "--plain-http", ref, into], { tmp: tmp.path });
+    assertEquals(run.code, 1, run.stderr);
+    assertEquals(run.stderr.split("\n"), [
+      `ocipart pull: ${ref} has no title to name a file in ${into}`,
+      `ocipart pull: hint: pull it into a file you name (ocipart pull ${ref} ${into}/<name>)`,
+      "ocipart pull: invalid manifest: annotations: no title to name the file; pull into a file",
+      "ocipart pull: no sentinel matched (exit 1)",
+      "",
+    ]);
+    assertEquals(blobGets(proxy), 0, "nothing downloaded");
+    assertEquals(await names(into), []);
+    const named = await runCli(["pull", "--plain-http", ref, `${into}/w.bin`], { tmp: tmp.path });
+    assertEquals(named.code, 0, named.stderr);
+    assertEquals(await sha256File(`${into}/w.bin`), digest);
   },
 );
 

@@ -31,10 +31,11 @@ const HOSTILE_ANNOTATIONS = {
 };
 
 // Everything the terminal would obey or hide, listed independently of the code under test;
-// `\n` ends the CLI's own lines and is allowed.
+// `\n` ends the CLI's own lines and is allowed. Then what shows as nothing or a blank: the joiner
+// between two Latin letters, Hangul and Braille fillers, no-break and other wide spaces.
 const RAW_UNSAFE =
   // deno-lint-ignore no-control-regex
-  /[\x00-\x09\x0b-\x1f\x7f-\x9f\u00ad\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]/;
+  /[\x00-\x09\x0b-\x1f\x7f-\x9f\u00ad\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]|[a-z]\u200d[.a-z]|[\u00a0\u034f\u115f\u1160\u2000-\u200a\u2800\u3000\u3164\uffa0\ufffc\uffff\ue000-\uf8ff]/;
 
 function assertClean(text: string, what: string): void {
   const hit = RAW_UNSAFE.exec(text);
@@ -134,6 +135,48 @@ Deno.test("inspect shows a hostile title and annotations escaped; --json keeps t
   const description = JSON.parse(json.stdout);
   assertEquals(description.title, HOSTILE_TITLE);
   assertEquals(description.annotations, HOSTILE_ANNOTATIONS);
+});
+
+Deno.test("inspect marks and escapes a title that lists like another or looks blank; --json escapes it", async () => {
+  await using registry = await startFakeRegistry();
+  await using tmp = await tempDir();
+  const titles: [string, string, string][] = [
+    ["notes\u200d.txt", String.raw`notes\u200d.txt`, String.raw`notes\u200d.txt`],
+    ["\u3164", String.raw`\u3164`, String.raw`\u3164`],
+    ["\u2800.bin", String.raw`\u2800.bin`, String.raw`\u2800.bin`],
+    ["notes\u00a0.txt", String.raw`notes\xa0.txt`, String.raw`notes\u00a0.txt`],
+    ["a\u034fb\ufe0f.bin", String.raw`a\u034fb\ufe0f.bin`, String.raw`a\u034fb\ufe0f.bin`],
+  ];
+  for (const [i, [title, shown, json]] of titles.entries()) {
+    seedArtifact(registry.store, "evil/art", `blank${i}`, {
+      title,
+      annotations: { "org.example.note": title },
+    });
+    const ref = `${registry.host}/evil/art:blank${i}`;
+    const table = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
+    assertEquals(table.code, 0, table.stderr);
+    assertClean(table.stdout, `inspect ${shown}`);
+    const lines = table.stdout.split("\n");
+    assertEquals(
+      lines[0],
+      `name:         ${shown} (not a plain file name: a pull into a directory refuses it)`,
+    );
+    assert(lines.includes(`annotation:   org.example.note=${shown}`), table.stdout);
+    const described = await runCli(["inspect", "--plain-http", "--json", ref], { tmp: tmp.path });
+    assertEquals(described.code, 0, described.stderr);
+    assertClean(described.stdout, `inspect --json ${shown}`);
+    assert(described.stdout.includes(`"title":"${json}"`), described.stdout);
+    assertEquals(JSON.parse(described.stdout).title, title);
+  }
+  // Joiners that shape a word or an emoji are shown as they are (but name no file).
+  seedArtifact(registry.store, "evil/art", "joined", { title: "می‌خواهم 👩‍💻.bin" });
+  const joined = await runCli(["inspect", "--plain-http", `${registry.host}/evil/art:joined`], {
+    tmp: tmp.path,
+  });
+  assertEquals(
+    joined.stdout.split("\n")[0],
+    "name:         می‌خواهم 👩‍💻.bin (not a plain file name: a pull into a directory refuses it)",
+  );
 });
 
 Deno.test("pull, verify, copy, --debug and --progress over a hostile artifact: nothing raw, no file named by it", async () => {
@@ -251,6 +294,24 @@ Deno.test("a pull into a directory refuses a title that is not a plain file name
     "zero\u200bwidth.bin",
     "mark\u200e.bin",
     "tag\u{e0041}.bin",
+    "notes\u200d.txt", // lists as notes.txt
+    "a\u200cb.bin",
+    "cgj\u034f.bin",
+    "vs\ufe0f.bin",
+    "\u3164", // looks blank
+    "\u115f.bin",
+    "\uffa0.bin",
+    "\u2800.bin",
+    "obj\ufffc.bin",
+    "non\uffff.bin",
+    "private\ue000.bin",
+    "nbsp\u00a0.bin",
+    "em\u2003space.bin",
+    "wide\u3000space.bin",
+    // A joiner names no file even where it shapes a word or an emoji: a name that looks the
+    // same can be written without it.
+    "می‌خواهم.bin",
+    "👩‍💻.bin",
     ".bashrc",
     "NUL",
     "con.txt",
@@ -277,7 +338,8 @@ Deno.test("a pull into a directory refuses a title that is not a plain file name
   // Ordinary names of every script still pull into a directory.
   const accepted = [
     "模型 v1.bin",
-    "می‌خواهم.bin",
+    "میخواهم.bin",
+    "🚀 launch.bin",
     "Grüße-2024.tar.gz",
     "x".repeat(240),
     "CONFIG.bin",

@@ -1,10 +1,13 @@
 /**
  * Distribution in proxy mode (a pull-through cache) as the mirror of a token-authenticated
- * upstream Distribution: by tag and by digest, cold and warm, every byte verified against the
- * upstream's manifest; the upstream's credentials never reach the cache.
+ * upstream Distribution: by tag and by digest, cold and warm, through the library and the CLI,
+ * every byte verified against the upstream's manifest; the upstream's credentials never reach
+ * the cache.
  */
 import { assert, assertEquals } from "../fixtures/assert.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
+import { sliceDigest } from "../parted/_helpers.ts";
+import { runCli } from "../cli/_cli.ts";
 import { startCountingFront, startPullThroughCache } from "../fixtures/pull_through_cache.ts";
 import { registryTest } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -16,6 +19,21 @@ const PART = 256 * KiB;
 const SIZE = 3 * PART + 12_345; // 4 parts
 const REPO = "fleet/model";
 const CREDENTIAL = { username: "ci", password: "s3cret" };
+
+/** Checks `path` part by part and whole against the manifest the upstream itself serves. */
+async function assertUpstreamBytes(path: string, upstreamHost: string, ref: string) {
+  using direct = new PartedClient({ plainHttp: true, credential: CREDENTIAL });
+  const upstream = await direct.inspect(`${upstreamHost}/${ref}`);
+  assertEquals((await Deno.stat(path)).size, upstream.fileSize);
+  for (const part of upstream.parts) {
+    assertEquals(
+      await sliceDigest(path, part.offset, part.size),
+      part.digest,
+      `part ${part.index}`,
+    );
+  }
+  assertEquals(await sha256File(path), upstream.fileDigest);
+}
 
 async function setup() {
   const upstream = await startTokenRegistry({ users: { ci: "s3cret" } });
@@ -142,5 +160,70 @@ registryTest(
       toFile(`${dir.path}/o`),
     );
     assertEquals(await sha256File(`${dir.path}/o`), fileDigest);
+  },
+);
+
+registryTest(
+  "pull-through cache: by tag, warm: the tag at the upstream or the cache, no blob byte from the upstream",
+  async () => {
+    await using env = await setup();
+    const ref = `${env.upstream.registry.host}/${REPO}:v1`;
+    using cold = env.client();
+    await cold.pull(ref, toFile(`${env.dir.path}/cold.bin`));
+    await assertUpstreamBytes(`${env.dir.path}/cold.bin`, env.upstream.registry.host, `${REPO}:v1`);
+    assert(env.upstreamBlobBytes() >= SIZE, `cold upstream bytes ${env.upstreamBlobBytes()}`);
+
+    for (const pullFromMirror of ["digest-only", "all"] as const) {
+      env.cache.front!.reset();
+      env.toCache.reset();
+      using warm = env.client(pullFromMirror); // another machine of the fleet
+      const dest = `${env.dir.path}/warm-${pullFromMirror}.bin`;
+      await warm.pull(ref, toFile(dest));
+      await assertUpstreamBytes(dest, env.upstream.registry.host, `${REPO}:v1`);
+      assertEquals(env.upstreamBlobBytes(), 0, `${pullFromMirror}: blob bytes from the upstream`);
+      const blobGets = env.toCache.log.filter((r) =>
+        r.method === "GET" && /\/blobs\//.test(r.path)
+      );
+      assertEquals(blobGets.map((r) => r.status), [200, 200, 200, 200], pullFromMirror);
+      const tagAtCache = env.toCache.log.filter((r) => r.path.endsWith("/manifests/v1"));
+      assertEquals(tagAtCache.length, pullFromMirror === "all" ? 1 : 0, pullFromMirror);
+      assert(env.toCache.log.every((r) => r.authorization === null), "no credential to the cache");
+    }
+  },
+);
+
+registryTest(
+  "pull-through cache through the CLI: --mirror names the cache; every byte matches the upstream's manifest",
+  async () => {
+    await using env = await setup();
+    const dockerConfig = `${env.dir.path}/docker`;
+    await Deno.mkdir(dockerConfig);
+    const auth = btoa(`${CREDENTIAL.username}:${CREDENTIAL.password}`);
+    await Deno.writeTextFile(
+      `${dockerConfig}/config.json`,
+      JSON.stringify({ auths: { [env.upstream.registry.host]: { auth } } }),
+    );
+    const options = { tmp: env.dir.path, env: { DOCKER_CONFIG: dockerConfig } };
+    const ref = `${env.upstream.registry.host}/${REPO}:v1`;
+    for (const name of ["cold", "warm"]) {
+      env.cache.front!.reset();
+      env.toCache.reset();
+      const dest = `${env.dir.path}/${name}.bin`;
+      const args = ["pull", "--plain-http", "--progress", "none", "--mirror", env.toCache.host];
+      const result = await runCli([...args, ref, dest], options);
+      assertEquals(result.code, 0, result.stderr);
+      assertEquals(result.stdout, `${dest}\n`);
+      await assertUpstreamBytes(dest, env.upstream.registry.host, `${REPO}:v1`);
+      const blobGets = env.toCache.log.filter((r) =>
+        r.method === "GET" && /\/blobs\//.test(r.path)
+      );
+      assertEquals(
+        blobGets.map((r) => r.status),
+        [200, 200, 200, 200],
+        `${name}: parts at the cache`,
+      );
+      assert(env.toCache.log.every((r) => r.authorization === null), "no credential to the cache");
+      if (name === "warm") assertEquals(env.upstreamBlobBytes(), 0, "warm: blob bytes upstream");
+    }
   },
 );
