@@ -78,6 +78,7 @@ export type { BlobProgressCallback, WireProgressCallback } from "./src/blob/prog
 export type { PushBody } from "./src/blob/upload_source.ts";
 
 // Shared by both clients' options.
+export type { ClientOptions } from "./src/remote/client_core.ts";
 export type { Fetch } from "./src/transport/fetch.ts";
 export type { RetryPolicy } from "./src/remote/retry.ts";
 export type { Clock } from "./src/transport/clock.ts";

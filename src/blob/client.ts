@@ -4,22 +4,12 @@
  *
  * @module
  */
-import { coreCount, Sha256Threads } from "../registry/sha256_threads.ts";
+import { Sha256Threads } from "../registry/sha256_threads.ts";
 import { BodyLengthError } from "../errors/kinds.ts";
 import { isSha256Digest } from "../registry/digest.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
-import { type Clock, systemClock } from "../transport/clock.ts";
-import type { Fetch } from "../transport/fetch.ts";
-import type { ExchangeObserver } from "../transport/exchange_observer.ts";
-import {
-  AttemptBudget,
-  BLOB_RETRY_POLICY,
-  resolveRetryPolicy,
-  type RetryPolicy,
-} from "../remote/retry.ts";
-import { validateStallTimeout } from "../transport/stall_guard.ts";
-import { ClientStack } from "../remote/client_stack.ts";
-import type { RateLimit } from "../transport/rate_limit.ts";
+import { AttemptBudget, BLOB_RETRY_POLICY } from "../remote/retry.ts";
+import { ClientCore, type ClientOptions } from "../remote/client_core.ts";
 import type { BlobContext } from "./context.ts";
 import { RemoteRepository } from "../remote/repository.ts";
 import { mountBlob } from "../remote/uploads.ts";
@@ -51,71 +41,27 @@ import { type PushBody, toUploadSource } from "./upload_source.ts";
  * using client = new BlobClient(options);
  * ```
  */
-export interface BlobClientOptions {
-  /**
-   * The already-authenticated transport for the registry origin. It must return redirects
-   * unfollowed. It is used only for the registry origin. Default: a library-owned
-   * `HttpTransport`.
-   */
-  transport?: Fetch;
-  /**
-   * The transport for off-origin storage and CDN requests (absolute upload locations,
-   * cross-origin redirects); it owns the private-network and peer-address policy. Requests
-   * reach it without Authorization, Proxy-Authorization, Cookie and Referer. Default: a
-   * library-owned `HttpTransport` that refuses loopback, private, link-local and unspecified
-   * peers; pass your own transport to reach storage on such addresses.
-   */
-  storageTransport?: Fetch;
-  /**
-   * Attempts and backoff of every operation. Omitted: 4 attempts, full jitter from 250 ms,
-   * 30 s cap. A given policy takes `maxAttempts` 1 and the default delays for missing fields,
-   * so `{}` means exactly one attempt (the rule both clients share). `maxAttempts` bounds the whole operation, including
-   * resumed downloads and parallel chunk retries.
-   */
-  retryPolicy?: Partial<RetryPolicy>;
+export interface BlobClientOptions extends ClientOptions {
   /**
    * Whether a 307/308 redirect that re-issues a write (POST, PUT, PATCH, DELETE) with a
    * replayable body may be followed. When false every redirect of a write is refused before
-   * the target is contacted. Default: true.
+   * the target is contacted.
+   *
+   * @default true
    */
   writeRedirects?: boolean;
-  /** Talk plain HTTP to the registry. Default: false (HTTPS). */
-  plainHttp?: boolean;
   /**
-   * HTTPS without verifying the peer's certificate, on both library-owned transports (for a
-   * registry with a self-signed certificate; prefer adding its CA). Default: false.
+   * Upload in PATCH chunks of `chunkSize` bytes (raised to a registry's minimum).
+   *
+   * @default off: one monolithic PUT
    */
-  insecureTls?: boolean;
-  /**
-   * Called once per HTTP exchange of the library-owned transports (method, registry or
-   * storage, status, bytes, duration; nothing that locates or authenticates).
-   */
-  onExchange?: ExchangeObserver;
-  /** Upload in PATCH chunks of `chunkSize` bytes (raised to a registry's minimum). Off by default. */
   chunkedUpload?: { chunkSize: number };
-  /** Download with `workers` concurrent ranged GETs of `chunkSize` bytes. Off by default. */
+  /**
+   * Download with `workers` concurrent ranged GETs of `chunkSize` bytes.
+   *
+   * @default off: one stream
+   */
   parallelPull?: { workers: number; chunkSize: number };
-  /** Time source of backoff waits; tests pass a fake one. */
-  clock?: Clock;
-  /**
-   * Milliseconds an exchange may move no bytes (no request-body chunk taken, no answer, no
-   * response-body chunk while one is awaited) before its attempt fails with a retryable
-   * `StallError`, so the retry policy applies. Applies to both transports. `0` disables.
-   * Default: 60 000.
-   */
-  stallTimeoutMs?: number;
-  /**
-   * One bandwidth cap over every request and response body of this client (both directions,
-   * all concurrent transfers together). Default: none.
-   */
-  rateLimit?: RateLimit;
-  /**
-   * Most threads that hash pulls of 16 MiB or more, so receiving and hashing overlap; each
-   * concurrent large pull takes one, started on first use and stopped by `close()`. `0` hashes
-   * every pull inline on the calling thread: about 15 MiB less memory per thread, slower where
-   * hashing is the bound. Default: the number of cores.
-   */
-  hashThreads?: number;
 }
 
 /**
@@ -275,65 +221,32 @@ export class BlobClient {
     if (typeof options !== "object" || options === null) {
       throw new TypeError("BlobClient: options must be an object");
     }
-    for (const key of ["transport", "storageTransport"] as const) {
-      if (options[key] !== undefined && typeof options[key] !== "function") {
-        throw new TypeError(`BlobClient: ${key} must be a fetch-shaped function`);
-      }
+    if (options.writeRedirects !== undefined && typeof options.writeRedirects !== "boolean") {
+      throw new TypeError("BlobClient: writeRedirects must be a boolean");
     }
-    for (const key of ["writeRedirects", "plainHttp"] as const) {
-      if (options[key] !== undefined && typeof options[key] !== "boolean") {
-        throw new TypeError(`BlobClient: ${key} must be a boolean`);
-      }
-    }
-    const policy = resolveRetryPolicy(options.retryPolicy, BLOB_RETRY_POLICY, "BlobClient");
-    let chunkSize: number | undefined;
-    if (options.chunkedUpload !== undefined) {
-      chunkSize = options.chunkedUpload?.chunkSize;
-      if (!Number.isSafeInteger(chunkSize) || chunkSize! < 1) {
-        throw new RangeError("BlobClient: chunkedUpload.chunkSize must be a positive integer");
-      }
-    }
-    let parallelPull: BlobContext["parallelPull"];
-    if (options.parallelPull !== undefined) {
-      const { workers, chunkSize: size } = options.parallelPull ?? {};
-      if (!Number.isSafeInteger(workers) || workers < 1 || workers > 256) {
-        throw new RangeError("BlobClient: parallelPull.workers must be an integer in 1..256");
-      }
-      if (!Number.isSafeInteger(size) || size < 1) {
-        throw new RangeError("BlobClient: parallelPull.chunkSize must be a positive integer");
-      }
-      parallelPull = { workers, chunkSize: size };
-    }
-    const stallTimeoutMs = validateStallTimeout(options.stallTimeoutMs);
-    const clock = options.clock ?? systemClock;
+    const chunkSize = checkChunkedUpload(options.chunkedUpload);
+    const parallelPull = checkParallelPull(options.parallelPull);
     // Every origin but the registry's goes to the storage transport
     // (docs/protocol.md#credentials-stay-on-their-origin).
-    const stack = new ClientStack({
-      transport: options.transport,
-      storageTransport: options.storageTransport,
-      maxIdleSocketsPerOrigin: parallelPull?.workers,
-      insecureTls: options.insecureTls === true,
-      stallTimeoutMs,
-      onExchange: options.onExchange,
-      ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    const core = new ClientCore(options, {
+      owner: "BlobClient",
+      retryPolicy: BLOB_RETRY_POLICY,
+      stack: { maxIdleSocketsPerOrigin: parallelPull?.workers },
     });
-    this.#owned.push(stack);
+    this.#owned.push(core);
     // Started on the first large pull; one per concurrent pull up to the limit.
-    const threadLimit = options.hashThreads ?? coreCount();
-    if (!Number.isSafeInteger(threadLimit) || threadLimit < 0 || threadLimit > 256) {
-      throw new RangeError("BlobClient: hashThreads must be an integer in 0..256");
-    }
-    const hashThreads = threadLimit === 0 ? undefined : new Sha256Threads(threadLimit);
+    const hashThreads = core.hashThreads === 0 ? undefined : new Sha256Threads(core.hashThreads);
     if (hashThreads !== undefined) this.#owned.push(hashThreads);
     const writeRedirects = options.writeRedirects ?? true;
+    const { stack } = core;
     this.#context = {
       repository: (origin, name) => {
         const { transport, storageTransport } = stack.route(origin, origin.host);
         return new RemoteRepository({ origin, name, transport, storageTransport, writeRedirects });
       },
-      policy,
-      plainHttp: options.plainHttp ?? false,
-      clock,
+      policy: core.policy,
+      plainHttp: core.plainHttp,
+      clock: core.clock,
       chunkSize,
       parallelPull,
       hashThreads,
@@ -626,4 +539,33 @@ function checkSize(value: number, field: string): void {
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new RangeError(`${field} must be a non-negative safe integer`);
   }
+}
+
+/** The chunk size of `chunkedUpload`, checked. */
+function checkChunkedUpload(option: BlobClientOptions["chunkedUpload"]): number | undefined {
+  if (option === undefined) return undefined;
+  const chunkSize = option?.chunkSize;
+  if (!Number.isSafeInteger(chunkSize) || chunkSize < 1) {
+    throw new RangeError(
+      `BlobClient: chunkedUpload.chunkSize must be a positive integer, not ${chunkSize}`,
+    );
+  }
+  return chunkSize;
+}
+
+/** The `parallelPull` settings, checked. */
+function checkParallelPull(option: BlobClientOptions["parallelPull"]): BlobContext["parallelPull"] {
+  if (option === undefined) return undefined;
+  const { workers, chunkSize } = option ?? {};
+  if (!Number.isSafeInteger(workers) || workers < 1 || workers > 256) {
+    throw new RangeError(
+      `BlobClient: parallelPull.workers must be an integer in 1..256, not ${workers}`,
+    );
+  }
+  if (!Number.isSafeInteger(chunkSize) || chunkSize < 1) {
+    throw new RangeError(
+      `BlobClient: parallelPull.chunkSize must be a positive integer, not ${chunkSize}`,
+    );
+  }
+  return { workers, chunkSize };
 }

@@ -6,13 +6,10 @@
 import { coreCount } from "../registry/sha256_threads.ts";
 import { parseReference } from "../registry/reference.ts";
 import type { Descriptor } from "../registry/media_types.ts";
-import { systemClock } from "../transport/clock.ts";
-import { PARTED_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy } from "../remote/retry.ts";
-import { validateStallTimeout } from "../transport/stall_guard.ts";
-import type { ClientStack } from "../remote/client_stack.ts";
+import type { ClientCore } from "../remote/client_core.ts";
 import { checkMirrorTable, type MirrorTable, withMirrorHosts } from "../remote/mirror_table.ts";
 import { checkRegistrySettings } from "../remote/registry_settings.ts";
-import { connect, type Connection, partedStack } from "./connection.ts";
+import { connect, type Connection, partedCore } from "./connection.ts";
 import type { PartedClientOptions } from "./options.ts";
 export type { ExplicitCredential, PartedClientOptions } from "./options.ts";
 import type { TransferJob } from "./transfer_job.ts";
@@ -178,30 +175,23 @@ export interface VerifyOptions {
  * ```
  */
 export class PartedClient {
-  readonly #options: PartedClientOptions;
-  readonly #policy: RetryPolicy;
-  readonly #stack: ClientStack;
+  readonly #core: ClientCore;
   readonly #mirrors: MirrorTable | undefined;
   #closed = false;
 
   /**
    * Creates a client; nothing is opened until a transfer starts.
    *
-   * @throws {TypeError} An option has the wrong type (`fetch`, both `credential` and
+   * @throws {TypeError} An option has the wrong type (`transport`, both `credential` and
    * `credentials`, a `registries` entry or setting, a `mirrors` entry or field).
    * @throws {RangeError} A number is out of range, a `registries` key is not a registry
    * `host[:port]`, a `mirrors` prefix, location or mode is invalid, or a mirror's `plainHttp` or
    * `insecure` contradicts its host's `registries` settings.
    */
   constructor(options: PartedClientOptions = {}) {
-    if (options.fetch !== undefined && typeof options.fetch !== "function") {
-      throw new TypeError("PartedClient: fetch must be a function");
-    }
     if (options.credential !== undefined && options.credentials !== undefined) {
       throw new TypeError("PartedClient: pass either credential or credentials, not both");
     }
-    this.#policy = resolveRetryPolicy(options.retryPolicy, PARTED_RETRY_POLICY, "PartedClient");
-    validateStallTimeout(options.stallTimeoutMs);
     const owner = "PartedClient: mirrors";
     this.#mirrors = options.mirrors === undefined
       ? undefined
@@ -210,10 +200,9 @@ export class PartedClient {
     const registryTable = this.#mirrors === undefined
       ? registries
       : withMirrorHosts(registries, this.#mirrors, owner);
-    this.#options = { ...options };
     // One stack serves every transfer of this client: keep-alive connections and tokens are
-    // reused; a caller's fetch is the caller's to manage.
-    this.#stack = partedStack({ ...this.#options, registryTable });
+    // reused; a caller's transport is the caller's to manage.
+    this.#core = partedCore({ ...options, registryTable });
   }
 
   /**
@@ -232,7 +221,7 @@ export class PartedClient {
    */
   close(): void {
     this.#closed = true;
-    this.#stack.close();
+    this.#core.close();
   }
 
   /**
@@ -390,7 +379,11 @@ export class PartedClient {
     return await runCopy(
       { ...job, target },
       (reference) =>
-        connect(this.#stack, reference, reference === job.reference ? this.#mirrors : undefined),
+        connect(
+          this.#core.stack,
+          reference,
+          reference === job.reference ? this.#mirrors : undefined,
+        ),
     );
   }
 
@@ -475,7 +468,7 @@ export class PartedClient {
     this.#checkOpen();
     options.signal?.throwIfAborted();
     await runLoginCheck(
-      this.#stack,
+      this.#core.stack,
       registry,
       options.signal === undefined ? {} : { signal: options.signal },
     );
@@ -497,11 +490,12 @@ export class PartedClient {
       workers,
       onProgress: "onProgress" in options ? options.onProgress : undefined,
       signal: options.signal,
-      policy: this.#policy,
-      clock: this.#options.clock ?? systemClock,
+      policy: this.#core.policy,
+      clock: this.#core.clock,
+      hashThreads: this.#core.hashThreads,
     };
     const mirrors = reads ? this.#mirrors : undefined;
-    return { job, connection: () => connect(this.#stack, reference, mirrors) };
+    return { job, connection: () => connect(this.#core.stack, reference, mirrors) };
   }
 
   #checkOpen(): void {

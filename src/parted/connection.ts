@@ -8,7 +8,9 @@ import { staticCredentials } from "../auth/credential.ts";
 import { dockerConfigCredentials } from "../auth/docker_config.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
-import { ClientStack, type RegistryRoute, type RouteSite } from "../remote/client_stack.ts";
+import type { ClientStack, RegistryRoute, RouteSite } from "../remote/client_stack.ts";
+import { ClientCore } from "../remote/client_core.ts";
+import { PARTED_RETRY_POLICY } from "../remote/retry.ts";
 import { MirrorSet, type MirrorSource } from "../remote/mirror_reads.ts";
 import { mirrorsOf, type MirrorTable } from "../remote/mirror_table.ts";
 import type { RegistrySettings } from "../remote/registry_settings.ts";
@@ -22,19 +24,7 @@ export const BLOB_REDIRECT_HOPS = 3;
 
 /** The parted client's options that shape its transport stack. */
 export type ConnectionOptions =
-  & Pick<
-    PartedClientOptions,
-    | "fetch"
-    | "plainHttp"
-    | "caCerts"
-    | "insecureTls"
-    | "credential"
-    | "credentials"
-    | "unverifiedExternalTransport"
-    | "stallTimeoutMs"
-    | "onExchange"
-    | "rateLimit"
-  >
+  & PartedClientOptions
   & {
     /**
      * The checked `registries` option (see `checkRegistrySettings`), with the mirror hosts'
@@ -55,10 +45,52 @@ export interface Connection {
 }
 
 /**
- * The parted client's stack: with the default transport, the registry's own hostname (any
- * port) stays on the registry pool and other hosts go through the peer-guarded clone; with a
- * caller's `fetch`, other hosts fail closed unless `unverifiedExternalTransport` is set. One
- * authenticator per registry, so tokens are reused by every transfer of the client.
+ * The parted client's core: its stack routes the registry's own hostname (any port) through
+ * the registry pool and other hosts through the peer-guarded clone; with a caller's
+ * `transport` and no `storageTransport`, other hosts fail closed. One authenticator per
+ * registry, so tokens are reused by every transfer of the client. The deprecated `fetch` and
+ * `unverifiedExternalTransport` are read as `transport` and `storageTransport`.
+ *
+ * @example A parted core
+ * ```ts
+ * import { partedCore } from "./connection.ts";
+ * const core = partedCore({ plainHttp: true });
+ * console.log(core.policy.maxAttempts); // 4
+ * core.close();
+ * ```
+ */
+export function partedCore(options: ConnectionOptions): ClientCore {
+  if (options.fetch !== undefined && typeof options.fetch !== "function") {
+    throw new TypeError("PartedClient: fetch must be a function");
+  }
+  const transport = options.transport ?? options.fetch;
+  const storageTransport = options.storageTransport ??
+    (options.unverifiedExternalTransport === true ? transport : undefined);
+  const credentials = options.credential !== undefined
+    ? staticCredentials({ ...options.credential })
+    : options.credentials;
+  return new ClientCore({ ...options, transport, storageTransport }, {
+    owner: "PartedClient",
+    retryPolicy: PARTED_RETRY_POLICY,
+    stack: {
+      ownHostnameIsRegistry: true,
+      // A caller's transport hides the peer: other hosts only through a transport given for them.
+      callerTransportReachesOtherHosts: false,
+      ...(options.registryTable === undefined ? {} : { registries: options.registryTable }),
+      authenticate: {
+        ...(credentials !== undefined ? { credentials } : {}),
+        // The one explicit credential is the registry's: a mirror is asked with its own, from
+        // the docker configuration.
+        ...(options.credential !== undefined
+          ? { mirrorCredentials: dockerConfigCredentials() }
+          : {}),
+      },
+    },
+  });
+}
+
+/**
+ * The parted client's stack (see {@linkcode partedCore}).
  *
  * @example A parted stack
  * ```ts
@@ -67,29 +99,7 @@ export interface Connection {
  * ```
  */
 export function partedStack(options: ConnectionOptions): ClientStack {
-  const credentials = options.credential !== undefined
-    ? staticCredentials({ ...options.credential })
-    : options.credentials;
-  return new ClientStack({
-    ...(options.fetch === undefined ? {} : {
-      transport: options.fetch,
-      callerTransportReachesOtherHosts: options.unverifiedExternalTransport ?? false,
-    }),
-    ownHostnameIsRegistry: true,
-    plainHttp: options.plainHttp === true,
-    ...(options.registryTable === undefined ? {} : { registries: options.registryTable }),
-    caCerts: options.caCerts,
-    insecureTls: options.insecureTls === true,
-    stallTimeoutMs: options.stallTimeoutMs,
-    onExchange: options.onExchange,
-    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-    authenticate: {
-      ...(credentials !== undefined ? { credentials } : {}),
-      // The one explicit credential is the registry's: a mirror is asked with its own, from
-      // the docker configuration.
-      ...(options.credential !== undefined ? { mirrorCredentials: dockerConfigCredentials() } : {}),
-    },
-  });
+  return partedCore(options).stack;
 }
 
 /**

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { coreCount, type RangeScan, Sha256Threads } from "../registry/sha256_threads.ts";
+import { type RangeScan, Sha256Threads } from "../registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import { join } from "node:path";
 import type { Clock } from "../transport/clock.ts";
@@ -28,8 +28,6 @@ import { FirstFailure, runPartWorkers } from "./part_workers.ts";
 export interface PullJob extends TransferJob {
   /** The destination path. */
   destination: string;
-  /** Hashing threads (resume pass and downloads); default the core count, at most `workers`. */
-  hashThreads?: number;
   /** `destination` is a directory: the file is named by the manifest's title. */
   intoDirectory?: boolean;
   /** Into a directory: a file of the title's name may be replaced. */
@@ -277,8 +275,7 @@ async function placeParts(
  * faster here than a thread starts: none for it.
  */
 function hashThreadCount(job: PullJob, fileSize: number): number {
-  const threads = fileSize < THREADED_HASH_MIN_BYTES ? 0 : Math.min(job.workers, coreCount());
-  return job.hashThreads === undefined ? threads : Math.min(job.workers, job.hashThreads);
+  return fileSize < THREADED_HASH_MIN_BYTES ? 0 : Math.min(job.workers, job.hashThreads);
 }
 
 /** What feeding the part queue reports to, and with. */

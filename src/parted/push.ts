@@ -68,7 +68,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   // A small file hashes faster here than a thread starts (and starting none keeps a process
   // that moves many small files lean).
   const pool = new Sha256Threads(
-    stamp.size < THREADED_HASH_MIN_BYTES ? 0 : plan.length > 1 ? 2 : 1,
+    stamp.size < THREADED_HASH_MIN_BYTES ? 0 : Math.min(plan.length > 1 ? 2 : 1, job.hashThreads),
   );
   const policy = job.policy;
   const clock = job.clock;

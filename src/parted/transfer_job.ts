@@ -29,4 +29,6 @@ export interface TransferJob {
   policy: RetryPolicy;
   /** Backoff time source. */
   clock: Clock;
+  /** The most hashing threads (the client's `hashThreads`); large files only use threads. */
+  hashThreads: number;
 }

@@ -88,7 +88,7 @@ export async function runVerify(job: VerifyJob, connect: () => Connection): Prom
   const signal = job.signal === undefined
     ? controller.signal
     : AbortSignal.any([job.signal, controller.signal]);
-  const threads = new Sha256Threads(Math.min(job.workers, manifest.parts.length));
+  const threads = new Sha256Threads(Math.min(job.workers, manifest.parts.length, job.hashThreads));
   try {
     progress.setPhase("verifying");
     const parts = await Promise.all(manifest.parts.map(async (part): Promise<PartCheck> => {

@@ -97,10 +97,13 @@ for (const { label, base, hashThreads } of PATHS) {
   });
 }
 
-Deno.test("pull: hashThreads must be an integer in 0..256", () => {
+Deno.test("pull: hashThreads must be an integer in 0..256, and the refusal quotes the value", () => {
   for (const hashThreads of [-1, 1.5, 257, Number.NaN]) {
     const err = assertThrows(() => new BlobClient({ hashThreads }), RangeError);
-    assertEquals(err.message, "BlobClient: hashThreads must be an integer in 0..256");
+    assertEquals(
+      err.message,
+      `BlobClient: hashThreads must be an integer in 0..256, not ${hashThreads}`,
+    );
   }
 });
 
