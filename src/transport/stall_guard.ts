@@ -38,7 +38,9 @@ export interface StallGuardOptions {
 export function validateStallTimeout(value: number | undefined): number {
   if (value === undefined) return DEFAULT_STALL_TIMEOUT_MS;
   if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
-    throw new RangeError("stallTimeoutMs must be a non-negative number of milliseconds");
+    throw new RangeError(
+      `stallTimeoutMs must be a non-negative number of milliseconds, not ${String(value)}`,
+    );
   }
   return value;
 }
