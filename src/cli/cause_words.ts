@@ -28,11 +28,29 @@ export interface Place {
   readonly port: string | undefined;
   /** `--plain-http` was given. */
   readonly plainHttp: boolean;
+  /** The `--ca-file` path as typed (escaped for the terminal), when one was given. */
+  readonly caFile?: string | undefined;
 }
 
-const TRUST =
-  "give the registry's CA certificate with --ca-file PEM; --insecure skips the check, and " +
-  "then anyone on the path can read and change the transfer";
+const SKIP = "--insecure skips the check, and then anyone on the path can read and change the " +
+  "transfer";
+
+const TRUST = `give the registry's CA certificate with --ca-file PEM; ${SKIP}`;
+
+// A self-signed certificate: the registry's own is what to trust, pinned as curl --cacert does.
+function selfSignedWords(at: Place): Words {
+  if (at.caFile === undefined) {
+    return {
+      sentence: `${at.where} presents a self-signed certificate, which this machine does not trust`,
+      hint: `give --ca-file <the registry's certificate> to trust exactly that one; ${SKIP}`,
+    };
+  }
+  return {
+    sentence: `${at.where} presents a self-signed certificate that ${at.caFile} does not hold`,
+    hint: "give --ca-file the certificate the registry serves now (a renewed one, if it was " +
+      `renewed); ${SKIP}`,
+  };
+}
 
 const GRANT = (flag: string, what: string) => `run it with ${flag} (${what})`;
 
@@ -74,9 +92,11 @@ const WORDS: Readonly<Record<FailureReason, (at: Place) => Words>> = {
       `the certificate of ${at.where} is signed by an authority this machine does not trust`,
     hint: TRUST,
   }),
+  TLS_SELF_SIGNED: selfSignedWords,
   TLS_NAME_MISMATCH: (at) => ({
     sentence: `the certificate of ${at.where} is made out to another host name`,
-    hint: "use the host name the certificate names in the reference; --insecure skips the check",
+    hint: "the registry's name in the reference must be one the certificate names; --insecure " +
+      "skips the check",
   }),
   TLS_EXPIRED: (at) => ({
     sentence: `the certificate of ${at.where} has expired or is not valid yet`,

@@ -47,10 +47,12 @@ export type { Words } from "./cause_words.ts";
 /** Where the failure happened: the registries it may concern, as typed. */
 function placeOf(subject: FailureSubject, err: unknown): Place {
   const registries = registriesOf(subject, err);
+  const { caFile } = subject.input;
   return {
     where: registries.map((r) => r.shown).join(" or ") || "the registry",
     port: registries.length === 1 ? registries[0].port : undefined,
     plainHttp: subject.input.plainHttp === true,
+    caFile: caFile === undefined ? undefined : terminalText(caFile),
   };
 }
 

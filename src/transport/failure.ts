@@ -20,6 +20,7 @@ export type FailureReason =
   | "ENETUNREACH"
   | "EPIPE"
   | "TLS_UNKNOWN_AUTHORITY"
+  | "TLS_SELF_SIGNED"
   | "TLS_NAME_MISMATCH"
   | "TLS_EXPIRED"
   | "TLS_CERTIFICATE"
@@ -49,13 +50,20 @@ const ERRNO_CODES = new Set<string>([
   "EPIPE",
 ]);
 
-// Node's certificate codes and the runtime's (rustls) certificate errors, by kind.
+// Node's certificate codes and the runtime's (rustls) certificate errors, by kind. A server
+// presenting a self-signed certificate is told apart from a chain to an unknown root: node says
+// DEPTH_ZERO_SELF_SIGNED_CERT, the runtime refuses the CA certificate `openssl req -x509` makes
+// as an end entity. The runtime words a wrong name `certificate not valid for name "::1"; …`.
 const TLS_KINDS: ReadonlyArray<readonly [RegExp, FailureReason]> = [
+  [/DEPTH_ZERO_SELF_SIGNED_CERT|CaUsedAsEndEntity/, "TLS_SELF_SIGNED"],
   [
     /UNABLE_TO_GET_ISSUER|UNABLE_TO_VERIFY_LEAF|SELF_SIGNED|CERT_UNTRUSTED|UnknownIssuer/,
     "TLS_UNKNOWN_AUTHORITY",
   ],
-  [/ALTNAME_INVALID|HOSTNAME_MISMATCH|NotValidForName/, "TLS_NAME_MISMATCH"],
+  [
+    /ALTNAME_INVALID|HOSTNAME_MISMATCH|NotValidForName|certificate not valid for name/,
+    "TLS_NAME_MISMATCH",
+  ],
   [/CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|\bExpired\b|NotValidYet/, "TLS_EXPIRED"],
   [/CERT_REJECTED|CERT_SIGNATURE_FAILURE|invalid peer certificate/i, "TLS_CERTIFICATE"],
 ];
@@ -81,6 +89,7 @@ const TEXT: Record<FailureReason, string> = {
   ENETUNREACH: "connection failed (network unreachable)",
   EPIPE: "connection failed (connection closed while sending)",
   TLS_UNKNOWN_AUTHORITY: "server certificate not trusted (unknown authority)",
+  TLS_SELF_SIGNED: "server certificate not trusted (self-signed)",
   TLS_NAME_MISMATCH: "server certificate not trusted (name mismatch)",
   TLS_EXPIRED: "server certificate not trusted (expired or not yet valid)",
   TLS_CERTIFICATE: "server certificate not trusted",
@@ -121,6 +130,7 @@ const OS_REFUSALS = new Set<string>(["EACCES", "EPERM", "EROFS"]);
 // Reasons that a retry cannot change.
 const PERMANENT = new Set<FailureReason>([
   "TLS_UNKNOWN_AUTHORITY",
+  "TLS_SELF_SIGNED",
   "TLS_NAME_MISMATCH",
   "TLS_EXPIRED",
   "TLS_CERTIFICATE",

@@ -50,9 +50,9 @@ const RAW_UPLOADS = rawUploadAvailable();
 export interface HttpTransportOptions {
   /**
    * Extra PEM certificates trusted for HTTPS, in addition to the runtime's roots, on every
-   * path. A certificate here that names the host itself (a self-signed server certificate, as
-   * `openssl req -x509` makes) is pinned: that host is accepted when it presents exactly that
-   * certificate, and its requests go through `node:https`.
+   * path. A self-signed server certificate here (as `openssl req -x509` makes) is pinned: a host
+   * it names is accepted when it presents exactly that certificate, and while one is given every
+   * HTTPS request goes through `node:https` (so a host it does not name is told as a wrong name).
    */
   caCerts?: string[];
   /**
@@ -124,7 +124,8 @@ const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
  *   are never decompressed or redirected, and are not counted by `maxSocketsPerOrigin`. Everything else uses `node:http`, and so does
  *   every request of a guarded or `insecureTls` transport, of a transport whose environment
  *   names a proxy (or cannot be read: the runtime's client would follow it by rules of its
- *   own), and to a host pinned by `caCerts`.
+ *   own), to a host pinned by `caCerts`, and every HTTPS request while `caCerts` holds a
+ *   self-signed server certificate.
  * - A request the `proxy` settings route through a proxy uses `node:http` (or, for a file-range
  *   body, the minimal client): absolute form for `http:`, a `CONNECT` tunnel for `https:`.
  * - `request.signal` aborts the request at any point (also mid-body, also after the request and
