@@ -74,6 +74,11 @@ const WORDS: Readonly<Record<FailureReason, (at: Place) => Words>> = {
     sentence: `the host name of ${at.where} does not resolve (no such host)`,
     hint: "check the spelling of the registry in the reference",
   }),
+  EAI_AGAIN: (at) => ({
+    sentence: `the host name of ${at.where} could not be looked up (the name service did not ` +
+      "answer)",
+    hint: "check this machine's network and name service (or VPN), then try again",
+  }),
   EHOSTUNREACH: (at) => ({
     sentence: `there is no route to ${at.where}`,
     hint: "is the host up, and the network between you and it?",
@@ -175,6 +180,50 @@ const WORDS: Readonly<Record<FailureReason, (at: Place) => Words>> = {
     hint: "write somewhere else, or remount it read-write",
   }),
 };
+
+// What went wrong on the way to a token service, by reason; a reason not listed here (a
+// permission) keeps its own words, which name the token service already.
+const TOKEN_SERVICE_FAILURES: Partial<Record<FailureReason, string>> = {
+  ECONNREFUSED: "the connection was refused",
+  ECONNRESET: "it dropped the connection",
+  ETIMEDOUT: "it did not answer in time",
+  ENOTFOUND: "its host name does not resolve",
+  EAI_AGAIN: "its host name could not be looked up",
+  EHOSTUNREACH: "there is no route to it",
+  ENETUNREACH: "its network is unreachable from here",
+  EPIPE: "it closed the connection",
+  TLS_UNKNOWN_AUTHORITY: "its certificate is not trusted",
+  TLS_SELF_SIGNED: "its certificate is not trusted",
+  TLS_NAME_MISMATCH: "its certificate is not trusted",
+  TLS_EXPIRED: "its certificate is not trusted",
+  TLS_CERTIFICATE: "its certificate is not trusted",
+  PLAIN_HTTP_SERVER: "it does not speak the protocol its address names",
+  TLS_SERVER: "it does not speak the protocol its address names",
+};
+
+/**
+ * The words of a token service that could not be reached, for the registry at `at` whose
+ * challenge named it: never its host (text the registry chose). Undefined for a reason whose own
+ * words fit better (a permission).
+ *
+ * @example
+ * ```ts
+ * import { tokenServiceWords } from "./cause_words.ts";
+ * const at = { where: "127.0.0.1:5400", port: "5400", plainHttp: true };
+ * console.log(tokenServiceWords("ENOTFOUND", at)?.sentence);
+ * // "127.0.0.1:5400 answered, but the token service it names could not be reached: its host name does not resolve"
+ * ```
+ */
+export function tokenServiceWords(reason: FailureReason | undefined, at: Place): Words | undefined {
+  const what = reason === undefined ? "" : TOKEN_SERVICE_FAILURES[reason];
+  if (what === undefined) return undefined;
+  return {
+    sentence: `${at.where} answered, but the token service it names could not be reached` +
+      (what === "" ? "" : `: ${what}`),
+    hint: "the registry's authentication service is down or misconfigured (or not reachable " +
+      "from this network): ask the registry's operators",
+  };
+}
 
 /**
  * The words of a failed connection's `reason` at `at`.

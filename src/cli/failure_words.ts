@@ -31,8 +31,9 @@ import {
   UnauthorizedError,
 } from "../errors/sentinels.ts";
 import { TooManyPartsError } from "../parted/too_many_parts_error.ts";
+import { TokenServiceError } from "../auth/token_service_error.ts";
 import { failureReason } from "../transport/failure.ts";
-import { type Place, reasonWords, type Words } from "./cause_words.ts";
+import { type Place, reasonWords, tokenServiceWords, type Words } from "./cause_words.ts";
 import type { FailureContext } from "./exit_code.ts";
 import { type FailureSubject, registriesOf, subjectPhrase } from "./failure_subject.ts";
 import { OutputError } from "./io.ts";
@@ -153,6 +154,10 @@ export function failureWords(
   const limit = partSizeWords(subject, err, place);
   if (limit !== undefined) return limit;
   const reason = failureReason(err);
+  const tokenService = findError(err, TokenServiceError) === undefined
+    ? undefined
+    : tokenServiceWords(reason, place);
+  if (tokenService !== undefined) return tokenService;
   if (reason !== undefined) return reasonWords(reason, place);
   return answerWords(subject, err) ?? kindWords(subject, err, place) ??
     (findError(err, LocalFileError) ? localFileWords(subject, err) : undefined) ??

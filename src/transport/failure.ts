@@ -16,6 +16,7 @@ export type FailureReason =
   | "ECONNRESET"
   | "ETIMEDOUT"
   | "ENOTFOUND"
+  | "EAI_AGAIN"
   | "EHOSTUNREACH"
   | "ENETUNREACH"
   | "EPIPE"
@@ -45,6 +46,7 @@ const ERRNO_CODES = new Set<string>([
   "ECONNRESET",
   "ETIMEDOUT",
   "ENOTFOUND",
+  "EAI_AGAIN",
   "EHOSTUNREACH",
   "ENETUNREACH",
   "EPIPE",
@@ -73,7 +75,12 @@ const MESSAGE_ERRNO: ReadonlyArray<readonly [RegExp, FailureReason]> = [
   [/connection refused|requests to port \d+ are blocked/i, "ECONNREFUSED"],
   [/connection reset/i, "ECONNRESET"],
   [/timed out/i, "ETIMEDOUT"],
-  [/dns error|failed to lookup address|name or service not known/i, "ENOTFOUND"],
+  // A name the resolver says does not exist is an answer; a resolver that could not answer
+  // (or a failure it does not name) may answer next time.
+  [/temporary failure in name resolution/i, "EAI_AGAIN"],
+  [/name or service not known|no address associated with hostname/i, "ENOTFOUND"],
+  [/nodename nor servname provided|no such host is known/i, "ENOTFOUND"],
+  [/dns error|failed to lookup address/i, "EAI_AGAIN"],
   [/no route to host/i, "EHOSTUNREACH"],
   [/network is unreachable/i, "ENETUNREACH"],
   [/broken pipe/i, "EPIPE"],
@@ -85,6 +92,7 @@ const TEXT: Record<FailureReason, string> = {
   ECONNRESET: "connection failed (connection reset)",
   ETIMEDOUT: "connection failed (timed out)",
   ENOTFOUND: "connection failed (host name not found)",
+  EAI_AGAIN: "connection failed (host name lookup failed for now)",
   EHOSTUNREACH: "connection failed (host unreachable)",
   ENETUNREACH: "connection failed (network unreachable)",
   EPIPE: "connection failed (connection closed while sending)",
@@ -127,8 +135,9 @@ const PERMISSION_FLAGS: Readonly<Record<string, FailureReason>> = {
 // The operating system's refusals, by their own code.
 const OS_REFUSALS = new Set<string>(["EACCES", "EPERM", "EROFS"]);
 
-// Reasons that a retry cannot change.
+// Reasons that a retry cannot change (a name that does not exist is the resolver's answer).
 const PERMANENT = new Set<FailureReason>([
+  "ENOTFOUND",
   "TLS_UNKNOWN_AUTHORITY",
   "TLS_SELF_SIGNED",
   "TLS_NAME_MISMATCH",

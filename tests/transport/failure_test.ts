@@ -21,14 +21,32 @@ Deno.test("raw failures of every client path map to one safe reason", () => {
     [raw("connect ECONNREFUSED 10.1.2.3:5000", { code: "ECONNREFUSED" }), "ECONNREFUSED", true],
     [raw("read ECONNRESET", { code: "ECONNRESET" }), "ECONNRESET", true],
     [raw("connect ETIMEDOUT 10.1.2.3:443", { code: "ETIMEDOUT" }), "ETIMEDOUT", true],
-    [raw("getaddrinfo ENOTFOUND registry.internal", { code: "ENOTFOUND" }), "ENOTFOUND", true],
+    // A name the resolver says does not exist is its answer: not retried. A resolver that could
+    // not answer may answer next time.
+    [raw("getaddrinfo ENOTFOUND registry.internal", { code: "ENOTFOUND" }), "ENOTFOUND", false],
     [
       new TypeError("fetch failed", {
         cause: raw(
-          "error sending request for url (https://r.example/v2/): client error (Connect): dns error: failed to lookup address information",
+          "error sending request for url (https://r.example/v2/): client error (Connect): dns error: failed to lookup address information: Name or service not known",
         ),
       }),
       "ENOTFOUND",
+      false,
+    ],
+    [raw("failed to lookup address information: Name or service not known"), "ENOTFOUND", false],
+    [raw("getaddrinfo EAI_AGAIN registry.internal", { code: "EAI_AGAIN" }), "EAI_AGAIN", true],
+    [
+      new TypeError("fetch failed", {
+        cause: raw(
+          "error sending request for url (https://r.example/v2/): client error (Connect): dns error: failed to lookup address information: Temporary failure in name resolution",
+        ),
+      }),
+      "EAI_AGAIN",
+      true,
+    ],
+    [
+      raw("failed to lookup address information: Non-recoverable failure in name resolution"),
+      "EAI_AGAIN",
       true,
     ],
     [raw("Connection refused (os error 111)", { name: "ConnectionRefused" }), "ECONNREFUSED", true],
