@@ -120,6 +120,14 @@ const WORDS: Readonly<Record<FailureReason, (at: Place) => Words>> = {
     sentence: `${at.where} speaks HTTPS, not plain HTTP`,
     hint: "drop --plain-http (and add --ca-file PEM if its certificate comes from your own CA)",
   }),
+  BAD_RESPONSE: (at) => ({
+    sentence: `the answer of ${at.where} is not valid HTTP`,
+    hint: at.plainHttp
+      ? "if that port speaks HTTPS, drop --plain-http; otherwise something other than a " +
+        "registry answers there, or a proxy in between is broken"
+      : "something other than a registry answers there, or the registry or a proxy in " +
+        "between is broken: look at its log",
+  }),
   NET_PERMISSION: (at) => ({
     sentence: `Deno's permissions do not allow connecting to ${at.where} ` +
       "(or to its token service or storage)",
@@ -199,6 +207,7 @@ const TOKEN_SERVICE_FAILURES: Partial<Record<FailureReason, string>> = {
   TLS_CERTIFICATE: "its certificate is not trusted",
   PLAIN_HTTP_SERVER: "it does not speak the protocol its address names",
   TLS_SERVER: "it does not speak the protocol its address names",
+  BAD_RESPONSE: "its answer is not valid HTTP",
 };
 
 /**

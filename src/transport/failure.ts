@@ -27,6 +27,7 @@ export type FailureReason =
   | "TLS_CERTIFICATE"
   | "PLAIN_HTTP_SERVER"
   | "TLS_SERVER"
+  | "BAD_RESPONSE"
   | "EACCES"
   | "EPERM"
   | "EROFS"
@@ -86,6 +87,29 @@ const MESSAGE_ERRNO: ReadonlyArray<readonly [RegExp, FailureReason]> = [
   [/broken pipe/i, "EPIPE"],
 ];
 
+// node:http's parser (llhttp) refusing what the server sent: not HTTP/1.x, a control byte in a
+// header, a malformed status, length or chunk. Not a connection that ended early.
+const PARSER_REFUSALS =
+  /^HPE_(INVALID_(?!EOF_STATE)|STRICT|CR_EXPECTED|LF_EXPECTED|UNEXPECTED_|HEADER_OVERFLOW)/;
+
+// The runtime's client (hyper) refusing an answer's head; it shows none of its bytes.
+const RUNTIME_PARSER_REFUSALS = new RegExp(
+  [
+    "invalid HTTP (version|header|status-code|method) parsed",
+    "invalid (content-length|transfer-encoding) parsed",
+    "unexpected transfer-encoding parsed",
+    "message head is too large",
+  ].join("|"),
+  "i",
+);
+
+// A TLS record (an alert or a handshake, version 3.x) where a status line should be: a TLS
+// server's answer to a plain-HTTP request.
+function startsWithTlsRecord(bytes: unknown): boolean {
+  return bytes instanceof Uint8Array && bytes.length >= 2 &&
+    (bytes[0] === 0x15 || bytes[0] === 0x16) && bytes[1] === 0x03;
+}
+
 // The message of each reason: what the user reads after the operation name.
 const TEXT: Record<FailureReason, string> = {
   ECONNREFUSED: "connection failed (connection refused)",
@@ -103,6 +127,7 @@ const TEXT: Record<FailureReason, string> = {
   TLS_CERTIFICATE: "server certificate not trusted",
   PLAIN_HTTP_SERVER: "connection failed (the server speaks plain HTTP, not TLS: use --plain-http)",
   TLS_SERVER: "connection failed (the server speaks TLS, not plain HTTP: drop --plain-http)",
+  BAD_RESPONSE: "the server's answer is not valid HTTP",
   EACCES: "connection failed (permission denied by the system)",
   EPERM: "connection failed (operation not permitted by the system)",
   EROFS: "connection failed (read-only file system)",
@@ -145,6 +170,7 @@ const PERMANENT = new Set<FailureReason>([
   "TLS_CERTIFICATE",
   "PLAIN_HTTP_SERVER",
   "TLS_SERVER",
+  "BAD_RESPONSE",
   "EACCES",
   "EPERM",
   "EROFS",
@@ -189,9 +215,12 @@ function reasonOf(one: unknown): FailureReason | undefined {
   if (/WRONG_VERSION_NUMBER|InvalidContentType|wrong version number/i.test(text)) {
     return "PLAIN_HTTP_SERVER";
   }
-  if (/HPE_INVALID_CONSTANT|invalid HTTP version|parse error: Expected HTTP/i.test(text)) {
-    return "TLS_SERVER";
+  if (typeof code === "string" && PARSER_REFUSALS.test(code)) {
+    return startsWithTlsRecord((one as { rawPacket?: unknown }).rawPacket)
+      ? "TLS_SERVER"
+      : "BAD_RESPONSE";
   }
+  if (RUNTIME_PARSER_REFUSALS.test(message)) return "BAD_RESPONSE";
   if (typeof code === "string" && (ERRNO_CODES.has(code) || OS_REFUSALS.has(code))) {
     return code as FailureReason;
   }
@@ -261,6 +290,48 @@ export function connectError(cause: unknown): ExchangeError {
  */
 export function readError(cause: unknown): ExchangeError {
   return new ExchangeError("HTTP response", "body read failed", cause);
+}
+
+/**
+ * Whether `err` is the runtime's own client refusing what came where a status line should be,
+ * without showing it: a TLS server's alert and other bytes that are not HTTP look the same
+ * there. A plain-HTTP caller asks again through a client that shows them.
+ *
+ * @example
+ * ```ts
+ * import { statusLineUnseen } from "./failure.ts";
+ * const raw = new TypeError("fetch failed", {
+ *   cause: new Error("client error (SendRequest): invalid HTTP version parsed"),
+ * });
+ * console.log(statusLineUnseen(raw)); // true
+ * ```
+ */
+export function statusLineUnseen(err: unknown): boolean {
+  for (const one of chain(err)) {
+    if (one instanceof Error && /invalid HTTP version parsed/i.test(one.message)) return true;
+  }
+  return false;
+}
+
+/**
+ * The error of an answer whose head is not HTTP/1.x (a status line or header the minimal
+ * client's parser refuses): a TLS server's when its first bytes are a TLS record, else a
+ * malformed answer. Never retried.
+ *
+ * @example
+ * ```ts
+ * import { malformedAnswerError } from "./failure.ts";
+ * console.log(malformedAnswerError(new TextEncoder().encode("GARBAGE")).reason); // "BAD_RESPONSE"
+ * console.log(malformedAnswerError(new Uint8Array([0x15, 0x03, 0x03])).reason); // "TLS_SERVER"
+ * ```
+ */
+export function malformedAnswerError(head: Uint8Array): ExchangeError {
+  return new ExchangeError(
+    OPERATION,
+    "",
+    undefined,
+    startsWithTlsRecord(head) ? "TLS_SERVER" : "BAD_RESPONSE",
+  );
 }
 
 /**

@@ -86,7 +86,47 @@ Deno.test("raw failures of every client path map to one safe reason", () => {
     [raw("x", { code: "ERR_TLS_CERT_ALTNAME_INVALID" }), "TLS_NAME_MISMATCH", false],
     [raw("x", { code: "CERT_HAS_EXPIRED" }), "TLS_EXPIRED", false],
     [raw("received corrupt message of type InvalidContentType"), "PLAIN_HTTP_SERVER", false],
-    [raw("Parse Error: Expected HTTP/", { code: "HPE_INVALID_CONSTANT" }), "TLS_SERVER", false],
+    // node:http's parser: a TLS alert where the status line should be is a TLS server; other
+    // bytes that are not HTTP are a malformed answer, as are the runtime client's refusals.
+    [
+      raw("Parse Error: Expected HTTP/", {
+        code: "HPE_INVALID_CONSTANT",
+        rawPacket: new Uint8Array([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32]),
+      }),
+      "TLS_SERVER",
+      false,
+    ],
+    [
+      raw("Parse Error: Expected HTTP/", {
+        code: "HPE_INVALID_CONSTANT",
+        rawPacket: new TextEncoder().encode("GARBAGE\r\n"),
+      }),
+      "BAD_RESPONSE",
+      false,
+    ],
+    [raw("Parse Error: Expected HTTP/", { code: "HPE_INVALID_CONSTANT" }), "BAD_RESPONSE", false],
+    [
+      raw("Parse Error: Invalid header value char", { code: "HPE_INVALID_HEADER_TOKEN" }),
+      "BAD_RESPONSE",
+      false,
+    ],
+    [
+      raw("Parse Error: Invalid status code", { code: "HPE_INVALID_STATUS" }),
+      "BAD_RESPONSE",
+      false,
+    ],
+    [raw("Parse Error: Invalid EOF state", { code: "HPE_INVALID_EOF_STATE" }), undefined, true],
+    [
+      new TypeError("fetch failed", {
+        cause: raw(
+          "error sending request from 127.0.0.1:46852 for http://10.1.2.3:5000/v2/ (10.1.2.3:5000): client error (SendRequest): invalid HTTP header parsed",
+        ),
+      }),
+      "BAD_RESPONSE",
+      false,
+    ],
+    [raw("client error (SendRequest): invalid HTTP version parsed"), "BAD_RESPONSE", false],
+    [raw("client error (SendRequest): invalid HTTP status-code parsed"), "BAD_RESPONSE", false],
     [
       raw('Requires net access to "10.1.2.3:5000"', { name: "NotCapable" }),
       "NET_PERMISSION",
