@@ -1,8 +1,9 @@
 /**
  * TLS trust as a user meets it, against the real registry serving HTTPS:
  *
- * - `--insecure` under the permissions the README documents, with `NODE_EXTRA_CA_CERTS` set as
- *   on many workstations: it needs no permission beyond those.
+ * - `--insecure` under exactly the permissions of the README's install line (its narrow
+ *   `--allow-env` list included), with `NODE_EXTRA_CA_CERTS` set as on many workstations: it
+ *   needs no permission beyond those.
  * - `--ca-file` / `caCerts` with the registry's own self-signed certificate, made in the test
  *   the usual way (`openssl req -x509`, a CA:TRUE certificate): push and pull work, as they do
  *   with `curl --cacert`, through the CLI under its narrow permissions, through the library, and
@@ -36,20 +37,24 @@ function reportLines(stderr: string, command: string): string[] {
   return lines.map((line) => line.slice(prefix.length));
 }
 
+/**
+ * The permission flags of the README's install line, exactly as written there (`--no-prompt`
+ * and every `--allow-…`), so the test follows the documentation.
+ */
+async function documentedPermissionFlags(): Promise<string[]> {
+  const readme = await Deno.readTextFile(`${PROJECT_ROOT}README.md`);
+  const install = /^deno install (?:[^\n]*\\\n)*[^\n]*/m.exec(readme)?.[0];
+  ok(install !== undefined, "the README has an install line");
+  const words = install.replace(/\\\n/g, " ").split(/\s+/);
+  const flags = words.filter((word) => word === "--no-prompt" || word.startsWith("--allow-"));
+  ok(flags.some((flag) => flag.startsWith("--allow-env=")), `a narrow --allow-env: ${flags}`);
+  return flags;
+}
+
 /** The CLI run with the permission set the README documents, in the environment `env`. */
 async function runDocumentedCli(args: string[], tmp: string, env: Record<string, string>) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-prompt",
-      "--allow-net",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-sys=statfs",
-      `${PROJECT_ROOT}cli.ts`,
-      ...args,
-    ],
+    args: ["run", ...await documentedPermissionFlags(), `${PROJECT_ROOT}cli.ts`, ...args],
     cwd: PROJECT_ROOT,
     clearEnv: true,
     env: cliEnv({ tmp, env }),
