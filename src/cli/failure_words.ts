@@ -32,8 +32,9 @@ import {
 } from "../errors/sentinels.ts";
 import { NoFileNameError } from "../parted/no_file_name_error.ts";
 import { TooManyPartsError } from "../parted/too_many_parts_error.ts";
+import { TokenServiceError } from "../auth/token_service_error.ts";
 import { failureReason } from "../transport/failure.ts";
-import { type Place, reasonWords, type Words } from "./cause_words.ts";
+import { type Place, reasonWords, tokenServiceWords, type Words } from "./cause_words.ts";
 import type { FailureContext } from "./exit_code.ts";
 import { type FailureSubject, registriesOf, subjectPhrase } from "./failure_subject.ts";
 import { OutputError } from "./io.ts";
@@ -48,10 +49,12 @@ export type { Words } from "./cause_words.ts";
 /** Where the failure happened: the registries it may concern, as typed. */
 function placeOf(subject: FailureSubject, err: unknown): Place {
   const registries = registriesOf(subject, err);
+  const { caFile } = subject.input;
   return {
     where: registries.map((r) => r.shown).join(" or ") || "the registry",
     port: registries.length === 1 ? registries[0].port : undefined,
     plainHttp: subject.input.plainHttp === true,
+    caFile: caFile === undefined ? undefined : terminalText(caFile),
   };
 }
 
@@ -171,6 +174,10 @@ export function failureWords(
   const limit = partSizeWords(subject, err, place);
   if (limit !== undefined) return limit;
   const reason = failureReason(err);
+  const tokenService = findError(err, TokenServiceError) === undefined
+    ? undefined
+    : tokenServiceWords(reason, place);
+  if (tokenService !== undefined) return tokenService;
   if (reason !== undefined) return reasonWords(reason, place);
   return answerWords(subject, err) ?? kindWords(subject, err, place) ??
     (findError(err, LocalFileError) ? localFileWords(subject, err) : undefined) ??

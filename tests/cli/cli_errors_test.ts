@@ -370,6 +370,8 @@ Deno.test("a host name that does not resolve, and one Deno may not reach", async
   );
   strictEqual(dns.hint, "check the spelling of the registry in the reference");
   ok(dns.cause.includes("ENOTFOUND"), dns.cause.join());
+  // The resolver's answer: one attempt, not "GET manifest: failed after 4 attempts".
+  strictEqual(dns.library, "HTTP request: connection failed (host name not found)");
   const denied = await run("--allow-net=127.0.0.1");
   strictEqual(
     denied.sentence,

@@ -7,21 +7,25 @@ import { HttpStatusError, LocalFileError } from "../../src/errors/kinds.ts";
 import { NotFoundError } from "../../src/errors/sentinels.ts";
 import { failureWords } from "../../src/cli/failure_words.ts";
 import { ExchangeError, type FailureReason } from "../../src/transport/failure.ts";
+import { TokenServiceError } from "../../src/auth/token_service_error.ts";
 
 const REASONS: FailureReason[] = [
   "ECONNREFUSED",
   "ECONNRESET",
   "ETIMEDOUT",
   "ENOTFOUND",
+  "EAI_AGAIN",
   "EHOSTUNREACH",
   "ENETUNREACH",
   "EPIPE",
   "TLS_UNKNOWN_AUTHORITY",
+  "TLS_SELF_SIGNED",
   "TLS_NAME_MISMATCH",
   "TLS_EXPIRED",
   "TLS_CERTIFICATE",
   "PLAIN_HTTP_SERVER",
   "TLS_SERVER",
+  "BAD_RESPONSE",
   "NET_PERMISSION",
   "READ_PERMISSION",
   "WRITE_PERMISSION",
@@ -90,4 +94,31 @@ Deno.test("what was typed is escaped before it is repeated", () => {
   const typed = { command: "inspect", input: { reference: "r.example/a/b:v1\u001b[2J" } };
   const words = failureWords(new Error("x"), typed)!;
   strictEqual(words.sentence, "could not inspect r.example/a/b:v1\\x1b[2J");
+});
+
+Deno.test("a token service out of reach is the token service's, unless a permission says more", () => {
+  const at = (reason: FailureReason) =>
+    new TokenServiceError({ cause: new ExchangeError("HTTP request", "x", undefined, reason) });
+  deepStrictEqual(failureWords(at("ENOTFOUND"), pull), {
+    sentence: "r.example:5400 answered, but the token service it names could not be reached: " +
+      "its host name does not resolve",
+    hint: "the registry's authentication service is down or misconfigured (or not reachable " +
+      "from this network): ask the registry's operators",
+  });
+  ok(
+    failureWords(at("TLS_SELF_SIGNED"), pull)!.sentence.endsWith(
+      ": its certificate is not trusted",
+    ),
+  );
+  // A permission's own words already name the token service, and the flag to grant.
+  strictEqual(
+    failureWords(at("NET_PERMISSION"), pull)!.sentence,
+    "Deno's permissions do not allow connecting to r.example:5400 (or to its token service or " +
+      "storage)",
+  );
+  // An unclassified failure still blames the token service.
+  strictEqual(
+    failureWords(new TokenServiceError({ cause: new Error("x") }), pull)!.sentence,
+    "r.example:5400 answered, but the token service it names could not be reached",
+  );
 });
