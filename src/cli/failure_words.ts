@@ -36,7 +36,7 @@ import { type Place, reasonWords, type Words } from "./cause_words.ts";
 import type { FailureContext } from "./exit_code.ts";
 import { type FailureSubject, registriesOf, subjectPhrase } from "./failure_subject.ts";
 import { OutputError } from "./io.ts";
-import { localFileWords, outputWords } from "./local_file_words.ts";
+import { destinationWords, localFileWords, outputWords } from "./local_file_words.ts";
 import { partSizeWords } from "./part_size_words.ts";
 import { terminalText } from "../registry/untrusted_text.ts";
 import { referenceWords } from "./reference_words.ts";
@@ -153,6 +153,7 @@ export function failureWords(
   const reason = failureReason(err);
   if (reason !== undefined) return reasonWords(reason, place);
   return answerWords(subject, err) ?? kindWords(subject, err, place) ??
+    destinationWords(subject, err) ??
     (findError(err, LocalFileError) ? localFileWords(subject, err) : undefined) ??
     { sentence: `could not ${subjectPhrase(subject)}` };
 }

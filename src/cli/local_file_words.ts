@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { causeChain } from "../errors/find_error.ts";
+import { causeChain, findError } from "../errors/find_error.ts";
+import { DestinationExistsError, type ExistingEntry } from "../parted/destination_exists_error.ts";
 import { errnoCode, errnoMeaning } from "../parted/fs_reason.ts";
 import type { Words } from "./cause_words.ts";
 import type { FailureSubject } from "./failure_subject.ts";
@@ -70,6 +71,47 @@ export function localFileWords(subject: FailureSubject, err: unknown): Words {
   const sentence = `cannot use ${path}${reason(err)}`;
   const hint = advice(firstErrno(err), subject);
   return hint === undefined ? { sentence } : { sentence, hint };
+}
+
+const EXISTING: Readonly<Record<ExistingEntry, string>> = {
+  file: "a file",
+  directory: "a directory",
+  link: "a symbolic link",
+  other: "a special file",
+};
+
+/**
+ * The words of a pull refused because its file's name is taken (`DestinationExistsError`), or
+ * `undefined` for another error: the path that is taken (inside a directory, named by the
+ * artifact, so escaped like registry text), and whether `--overwrite` would replace it.
+ *
+ * @example A file of the artifact's name in the directory
+ * ```ts
+ * import { destinationWords } from "./local_file_words.ts";
+ * import { DestinationExistsError } from "../parted/destination_exists_error.ts";
+ * const subject = { command: "pull", input: { destination: "models" } };
+ * const words = destinationWords(subject, new DestinationExistsError("models/w.bin", "file"));
+ * console.log(words?.sentence); // "cannot pull into models: models/w.bin already exists (a file)"
+ * console.log(words?.hint);
+ * // "the existing file is kept; add --overwrite to replace it with the pulled file"
+ * ```
+ */
+export function destinationWords(subject: FailureSubject, err: unknown): Words | undefined {
+  const taken = findError(err, DestinationExistsError);
+  if (taken === undefined) return undefined;
+  const into = terminalText(subject.input.destination ?? "the destination");
+  const sentence = `cannot pull into ${into}: ${terminalText(taken.path)} already exists ` +
+    `(${EXISTING[taken.existing]})`;
+  return taken.existing === "file"
+    ? {
+      sentence,
+      hint: "the existing file is kept; add --overwrite to replace it with the pulled file",
+    }
+    : {
+      sentence,
+      hint:
+        "it is never replaced, even with --overwrite: move it away, or pull into another directory",
+    };
 }
 
 /**

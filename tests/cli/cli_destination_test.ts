@@ -5,7 +5,7 @@
  * tmpfs; the strict fake registry serves a manifest claiming a huge file), and a name that cannot
  * take the partial suffix is refused before anything is written.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { encodeManifest } from "../../src/parted/manifest.ts";
 import { OCI_MANIFEST_MEDIA_TYPE } from "../../src/registry/media_types.ts";
@@ -361,6 +361,12 @@ registryTest(
     const second = await runCli(["pull", "--plain-http", ref, dir], { tmp: tmp.path });
     const error = expectRefusal(second, /a file of that name already exists; .*overwrite/);
     ok(error.endsWith(`(${dir}/model.bin)`), error);
+    // The report starts with the file that is taken and the flag that would replace it.
+    deepStrictEqual(second.stderr.split("\n").slice(0, 2), [
+      `ocipart pull: cannot pull into ${dir}: ${dir}/model.bin already exists (a file)`,
+      "ocipart pull: hint: the existing file is kept; add --overwrite to replace it with the " +
+      "pulled file",
+    ]);
     strictEqual((await Deno.stat(`${dir}/model.bin`)).mtime?.getTime(), written.mtime?.getTime());
     strictEqual((await entries(dir)).join(), "model.bin", "no partial left");
 
