@@ -36,7 +36,12 @@ import { type Place, reasonWords, type Words } from "./cause_words.ts";
 import type { FailureContext } from "./exit_code.ts";
 import { type FailureSubject, registriesOf, subjectPhrase } from "./failure_subject.ts";
 import { OutputError } from "./io.ts";
-import { destinationWords, localFileWords, outputWords } from "./local_file_words.ts";
+import {
+  destinationWords,
+  localFileWords,
+  outputWords,
+  restrictedPathWords,
+} from "./local_file_words.ts";
 import { partSizeWords } from "./part_size_words.ts";
 import { terminalText } from "../registry/untrusted_text.ts";
 import { referenceWords } from "./reference_words.ts";
@@ -151,6 +156,7 @@ export function failureWords(
   const limit = partSizeWords(subject, err, place);
   if (limit !== undefined) return limit;
   const reason = failureReason(err);
+  if (reason === "ALL_PERMISSION") return restrictedPathWords(subject);
   if (reason !== undefined) return reasonWords(reason, place);
   return answerWords(subject, err) ?? kindWords(subject, err, place) ??
     destinationWords(subject, err) ??

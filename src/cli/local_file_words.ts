@@ -51,6 +51,36 @@ function advice(code: string | undefined, subject: FailureSubject): string | und
   }
 }
 
+/** The local path the user gave, escaped, as a failure report names it. */
+function pathOf(subject: FailureSubject): string {
+  const { input } = subject;
+  return terminalText(
+    (subject.command === "pull" ? input.destination : input.file) ?? "the local file",
+  );
+}
+
+/**
+ * The words of a path Deno lets no program use without every permission (`ALL_PERMISSION`:
+ * under /proc, /sys and /dev). Granting every permission is not the advice: a pull cannot make
+ * its partial file in /proc or /sys even then, and a transfer has no business in /dev.
+ *
+ * @example A pull into /proc
+ * ```ts
+ * import { restrictedPathWords } from "./local_file_words.ts";
+ * const words = restrictedPathWords({ command: "pull", input: { destination: "/proc/x" } });
+ * console.log(words.sentence);
+ * // "cannot use /proc/x: Deno's permissions keep a program out of /proc, /sys and /dev"
+ * console.log(words.hint); // "choose a path outside /proc, /sys and /dev"
+ * ```
+ */
+export function restrictedPathWords(subject: FailureSubject): Words {
+  return {
+    sentence: `cannot use ${pathOf(subject)}: Deno's permissions keep a program out of /proc, ` +
+      "/sys and /dev",
+    hint: "choose a path outside /proc, /sys and /dev",
+  };
+}
+
 /**
  * The words of a local file error: the path the user gave, the system's reason, and advice.
  *
@@ -64,11 +94,7 @@ function advice(code: string | undefined, subject: FailureSubject): string | und
  * ```
  */
 export function localFileWords(subject: FailureSubject, err: unknown): Words {
-  const { input } = subject;
-  const path = terminalText(
-    (subject.command === "pull" ? input.destination : input.file) ?? "the local file",
-  );
-  const sentence = `cannot use ${path}${reason(err)}`;
+  const sentence = `cannot use ${pathOf(subject)}${reason(err)}`;
   const hint = advice(firstErrno(err), subject);
   return hint === undefined ? { sentence } : { sentence, hint };
 }

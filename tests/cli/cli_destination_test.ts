@@ -386,3 +386,18 @@ registryTest(
     strictEqual(await digestOf(named), await digestOf(source));
   },
 );
+
+Deno.test("a pull into /proc: the path named and another path advised, never --allow-all", async () => {
+  await using tmp = await tempDir();
+  // Readable and writable by the flags, still refused: Deno keeps /proc for --allow-all.
+  const result = await runCli(
+    ["pull", "--plain-http", "--progress", "none", "127.0.0.1:9/a/b:v1", "/proc/x"],
+    { tmp: tmp.path, read: ["/proc"] },
+  );
+  strictEqual(result.code, 1, result.stderr);
+  deepStrictEqual(result.stderr.split("\n").slice(0, 2), [
+    "ocipart pull: cannot use /proc/x: Deno's permissions keep a program out of /proc, /sys and /dev",
+    "ocipart pull: hint: choose a path outside /proc, /sys and /dev",
+  ]);
+  ok(!result.stderr.includes("--allow-all"), result.stderr);
+});
