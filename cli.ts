@@ -77,10 +77,12 @@ const HANDLERS: { [K in RunCommand["kind"]]: Handler<K> } = {
  * Runs the CLI with `args` (without the program name) and resolves to the exit code. It writes
  * to standard output and standard error and listens for SIGINT/SIGTERM while a command runs.
  *
- * @example
- * ```ts ignore
- * import { main } from "./cli.ts";
- * Deno.exit(await main(["pull", "127.0.0.1:5000/models/llm:v1", "weights.bin"]));
+ * @example Running a command from a program
+ * ```ts
+ * import { main } from "@ocipart/ocipart/cli";
+ * const code = await main(["--version"]); // writes "ocipart 0.1.0" on standard output
+ * console.log(code); // 0
+ * // Deno.exit(await main(["pull", "127.0.0.1:5000/models/llm:v1", "weights.bin"]));
  * ```
  */
 export async function main(args: readonly string[]): Promise<number> {
