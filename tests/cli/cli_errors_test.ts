@@ -100,8 +100,13 @@ registryTest("a wrong or missing password: the registry named, `ocipart login` s
   );
   strictEqual(
     anonymous.hint,
-    `log in first with ocipart login --username <user> --password-stdin ${host}, ` +
-      "or give --username with --password-stdin",
+    "give --username with --password-stdin, or log in once and every command uses the saved " +
+      "login. Run:",
+  );
+  // The login reaches the registry as the push did: over plain HTTP.
+  strictEqual(
+    anonymous.command,
+    `ocipart login --plain-http --username USER --password-stdin ${host}`,
   );
   strictEqual(anonymous.explanation, "matched UnauthorizedError (ERR_UNAUTHORIZED) (exit 6)");
 
@@ -110,7 +115,14 @@ registryTest("a wrong or missing password: the registry named, `ocipart login` s
     wrong.sentence,
     `${host} refused the user name and password given with --username (401 Unauthorized)`,
   );
-  ok(wrong.hint?.includes(`ocipart login --username alice --password-stdin ${host}`), wrong.hint);
+  strictEqual(
+    wrong.hint,
+    "check the password; a login checks a credential before it saves it. Run:",
+  );
+  strictEqual(
+    wrong.command,
+    `ocipart login --plain-http --username alice --password-stdin ${host}`,
+  );
 
   const login = await failing(
     ["login", "--plain-http", ...credential, host],
@@ -148,6 +160,84 @@ registryTest("a wrong or missing password: the registry named, `ocipart login` s
     ok(!`${run.sentence}${run.hint}${run.library}`.includes("battery"), "no password");
     ok(!run.library.includes("127.0.0.1"), run.library);
   }
+});
+
+/**
+ * Runs `line` in bash as a person pasting it would, with `ocipart` on PATH standing for the CLI
+ * under test (same permissions and environment as `runCli`).
+ */
+async function runPasted(line: string, tmp: string, stdin: string): Promise<CliResult> {
+  const bin = `${tmp}/bin`;
+  await Deno.mkdir(bin, { recursive: true });
+  const quoted = cliArgv([], { tmp }).map((word) => `'${word.replaceAll("'", `'\\''`)}'`);
+  await Deno.writeTextFile(`${bin}/ocipart`, `#!/bin/sh\nexec ${quoted.join(" ")} "$@"\n`);
+  await Deno.chmod(`${bin}/ocipart`, 0o755);
+  const env = cliEnv({ tmp });
+  const child = new Deno.Command("bash", {
+    args: ["-c", line],
+    cwd: PROJECT_ROOT,
+    clearEnv: true,
+    env: { ...env, PATH: `${bin}:${env.PATH ?? "/usr/bin:/bin"}` },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(stdin));
+  await writer.close();
+  const output = await child.output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+registryTest("the login a 401's hint prints runs as printed, with the flags the command had", {
+  needs: ["htpasswd"],
+}, async () => {
+  await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+  await using tmp = await tempDir();
+  const { host } = registry;
+  const file = `${tmp.path}/w.bin`;
+  await writePatternFile(file, 1000);
+  // A configuration file whose path a shell must have quoted.
+  const config = `${tmp.path}/ci config.json`;
+  await Deno.writeTextFile(config, "{}");
+  const ref = `${host}/private/llm:v1`;
+  const push = ["push", "--plain-http", "--progress", "none", "--registry-config", config];
+
+  const anonymous = await failing([...push, ref, file], 6, tmp.path);
+  strictEqual(
+    anonymous.command,
+    `ocipart login --plain-http --registry-config '${config}' --username USER --password-stdin ` +
+      host,
+  );
+  const login = await runPasted(
+    anonymous.command!.replace("USER", "alice"),
+    tmp.path,
+    "correct horse\n",
+  );
+  strictEqual(login.code, 0, login.stderr);
+  strictEqual(login.stdout, "Login succeeded; saved in the docker configuration\n");
+  const again = await runCli([...push, ref, file], { tmp: tmp.path });
+  strictEqual(again.code, 0, again.stderr);
+
+  // A password refused: the hint's login has the user name given, and runs as printed too.
+  const pull = ["pull", "--plain-http", "--progress", "none", "--registry-config", config];
+  const credential = ["--username", "alice", "--password-stdin"];
+  const out = `${tmp.path}/out.bin`;
+  const wrong = await failing([...pull, ...credential, ref, out], 6, tmp.path, "nope\n");
+  strictEqual(
+    wrong.command,
+    `ocipart login --plain-http --registry-config '${config}' --username alice --password-stdin ` +
+      host,
+  );
+  const relogin = await runPasted(wrong.command!, tmp.path, "correct horse\n");
+  strictEqual(relogin.code, 0, relogin.stderr);
+  const pulled = await runCli([...pull, ref, out], { tmp: tmp.path });
+  strictEqual(pulled.code, 0, pulled.stderr);
 });
 
 registryTest("an unknown tag and an unknown repository are told apart", async () => {
@@ -394,8 +484,12 @@ Deno.test("what Distribution never says: 403, 413, 429 and 503 each get their wo
   strictEqual(denied.sentence, `${fake.host} denied access to team/w (403 Forbidden)`);
   strictEqual(
     denied.hint,
-    `the credential is accepted but may not pull there: ask for access, ` +
-      `or log in as another user with ocipart login ${fake.host}`,
+    "the credential is accepted but may not pull there: ask for access, or log in as another " +
+      "user. Run:",
+  );
+  strictEqual(
+    denied.command,
+    `ocipart login --plain-http --username USER --password-stdin ${fake.host}`,
   );
 
   fake.clearFaults();

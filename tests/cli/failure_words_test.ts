@@ -4,7 +4,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { HttpStatusError, LocalFileError } from "../../src/errors/kinds.ts";
-import { NotFoundError } from "../../src/errors/sentinels.ts";
+import { NotFoundError, UnauthorizedError } from "../../src/errors/sentinels.ts";
 import { failureWords } from "../../src/cli/failure_words.ts";
 import { ExchangeError, type FailureReason } from "../../src/transport/failure.ts";
 
@@ -90,4 +90,41 @@ Deno.test("what was typed is escaped before it is repeated", () => {
   const typed = { command: "inspect", input: { reference: "r.example/a/b:v1\u001b[2J" } };
   const words = failureWords(new Error("x"), typed)!;
   strictEqual(words.sentence, "could not inspect r.example/a/b:v1\\x1b[2J");
+});
+
+Deno.test("a login a hint prints reaches the registry as the failed command did", () => {
+  const unauthorized = (operation: string) =>
+    new UnauthorizedError("x", { cause: new HttpStatusError(operation, { status: 401 }) });
+  const push = {
+    command: "push",
+    input: {
+      reference: "r.example:5000/a/b:v1",
+      insecure: true,
+      caFile: "my ca.pem",
+      registryConfig: "ci/config.json",
+    },
+  };
+  deepStrictEqual(
+    failureWords(unauthorized("HEAD blob"), push)?.command,
+    "ocipart login --insecure --ca-file 'my ca.pem' --registry-config ci/config.json " +
+      "--username USER --password-stdin r.example:5000",
+  );
+  // A copy: the side the refused request went to, with that side's own flags.
+  const sides = {
+    source: { plainHttp: true, insecure: false, caFile: undefined },
+    target: { plainHttp: false, insecure: false, caFile: "corp.pem" },
+  };
+  const copy = {
+    command: "copy",
+    input: { source: "127.0.0.1:5000/x:v1", target: "b.example/y:v1", plainHttp: true, sides },
+  };
+  deepStrictEqual(failureWords(unauthorized("HEAD blob"), copy), {
+    sentence: "b.example needs credentials, and none it accepts were sent (401 Unauthorized)",
+    hint: "log in to b.example first",
+    command: "ocipart login --ca-file corp.pem --username USER --password-stdin b.example",
+  });
+  strictEqual(
+    failureWords(unauthorized("GET manifest"), copy)?.command,
+    "ocipart login --plain-http --username USER --password-stdin 127.0.0.1:5000",
+  );
 });
