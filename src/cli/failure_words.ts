@@ -33,6 +33,7 @@ import {
 import { TooManyPartsError } from "../parted/too_many_parts_error.ts";
 import { failureReason } from "../transport/failure.ts";
 import { type Place, reasonWords, type Words } from "./cause_words.ts";
+import { SchemeMismatchError, schemeMismatchWords } from "./copy_sides.ts";
 import type { FailureContext } from "./exit_code.ts";
 import { type FailureSubject, registriesOf, subjectPhrase } from "./failure_subject.ts";
 import { OutputError } from "./io.ts";
@@ -155,6 +156,9 @@ export function failureWords(
   // size caused is told as that limit, with the size that fits.
   const limit = partSizeWords(subject, err, place);
   if (limit !== undefined) return limit;
+  const mismatch = findError(err, SchemeMismatchError);
+  const sides = mismatch === undefined ? undefined : schemeMismatchWords(mismatch);
+  if (sides !== undefined) return sides;
   const reason = failureReason(err);
   if (reason === "ALL_PERMISSION") return restrictedPathWords(subject);
   if (reason !== undefined) return reasonWords(reason, place);

@@ -331,40 +331,63 @@ Deno.test("a reference with a scheme, without a repository, registry or tag: the
   }
 });
 
-registryTest("--plain-http to a TLS registry: every command, every request kind says drop it", {
-  needs: ["openssl"],
-}, async () => {
-  await using tls = await startRegistry({ tls: true });
-  await using plain = await startRegistry();
-  await using tmp = await tempDir();
-  const file = `${tmp.path}/w.bin`;
-  await writePatternFile(file, 1000);
-  const onPlain = `${plain.host}/a/b:v1`;
-  const pushed = await runCli(["push", "--plain-http", onPlain, file], { tmp: tmp.path });
-  strictEqual(pushed.code, 0, pushed.stderr);
-  const ref = `${tls.host}/a/b:v1`;
-  const runs: Array<[string[], string | undefined]> = [
-    // A push starts with HEAD requests, whose 400 has no body to say why.
-    [["push", "--plain-http", "--progress", "none", ref, file], undefined],
-    [["pull", "--plain-http", "--progress", "none", ref, `${tmp.path}/o`], undefined],
-    [["inspect", "--plain-http", ref], undefined],
-    [["verify", "--plain-http", ref, file], undefined],
-    [["copy", "--plain-http", "--progress", "none", ref, `${tls.host}/c/d:v1`], undefined],
-    // The source answers; the target is the TLS one.
-    [["copy", "--plain-http", "--progress", "none", onPlain, `${tls.host}/c/d:v1`], plain.host],
-    [["login", "--plain-http", "--username", "u", "--password-stdin", tls.host], undefined],
-  ];
-  for (const [args, otherSide] of runs) {
-    const r = await failing(args, 1, tmp.path, "pw\n");
-    const where = otherSide === undefined ? tls.host : `${otherSide} or ${tls.host}`;
-    strictEqual(r.sentence, `${where} speaks HTTPS, not plain HTTP`, args.join(" "));
-    strictEqual(
-      r.hint,
-      "drop --plain-http (and add --ca-file PEM if its certificate comes from your own CA)",
-    );
-    deepStrictEqual(r.cause, ["TLS_SERVER"]);
-  }
-});
+registryTest(
+  "--plain-http to a TLS registry: every command says drop it; a copy from a plain-HTTP registry names the side, its host and its flag",
+  {
+    needs: ["openssl"],
+  },
+  async () => {
+    await using tls = await startRegistry({ tls: true });
+    await using plain = await startRegistry();
+    await using tmp = await tempDir();
+    const file = `${tmp.path}/w.bin`;
+    await writePatternFile(file, 1000);
+    const onPlain = `${plain.host}/a/b:v1`;
+    const pushed = await runCli(["push", "--plain-http", onPlain, file], { tmp: tmp.path });
+    strictEqual(pushed.code, 0, pushed.stderr);
+    const ref = `${tls.host}/a/b:v1`;
+    const runs = [
+      // A push starts with HEAD requests, whose 400 has no body to say why.
+      ["push", "--plain-http", "--progress", "none", ref, file],
+      ["pull", "--plain-http", "--progress", "none", ref, `${tmp.path}/o`],
+      ["inspect", "--plain-http", ref],
+      ["verify", "--plain-http", ref, file],
+      ["copy", "--plain-http", "--progress", "none", ref, `${tls.host}/c/d:v1`],
+      ["login", "--plain-http", "--username", "u", "--password-stdin", tls.host],
+    ];
+    for (const args of runs) {
+      const r = await failing(args, 1, tmp.path, "pw\n");
+      strictEqual(r.sentence, `${tls.host} speaks HTTPS, not plain HTTP`, args.join(" "));
+      strictEqual(
+        r.hint,
+        "drop --plain-http (and add --ca-file PEM if its certificate comes from your own CA)",
+      );
+      deepStrictEqual(r.cause, ["TLS_SERVER"]);
+    }
+    // A copy from the plain-HTTP registry to the TLS one: the side and its host, and the side's
+    // flag, since dropping --plain-http would break the source. (This line used to name both
+    // registries and say "drop --plain-http".)
+    const ca = `${tmp.path}/ca.pem`;
+    await Deno.writeTextFile(ca, tls.caCert!);
+    const copy = ["copy", "--plain-http", "--progress", "none", onPlain, `${tls.host}/c/d:v1`];
+    for (
+      const [flags, note] of [
+        [[], " (and add --dest-ca-file PEM if its certificate comes from your own CA)"],
+        [["--ca-file", ca], ""],
+      ] as const
+    ) {
+      const r = await failing([...copy.slice(0, 1), ...flags, ...copy.slice(1)], 1, tmp.path);
+      strictEqual(r.sentence, `the destination registry ${tls.host} speaks HTTPS, not plain HTTP`);
+      strictEqual(r.hint, `use --src-plain-http instead of --plain-http${note}`);
+      strictEqual(
+        r.library,
+        "the destination registry speaks TLS, not plain HTTP: use --src-plain-http instead of " +
+          "--plain-http",
+      );
+      deepStrictEqual(r.cause, ["TLS_SERVER"]);
+    }
+  },
+);
 
 registryTest("HTTPS to a plain-HTTP registry: every command says add --plain-http", async () => {
   await using registry = await startRegistry();
