@@ -186,6 +186,32 @@ registryTest("a narrow terminal keeps the bar and the time left; a resume says w
   strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
 });
 
+registryTest("a failed push on a terminal: its bar's line is erased, the report starts there", {
+  ignore: !hasScript(),
+  needs: ["htpasswd"],
+}, async () => {
+  await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  await Deno.writeFile(source, new Uint8Array(4 * MiB).fill(7));
+  const { code, tty } = await runOnPty(
+    ["push", "--plain-http", `${registry.host}/team/w:v1`, source],
+    { tmp: tmp.path },
+  );
+  strictEqual(code, 6, JSON.stringify(tty));
+  // The bar was drawn (checking the parts) before the registry refused them.
+  ok(tty.startsWith("\r"), JSON.stringify(tty));
+  const lines = screen(tty);
+  strictEqual(
+    lines[0],
+    `ocipart push: ${registry.host} needs credentials, and none it accepts were sent ` +
+      "(401 Unauthorized)",
+    lines.join("\n"),
+  );
+  ok(lines.every((line) => !/^(checking|uploading)/.test(line)), lines.join("\n"));
+  strictEqual(lines.at(-1), "ocipart push: matched UnauthorizedError (ERR_UNAUTHORIZED) (exit 6)");
+});
+
 registryTest(
   "without a terminal: auto keeps a short transfer out of the log, plain writes lines a log can keep",
   async () => {

@@ -156,6 +156,26 @@ Deno.test("bar on failure keeps the last state, below 100%", () => {
   ok(h.out.endsWith("\x1b[K\n"));
 });
 
+Deno.test("bar after a failure that is not a stop signal: its line erased for the report", () => {
+  const h = harness();
+  const bar = new ProgressBar(h.options);
+  bar.update(snap(0, 0, "hashing"));
+  bar.update(snap(0, 0, "uploading"));
+  ok(h.out.includes("checking"), h.out);
+  bar.finish(6);
+  bar.update(snap(0, 0, "uploading"));
+  bar.finish(6);
+  // The line goes back to its start and is erased, without a newline: the report starts there.
+  ok(h.out.endsWith("\r\x1b[K"), JSON.stringify(h.out));
+  ok(!h.out.includes("\n"), JSON.stringify(h.out));
+  // A verification that finished and found a difference (exit 5) keeps its done state.
+  const v = harness();
+  const verify = new ProgressBar(v.options);
+  verify.update(snap(100 * MiB, 0, "done"));
+  verify.finish(5);
+  ok(v.out.endsWith("\x1b[K\n") && v.out.includes("100%"), JSON.stringify(v.out));
+});
+
 Deno.test("plain lines appear on phase changes and every five seconds", () => {
   const h = harness();
   const plain = new PlainProgress(h.options);
