@@ -306,8 +306,10 @@ const partSnap = (transferredBytes: number, phase = "downloading"): TransferSnap
 });
 
 /** The visible text of each redraw. */
+/** The frames drawn; a line erased after a failure (nothing after the erase) is not one. */
 const visibleDraws = (out: string) =>
-  out.split("\r").slice(1).map((d) => d.replace("\x1b[K", "").replace(/\n[^]*$/, ""));
+  out.split("\r").slice(1).map((d) => d.replace("\x1b[K", "").replace(/\n[^]*$/, ""))
+    .filter((d) => d !== "");
 
 Deno.test("bar at 40 to 100 columns: a bar and the percentage, then the time left, never cut", () => {
   const expectations: Array<[number, RegExp]> = [
