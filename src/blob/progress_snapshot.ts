@@ -121,6 +121,14 @@ export interface ProgressSnapshot {
    * is still growing.
    */
   resumeChecked?: boolean;
+  /**
+   * Pull only, in every snapshot of a `PartedClient` pull: the file the pull writes, as
+   * `PullResult.path` will name it (the destination, or inside a directory the file named by the
+   * artifact's title, which the registry chose: escape it before it reaches a terminal). Until
+   * the pull commits, its bytes are in `<path>.parted-partial`, where an interrupted pull leaves
+   * them for the next one.
+   */
+  path?: string;
 }
 
 /**

@@ -47,6 +47,7 @@ export class ProgressTracker {
   /** Parts in flight continued from bytes on disk, and how many bytes each kept. */
   #prefixes = new Map<number, number>();
   readonly #countsResumed: boolean;
+  readonly #path: string | undefined;
   #resumeChecked = false;
   #events: PartEvent[] = [];
   #phase: ProgressPhase;
@@ -64,14 +65,15 @@ export class ProgressTracker {
 
   /**
    * Creates a tracker for a file of `totalBytes` in `partsTotal` parts, starting in `phase`.
-   * `options.resume`: the transfer is a pull, whose snapshots all carry `resumedBytes`.
+   * `options.resume`: the transfer is a pull, whose snapshots all carry `resumedBytes`;
+   * `options.path`: the file a pull writes, carried by every snapshot.
    */
   constructor(
     totalBytes: number,
     partsTotal: number,
     phase: ProgressPhase,
     callback?: ProgressCallback,
-    options: { now?: () => number; resume?: boolean } = {},
+    options: { now?: () => number; resume?: boolean; path?: string } = {},
   ) {
     this.#total = totalBytes;
     this.#partsTotal = partsTotal;
@@ -79,6 +81,7 @@ export class ProgressTracker {
     this.#callback = callback;
     this.#now = options.now ?? (() => performance.now());
     this.#countsResumed = options.resume ?? false;
+    this.#path = options.path;
   }
 
   /** The current snapshot (a fresh object; `events` are those not yet delivered). */
@@ -97,6 +100,7 @@ export class ProgressTracker {
       ...(this.#countsResumed
         ? { resumedBytes: this.#resumed, resumeChecked: this.#resumeChecked }
         : {}),
+      ...(this.#path === undefined ? {} : { path: this.#path }),
     };
   }
 
