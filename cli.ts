@@ -18,8 +18,9 @@
  * large, 130 SIGINT, 143 SIGTERM. A usage error prints its message (with a suggestion or a hint)
  * and a line pointing at `ocipart <command> --help`. On failure standard error starts with a
  * sentence naming what was typed (reference, registry, file) and, for the common cases, a
- * `hint:` line; then the library's error on one line, its safe cause codes, and a line naming
- * the matched sentinel class and code, stating that none matched, or naming the signal. A closed
+ * `hint:` line; then the library's error on one line (after a stop signal, what was kept and
+ * how to resume), its safe cause codes, and a line naming the matched sentinel class and code,
+ * stating that none matched, or naming the signal. A closed
  * standard output or error (`ocipart inspect … | head -1`) ends nothing: what cannot be written
  * is dropped without a word and the exit code is the command's own.
  *

@@ -27,6 +27,8 @@ export interface TypedInput {
   readonly file?: string;
   /** The destination of pull. */
   readonly destination?: string;
+  /** Pull's destination is a directory: the file in it is named by the artifact. */
+  readonly intoDirectory?: boolean;
   /** `--plain-http`. */
   readonly plainHttp?: boolean;
   /** `--insecure`. */
@@ -67,6 +69,11 @@ export interface FailureSubject {
    * not (false), or did not tell (undefined).
    */
   readonly repositoryKnown?: boolean | undefined;
+  /**
+   * The file a pull writes, once its progress named it (inside a directory, the artifact's,
+   * named by the registry): its bytes are in `<file>.parted-partial` until the commit.
+   */
+  readonly pulledFile?: string | undefined;
 }
 
 /** One registry as the user typed it, with the port the CLI dialed. */

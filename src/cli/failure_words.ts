@@ -60,12 +60,23 @@ function placeOf(subject: FailureSubject, err: unknown): Place {
   };
 }
 
+/**
+ * A pull's partial file: the file its progress named (inside a directory, the artifact's), else
+ * the destination typed, or undefined for a directory whose file was not known yet.
+ */
+function partialOf(subject: FailureSubject): string | undefined {
+  const { destination } = subject.input;
+  const file = subject.pulledFile ??
+    (destination === undefined || subject.input.intoDirectory ? undefined : destination);
+  return file === undefined ? undefined : `${terminalText(file)}.parted-partial`;
+}
+
 function timeoutWords(subject: FailureSubject, timeout: string): Words {
   const sentence = `could not ${subjectPhrase(subject)} within --timeout ${terminalText(timeout)}`;
-  const { destination } = subject.input;
-  if (subject.command === "pull" && destination !== undefined) {
-    const partial = `${terminalText(destination)}.parted-partial`;
-    return { sentence, hint: `run it again (with a longer --timeout): it resumes from ${partial}` };
+  if (subject.command === "pull") {
+    const partial = partialOf(subject);
+    const from = partial === undefined ? "where it stopped" : `from ${partial}`;
+    return { sentence, hint: `run it again (with a longer --timeout): it resumes ${from}` };
   }
   if (subject.command === "push" || subject.command === "copy") {
     return { sentence, hint: "run it again: parts already on the registry are skipped" };
@@ -82,12 +93,7 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
       hint: "ocipart pulls what ocipart push wrote; skopeo or oras move other artifacts",
     };
   }
-  if (findError(err, DigestMismatchError)) {
-    return {
-      sentence: `bytes of ${ref} did not match their digest; nothing unverified was kept`,
-      hint: "try again; if it keeps happening, the registry's copy is damaged",
-    };
-  }
+  if (findError(err, DigestMismatchError)) return mismatchWords(subject, ref);
   if (findError(err, InvalidManifestError)) {
     return { sentence: `${ref} is a broken parted artifact: its manifest breaks the format` };
   }
@@ -116,6 +122,31 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
     };
   }
   return undefined;
+}
+
+/**
+ * Bytes that did not match their digest. A pull writes nothing where the file goes, but the
+ * partial file keeps what landed, the failed part's bytes included: a rerun reuses from it only
+ * what matches its part's digest (the resume rules), so the partial stays, and the words say so.
+ */
+function mismatchWords(subject: FailureSubject, ref: string): Words {
+  const damaged = "if it keeps happening, the registry's copy is damaged";
+  if (subject.command !== "pull") {
+    return {
+      sentence: `bytes of ${ref} did not match their digest; nothing unverified was kept`,
+      hint: `try again; ${damaged}`,
+    };
+  }
+  const { destination } = subject.input;
+  const file = terminalText(subject.pulledFile ?? destination ?? "the destination");
+  const sentence = `bytes of ${ref} did not match their digest; ${file} was not written`;
+  // Without a progress report, the parts were never reached (the manifest did not match).
+  if (subject.pulledFile === undefined) return { sentence, hint: `try again; ${damaged}` };
+  return {
+    sentence,
+    hint: `try again: a rerun reuses from ${partialOf(subject)} only what matches its digest; ` +
+      damaged,
+  };
 }
 
 /** The sentences of an answer's status: refusals, missing content, sizes, server failures. */

@@ -5,6 +5,7 @@
  * registry (plain HTTP, TLS, htpasswd) and, for answers it never gives, the fake one.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { writePatternFile } from "../fixtures/files.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { freePort } from "../fixtures/ports.ts";
@@ -49,6 +50,10 @@ function report(result: CliResult, command: string): Report {
     cause: cause === undefined ? [] : cause.slice("cause: ".length).split(", "),
     explanation: rest.at(-1)!,
   };
+}
+
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /** Runs a command expected to fail with `code` and returns its report. */
@@ -239,6 +244,45 @@ registryTest("the login a 401's hint prints runs as printed, with the flags the 
   const pulled = await runCli([...pull, ref, out], { tmp: tmp.path });
   strictEqual(pulled.code, 0, pulled.stderr);
 });
+
+registryTest(
+  "a part whose bytes do not match: the file was not written, and the partial kept for a rerun that checks it",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const part = 256 * 1024;
+    const bytes = new Uint8Array(4 * part);
+    crypto.getRandomValues(bytes.subarray(0, 65536));
+    for (let i = 65536; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
+    const file = `${tmp.path}/w.bin`;
+    await Deno.writeFile(file, bytes);
+    const ref = `${registry.host}/damaged/w:v1`;
+    const push = await runCli(["push", "--plain-http", "--part-size", "256KiB", ref, file], {
+      tmp: tmp.path,
+    });
+    strictEqual(push.code, 0, push.stderr);
+    // The registry's copy of part 2 is damaged: same length, other bytes.
+    const digest = `sha256:${sha256Hex(bytes.subarray(2 * part, 3 * part))}`;
+    const damaged = bytes.slice(2 * part, 3 * part).map((b) => b ^ 0xff);
+    await Deno.writeFile(registry.blobPath(digest), damaged);
+    const dir = `${tmp.path}/models`;
+    await Deno.mkdir(dir);
+    const r = await failing(["pull", "--plain-http", "--progress", "none", ref, dir], 5, tmp.path);
+    strictEqual(
+      r.sentence,
+      `bytes of ${ref} did not match their digest; ${dir}/w.bin was not written`,
+    );
+    strictEqual(
+      r.hint,
+      `try again: a rerun reuses from ${dir}/w.bin.parted-partial only what matches its digest; ` +
+        "if it keeps happening, the registry's copy is damaged",
+    );
+    strictEqual(r.explanation, "matched DigestMismatchError (ERR_DIGEST_MISMATCH) (exit 5)");
+    // As the words say: nothing where the file goes, the partial file there for the rerun.
+    await Deno.stat(`${dir}/w.bin`).then(() => ok(false, "the file must not exist"), () => {});
+    await Deno.stat(`${dir}/w.bin.parted-partial`);
+  },
+);
 
 registryTest("an unknown tag and an unknown repository are told apart", async () => {
   await using registry = await startRegistry();

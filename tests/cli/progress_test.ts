@@ -776,46 +776,72 @@ Deno.test("interrupted: what was kept and that the same command resumes, for eac
     partsDone: 3,
     partsTotal: 6,
   };
+  const file = { kind: "pull", destination: "out/w.bin", intoDirectory: false } as const;
   strictEqual(
-    interruptedLine({ kind: "pull", destination: "out/w.bin", intoDirectory: false }, last),
-    "interrupted: 3 of 6 parts (1.50 GiB of 3.00 GiB) kept in out/w.bin.parted-partial; " +
+    interruptedLine(file, { ...last, path: "out/w.bin" }),
+    "1.50 GiB of 3.00 GiB kept (3 of 6 parts complete) in out/w.bin.parted-partial; " +
+      "run the same command to resume",
+  );
+  // Into a directory: the partial is named by the file the pull's snapshots name, and the
+  // bytes landed in parts still in flight count, so "0 parts complete" is not "nothing kept".
+  const directory = { kind: "pull", destination: "downloads", intoDirectory: true } as const;
+  strictEqual(
+    interruptedLine(directory, {
+      ...last,
+      completedBytes: 0,
+      transferredBytes: 172 * MiB,
+      totalBytes: 300 * MiB,
+      partsDone: 0,
+      partsTotal: 5,
+      path: "downloads/weights.bin",
+      resumeChecked: true,
+    }),
+    "172 MiB of 300 MiB kept (0 of 5 parts complete) in downloads/weights.bin.parted-partial; " +
       "run the same command to resume",
   );
   // What a resume found on disk (part prefixes included) is kept too.
   strictEqual(
-    interruptedLine(
-      { kind: "pull", destination: "models", intoDirectory: true },
-      { ...last, resumedBytes: 2.1 * GiB },
-    ),
-    "interrupted: 3 of 6 parts (2.10 GiB of 3.00 GiB) kept in the .parted-partial file in " +
-      "models; run the same command to resume",
+    interruptedLine(directory, { ...last, resumedBytes: 2.1 * GiB, path: "downloads/w.bin" }),
+    "2.10 GiB of 3.00 GiB kept (3 of 6 parts complete) in downloads/w.bin.parted-partial; " +
+      "run the same command to resume",
+  );
+  // Stopped while an earlier pull's partial was being checked: the count is not all it holds.
+  strictEqual(
+    interruptedLine(file, { ...last, phase: "verifying", resumeChecked: false }),
+    "the check of out/w.bin.parted-partial was not finished; the file is kept; run the same " +
+      "command to resume",
   );
   strictEqual(
     interruptedLine({ kind: "push" }, last),
-    "interrupted: 3 of 6 parts (1.50 GiB of 3.00 GiB) uploaded; parts already uploaded are " +
-      "kept by the registry; run the same command to resume",
+    "3 of 6 parts (1.50 GiB of 3.00 GiB) uploaded and kept by the registry; run the same " +
+      "command to resume",
   );
   strictEqual(
     interruptedLine({ kind: "copy" }, last),
-    "interrupted: 3 of 6 parts (1.50 GiB of 3.00 GiB) copied; parts already copied are kept " +
-      "by the target registry; run the same command to resume",
+    "3 of 6 parts (1.50 GiB of 3.00 GiB) copied and kept by the target registry; run the same " +
+      "command to resume",
   );
   strictEqual(
-    interruptedLine({ kind: "pull", destination: "w.bin", intoDirectory: false }, undefined),
-    "interrupted before any part was complete; run the same command to resume",
+    interruptedLine(file, undefined),
+    "no part was complete yet; run the same command to resume",
   );
   strictEqual(
     interruptedLine({ kind: "push" }, { ...last, completedBytes: 0, partsDone: 0 }),
-    "interrupted before any part was uploaded; run the same command to start again",
+    "no part was uploaded yet; run the same command to start again",
   );
-  strictEqual(interruptedLine({ kind: "verify" }, last), undefined);
-  // A path the user typed with control characters cannot drive the terminal.
-  const line = interruptedLine(
+  strictEqual(
+    interruptedLine({ kind: "verify" }, last),
+    "3 of 6 parts compared; run the same command to compare every part",
+  );
+  // A path the user typed, or a title the registry chose, cannot drive the terminal.
+  const typed = interruptedLine(
     { kind: "pull", destination: "a\x1b]0;pwned\x07b", intoDirectory: false },
     last,
-  )!;
+  );
   // deno-lint-ignore no-control-regex
-  ok(!/[\x00-\x1f]/.test(line) && line.includes("a\\x1b]0;pwned\\x07b.parted-partial"), line);
+  ok(!/[\x00-\x1f]/.test(typed) && typed.includes("a\\x1b]0;pwned\\x07b.parted-partial"), typed);
+  const titled = interruptedLine(directory, { ...last, path: "d/\u202ew.bin" });
+  ok(titled.includes("d/\\u202ew.bin.parted-partial"), titled);
 });
 
 Deno.test("verify takes --progress like push and pull, auto by default", () => {
