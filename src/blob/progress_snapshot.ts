@@ -134,7 +134,8 @@ export interface ProgressSnapshot {
 /**
  * The progress callback of `PartedClient`. Called synchronously on the transfer's own path, at
  * most about ten times a second, plus once per phase change (the last call has the phase
- * `"done"`); no call happens after the transfer settled.
+ * `"done"`) and, in a pull, once when the check of the partial file ends (`resumeChecked`); no
+ * call happens after the transfer settled.
  *
  * @example Passing a callback to a transfer
  * ```ts

@@ -19,7 +19,7 @@ const MIN_INTERVAL_MS = 100;
 
 /**
  * Keeps a transfer's counters and delivers snapshots to the callback: at once on a phase
- * change, otherwise at most every 100 ms (a change held back is delivered when the interval
+ * change and when a pull's check of its partial file ends, otherwise at most every 100 ms (a change held back is delivered when the interval
  * ends, so a stalled transfer still reports its latest state). A callback that throws fails
  * the transfer: the first such error is kept in `failure` and `onFailure` is called (the
  * transfer aborts its work with it). `close` ends all calls.
@@ -106,12 +106,13 @@ export class ProgressTracker {
 
   /**
    * The check of the partial file is over (or there was none to check): from now on
-   * `resumedBytes` holds all it found, less what later turns out not to match.
+   * `resumedBytes` holds all it found, less what later turns out not to match. Reported at once,
+   * as a phase change is: a display says what the check found as soon as it is known.
    */
   resumeCheckDone(): void {
     if (this.#resumeChecked) return;
     this.#resumeChecked = true;
-    this.#changed();
+    this.#emit();
   }
 
   /** Bytes found on disk that will not be fetched again (see `ProgressSnapshot`). */

@@ -213,6 +213,52 @@ registryTest("a failed push on a terminal: its bar's line is erased, the report 
 });
 
 registryTest(
+  "a resume whose downloads start during the check: the resuming line before any downloading frame",
+  {
+    ignore: !hasScript(),
+  },
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    // Many small parts: the check hashes 512 ranges, one at a time (--workers 1), while the
+    // parts it finds torn are downloaded as soon as they are known.
+    const part = 32 * 1024;
+    const parts = 512;
+    const source = `${tmp.path}/weights.bin`;
+    const bytes = new Uint8Array(part * parts);
+    for (let i = 0; i < bytes.byteLength; i += 65536) {
+      crypto.getRandomValues(bytes.subarray(i, i + 65536));
+    }
+    await Deno.writeFile(source, bytes);
+    const ref = `${registry.host}/models/overlap:v1`;
+    const push = await runCli(["push", "--plain-http", "--part-size", "32KiB", ref, source], {
+      tmp: tmp.path,
+    });
+    strictEqual(push.code, 0, push.stderr);
+    // An interrupted pull's partial: the first 32 parts never written, the rest in place.
+    const dest = `${tmp.path}/out.bin`;
+    const partial = bytes.slice();
+    partial.fill(0, 0, 32 * part);
+    await Deno.writeFile(`${dest}.parted-partial`, partial);
+    const { code, tty } = await runOnPty(
+      ["pull", "--plain-http", "--workers", "1", ref, dest],
+      { tmp: tmp.path },
+      120,
+    );
+    strictEqual(code, 0, JSON.stringify(tty));
+    const frames = tty.split(/[\r\n]/).map((d) => d.replace("\x1b[K", "")).filter((d) => d !== "");
+    const resuming = frames.indexOf("resuming: 15.0 MiB of 16.0 MiB on disk");
+    ok(resuming > 0, frames.join("\n"));
+    // Before it, only the check: no frame says downloading, none shows a download's speed.
+    for (const frame of frames.slice(0, resuming)) {
+      ok(frame.startsWith("checking "), `before the resuming line: ${frame}`);
+    }
+    ok(frames.slice(resuming + 1).some((f) => f.startsWith("downloading ")), frames.join("\n"));
+    strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
+  },
+);
+
+registryTest(
   "without a terminal: auto keeps a short transfer out of the log, plain writes lines a log can keep",
   async () => {
     await using registry = await startRegistry();

@@ -305,8 +305,7 @@ const partSnap = (transferredBytes: number, phase = "downloading"): TransferSnap
   events: [],
 });
 
-/** The visible text of each redraw. */
-/** The frames drawn; a line erased after a failure (nothing after the erase) is not one. */
+/** The visible text of each redraw; a line erased after a failure is not one. */
 const visibleDraws = (out: string) =>
   out.split("\r").slice(1).map((d) => d.replace("\x1b[K", "").replace(/\n[^]*$/, ""))
     .filter((d) => d !== "");
@@ -765,6 +764,60 @@ Deno.test("resuming: each renderer says once what a resumed pull found on disk",
   fresh.update({ ...partSnap(0), resumedBytes: 0 });
   fresh.finish(0);
   ok(!f.out.includes("resuming"), f.out);
+});
+
+Deno.test("a resume whose downloads start during the check: what it found first, then the download at its own speed", () => {
+  // 300 MiB in 5 parts; an earlier pull left 174 MiB. The check finds them over a second while
+  // the torn parts already download at 30 MiB/s; then the download goes on alone.
+  const total = 300 * MiB;
+  const at = (ms: number, checked: boolean): TransferSnapshot => {
+    const wire = Math.round((30 * MiB * ms) / 1000);
+    const found = checked ? 174 * MiB : Math.min(174 * MiB, Math.round((174 * MiB * ms) / 1000));
+    return {
+      completedBytes: 0,
+      transferredBytes: found + wire,
+      wireBytes: wire,
+      totalBytes: total,
+      phase: ms === 0 ? "verifying" : "downloading",
+      partsDone: 0,
+      partsSkipped: 0,
+      partsTotal: 5,
+      partsActive: 5,
+      resumedBytes: found,
+      resumeChecked: checked,
+      path: "downloads/weights.bin",
+    };
+  };
+  const h = harness(110);
+  const bar = new ProgressBar(h.options);
+  const p = harness(110);
+  const plain = new PlainProgress(p.options, { intervalMs: 500 });
+  for (let ms = 0; ms <= 3000; ms += 100) {
+    const snapshot = at(ms, ms > 1000);
+    bar.update(snapshot);
+    plain.update(snapshot);
+    h.advance(100);
+    p.advance(100);
+  }
+  for (const [name, out] of [["bar", h.out], ["plain", p.out]]) {
+    const frames = out.split(/[\r\n]/).map((d) => d.replace("\x1b[K", "")).filter((d) => d !== "");
+    const resuming = frames.indexOf("resuming: 174 MiB of 300 MiB on disk");
+    ok(resuming > 0, `${name}: ${frames.join("\n")}`);
+    strictEqual(frames.filter((f) => f.startsWith("resuming:")).length, 1, name);
+    // Before it, the check only; after it, the download, at the speed of the bytes received.
+    for (const frame of frames.slice(0, resuming)) {
+      ok(frame.startsWith("checking "), `${name}, before the resuming line: ${frame}`);
+    }
+    const downloading = frames.slice(resuming + 1);
+    ok(downloading.length > 0, name);
+    for (const frame of downloading) {
+      ok(frame.startsWith("downloading "), `${name}: ${frame}`);
+      // Never the 174 MiB found on disk counted as received: at most the 30 MiB/s received
+      // (a line written between two snapshots shows a little less).
+      const speed = Number(/ ([\d.]+) MiB\/s /.exec(frame)?.[1]);
+      ok(speed >= 25 && speed <= 30, `${name}, the speed of what is received: ${frame}`);
+    }
+  }
 });
 
 Deno.test("interrupted: what was kept and that the same command resumes, for each transfer", () => {

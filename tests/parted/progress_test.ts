@@ -248,3 +248,18 @@ Deno.test("progress: every snapshot of a pull names the file it writes, in a dir
   const push = new ProgressTracker(10, 1, "hashing");
   assertEquals("path" in push.snapshot, false, "not a push's field");
 });
+
+Deno.test("progress: the end of a pull's check is reported at once, as a phase change is", () => {
+  const seen: ProgressSnapshot[] = [];
+  const tracker = new ProgressTracker(30, 3, "verifying", (s) => seen.push(s), {
+    now: () => 0,
+    resume: true,
+  });
+  tracker.setPhase("downloading"); // reported at once
+  tracker.completePart(0, 10, "resumed"); // within the 100 ms: held back
+  assertEquals(seen.length, 1);
+  tracker.resumeCheckDone();
+  assertEquals(seen.length, 2, "not held back by the throttle");
+  assertEquals([seen[1].resumeChecked, seen[1].resumedBytes], [true, 10]);
+  tracker.close();
+});
