@@ -162,7 +162,7 @@ async function fetchParts(
     manifest.parts.length,
     "resolving",
     job.onProgress,
-    { resume: true },
+    { resume: true, path: partial.destination },
   );
   progress.onFailure = (err) => run.controller.abort(err);
   let fileCheck: FileDigestCheck | undefined;
