@@ -18,8 +18,9 @@
  * large, 130 SIGINT, 143 SIGTERM. A usage error prints its message (with a suggestion or a hint)
  * and a line pointing at `ocipart <command> --help`. On failure standard error starts with a
  * sentence naming what was typed (reference, registry, file) and, for the common cases, a
- * `hint:` line; then the library's error on one line, its safe cause codes, and a line naming
- * the matched sentinel class and code, stating that none matched, or naming the signal. A closed
+ * `hint:` line; then the library's error on one line (after a stop signal, what was kept and
+ * how to resume), its safe cause codes, and a line naming the matched sentinel class and code,
+ * stating that none matched, or naming the signal. A closed
  * standard output or error (`ocipart inspect … | head -1`) ends nothing: what cannot be written
  * is dropped without a word and the exit code is the command's own.
  *
@@ -77,10 +78,12 @@ const HANDLERS: { [K in RunCommand["kind"]]: Handler<K> } = {
  * Runs the CLI with `args` (without the program name) and resolves to the exit code. It writes
  * to standard output and standard error and listens for SIGINT/SIGTERM while a command runs.
  *
- * @example
- * ```ts ignore
- * import { main } from "./cli.ts";
- * Deno.exit(await main(["pull", "127.0.0.1:5000/models/llm:v1", "weights.bin"]));
+ * @example Running a command from a program
+ * ```ts
+ * import { main } from "@ocipart/ocipart/cli";
+ * const code = await main(["--version"]); // writes "ocipart 0.1.0" on standard output
+ * console.log(code); // 0
+ * // Deno.exit(await main(["pull", "127.0.0.1:5000/models/llm:v1", "weights.bin"]));
  * ```
  */
 export async function main(args: readonly string[]): Promise<number> {

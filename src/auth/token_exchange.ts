@@ -3,8 +3,13 @@
  *
  * @module
  */
-import { AuthChallengeError, CredentialError, HttpStatusError } from "../errors/kinds.ts";
-import { isRetryableStatus } from "../errors/retryable.ts";
+import {
+  AuthChallengeError,
+  CredentialError,
+  HttpStatusError,
+  NetworkError,
+} from "../errors/kinds.ts";
+import { isRetryableStatus, retryable } from "../errors/retryable.ts";
 import { UnauthorizedError } from "../errors/sentinels.ts";
 import { asNetworkFailure } from "../errors/network_failure.ts";
 import { discard } from "../registry/discard.ts";
@@ -12,6 +17,7 @@ import { readBoundedBody } from "../registry/status.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import { parseRetryAfter } from "../registry/retry_after.ts";
 import type { Credential } from "./credential.ts";
+import { TokenServiceError } from "./token_service_error.ts";
 
 /** The largest token response read; real ones are a few KiB. */
 export const TOKEN_RESPONSE_LIMIT: number = 1 << 20;
@@ -104,7 +110,8 @@ export function basicAuthorization(username: string, password: string): string {
  * - another status → terminal `HttpStatusError`;
  * - 200 without a token or with an unreadable body → `AuthChallengeError` (not unauthorized);
  * - an identity token → `CredentialError`, before any request;
- * - a transport failure → rethrown when already classified, else a retryable `NetworkError`.
+ * - a transport failure → `TokenServiceError` (the token service, not the registry, could not be
+ *   reached), as retryable as the failure it wraps; a peer refusal or an abort as it is.
  *
  * @example Exchanging against a token endpoint
  * ```ts ignore
@@ -141,7 +148,7 @@ export async function requestToken(options: TokenRequestOptions): Promise<TokenR
   try {
     response = await options.fetch(request);
   } catch (err) {
-    throw asNetworkFailure(OPERATION, err, undefined, "connection failed");
+    throw tokenServiceFailure(asNetworkFailure(OPERATION, err, undefined, "connection failed"));
   }
   const offOrigin = options.offOrigin ?? false;
   if (response.status !== 200) {
@@ -188,4 +195,11 @@ export async function requestToken(options: TokenRequestOptions): Promise<TokenR
   return typeof expiresIn === "number" && Number.isFinite(expiresIn) && expiresIn > 0
     ? { token, expiresIn }
     : { token };
+}
+
+// A network failure on the way to the realm is the token service's, told apart from the
+// registry's own; anything else (a peer refusal, an abort) passes as it is.
+function tokenServiceFailure(failure: unknown): unknown {
+  if (!(failure instanceof NetworkError)) return failure;
+  return new TokenServiceError({ cause: failure, retryable: retryable(failure).retryable });
 }

@@ -121,12 +121,21 @@ export interface ProgressSnapshot {
    * is still growing.
    */
   resumeChecked?: boolean;
+  /**
+   * Pull only, in every snapshot of a `PartedClient` pull: the file the pull writes, as
+   * `PullResult.path` will name it (the destination, or inside a directory the file named by the
+   * artifact's title, which the registry chose: escape it before it reaches a terminal). Until
+   * the pull commits, its bytes are in `<path>.parted-partial`, where an interrupted pull leaves
+   * them for the next one.
+   */
+  path?: string;
 }
 
 /**
  * The progress callback of `PartedClient`. Called synchronously on the transfer's own path, at
  * most about ten times a second, plus once per phase change (the last call has the phase
- * `"done"`); no call happens after the transfer settled.
+ * `"done"`) and, in a pull, once when the check of the partial file ends (`resumeChecked`); no
+ * call happens after the transfer settled.
  *
  * @example Passing a callback to a transfer
  * ```ts

@@ -16,7 +16,7 @@ import { isMirrorLocation } from "../remote/mirror_table.ts";
 import { parseRate } from "./rate.ts";
 import { COPY_SIDE_OPTIONS, type CopySides, copySides } from "./copy_sides.ts";
 import { type CommandName, UsageError } from "./usage_error.ts";
-import { unknownCommandMessage, unknownFlagMessage } from "./unknown_words.ts";
+import { type TypedCommand, unknownCommandMessage, unknownFlagMessage } from "./unknown_words.ts";
 
 /** How transfer progress is shown on standard error. */
 export type ProgressMode = "auto" | "bar" | "plain" | "json" | "none";
@@ -514,7 +514,9 @@ export function parseCommandLine(args: readonly string[]): CliCommand {
     throw new UsageError(`help takes at most one command: ${COMMAND_NAMES.join(", ")}`);
   }
   if (!isCommandName(first)) {
-    throw new UsageError(unknownCommandMessage(first, COMMAND_NAMES, flagOwners()));
+    throw new UsageError(
+      unknownCommandMessage(first, COMMAND_NAMES, flagOwners(), typedLater(rest)),
+    );
   }
   return parseCommand(first, rest);
 }
@@ -541,6 +543,14 @@ function refuseUnknownFlags(command: CommandName, args: string[]): void {
       command,
     );
   }
+}
+
+/** The first command named among `args` (after a flag typed first), with its long flags. */
+function typedLater(args: readonly string[]): TypedCommand | undefined {
+  const command = args.find(isCommandName);
+  return command === undefined
+    ? undefined
+    : { command, flags: Object.keys(COMMAND_SPECS[command].options) };
 }
 
 /** Every long flag name, mapped to the first command (in usage order) that takes it. */

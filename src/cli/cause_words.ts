@@ -28,11 +28,29 @@ export interface Place {
   readonly port: string | undefined;
   /** `--plain-http` was given. */
   readonly plainHttp: boolean;
+  /** The `--ca-file` path as typed (escaped for the terminal), when one was given. */
+  readonly caFile?: string | undefined;
 }
 
-const TRUST =
-  "give the registry's CA certificate with --ca-file PEM; --insecure skips the check, and " +
-  "then anyone on the path can read and change the transfer";
+const SKIP = "--insecure skips the check, and then anyone on the path can read and change the " +
+  "transfer";
+
+const TRUST = `give the registry's CA certificate with --ca-file PEM; ${SKIP}`;
+
+// A self-signed certificate: the registry's own is what to trust, pinned as curl --cacert does.
+function selfSignedWords(at: Place): Words {
+  if (at.caFile === undefined) {
+    return {
+      sentence: `${at.where} presents a self-signed certificate, which this machine does not trust`,
+      hint: `give --ca-file <the registry's certificate> to trust exactly that one; ${SKIP}`,
+    };
+  }
+  return {
+    sentence: `${at.where} presents a self-signed certificate that ${at.caFile} does not hold`,
+    hint: "give --ca-file the certificate the registry serves now (a renewed one, if it was " +
+      `renewed); ${SKIP}`,
+  };
+}
 
 const GRANT = (flag: string, what: string) => `run it with ${flag} (${what})`;
 
@@ -56,6 +74,11 @@ const WORDS: Readonly<Record<FailureReason, (at: Place) => Words>> = {
     sentence: `the host name of ${at.where} does not resolve (no such host)`,
     hint: "check the spelling of the registry in the reference",
   }),
+  EAI_AGAIN: (at) => ({
+    sentence: `the host name of ${at.where} could not be looked up (the name service did not ` +
+      "answer)",
+    hint: "check this machine's network and name service (or VPN), then try again",
+  }),
   EHOSTUNREACH: (at) => ({
     sentence: `there is no route to ${at.where}`,
     hint: "is the host up, and the network between you and it?",
@@ -74,9 +97,11 @@ const WORDS: Readonly<Record<FailureReason, (at: Place) => Words>> = {
       `the certificate of ${at.where} is signed by an authority this machine does not trust`,
     hint: TRUST,
   }),
+  TLS_SELF_SIGNED: selfSignedWords,
   TLS_NAME_MISMATCH: (at) => ({
     sentence: `the certificate of ${at.where} is made out to another host name`,
-    hint: "use the host name the certificate names in the reference; --insecure skips the check",
+    hint: "the registry's name in the reference must be one the certificate names; --insecure " +
+      "skips the check",
   }),
   TLS_EXPIRED: (at) => ({
     sentence: `the certificate of ${at.where} has expired or is not valid yet`,
@@ -94,6 +119,14 @@ const WORDS: Readonly<Record<FailureReason, (at: Place) => Words>> = {
   TLS_SERVER: (at) => ({
     sentence: `${at.where} speaks HTTPS, not plain HTTP`,
     hint: "drop --plain-http (and add --ca-file PEM if its certificate comes from your own CA)",
+  }),
+  BAD_RESPONSE: (at) => ({
+    sentence: `the answer of ${at.where} is not valid HTTP`,
+    hint: at.plainHttp
+      ? "if that port speaks HTTPS, drop --plain-http; otherwise something other than a " +
+        "registry answers there, or a proxy in between is broken"
+      : "something other than a registry answers there, or the registry or a proxy in " +
+        "between is broken: look at its log",
   }),
   NET_PERMISSION: (at) => ({
     sentence: `Deno's permissions do not allow connecting to ${at.where} ` +
@@ -155,6 +188,51 @@ const WORDS: Readonly<Record<FailureReason, (at: Place) => Words>> = {
     hint: "write somewhere else, or remount it read-write",
   }),
 };
+
+// What went wrong on the way to a token service, by reason; a reason not listed here (a
+// permission) keeps its own words, which name the token service already.
+const TOKEN_SERVICE_FAILURES: Partial<Record<FailureReason, string>> = {
+  ECONNREFUSED: "the connection was refused",
+  ECONNRESET: "it dropped the connection",
+  ETIMEDOUT: "it did not answer in time",
+  ENOTFOUND: "its host name does not resolve",
+  EAI_AGAIN: "its host name could not be looked up",
+  EHOSTUNREACH: "there is no route to it",
+  ENETUNREACH: "its network is unreachable from here",
+  EPIPE: "it closed the connection",
+  TLS_UNKNOWN_AUTHORITY: "its certificate is not trusted",
+  TLS_SELF_SIGNED: "its certificate is not trusted",
+  TLS_NAME_MISMATCH: "its certificate is not trusted",
+  TLS_EXPIRED: "its certificate is not trusted",
+  TLS_CERTIFICATE: "its certificate is not trusted",
+  PLAIN_HTTP_SERVER: "it does not speak the protocol its address names",
+  TLS_SERVER: "it does not speak the protocol its address names",
+  BAD_RESPONSE: "its answer is not valid HTTP",
+};
+
+/**
+ * The words of a token service that could not be reached, for the registry at `at` whose
+ * challenge named it: never its host (text the registry chose). Undefined for a reason whose own
+ * words fit better (a permission).
+ *
+ * @example
+ * ```ts
+ * import { tokenServiceWords } from "./cause_words.ts";
+ * const at = { where: "127.0.0.1:5400", port: "5400", plainHttp: true };
+ * console.log(tokenServiceWords("ENOTFOUND", at)?.sentence);
+ * // "127.0.0.1:5400 answered, but the token service it names could not be reached: its host name does not resolve"
+ * ```
+ */
+export function tokenServiceWords(reason: FailureReason | undefined, at: Place): Words | undefined {
+  const what = reason === undefined ? "" : TOKEN_SERVICE_FAILURES[reason];
+  if (what === undefined) return undefined;
+  return {
+    sentence: `${at.where} answered, but the token service it names could not be reached` +
+      (what === "" ? "" : `: ${what}`),
+    hint: "the registry's authentication service is down or misconfigured (or not reachable " +
+      "from this network): ask the registry's operators",
+  };
+}
 
 /**
  * The words of a failed connection's `reason` at `at`.

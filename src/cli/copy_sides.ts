@@ -1,12 +1,15 @@
 /**
  * The two sides of `copy`: each registry's scheme and TLS settings from the shared flags
  * (`--plain-http`, `--insecure`, `--ca-file`, meaning both sides) and the side's own flags
- * (`--src-…`, `--dest-…`, skopeo's naming), which decide their side where they disagree.
+ * (`--src-…`, `--dest-…`, skopeo's naming), which decide their side where they disagree; and,
+ * when a side speaks the other scheme, the words that name that side, its host and its flag.
  *
  * @module
  */
 import { parseReference } from "../registry/reference.ts";
+import { terminalText } from "../registry/untrusted_text.ts";
 import type { RegistryFlags } from "./args.ts";
+import type { Words } from "./cause_words.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** The flags of one side, as `copy` declares them to the parser. */
@@ -157,4 +160,95 @@ function registryOf(reference: string): string | undefined {
     // The library reports a malformed reference when the copy starts.
     return undefined;
   }
+}
+
+/** Which scheme a registry answered in when the copy spoke the other one (the cause codes). */
+export type SchemeAnswer = "TLS_SERVER" | "PLAIN_HTTP_SERVER";
+
+/**
+ * A copy failed because one side (or both) speaks the other scheme: which sides, and the flags
+ * that fix it (`fix`, also the message: `use --src-plain-http instead of --plain-http`).
+ *
+ * @example
+ * ```ts
+ * import { copySides, SchemeMismatchError } from "./copy_sides.ts";
+ * const flags = { bool: () => false, text: () => undefined };
+ * const shared = { plainHttp: true, insecure: false, caFile: undefined };
+ * const sides = copySides(flags, shared, ["127.0.0.1:5000/a/b:v1", "r.example/a/b:v1"]);
+ * const err = new SchemeMismatchError("TLS_SERVER", [sides.target], sides, "use --src-plain-http instead of --plain-http");
+ * console.log(err.message);
+ * // "the destination registry speaks TLS, not plain HTTP: use --src-plain-http instead of --plain-http"
+ * ```
+ */
+export class SchemeMismatchError extends Error {
+  /** What the wrong sides answered. */
+  readonly answer: SchemeAnswer;
+  /** The sides that speak the other scheme. */
+  readonly wrong: readonly CopySide[];
+  /** Both sides of the copy. */
+  readonly sides: CopySides;
+  /** The flags to use instead, in words. */
+  readonly fix: string;
+
+  /** Creates the error; `cause` is the failure of the copy. */
+  constructor(
+    answer: SchemeAnswer,
+    wrong: readonly CopySide[],
+    sides: CopySides,
+    fix: string,
+    options?: ErrorOptions,
+  ) {
+    const both = wrong.length === 2 || sameRegistry(sides);
+    const where = both ? "both registries speak" : `the ${wrong[0].name} registry speaks`;
+    const scheme = answer === "TLS_SERVER" ? "TLS, not plain HTTP" : "plain HTTP, not TLS";
+    super(`${where} ${scheme}: ${fix}`, options);
+    this.name = "SchemeMismatchError";
+    this.answer = answer;
+    this.wrong = wrong;
+    this.sides = sides;
+    this.fix = fix;
+  }
+}
+
+/**
+ * The first lines of the report of a {@linkcode SchemeMismatchError} between two registries:
+ * the side and its host as typed, and the side's flag as the hint. Undefined when both sides are
+ * one registry (the general words of the cause name it).
+ *
+ * @example One --plain-http for a plain-HTTP source and an HTTPS destination
+ * ```ts
+ * import { copySides, SchemeMismatchError, schemeMismatchWords } from "./copy_sides.ts";
+ * const flags = { bool: () => false, text: () => undefined };
+ * const shared = { plainHttp: true, insecure: false, caFile: "ca.pem" };
+ * const sides = copySides(flags, shared, ["127.0.0.1:5000/a/b:v1", "r.example/a/b:v1"]);
+ * const fix = "use --src-plain-http instead of --plain-http";
+ * const words = schemeMismatchWords(new SchemeMismatchError("TLS_SERVER", [sides.target], sides, fix));
+ * console.log(words?.sentence); // "the destination registry r.example speaks HTTPS, not plain HTTP"
+ * console.log(words?.hint); // "use --src-plain-http instead of --plain-http"
+ * ```
+ */
+export function schemeMismatchWords(err: SchemeMismatchError): Words | undefined {
+  if (sameRegistry(err.sides)) return undefined;
+  const tls = err.answer === "TLS_SERVER";
+  const scheme = tls ? "HTTPS, not plain HTTP" : "plain HTTP, not HTTPS";
+  const hosts = err.wrong.map((side) => terminalText(side.registry ?? "the registry"));
+  const sentence = err.wrong.length === 2
+    ? `both registries, ${hosts[0]} and ${hosts[1]}, speak ${scheme}`
+    : `the ${err.wrong[0].name} registry ${hosts[0]} speaks ${scheme}`;
+  return { sentence, hint: `${err.fix}${tls ? caNote(err) : PLAIN_NOTE}` };
+}
+
+const PLAIN_NOTE = " (nothing is encrypted then: only for a registry on a network you trust)";
+
+/** For a side that goes to HTTPS without roots of its own: where a private CA is given. */
+function caNote(err: SchemeMismatchError): string {
+  const side = err.wrong.length === 1 ? err.wrong[0] : undefined;
+  if (side === undefined || side.caFile !== undefined || side.insecure) return "";
+  return ` (and add --${side.prefix}-ca-file PEM if its certificate comes from your own CA)`;
+}
+
+function sameRegistry(sides: CopySides): boolean {
+  const { source, target } = sides;
+  return source.registry !== undefined &&
+    source.registry.toLowerCase() === target.registry?.toLowerCase();
 }

@@ -57,6 +57,11 @@ export interface FailureContext {
   signal?: StopSignal;
   /** The `--timeout` text when that limit expired during the transfer. */
   timeout?: string;
+  /**
+   * The reason the CLI aborted the work with when a signal came: a failure that is only this
+   * abort says nothing of its own (the line naming the signal follows).
+   */
+  stopReason?: unknown;
 }
 
 /** The exit code of a failure and the line that explains it. */

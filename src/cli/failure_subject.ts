@@ -27,16 +27,35 @@ export interface TypedInput {
   readonly file?: string;
   /** The destination of pull. */
   readonly destination?: string;
+  /** Pull's destination is a directory: the file in it is named by the artifact. */
+  readonly intoDirectory?: boolean;
   /** `--plain-http`. */
   readonly plainHttp?: boolean;
   /** `--insecure`. */
   readonly insecure?: boolean;
   /** `--ca-file`. */
   readonly caFile?: string | undefined;
+  /** `--registry-config`. */
+  readonly registryConfig?: string | undefined;
+  /** How each side of a copy is reached (its own flags over the shared ones). */
+  readonly sides?: {
+    readonly source: SideReach;
+    readonly target: SideReach;
+  };
   /** `--username`. */
   readonly username?: string | undefined;
   /** The arguments after the command's name, as typed: push's, to say what to run again. */
   readonly args?: readonly string[];
+}
+
+/** How one side of a copy is reached, as `copy_sides.ts` decided from the flags typed. */
+export interface SideReach {
+  /** Plain HTTP. */
+  readonly plainHttp: boolean;
+  /** HTTPS without verifying the certificate. */
+  readonly insecure: boolean;
+  /** The PEM file of extra roots, as typed. */
+  readonly caFile: string | undefined;
 }
 
 /** A failed command: its name, what was typed, and what was learnt after the failure. */
@@ -50,12 +69,21 @@ export interface FailureSubject {
    * not (false), or did not tell (undefined).
    */
   readonly repositoryKnown?: boolean | undefined;
+  /**
+   * The file a pull writes, once its progress named it (inside a directory, the artifact's,
+   * named by the registry): its bytes are in `<file>.parted-partial` until the commit.
+   */
+  readonly pulledFile?: string | undefined;
 }
 
 /** One registry as the user typed it, with the port the CLI dialed. */
 export interface TypedRegistry {
   /** `host[:port]` as typed, escaped for the terminal. */
   readonly shown: string;
+  /** `host[:port]` as typed, raw: for a command line, where it is quoted for a shell. */
+  readonly host: string;
+  /** The side of a copy this registry is (`source` or `target`); undefined for other commands. */
+  readonly side?: "source" | "target";
   /** The port: the typed one, or 443 (80 with `--plain-http`). */
   readonly port: string;
   /** The reference this registry was typed in, if any. */
@@ -64,7 +92,12 @@ export interface TypedRegistry {
   readonly referenceShown?: string;
 }
 
-function typedRegistry(subject: FailureSubject, text: string, isReference: boolean): TypedRegistry {
+function typedRegistry(
+  subject: FailureSubject,
+  text: string,
+  isReference: boolean,
+  side?: "source" | "target",
+): TypedRegistry {
   let reference: Reference | undefined;
   if (isReference) {
     try {
@@ -77,6 +110,8 @@ function typedRegistry(subject: FailureSubject, text: string, isReference: boole
   const port = /:(\d+)$/.exec(host)?.[1] ?? (subject.input.plainHttp ? "80" : "443");
   return {
     shown: terminalText(host),
+    host,
+    ...(side === undefined ? {} : { side }),
     port,
     ...(reference === undefined ? {} : { reference }),
     ...(isReference ? { referenceShown: terminalText(text) } : {}),
@@ -100,8 +135,8 @@ export function registriesOf(subject: FailureSubject, err: unknown): TypedRegist
   if (input.registry !== undefined) return [typedRegistry(subject, input.registry, false)];
   if (input.reference !== undefined) return [typedRegistry(subject, input.reference, true)];
   if (input.source === undefined || input.target === undefined) return [];
-  const source = typedRegistry(subject, input.source, true);
-  const target = typedRegistry(subject, input.target, true);
+  const source = typedRegistry(subject, input.source, true, "source");
+  const target = typedRegistry(subject, input.target, true, "target");
   // A copy reads the source (GET) and writes the target (HEAD, POST, PUT, PATCH).
   const operation = findError(err, HttpStatusError)?.operation;
   if (operation !== undefined) return [operation.startsWith("GET ") ? source : target];

@@ -32,12 +32,19 @@ import {
 } from "../errors/sentinels.ts";
 import { NoFileNameError } from "../parted/no_file_name_error.ts";
 import { TooManyPartsError } from "../parted/too_many_parts_error.ts";
+import { TokenServiceError } from "../auth/token_service_error.ts";
 import { failureReason } from "../transport/failure.ts";
-import { type Place, reasonWords, type Words } from "./cause_words.ts";
+import { type Place, reasonWords, tokenServiceWords, type Words } from "./cause_words.ts";
+import { SchemeMismatchError, schemeMismatchWords } from "./copy_sides.ts";
 import type { FailureContext } from "./exit_code.ts";
 import { type FailureSubject, registriesOf, subjectPhrase } from "./failure_subject.ts";
 import { OutputError } from "./io.ts";
-import { localFileWords, outputWords } from "./local_file_words.ts";
+import {
+  destinationWords,
+  localFileWords,
+  outputWords,
+  restrictedPathWords,
+} from "./local_file_words.ts";
 import { partSizeWords } from "./part_size_words.ts";
 import { terminalText } from "../registry/untrusted_text.ts";
 import { referenceWords } from "./reference_words.ts";
@@ -48,19 +55,32 @@ export type { Words } from "./cause_words.ts";
 /** Where the failure happened: the registries it may concern, as typed. */
 function placeOf(subject: FailureSubject, err: unknown): Place {
   const registries = registriesOf(subject, err);
+  const { caFile } = subject.input;
   return {
     where: registries.map((r) => r.shown).join(" or ") || "the registry",
     port: registries.length === 1 ? registries[0].port : undefined,
     plainHttp: subject.input.plainHttp === true,
+    caFile: caFile === undefined ? undefined : terminalText(caFile),
   };
+}
+
+/**
+ * A pull's partial file: the file its progress named (inside a directory, the artifact's), else
+ * the destination typed, or undefined for a directory whose file was not known yet.
+ */
+function partialOf(subject: FailureSubject): string | undefined {
+  const { destination } = subject.input;
+  const file = subject.pulledFile ??
+    (destination === undefined || subject.input.intoDirectory ? undefined : destination);
+  return file === undefined ? undefined : `${terminalText(file)}.parted-partial`;
 }
 
 function timeoutWords(subject: FailureSubject, timeout: string): Words {
   const sentence = `could not ${subjectPhrase(subject)} within --timeout ${terminalText(timeout)}`;
-  const { destination } = subject.input;
-  if (subject.command === "pull" && destination !== undefined) {
-    const partial = `${terminalText(destination)}.parted-partial`;
-    return { sentence, hint: `run it again (with a longer --timeout): it resumes from ${partial}` };
+  if (subject.command === "pull") {
+    const partial = partialOf(subject);
+    const from = partial === undefined ? "where it stopped" : `from ${partial}`;
+    return { sentence, hint: `run it again (with a longer --timeout): it resumes ${from}` };
   }
   if (subject.command === "push" || subject.command === "copy") {
     return { sentence, hint: "run it again: parts already on the registry are skipped" };
@@ -77,12 +97,7 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
       hint: "ocipart pulls what ocipart push wrote; skopeo or oras move other artifacts",
     };
   }
-  if (findError(err, DigestMismatchError)) {
-    return {
-      sentence: `bytes of ${ref} did not match their digest; nothing unverified was kept`,
-      hint: "try again; if it keeps happening, the registry's copy is damaged",
-    };
-  }
+  if (findError(err, DigestMismatchError)) return mismatchWords(subject, ref);
   const unnamed = findError(err, NoFileNameError);
   if (unnamed !== undefined) return noFileNameWords(subject, ref, unnamed);
   if (findError(err, InvalidManifestError)) {
@@ -132,6 +147,31 @@ function noFileNameWords(subject: FailureSubject, ref: string, err: NoFileNameEr
   };
 }
 
+/**
+ * Bytes that did not match their digest. A pull writes nothing where the file goes, but the
+ * partial file keeps what landed, the failed part's bytes included: a rerun reuses from it only
+ * what matches its part's digest (the resume rules), so the partial stays, and the words say so.
+ */
+function mismatchWords(subject: FailureSubject, ref: string): Words {
+  const damaged = "if it keeps happening, the registry's copy is damaged";
+  if (subject.command !== "pull") {
+    return {
+      sentence: `bytes of ${ref} did not match their digest; nothing unverified was kept`,
+      hint: `try again; ${damaged}`,
+    };
+  }
+  const { destination } = subject.input;
+  const file = terminalText(subject.pulledFile ?? destination ?? "the destination");
+  const sentence = `bytes of ${ref} did not match their digest; ${file} was not written`;
+  // Without a progress report, the parts were never reached (the manifest did not match).
+  if (subject.pulledFile === undefined) return { sentence, hint: `try again; ${damaged}` };
+  return {
+    sentence,
+    hint: `try again: a rerun reuses from ${partialOf(subject)} only what matches its digest; ` +
+      damaged,
+  };
+}
+
 /** The sentences of an answer's status: refusals, missing content, sizes, server failures. */
 function answerWords(subject: FailureSubject, err: unknown): Words | undefined {
   const http = findError(err, HttpStatusError);
@@ -170,9 +210,18 @@ export function failureWords(
   // size caused is told as that limit, with the size that fits.
   const limit = partSizeWords(subject, err, place);
   if (limit !== undefined) return limit;
+  const mismatch = findError(err, SchemeMismatchError);
+  const sides = mismatch === undefined ? undefined : schemeMismatchWords(mismatch);
+  if (sides !== undefined) return sides;
   const reason = failureReason(err);
+  if (reason === "ALL_PERMISSION") return restrictedPathWords(subject);
+  const tokenService = findError(err, TokenServiceError) === undefined
+    ? undefined
+    : tokenServiceWords(reason, place);
+  if (tokenService !== undefined) return tokenService;
   if (reason !== undefined) return reasonWords(reason, place);
   return answerWords(subject, err) ?? kindWords(subject, err, place) ??
+    destinationWords(subject, err) ??
     (findError(err, LocalFileError) ? localFileWords(subject, err) : undefined) ??
     { sentence: `could not ${subjectPhrase(subject)}` };
 }

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { causeChain } from "../errors/find_error.ts";
+import { causeChain, findError } from "../errors/find_error.ts";
+import { DestinationExistsError, type ExistingEntry } from "../parted/destination_exists_error.ts";
 import { errnoCode, errnoMeaning } from "../parted/fs_reason.ts";
 import type { Words } from "./cause_words.ts";
 import type { FailureSubject } from "./failure_subject.ts";
@@ -50,6 +51,36 @@ function advice(code: string | undefined, subject: FailureSubject): string | und
   }
 }
 
+/** The local path the user gave, escaped, as a failure report names it. */
+function pathOf(subject: FailureSubject): string {
+  const { input } = subject;
+  return terminalText(
+    (subject.command === "pull" ? input.destination : input.file) ?? "the local file",
+  );
+}
+
+/**
+ * The words of a path Deno lets no program use without every permission (`ALL_PERMISSION`:
+ * under /proc, /sys and /dev). Granting every permission is not the advice: a pull cannot make
+ * its partial file in /proc or /sys even then, and a transfer has no business in /dev.
+ *
+ * @example A pull into /proc
+ * ```ts
+ * import { restrictedPathWords } from "./local_file_words.ts";
+ * const words = restrictedPathWords({ command: "pull", input: { destination: "/proc/x" } });
+ * console.log(words.sentence);
+ * // "cannot use /proc/x: Deno's permissions keep a program out of /proc, /sys and /dev"
+ * console.log(words.hint); // "choose a path outside /proc, /sys and /dev"
+ * ```
+ */
+export function restrictedPathWords(subject: FailureSubject): Words {
+  return {
+    sentence: `cannot use ${pathOf(subject)}: Deno's permissions keep a program out of /proc, ` +
+      "/sys and /dev",
+    hint: "choose a path outside /proc, /sys and /dev",
+  };
+}
+
 /**
  * The words of a local file error: the path the user gave, the system's reason, and advice.
  *
@@ -63,13 +94,50 @@ function advice(code: string | undefined, subject: FailureSubject): string | und
  * ```
  */
 export function localFileWords(subject: FailureSubject, err: unknown): Words {
-  const { input } = subject;
-  const path = terminalText(
-    (subject.command === "pull" ? input.destination : input.file) ?? "the local file",
-  );
-  const sentence = `cannot use ${path}${reason(err)}`;
+  const sentence = `cannot use ${pathOf(subject)}${reason(err)}`;
   const hint = advice(firstErrno(err), subject);
   return hint === undefined ? { sentence } : { sentence, hint };
+}
+
+const EXISTING: Readonly<Record<ExistingEntry, string>> = {
+  file: "a file",
+  directory: "a directory",
+  link: "a symbolic link",
+  other: "a special file",
+};
+
+/**
+ * The words of a pull refused because its file's name is taken (`DestinationExistsError`), or
+ * `undefined` for another error: the path that is taken (inside a directory, named by the
+ * artifact, so escaped like registry text), and whether `--overwrite` would replace it.
+ *
+ * @example A file of the artifact's name in the directory
+ * ```ts
+ * import { destinationWords } from "./local_file_words.ts";
+ * import { DestinationExistsError } from "../parted/destination_exists_error.ts";
+ * const subject = { command: "pull", input: { destination: "models" } };
+ * const words = destinationWords(subject, new DestinationExistsError("models/w.bin", "file"));
+ * console.log(words?.sentence); // "cannot pull into models: models/w.bin already exists (a file)"
+ * console.log(words?.hint);
+ * // "the existing file is kept; add --overwrite to replace it with the pulled file"
+ * ```
+ */
+export function destinationWords(subject: FailureSubject, err: unknown): Words | undefined {
+  const taken = findError(err, DestinationExistsError);
+  if (taken === undefined) return undefined;
+  const into = terminalText(subject.input.destination ?? "the destination");
+  const sentence = `cannot pull into ${into}: ${terminalText(taken.path)} already exists ` +
+    `(${EXISTING[taken.existing]})`;
+  return taken.existing === "file"
+    ? {
+      sentence,
+      hint: "the existing file is kept; add --overwrite to replace it with the pulled file",
+    }
+    : {
+      sentence,
+      hint:
+        "it is never replaced, even with --overwrite: move it away, or pull into another directory",
+    };
 }
 
 /**

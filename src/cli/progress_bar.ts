@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { EXIT_CODES } from "./exit_code.ts";
 import { barLine } from "./progress_line.ts";
 import { resumingLine, skippedPartsLine } from "./progress_status.ts";
 import {
@@ -37,7 +38,8 @@ const ECHO_ROOM = 2;
  * break the in-place redraw. When a resumed pull says what it found on disk, that line
  * (`resuming: 2.10 GiB of 3.00 GiB on disk`) is written above the bar. `interrupt` redraws the
  * line over the `^C` echo and ends it; `finish` draws the final state, ends the line, and on
- * success adds `7 of 8 parts already present` when parts needed no transfer.
+ * success adds `7 of 8 parts already present` when parts needed no transfer; after a failure
+ * that is not a stop signal it erases the line, where the failure report then starts.
  *
  * @example
  * ```ts
@@ -93,10 +95,21 @@ export class ProgressBar implements ProgressRenderer {
     this.#end();
   }
 
-  /** Draws the final state and ends the line; later calls do nothing. */
+  /**
+   * Draws the final state and ends the line; later calls do nothing. A transfer that failed
+   * before it was done (not stopped by a signal, which keeps the state it reached) erases its
+   * line instead: the failure report follows, and a bar stopped at `checking 0%` above it would
+   * only say that nothing happened.
+   */
   finish(exitCode: number): void {
     if (this.#ended) return;
     const last = this.#view.snapshot;
+    if (failedBeforeDone(exitCode, last)) {
+      if (this.#lineOpen) this.#write(`${REDRAW}${CLEAR_TO_EOL}`);
+      this.#lineOpen = false;
+      this.#end();
+      return;
+    }
     if (last !== undefined && this.#drawn !== last) this.#draw(this.#now());
     this.#end();
     const skipped = last === undefined ? undefined : skippedPartsLine(last);
@@ -154,4 +167,10 @@ export class ProgressBar implements ProgressRenderer {
     this.#lineOpen = true;
     if (!fields.done) this.#later(STALL_REDRAW_MS);
   }
+}
+
+/** A failure other than a stop signal, before the transfer was done. */
+function failedBeforeDone(exitCode: number, last: TransferSnapshot | undefined): boolean {
+  const stopped = exitCode === EXIT_CODES.sigint || exitCode === EXIT_CODES.sigterm;
+  return exitCode !== EXIT_CODES.success && !stopped && last?.phase !== "done";
 }

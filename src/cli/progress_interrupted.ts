@@ -1,5 +1,6 @@
 /**
- * The sentence a stopped transfer ends with: what it kept and how to resume.
+ * The sentence a stopped transfer's failure report has in place of the library's line: what it
+ * kept and how to go on.
  *
  * @module
  */
@@ -20,53 +21,87 @@ export type StoppedTransfer =
 
 const RESUME = "run the same command to resume";
 
+/** `3 of 6 parts`, or `1 of 1 part`. */
+function partCount(done: number, total: number | undefined): string {
+  return `${done} of ${total ?? "?"} ${total === 1 ? "part" : "parts"}`;
+}
+
 /**
- * The line a transfer stopped by a signal ends with, from its last snapshot: what is kept, and
- * that running the same command resumes. A pull keeps its verified parts, the written
- * beginnings of the parts in flight and what a resume found on disk in `<dest>.parted-partial`; a push or a copy leaves its parts in the registry,
- * which the rerun finds and skips. A verification changes nothing and says nothing more.
+ * The pull's partial file: `<file>.parted-partial`, the file as the pull's snapshots name it
+ * (inside a directory, the artifact's title, escaped like any registry text), else as typed.
+ */
+function partialOf(transfer: StoppedTransfer & { kind: "pull" }, last?: TransferSnapshot) {
+  if (last?.path !== undefined) return `${terminalText(last.path)}.parted-partial`;
+  const typed = terminalText(transfer.destination);
+  return transfer.intoDirectory
+    ? `the .parted-partial file in ${typed}`
+    : `${typed}.parted-partial`;
+}
+
+function pullLine(
+  transfer: StoppedTransfer & { kind: "pull" },
+  last: TransferSnapshot | undefined,
+): string {
+  const partial = partialOf(transfer, last);
+  // The check of an earlier pull's partial was still running: what it counted is not all.
+  if (last?.resumeChecked === false) {
+    return `the check of ${partial} was not finished; the file is kept; ${RESUME}`;
+  }
+  // Parts land in order and a rerun continues a part from what it wrote: the bytes of parts
+  // still in flight are kept too, as are those a resume found on disk.
+  const bytes = Math.max(
+    last?.completedBytes ?? 0,
+    last?.resumedBytes ?? 0,
+    last?.transferredBytes ?? 0,
+  );
+  if (last === undefined || bytes === 0) return `no part was complete yet; ${RESUME}`;
+  const parts = partCount(last.partsDone ?? 0, last.partsTotal);
+  return `${formatBytes(bytes)} of ${formatBytes(last.totalBytes)} kept (${parts} complete) in ` +
+    `${partial}; ${RESUME}`;
+}
+
+/**
+ * The line a transfer stopped by a signal reports, from its last snapshot: what is kept and how
+ * to go on. A pull keeps its verified parts, the written beginnings of the parts in flight and
+ * what a resume found on disk, in its partial file, named by its path; a push or a copy leaves
+ * its parts in the registry, which the rerun finds and skips; a verification says how far it
+ * got.
  *
  * @example
  * ```ts
  * import { interruptedLine } from "./progress_interrupted.ts";
  * const last = {
- *   phase: "downloading", completedBytes: 3 * 2 ** 29, wireBytes: 0, totalBytes: 3 * 2 ** 30,
- *   partsDone: 3, partsTotal: 6,
+ *   phase: "downloading", completedBytes: 0, transferredBytes: 172 * 2 ** 20, wireBytes: 0,
+ *   totalBytes: 300 * 2 ** 20, partsDone: 0, partsTotal: 5, path: "downloads/weights.bin",
  * };
- * console.log(interruptedLine({ kind: "pull", destination: "w.bin", intoDirectory: false }, last));
- * // "interrupted: 3 of 6 parts (1.50 GiB of 3.00 GiB) kept in w.bin.parted-partial; run the same command to resume"
+ * const pull = { kind: "pull", destination: "downloads", intoDirectory: true } as const;
+ * console.log(interruptedLine(pull, last));
+ * // "172 MiB of 300 MiB kept (0 of 5 parts complete) in downloads/weights.bin.parted-partial;
+ * //  run the same command to resume" (one line)
  * ```
  */
 export function interruptedLine(
   transfer: StoppedTransfer,
   last: TransferSnapshot | undefined,
-): string | undefined {
-  if (transfer.kind === "verify") return undefined;
+): string {
+  if (transfer.kind === "pull") return pullLine(transfer, last);
   const parts = last?.partsDone ?? 0;
-  // A pull writes each part in order, and a rerun continues a part from what it wrote: the
-  // bytes that landed in parts still in flight are kept too.
-  const landed = transfer.kind === "pull" ? last?.transferredBytes ?? 0 : 0;
-  const bytes = Math.max(last?.completedBytes ?? 0, last?.resumedBytes ?? 0, landed);
-  if (last === undefined || (parts === 0 && bytes === 0)) {
-    // A pull's partial file may hold part prefixes a rerun continues from: it resumes.
-    if (transfer.kind === "pull") return `interrupted before any part was complete; ${RESUME}`;
-    const what = transfer.kind === "push" ? "uploaded" : "copied";
-    return `interrupted before any part was ${what}; run the same command to start again`;
-  }
-  const count = `${parts} of ${last.partsTotal ?? "?"} ${last.partsTotal === 1 ? "part" : "parts"}`;
-  const amount = `(${formatBytes(bytes)} of ${formatBytes(last.totalBytes)})`;
+  const count = partCount(parts, last?.partsTotal);
   switch (transfer.kind) {
-    case "pull": {
-      const where = transfer.intoDirectory
-        ? `the .parted-partial file in ${terminalText(transfer.destination)}`
-        : `${terminalText(transfer.destination)}.parted-partial`;
-      return `interrupted: ${count} ${amount} kept in ${where}; ${RESUME}`;
-    }
+    case "verify":
+      return parts === 0
+        ? "no part was compared yet; run the same command to compare the file"
+        : `${count} compared; run the same command to compare every part`;
     case "push":
-      return `interrupted: ${count} ${amount} uploaded; ` +
-        `parts already uploaded are kept by the registry; ${RESUME}`;
-    case "copy":
-      return `interrupted: ${count} ${amount} copied; ` +
-        `parts already copied are kept by the target registry; ${RESUME}`;
+    case "copy": {
+      const bytes = last?.completedBytes ?? 0;
+      const what = transfer.kind === "push" ? "uploaded" : "copied";
+      if (last === undefined || (parts === 0 && bytes === 0)) {
+        return `no part was ${what} yet; run the same command to start again`;
+      }
+      const where = transfer.kind === "push" ? "the registry" : "the target registry";
+      return `${count} (${formatBytes(bytes)} of ${formatBytes(last.totalBytes)}) ${what} ` +
+        `and kept by ${where}; ${RESUME}`;
+    }
   }
 }

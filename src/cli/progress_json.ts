@@ -66,6 +66,8 @@ export class JsonProgress implements ProgressRenderer {
       completedBytes: Math.max(this.#last.completedBytes, snapshot.completedBytes),
     };
     delete this.#last.events;
+    // The path is the pull's result (standard output), not a progress field of every line.
+    delete this.#last.path;
     this.#events.push(...(snapshot.events ?? []));
     // The final state is the line `finish` writes, with the exit code: written once.
     if (snapshot.phase === "done") {

@@ -30,6 +30,8 @@ export interface TransferSnapshot {
   resumedBytes?: number;
   /** The check of the partial file is over (`false` while it runs; absent outside a pull). */
   resumeChecked?: boolean;
+  /** The file a pull writes (registry-named inside a directory); absent outside a pull. */
+  path?: string;
   /** Part events since the previous snapshot. */
   events?: readonly PartEvent[];
 }

@@ -110,13 +110,17 @@ export class ProgressView {
   /**
    * The label the latest snapshot shows. Before its first byte is sent, a push is hashing parts
    * and looking them up; a pull is checking only once it hashed what is on disk (a fresh one is
-   * just waiting for its first bytes).
+   * just waiting for its first bytes). A resumed pull is checking until the check of its
+   * partial file is over, even while the parts it found torn already download: what the check
+   * found is said first, and only then does the bar show a download and its speed.
    */
   label(): string {
     const s = this.#snapshot;
     if (s === undefined) return "";
-    const checking = s.wireBytes === 0 && MOVING.has(s.phase) &&
-      (this.#checking || s.phase === "uploading" || s.completedBytes > 0);
+    const checking = MOVING.has(s.phase) && (
+      s.resumeChecked === false ||
+      (s.wireBytes === 0 && (this.#checking || s.phase === "uploading" || s.completedBytes > 0))
+    );
     return checking ? "checking" : s.phase;
   }
 

@@ -7,7 +7,7 @@
  */
 import { dockerConfigCredentials } from "../auth/docker_config.ts";
 import { LocalFileError } from "../errors/kinds.ts";
-import { findError } from "../errors/find_error.ts";
+import { causeChain, findError } from "../errors/find_error.ts";
 import type { PartedClientOptions } from "../parted/client.ts";
 import { causeCodes } from "../transport/failure.ts";
 import type { ReadFlags, RegistryFlags, TransferFlags } from "./args.ts";
@@ -50,6 +50,13 @@ export interface RegistryJob {
   readonly run: (context: SessionContext) => Promise<number>;
   /** Told the exit code of a failure before it is reported (e.g. to end a progress bar). */
   readonly onFailure?: (code: number) => void;
+  /**
+   * After a stop signal, what was kept and how to go on (a transfer's progress knows it); the
+   * report says it in place of the library's line when the failure is only the stop.
+   */
+  readonly stoppedLine?: () => string;
+  /** The file a pull writes, once known (inside a directory, the artifact's): a report names it. */
+  readonly pulledFile?: () => string | undefined;
   /** The command creates the `--registry-config` file (login), so it may be missing. */
   readonly createsConfig?: boolean;
 }
@@ -99,7 +106,7 @@ export async function runRegistryCommand(job: RegistryJob): Promise<number> {
  * ```
  */
 export async function runStoppable(
-  job: Pick<RegistryJob, "label" | "localPath" | "onFailure">,
+  job: Pick<RegistryJob, "label" | "localPath" | "onFailure" | "stoppedLine" | "pulledFile">,
   limits: Pick<RegistryFlags, "timeoutMs" | "timeoutText"> & TypedInput,
   body: (signal: AbortSignal) => Promise<number>,
   probeOptions?: PartedClientOptions,
@@ -115,6 +122,7 @@ export async function runStoppable(
     const context: FailureContext = {
       signal: trap.delivered,
       timeout: timeout?.aborted && trap.delivered === undefined ? limits.timeoutText : undefined,
+      stopReason: trap.delivered === undefined ? undefined : controller.signal.reason,
     };
     const outcome = exitOutcome(err, context);
     job.onFailure?.(outcome.code);
@@ -130,6 +138,9 @@ export async function runStoppable(
   }
 }
 
+/** What a command stopped by a signal says when it has no transfer to account for. */
+const STOPPED = "stopped before it finished; run the same command again";
+
 /**
  * Writes a failure on standard error and returns `code`. In order: one sentence in plain words
  * naming what the user typed (the reference, the registry's host and port, the file) and, for
@@ -137,8 +148,10 @@ export async function runStoppable(
  * indented line of its own, ready to paste (`src/cli/failure_words.ts`); then, as the exit-code
  * contract says, the library's error on one line (with the local path when the error is about
  * it), the safe cause codes when there are any, and the explanation of the exit code. After a
- * stop signal only the contract's lines are written. `repositoryKnown` is what a probe after a
- * missing manifest learnt (`src/cli/repository_probe.ts`).
+ * stop signal, the error line says what was kept and how to go on (`job.stoppedLine`), and the
+ * library's own line follows only when the failure was more than the CLI's abort (whose reason
+ * the signal line already names). `repositoryKnown` is what a probe after a missing manifest
+ * learnt (`src/cli/repository_probe.ts`).
  *
  * @example
  * ```ts ignore
@@ -147,7 +160,9 @@ export async function runStoppable(
  * ```
  */
 export function reportFailure(
-  job: Pick<RegistryJob, "label" | "localPath"> & { readonly flags?: TypedInput },
+  job:
+    & Pick<RegistryJob, "label" | "localPath" | "stoppedLine" | "pulledFile">
+    & { readonly flags?: TypedInput },
   err: unknown,
   explanation: string,
   code: number,
@@ -159,6 +174,7 @@ export function reportFailure(
     command: job.label.replace(/^\S+\s+/, ""),
     input: job.flags ?? {},
     repositoryKnown,
+    pulledFile: job.pulledFile?.(),
   };
   const words = failureWords(err, subject, context);
   const lines = words === undefined ? [] : [`${prefix}${words.sentence}`];
@@ -166,16 +182,25 @@ export function reportFailure(
   if (words?.hint !== undefined) lines.push(`${prefix}hint: ${words.hint}${run}`);
   // Indented, without the prefix: the whole line can be copied and pasted as it is.
   if (words?.command !== undefined) lines.push(`  ${words.command}`);
-  const path = job.localPath !== undefined && findError(err, LocalFileError) !== undefined
-    ? ` (${job.localPath})`
-    : "";
-  lines.push(`${prefix}${errorLine(err)}${path}`);
-  // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
-  const codes = causeCodes(err);
-  if (codes.length > 0) lines.push(`${prefix}cause: ${codes.join(", ")}`);
+  if (context.signal !== undefined) lines.push(`${prefix}${job.stoppedLine?.() ?? STOPPED}`);
+  if (!onlyTheStop(err, context)) {
+    const path = job.localPath !== undefined && findError(err, LocalFileError) !== undefined
+      ? ` (${job.localPath})`
+      : "";
+    lines.push(`${prefix}${errorLine(err)}${path}`);
+    // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
+    const codes = causeCodes(err);
+    if (codes.length > 0) lines.push(`${prefix}cause: ${codes.join(", ")}`);
+  }
   lines.push(`${prefix}${explanation}`);
   stderr(lines.map((line) => `${line}\n`).join(""));
   return code;
+}
+
+/** The failure is the CLI's own abort after a signal, which the signal line names. */
+function onlyTheStop(err: unknown, context: FailureContext): boolean {
+  if (context.signal === undefined || context.stopReason === undefined) return false;
+  return [...causeChain(err)].includes(context.stopReason);
 }
 
 /** The inputs read before any request. */

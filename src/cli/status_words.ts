@@ -14,6 +14,7 @@ import { type DistributionErrorCode, distributionErrorCodes } from "../registry/
 import type { Words } from "./cause_words.ts";
 import type { FailureSubject, TypedRegistry } from "./failure_subject.ts";
 import { terminalText } from "../registry/untrusted_text.ts";
+import { loginCommand } from "./login_command.ts";
 
 const PHRASES: Readonly<Record<number, string>> = {
   400: "Bad Request",
@@ -66,17 +67,24 @@ interface Answer {
   readonly http: HttpStatusError | undefined;
 }
 
+/** `command` as the line to run after the hint, when one registry is concerned. */
+function withLogin(a: Answer, words: Words, username?: string): Words {
+  return a.registry === undefined
+    ? words
+    : { ...words, command: loginCommand(a.subject, a.registry, username) };
+}
+
 function refusedWords(a: Answer): Words {
   const { command, input } = a.subject;
   const said = statusAnswer(a.status, a.codes);
   if (a.status === 403) {
     const repository = a.registry?.reference?.repository;
     const what = repository === undefined ? "" : ` to ${terminalText(repository)}`;
-    return {
+    return withLogin(a, {
       sentence: `${a.where} denied access${what} (${said})`,
       hint: `the credential is accepted but may not ${command} there: ask for access, ` +
-        `or log in as another user with ocipart login ${a.where}`,
-    };
+        "or log in as another user",
+    });
   }
   if (command === "login") {
     return {
@@ -85,19 +93,23 @@ function refusedWords(a: Answer): Words {
     };
   }
   if (input.username !== undefined) {
-    return {
+    return withLogin(a, {
       sentence: `${a.where} refused the user name and password given with --username (${said})`,
-      hint: `check the password; ocipart login --username ${terminalText(input.username)} ` +
-        `--password-stdin ${a.where} checks a credential and saves it`,
-    };
+      hint: "check the password; a login checks a credential before it saves it",
+    }, input.username);
   }
-  return {
-    sentence: `${a.where} needs credentials, and none it accepts were sent (${said})`,
-    hint: command === "copy"
-      ? `log in to each registry first: ocipart login --username <user> --password-stdin ${a.where}`
-      : `log in first with ocipart login --username <user> --password-stdin ${a.where}, ` +
-        "or give --username with --password-stdin",
-  };
+  const sentence = `${a.where} needs credentials, and none it accepts were sent (${said})`;
+  if (command === "copy") {
+    // A copy takes each registry's credential from the docker configuration.
+    return a.registry === undefined
+      ? { sentence, hint: "log in to each registry first with ocipart login" }
+      : withLogin(a, { sentence, hint: `log in to ${a.where} first` });
+  }
+  return withLogin(a, {
+    sentence,
+    hint: "give --username with --password-stdin, or log in once and every command uses the " +
+      "saved login",
+  });
 }
 
 function missingWords(a: Answer): Words {
@@ -198,7 +210,7 @@ function otherWords(a: Answer, err: unknown): Words {
  * const body = new TextEncoder().encode('{"errors":[{"code":"MANIFEST_UNKNOWN"}]}');
  * const err = new HttpStatusError("GET manifest", { status: 404, body });
  * const reference = parseReference("127.0.0.1:5000/a/b:v2");
- * const registry = { shown: "127.0.0.1:5000", port: "5000", reference };
+ * const registry = { shown: "127.0.0.1:5000", host: "127.0.0.1:5000", port: "5000", reference };
  * const subject = { command: "pull", input: {} };
  * console.log(statusWords(subject, [registry], err, err).sentence);
  * // "the repository a/b on 127.0.0.1:5000 has no tag v2 (404 Not Found, MANIFEST_UNKNOWN)"

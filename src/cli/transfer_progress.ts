@@ -5,7 +5,6 @@
  */
 import type { ProgressSnapshot } from "../parted/progress.ts";
 import type { ProgressMode } from "./args.ts";
-import { EXIT_CODES } from "./exit_code.ts";
 import { noticeWrite, terminalColumns } from "./io.ts";
 import { createProgressRenderer } from "./progress.ts";
 import { ProgressBar } from "./progress_bar.ts";
@@ -16,13 +15,14 @@ import type { TransferSnapshot } from "./progress_types.ts";
 export interface TransferProgress {
   /** The library's progress callback (kept even without a display: a stop names the counts). */
   readonly onProgress: (snapshot: ProgressSnapshot) => void;
-  /**
-   * Ends the display with the command's exit code; after a stop by SIGINT or SIGTERM (130,
-   * 143), adds the line that says what was kept and that the same command resumes.
-   */
+  /** Ends the display with the command's exit code. */
   readonly finish: (code: number) => void;
   /** Ends the display's line at once when `signal` aborts (Ctrl-C, SIGTERM, the time limit). */
   readonly watch: (signal: AbortSignal) => void;
+  /** After a stop signal: what was kept and how to go on, from the last snapshot. */
+  readonly stoppedLine: () => string;
+  /** The file a pull writes, once its snapshots name it (inside a directory, the artifact's). */
+  readonly pulledFile: () => string | undefined;
 }
 
 /**
@@ -60,13 +60,12 @@ export function transferProgress(mode: ProgressMode, transfer: StoppedTransfer):
       if (finished) return;
       finished = true;
       renderer?.finish(code);
-      if (code !== EXIT_CODES.sigint && code !== EXIT_CODES.sigterm) return;
-      const line = interruptedLine(transfer, last);
-      if (line !== undefined) noticeWrite(`${line}\n`);
     },
     watch: (signal) => {
       if (signal.aborted) interrupt();
       else signal.addEventListener("abort", interrupt, { once: true });
     },
+    stoppedLine: () => interruptedLine(transfer, last),
+    pulledFile: () => last?.path,
   };
 }

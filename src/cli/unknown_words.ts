@@ -17,20 +17,22 @@ export interface TypedFlag {
   readonly value?: string | undefined;
 }
 
-const CREDENTIALS_OF_COPY = "copy takes no --username: each registry's credential comes from " +
-  "the docker configuration (run `ocipart login <registry>` once for each)";
+const CREDENTIALS_OF_COPY = "each registry's credential comes from the docker configuration " +
+  "(run `ocipart login <registry>` once for each)";
 
 const SECRET = "a password never goes on the command line: give --username USER " +
   "--password-stdin and the password on standard input, or run `ocipart login` once";
 
-const INSECURE = "to skip certificate verification use --insecure; to trust the registry's " +
-  "CA instead, --ca-file PEM";
+const INSECURE = "use --insecure to skip certificate verification, or give --ca-file PEM to " +
+  "trust the registry's CA instead";
 
 const AUTHFILE = "use --registry-config FILE (a docker config.json)";
 
 function output(command: CommandName): string {
-  if (command === "pull") return "the destination is the second operand: ocipart pull <ref> <dest>";
-  if (command === "push") return "the file is the second operand: ocipart push <ref> <file>";
+  if (command === "pull") {
+    return "the destination is the second operand, as in ocipart pull <ref> <dest>";
+  }
+  if (command === "push") return "the file is the second operand, as in ocipart push <ref> <file>";
   return `${command} writes its result on standard output; redirect it with > FILE`;
 }
 
@@ -68,7 +70,8 @@ const COPY_REFUSED = new Set(["-u", "--username", "--password-stdin"]);
 /**
  * The usage message of `flag`, unknown to `command`. `known` lists the command's own long flag
  * names (without dashes); `elsewhere` maps the other commands' long flag names to a command
- * that takes them.
+ * that takes them. A flag of another tool is recognised, so it is not called unknown: the
+ * message says it is not ocipart's and what to use instead.
  *
  * @example A typo, and a flag from skopeo
  * ```ts
@@ -77,7 +80,7 @@ const COPY_REFUSED = new Set(["-u", "--username", "--password-stdin"]);
  * console.log(unknownFlagMessage({ raw: "--plain-htpp" }, "pull", known, new Map()));
  * // "unknown flag --plain-htpp (did you mean --plain-http?)"
  * console.log(unknownFlagMessage({ raw: "--authfile" }, "pull", known, new Map()));
- * // "unknown flag --authfile: use --registry-config FILE (a docker config.json)"
+ * // "--authfile is not a flag of ocipart: use --registry-config FILE (a docker config.json)"
  * ```
  */
 export function unknownFlagMessage(
@@ -86,10 +89,13 @@ export function unknownFlagMessage(
   known: readonly string[],
   elsewhere: ReadonlyMap<string, CommandName>,
 ): string {
-  const shown = `unknown flag ${terminalText(flag.raw)}`;
-  if (command === "copy" && COPY_REFUSED.has(flag.raw)) return `${shown}: ${CREDENTIALS_OF_COPY}`;
+  const typed = terminalText(flag.raw);
+  if (command === "copy" && COPY_REFUSED.has(flag.raw)) {
+    return `${typed} is not a flag of copy: ${CREDENTIALS_OF_COPY}`;
+  }
   const foreign = Object.hasOwn(FOREIGN, flag.raw) ? FOREIGN[flag.raw] : undefined;
-  if (foreign !== undefined) return `${shown}: ${foreign(flag, command)}`;
+  if (foreign !== undefined) return `${typed} is not a flag of ocipart: ${foreign(flag, command)}`;
+  const shown = `unknown flag ${typed}`;
   if (!flag.raw.startsWith("--")) return shown;
   const name = flag.raw.slice(2);
   const other = elsewhere.get(name);
@@ -105,17 +111,27 @@ const FOREIGN_COMMANDS: Readonly<Record<string, string>> = {
   "-V": "--version",
 };
 
+/** The command a mistyped line names after a flag put first, and that command's long flags. */
+export interface TypedCommand {
+  /** The first command name among the arguments after the flag. */
+  readonly command: CommandName;
+  /** Its long flag names, without dashes. */
+  readonly flags: readonly string[];
+}
+
 /**
  * The usage message of `word`, typed where a command belongs. A flag that some command takes
- * (`elsewhere`) is told to go after the command; a near miss of a command gets a suggestion.
+ * (`elsewhere`) is told to go after the command: after the command typed later on the line
+ * (`typed`) when that one takes it. A near miss of a command gets a suggestion.
  *
  * @example
  * ```ts
  * import { unknownCommandMessage } from "./unknown_words.ts";
- * const elsewhere = new Map([["plain-http", "pull" as const]]);
+ * const elsewhere = new Map([["plain-http", "push" as const]]);
  * console.log(unknownCommandMessage("pul", ["push", "pull"], elsewhere));
  * // 'unknown command "pul" (did you mean pull?)'
- * console.log(unknownCommandMessage("--plain-http", ["push", "pull"], elsewhere));
+ * const typed = { command: "pull" as const, flags: ["plain-http"] };
+ * console.log(unknownCommandMessage("--plain-http", ["push", "pull"], elsewhere, typed));
  * // "unknown global flag --plain-http: flags go after the command, as in ocipart pull --plain-http …"
  * ```
  */
@@ -123,6 +139,7 @@ export function unknownCommandMessage(
   word: string,
   commands: readonly string[],
   elsewhere: ReadonlyMap<string, CommandName>,
+  typed?: TypedCommand,
 ): string {
   const foreign = Object.hasOwn(FOREIGN_COMMANDS, word) ? [FOREIGN_COMMANDS[word]] : undefined;
   if (!word.startsWith("-")) {
@@ -131,7 +148,7 @@ export function unknownCommandMessage(
   }
   const shown = `unknown global flag ${terminalText(word)}`;
   const name = word.replace(/^--?/, "").split("=")[0];
-  const owner = elsewhere.get(name);
+  const owner = typed?.flags.includes(name) ? typed.command : elsewhere.get(name);
   if (owner !== undefined) {
     return `${shown}: flags go after the command, as in ocipart ${owner} ${terminalText(word)} …`;
   }

@@ -19,7 +19,7 @@ const MIN_INTERVAL_MS = 100;
 
 /**
  * Keeps a transfer's counters and delivers snapshots to the callback: at once on a phase
- * change, otherwise at most every 100 ms (a change held back is delivered when the interval
+ * change and when a pull's check of its partial file ends, otherwise at most every 100 ms (a change held back is delivered when the interval
  * ends, so a stalled transfer still reports its latest state). A callback that throws fails
  * the transfer: the first such error is kept in `failure` and `onFailure` is called (the
  * transfer aborts its work with it). `close` ends all calls.
@@ -47,6 +47,7 @@ export class ProgressTracker {
   /** Parts in flight continued from bytes on disk, and how many bytes each kept. */
   #prefixes = new Map<number, number>();
   readonly #countsResumed: boolean;
+  readonly #path: string | undefined;
   #resumeChecked = false;
   #events: PartEvent[] = [];
   #phase: ProgressPhase;
@@ -64,14 +65,15 @@ export class ProgressTracker {
 
   /**
    * Creates a tracker for a file of `totalBytes` in `partsTotal` parts, starting in `phase`.
-   * `options.resume`: the transfer is a pull, whose snapshots all carry `resumedBytes`.
+   * `options.resume`: the transfer is a pull, whose snapshots all carry `resumedBytes`;
+   * `options.path`: the file a pull writes, carried by every snapshot.
    */
   constructor(
     totalBytes: number,
     partsTotal: number,
     phase: ProgressPhase,
     callback?: ProgressCallback,
-    options: { now?: () => number; resume?: boolean } = {},
+    options: { now?: () => number; resume?: boolean; path?: string } = {},
   ) {
     this.#total = totalBytes;
     this.#partsTotal = partsTotal;
@@ -79,6 +81,7 @@ export class ProgressTracker {
     this.#callback = callback;
     this.#now = options.now ?? (() => performance.now());
     this.#countsResumed = options.resume ?? false;
+    this.#path = options.path;
   }
 
   /** The current snapshot (a fresh object; `events` are those not yet delivered). */
@@ -97,17 +100,19 @@ export class ProgressTracker {
       ...(this.#countsResumed
         ? { resumedBytes: this.#resumed, resumeChecked: this.#resumeChecked }
         : {}),
+      ...(this.#path === undefined ? {} : { path: this.#path }),
     };
   }
 
   /**
    * The check of the partial file is over (or there was none to check): from now on
-   * `resumedBytes` holds all it found, less what later turns out not to match.
+   * `resumedBytes` holds all it found, less what later turns out not to match. Reported at once,
+   * as a phase change is: a display says what the check found as soon as it is known.
    */
   resumeCheckDone(): void {
     if (this.#resumeChecked) return;
     this.#resumeChecked = true;
-    this.#changed();
+    this.#emit();
   }
 
   /** Bytes found on disk that will not be fetched again (see `ProgressSnapshot`). */

@@ -160,7 +160,7 @@ async function fetchParts(
     manifest.parts.length,
     "resolving",
     job.onProgress,
-    { resume: true },
+    { resume: true, path: partial.destination },
   );
   progress.onFailure = (err) => run.controller.abort(err);
   let fileCheck: FileDigestCheck | undefined;

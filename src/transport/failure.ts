@@ -16,15 +16,18 @@ export type FailureReason =
   | "ECONNRESET"
   | "ETIMEDOUT"
   | "ENOTFOUND"
+  | "EAI_AGAIN"
   | "EHOSTUNREACH"
   | "ENETUNREACH"
   | "EPIPE"
   | "TLS_UNKNOWN_AUTHORITY"
+  | "TLS_SELF_SIGNED"
   | "TLS_NAME_MISMATCH"
   | "TLS_EXPIRED"
   | "TLS_CERTIFICATE"
   | "PLAIN_HTTP_SERVER"
   | "TLS_SERVER"
+  | "BAD_RESPONSE"
   | "EACCES"
   | "EPERM"
   | "EROFS"
@@ -44,18 +47,26 @@ const ERRNO_CODES = new Set<string>([
   "ECONNRESET",
   "ETIMEDOUT",
   "ENOTFOUND",
+  "EAI_AGAIN",
   "EHOSTUNREACH",
   "ENETUNREACH",
   "EPIPE",
 ]);
 
-// Node's certificate codes and the runtime's (rustls) certificate errors, by kind.
+// Node's certificate codes and the runtime's (rustls) certificate errors, by kind. A server
+// presenting a self-signed certificate is told apart from a chain to an unknown root: node says
+// DEPTH_ZERO_SELF_SIGNED_CERT, the runtime refuses the CA certificate `openssl req -x509` makes
+// as an end entity. The runtime words a wrong name `certificate not valid for name "::1"; …`.
 const TLS_KINDS: ReadonlyArray<readonly [RegExp, FailureReason]> = [
+  [/DEPTH_ZERO_SELF_SIGNED_CERT|CaUsedAsEndEntity/, "TLS_SELF_SIGNED"],
   [
     /UNABLE_TO_GET_ISSUER|UNABLE_TO_VERIFY_LEAF|SELF_SIGNED|CERT_UNTRUSTED|UnknownIssuer/,
     "TLS_UNKNOWN_AUTHORITY",
   ],
-  [/ALTNAME_INVALID|HOSTNAME_MISMATCH|NotValidForName/, "TLS_NAME_MISMATCH"],
+  [
+    /ALTNAME_INVALID|HOSTNAME_MISMATCH|NotValidForName|certificate not valid for name/,
+    "TLS_NAME_MISMATCH",
+  ],
   [/CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|\bExpired\b|NotValidYet/, "TLS_EXPIRED"],
   [/CERT_REJECTED|CERT_SIGNATURE_FAILURE|invalid peer certificate/i, "TLS_CERTIFICATE"],
 ];
@@ -65,11 +76,39 @@ const MESSAGE_ERRNO: ReadonlyArray<readonly [RegExp, FailureReason]> = [
   [/connection refused|requests to port \d+ are blocked/i, "ECONNREFUSED"],
   [/connection reset/i, "ECONNRESET"],
   [/timed out/i, "ETIMEDOUT"],
-  [/dns error|failed to lookup address|name or service not known/i, "ENOTFOUND"],
+  // A name the resolver says does not exist is an answer; a resolver that could not answer
+  // (or a failure it does not name) may answer next time.
+  [/temporary failure in name resolution/i, "EAI_AGAIN"],
+  [/name or service not known|no address associated with hostname/i, "ENOTFOUND"],
+  [/nodename nor servname provided|no such host is known/i, "ENOTFOUND"],
+  [/dns error|failed to lookup address/i, "EAI_AGAIN"],
   [/no route to host/i, "EHOSTUNREACH"],
   [/network is unreachable/i, "ENETUNREACH"],
   [/broken pipe/i, "EPIPE"],
 ];
+
+// node:http's parser (llhttp) refusing what the server sent: not HTTP/1.x, a control byte in a
+// header, a malformed status, length or chunk. Not a connection that ended early.
+const PARSER_REFUSALS =
+  /^HPE_(INVALID_(?!EOF_STATE)|STRICT|CR_EXPECTED|LF_EXPECTED|UNEXPECTED_|HEADER_OVERFLOW)/;
+
+// The runtime's client (hyper) refusing an answer's head; it shows none of its bytes.
+const RUNTIME_PARSER_REFUSALS = new RegExp(
+  [
+    "invalid HTTP (version|header|status-code|method) parsed",
+    "invalid (content-length|transfer-encoding) parsed",
+    "unexpected transfer-encoding parsed",
+    "message head is too large",
+  ].join("|"),
+  "i",
+);
+
+// A TLS record (an alert or a handshake, version 3.x) where a status line should be: a TLS
+// server's answer to a plain-HTTP request.
+function startsWithTlsRecord(bytes: unknown): boolean {
+  return bytes instanceof Uint8Array && bytes.length >= 2 &&
+    (bytes[0] === 0x15 || bytes[0] === 0x16) && bytes[1] === 0x03;
+}
 
 // The message of each reason: what the user reads after the operation name.
 const TEXT: Record<FailureReason, string> = {
@@ -77,15 +116,18 @@ const TEXT: Record<FailureReason, string> = {
   ECONNRESET: "connection failed (connection reset)",
   ETIMEDOUT: "connection failed (timed out)",
   ENOTFOUND: "connection failed (host name not found)",
+  EAI_AGAIN: "connection failed (host name lookup failed for now)",
   EHOSTUNREACH: "connection failed (host unreachable)",
   ENETUNREACH: "connection failed (network unreachable)",
   EPIPE: "connection failed (connection closed while sending)",
   TLS_UNKNOWN_AUTHORITY: "server certificate not trusted (unknown authority)",
+  TLS_SELF_SIGNED: "server certificate not trusted (self-signed)",
   TLS_NAME_MISMATCH: "server certificate not trusted (name mismatch)",
   TLS_EXPIRED: "server certificate not trusted (expired or not yet valid)",
   TLS_CERTIFICATE: "server certificate not trusted",
   PLAIN_HTTP_SERVER: "connection failed (the server speaks plain HTTP, not TLS: use --plain-http)",
   TLS_SERVER: "connection failed (the server speaks TLS, not plain HTTP: drop --plain-http)",
+  BAD_RESPONSE: "the server's answer is not valid HTTP",
   EACCES: "connection failed (permission denied by the system)",
   EPERM: "connection failed (operation not permitted by the system)",
   EROFS: "connection failed (read-only file system)",
@@ -118,14 +160,17 @@ const PERMISSION_FLAGS: Readonly<Record<string, FailureReason>> = {
 // The operating system's refusals, by their own code.
 const OS_REFUSALS = new Set<string>(["EACCES", "EPERM", "EROFS"]);
 
-// Reasons that a retry cannot change.
+// Reasons that a retry cannot change (a name that does not exist is the resolver's answer).
 const PERMANENT = new Set<FailureReason>([
+  "ENOTFOUND",
   "TLS_UNKNOWN_AUTHORITY",
+  "TLS_SELF_SIGNED",
   "TLS_NAME_MISMATCH",
   "TLS_EXPIRED",
   "TLS_CERTIFICATE",
   "PLAIN_HTTP_SERVER",
   "TLS_SERVER",
+  "BAD_RESPONSE",
   "EACCES",
   "EPERM",
   "EROFS",
@@ -170,9 +215,12 @@ function reasonOf(one: unknown): FailureReason | undefined {
   if (/WRONG_VERSION_NUMBER|InvalidContentType|wrong version number/i.test(text)) {
     return "PLAIN_HTTP_SERVER";
   }
-  if (/HPE_INVALID_CONSTANT|invalid HTTP version|parse error: Expected HTTP/i.test(text)) {
-    return "TLS_SERVER";
+  if (typeof code === "string" && PARSER_REFUSALS.test(code)) {
+    return startsWithTlsRecord((one as { rawPacket?: unknown }).rawPacket)
+      ? "TLS_SERVER"
+      : "BAD_RESPONSE";
   }
+  if (RUNTIME_PARSER_REFUSALS.test(message)) return "BAD_RESPONSE";
   if (typeof code === "string" && (ERRNO_CODES.has(code) || OS_REFUSALS.has(code))) {
     return code as FailureReason;
   }
@@ -242,6 +290,48 @@ export function connectError(cause: unknown): ExchangeError {
  */
 export function readError(cause: unknown): ExchangeError {
   return new ExchangeError("HTTP response", "body read failed", cause);
+}
+
+/**
+ * Whether `err` is the runtime's own client refusing what came where a status line should be,
+ * without showing it: a TLS server's alert and other bytes that are not HTTP look the same
+ * there. A plain-HTTP caller asks again through a client that shows them.
+ *
+ * @example
+ * ```ts
+ * import { statusLineUnseen } from "./failure.ts";
+ * const raw = new TypeError("fetch failed", {
+ *   cause: new Error("client error (SendRequest): invalid HTTP version parsed"),
+ * });
+ * console.log(statusLineUnseen(raw)); // true
+ * ```
+ */
+export function statusLineUnseen(err: unknown): boolean {
+  for (const one of chain(err)) {
+    if (one instanceof Error && /invalid HTTP version parsed/i.test(one.message)) return true;
+  }
+  return false;
+}
+
+/**
+ * The error of an answer whose head is not HTTP/1.x (a status line or header the minimal
+ * client's parser refuses): a TLS server's when its first bytes are a TLS record, else a
+ * malformed answer. Never retried.
+ *
+ * @example
+ * ```ts
+ * import { malformedAnswerError } from "./failure.ts";
+ * console.log(malformedAnswerError(new TextEncoder().encode("GARBAGE")).reason); // "BAD_RESPONSE"
+ * console.log(malformedAnswerError(new Uint8Array([0x15, 0x03, 0x03])).reason); // "TLS_SERVER"
+ * ```
+ */
+export function malformedAnswerError(head: Uint8Array): ExchangeError {
+  return new ExchangeError(
+    OPERATION,
+    "",
+    undefined,
+    startsWithTlsRecord(head) ? "TLS_SERVER" : "BAD_RESPONSE",
+  );
 }
 
 /**

@@ -13,7 +13,7 @@ import { fileBodyRange } from "./file_body.ts";
 import type { Fetch } from "./fetch.ts";
 import { type PlatformFetch, platformFetch } from "./platform_fetch.ts";
 import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
-import { lengthError, OPERATION } from "./failure.ts";
+import { lengthError, OPERATION, statusLineUnseen } from "./failure.ts";
 import { platformExchange } from "./platform_exchange.ts";
 import { nodeExchange } from "./node_exchange.ts";
 import { guardConnections } from "./guarded_dial.ts";
@@ -50,9 +50,9 @@ const RAW_UPLOADS = rawUploadAvailable();
 export interface HttpTransportOptions {
   /**
    * Extra PEM certificates trusted for HTTPS, in addition to the runtime's roots, on every
-   * path. A certificate here that names the host itself (a self-signed server certificate, as
-   * `openssl req -x509` makes) is pinned: that host is accepted when it presents exactly that
-   * certificate, and its requests go through `node:https`.
+   * path. A self-signed server certificate here (as `openssl req -x509` makes) is pinned: a host
+   * it names is accepted when it presents exactly that certificate, and while one is given every
+   * HTTPS request goes through `node:https` (so a host it does not name is told as a wrong name).
    */
   caCerts?: string[];
   /**
@@ -124,15 +124,19 @@ const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
  *   are never decompressed or redirected, and are not counted by `maxSocketsPerOrigin`. Everything else uses `node:http`, and so does
  *   every request of a guarded or `insecureTls` transport, of a transport whose environment
  *   names a proxy (or cannot be read: the runtime's client would follow it by rules of its
- *   own), and to a host pinned by `caCerts`.
+ *   own), to a host pinned by `caCerts`, and every HTTPS request while `caCerts` holds a
+ *   self-signed server certificate.
  * - A request the `proxy` settings route through a proxy uses `node:http` (or, for a file-range
  *   body, the minimal client): absolute form for `http:`, a `CONNECT` tunnel for `https:`.
  * - `request.signal` aborts the request at any point (also mid-body, also after the request and
  *   response objects were collected) with the signal's reason and destroys its socket.
  * - Failures reject with a `NetworkError` whose message names a safe reason (errno code, TLS
- *   failure kind, plain-HTTP/TLS mismatch, missing network permission); those a retry cannot
- *   change (certificates, protocol mismatch, permission) are not retryable. `causeCodes()` in
- *   `failure.ts` lists the codes of an error's chain.
+ *   failure kind, plain-HTTP/TLS mismatch, an answer that is not HTTP, missing network
+ *   permission); those a retry cannot change (a host name that does not exist, certificates,
+ *   protocol mismatch, a malformed answer, permission) are not retryable. A plain-HTTP answer
+ *   the runtime's client cannot read as HTTP is asked again once through `node:http`, whose
+ *   parser tells a TLS server from a broken answer. `causeCodes()` in `failure.ts` lists the
+ *   codes of an error's chain.
  *
  * @example A request and its streamed answer (embedded testing registry)
  * ```ts
@@ -342,7 +346,15 @@ export class HttpTransport {
       body === null && this.#platform !== undefined && PLATFORM_METHODS.has(request.method) &&
       (encoding === undefined || encoding === "identity") && route === undefined && runtimeTls
     ) {
-      return platformExchange(this.#platform, request, headers);
+      const exchange = platformExchange(this.#platform, request, { ...headers });
+      if (secure) return exchange;
+      // The runtime's client shows no byte of an answer that does not start as HTTP: node:http
+      // is asked again (a body-less GET or HEAD), and its parser tells a TLS server's alert
+      // from a broken answer.
+      return exchange.catch((err) => {
+        if (!statusLineUnseen(err) || signal.aborted) throw err;
+        return this.#sendDirect(request, url, headers, declared);
+      });
     }
 
     const guard = this.#options.peerGuard;
@@ -369,6 +381,18 @@ export class HttpTransport {
       });
     }
     if (route !== undefined) return this.#sendProxied(request, url, headers, declared, route);
+    return this.#sendDirect(request, url, headers, declared);
+  }
+
+  // A request straight to its origin through this transport's node:http agents.
+  #sendDirect(
+    request: Request,
+    url: URL,
+    headers: Record<string, string>,
+    declared: number | undefined,
+  ): Promise<Response> {
+    const secure = url.protocol === "https:";
+    const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
     return nodeExchange({
       request,
       secure,

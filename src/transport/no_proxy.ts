@@ -50,9 +50,10 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /**
  * A parsed bypass list: comma-separated `*`, host names, `.domain`s (a name matches itself and
- * its subdomains, with or without the leading dot), `host:port`, IPv4 and IPv6 addresses
- * (`[::1]`, `[::1]:5000`, `::1`) and IPv4 or IPv6 CIDR prefixes (`10.0.0.0/8`, `fd00::/8`,
- * which match address literals). Unrecognised entries are ignored.
+ * its subdomains, with or without the leading dot or `*.`; names only, never an address
+ * literal), `host:port`, IPv4 and IPv6 addresses (`[::1]`, `[::1]:5000`, `::1`) and IPv4 or
+ * IPv6 CIDR prefixes (`10.0.0.0/8`, `fd00::/8`, which match address literals). Unrecognised
+ * entries are ignored.
  */
 export class NoProxyList {
   readonly #entries: readonly Entry[];
@@ -88,7 +89,9 @@ export class NoProxyList {
           return bytes !== undefined && sameBytes(bytes, entry.bytes) &&
             (entry.port === undefined || entry.port === port);
         case "name":
-          return (entry.port === undefined || entry.port === port) &&
+          // A name and its subdomains, as curl matches them: never an address literal, so
+          // `.0.0.1` does not take in 127.0.0.1.
+          return bytes === undefined && (entry.port === undefined || entry.port === port) &&
             (host === entry.domain || host.endsWith(`.${entry.domain}`));
       }
     });

@@ -8,7 +8,14 @@
 import { isIP } from "node:net";
 import { lookup } from "node:dns/promises";
 import { FileEndedError, LocalFileError, PeerRefusedError } from "../errors/kinds.ts";
-import { connectError, OPERATION, readError, tunnelError } from "./failure.ts";
+import {
+  connectError,
+  ExchangeError,
+  malformedAnswerError,
+  OPERATION,
+  readError,
+  tunnelError,
+} from "./failure.ts";
 import { connectHead, connectStatus, type ProxyRoute } from "./proxy.ts";
 import { vetProxiedTarget } from "./tunnel.ts";
 import type { FileRange } from "./file_body.ts";
@@ -336,6 +343,8 @@ async function exchange(
     parsed = await answer;
   } catch (err) {
     if (aborted() !== undefined) throw aborted();
+    // An answer that is not HTTP is told as such, whatever happened to the upload meanwhile.
+    if (err instanceof ExchangeError) throw err;
     throw writeError === undefined ? readError(err) : connectError(writeError);
   }
   const headers = new Headers();
@@ -448,6 +457,11 @@ class ConnReader {
     return this.#eof && this.buffered === 0;
   }
 
+  /** The bytes buffered and not yet taken (a view, valid until the next read). */
+  peek(): Uint8Array {
+    return this.#buffer.subarray(this.#start, this.#end);
+  }
+
   /** Reads more bytes into the buffer; false at the end of the stream. */
   async fill(): Promise<boolean> {
     if (this.#eof) return false;
@@ -507,12 +521,21 @@ interface ParsedHead {
   framing: { kind: "length"; length: number } | { kind: "chunked" } | { kind: "close" };
 }
 
+// A control character an HTTP head may not hold (a tab may separate words).
+// deno-lint-ignore no-control-regex
+const HEAD_CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+
 async function readHead(input: ConnReader, method: string): Promise<ParsedHead> {
   for (;;) {
-    const statusLine = await input.line(MAX_HEAD);
-    if (statusLine === undefined) throw new Error("connection closed before an answer");
+    // Bytes that end without a line (a TLS alert has none) still tell what answered.
+    const first = await input.line(MAX_HEAD);
+    if (first === undefined && input.buffered > 0) throw malformedAnswerError(input.peek());
+    if (first === undefined) throw new Error("connection closed before an answer");
+    const statusLine = first;
     const match = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(statusLine);
-    if (!match) throw new Error("malformed status line");
+    if (!match || HEAD_CONTROL.test(statusLine)) {
+      throw malformedAnswerError(new TextEncoder().encode(statusLine));
+    }
     const status = Number(match[1]);
     const headers: [string, string][] = [];
     let size = statusLine.length;
@@ -521,9 +544,9 @@ async function readHead(input: ConnReader, method: string): Promise<ParsedHead> 
       if (line === undefined) throw new Error("connection closed in the answer's head");
       if (line === "") break;
       size += line.length;
-      if (size > MAX_HEAD) throw new Error("answer head too large");
+      if (size > MAX_HEAD) throw malformedAnswerError(new Uint8Array());
       const colon = line.indexOf(":");
-      if (colon <= 0) throw new Error("malformed header line");
+      if (colon <= 0 || HEAD_CONTROL.test(line)) throw malformedAnswerError(new Uint8Array());
       headers.push([line.slice(0, colon).trim(), line.slice(colon + 1).trim()]);
     }
     // 1xx answers (100 Continue) are interim: the final answer follows.

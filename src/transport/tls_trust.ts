@@ -7,7 +7,10 @@
  * with `openssl req -x509`, which marks it as a CA) is accepted when the server presents exactly
  * that certificate, as curl's `--cacert` does. The runtime's own TLS clients refuse a CA
  * certificate used by a server, so such hosts are reached through `node:tls`, whose verifier
- * accepts a presented certificate that is byte for byte one of the trusted ones.
+ * accepts a presented certificate that is byte for byte one of the trusted ones. So is every
+ * host while `caCerts` holds a self-signed server certificate at all: the runtime would refuse
+ * it whatever its names, and only `node:tls` tells a host the certificate does not name (a
+ * wrong name) from a certificate that is not the one given.
  *
  * @module
  */
@@ -37,6 +40,17 @@ function namesHost(cert: X509Certificate, host: string): boolean {
   if (cert.subjectAltName !== undefined) return false;
   const common = /^CN=(.*)$/m.exec(cert.subject)?.[1];
   return common !== undefined && common.toLowerCase() === host.toLowerCase();
+}
+
+// Whether `cert` is a self-signed server certificate (as `openssl req -x509` makes one: a CA by
+// its constraints, but with the server's names), not an authority that signs others.
+function selfSignedServer(cert: X509Certificate): boolean {
+  if (cert.subject !== cert.issuer || (cert.ca && cert.subjectAltName === undefined)) return false;
+  try {
+    return cert.verify(cert.publicKey);
+  } catch {
+    return false;
+  }
 }
 
 /** `node:tls` connection options that carry the trust decision. */
@@ -70,6 +84,7 @@ export class TlsTrust {
   readonly #insecure: boolean;
   readonly #caCerts: readonly string[];
   #parsed: X509Certificate[] | undefined;
+  #anySelfSigned: boolean | undefined;
   readonly #pinned = new Map<string, boolean>();
 
   /**
@@ -92,15 +107,24 @@ export class TlsTrust {
   /**
    * Whether the runtime's own TLS clients (its HTTP client, its TLS sockets) decide about
    * `hostname` as `node:tls` does: not when nothing is verified, nor when a certificate of
-   * `caCerts` names the host (the server may present it itself).
+   * `caCerts` names the host (the server may present it itself), nor while `caCerts` holds a
+   * self-signed server certificate (the runtime would call a wrong name an unknown certificate).
+   *
+   * @example
+   * ```ts
+   * import { TlsTrust } from "./tls_trust.ts";
+   * console.log(new TlsTrust([], true).runtimeVerifies("registry.example")); // false
+   * ```
    */
   runtimeVerifies(hostname: string): boolean {
     if (this.#insecure) return false;
     if (this.#caCerts.length === 0) return true;
+    this.#parsed ??= certificates(this.#caCerts);
+    this.#anySelfSigned ??= this.#parsed.some(selfSignedServer);
+    if (this.#anySelfSigned) return false;
     const host = hostname.replace(/^\[|\]$/g, "");
     let pinned = this.#pinned.get(host);
     if (pinned === undefined) {
-      this.#parsed ??= certificates(this.#caCerts);
       pinned = this.#parsed.some((cert) => namesHost(cert, host));
       this.#pinned.set(host, pinned);
     }

@@ -1,6 +1,7 @@
 /**
  * The public surface: what each entry point of `deno.json` exports, and that every exported
- * symbol documents itself with a titled example that is not excluded from the example run.
+ * symbol (the CLI's `main` too) documents itself with a titled example that is not excluded from
+ * the example run and imports from the package.
  */
 import { assertEquals } from "../fixtures/assert.ts";
 import * as root from "@ocipart/ocipart";
@@ -13,6 +14,7 @@ import * as transport from "@ocipart/ocipart/transport";
 
 const ENTRY_POINTS = [
   "mod.ts",
+  "cli.ts",
   "src/parted/mod.ts",
   "src/blob/mod.ts",
   "src/auth/mod.ts",

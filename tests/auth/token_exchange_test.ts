@@ -13,6 +13,7 @@ import {
 import { retryable } from "../../src/errors/retryable.ts";
 import { UnauthorizedError } from "../../src/errors/sentinels.ts";
 import type { Fetch } from "../../src/transport/fetch.ts";
+import { TokenServiceError } from "../../src/auth/token_service_error.ts";
 import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
 import { startTokenServer } from "../fixtures/token_server.ts";
 
@@ -162,7 +163,7 @@ Deno.test("token exchange: an identity token is refused before any request", asy
   assertEquals(server.requests.length, 0);
 });
 
-Deno.test("token exchange: an unclassified transport failure becomes a NetworkError", async () => {
+Deno.test("token exchange: an unclassified transport failure is the token service's", async () => {
   const failing: Fetch = () => Promise.reject(new TypeError(`connect refused ${SECRET}`));
   const err = await assertRejects(
     () =>
@@ -173,8 +174,13 @@ Deno.test("token exchange: an unclassified transport failure becomes a NetworkEr
         credential: {},
         access: "pull",
       }),
-    NetworkError,
+    TokenServiceError,
   );
-  assertEquals(err.message, "token request: connection failed");
+  assertEquals(err.message, "token request: the registry's token service could not be reached");
   assertEquals(err.retryable, true);
+  const cause = err.cause as NetworkError;
+  assertEquals([cause instanceof NetworkError, cause.message], [
+    true,
+    "token request: connection failed",
+  ]);
 });

@@ -391,7 +391,18 @@ Deno.test("a flag of another command, or before the command, says where it belon
   usageError(
     ["--plain-http", "pull", REF, "f"],
     undefined,
-    /^unknown global flag --plain-http: flags go after the command, as in ocipart push --plain-http/,
+    /^unknown global flag --plain-http: flags go after the command, as in ocipart pull --plain-http …$/,
+  );
+  usageError(
+    ["--plain-http", "copy", REF, REF],
+    undefined,
+    /^unknown global flag --plain-http: flags go after the command, as in ocipart copy --plain-http …$/,
+  );
+  // The command typed does not take it: the command that does is named.
+  usageError(
+    ["--part-size", "1MiB", "pull", REF, "f"],
+    undefined,
+    /^unknown global flag --part-size: flags go after the command, as in ocipart push --part-size …$/,
   );
 });
 
@@ -400,37 +411,41 @@ Deno.test("flags of oras, skopeo and curl get a pointed hint", () => {
     [
       ["pull", "-o", "out.bin", REF],
       "pull",
-      /^unknown flag -o: the destination is the second operand: ocipart pull <ref> <dest>$/,
+      /^-o is not a flag of ocipart: the destination is the second operand, as in ocipart pull <ref> <dest>$/,
     ],
     [["pull", "--output", "out.bin", REF], "pull", /the destination is the second operand/],
     [["push", "-o", "x", REF, "f"], "push", /the file is the second operand/],
     [
       ["pull", "-k", REF, "f"],
       "pull",
-      /^unknown flag -k: to skip certificate verification use --insecure/,
+      /^-k is not a flag of ocipart: use --insecure to skip certificate verification, or give --ca-file PEM to trust the registry's CA instead$/,
     ],
     [
       ["pull", "--tls-verify=false", REF, "f"],
       "pull",
-      /^unknown flag --tls-verify: .*use --insecure/,
+      /^--tls-verify is not a flag of ocipart: use --insecure to skip/,
     ],
-    [["pull", "--tls-verify", REF, "f"], "pull", /verified by default; drop it/],
+    [
+      ["pull", "--tls-verify", REF, "f"],
+      "pull",
+      /^--tls-verify is not a flag of ocipart: certificates are verified by default; drop it$/,
+    ],
     [
       ["pull", "--authfile", "a.json", REF, "f"],
       "pull",
-      /^unknown flag --authfile: use --registry-config FILE/,
+      /^--authfile is not a flag of ocipart: use --registry-config FILE/,
     ],
     [
       ["pull", "-p", "secret", REF, "f"],
       "pull",
-      /^unknown flag -p: a password never goes on the command line: give --username USER --password-stdin/,
+      /^-p is not a flag of ocipart: a password never goes on the command line: give --username USER --password-stdin/,
     ],
     [["push", "--password", "secret", REF, "f"], "push", /--password-stdin/],
     [["copy", "--creds", "u:p", REF, REF], "copy", /never goes on the command line/],
     [
       ["copy", "-u", "alice", REF, REF],
       "copy",
-      /^unknown flag -u: copy takes no --username: each registry's credential comes from the docker configuration/,
+      /^-u is not a flag of copy: each registry's credential comes from the docker configuration/,
     ],
     [["inspect", "--verbose", REF], "inspect", /use --debug \(-d\)/],
   ];

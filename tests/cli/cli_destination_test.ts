@@ -5,7 +5,7 @@
  * tmpfs; the strict fake registry serves a manifest claiming a huge file), and a name that cannot
  * take the partial suffix is refused before anything is written.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { encodeManifest } from "../../src/parted/manifest.ts";
 import { OCI_MANIFEST_MEDIA_TYPE } from "../../src/registry/media_types.ts";
@@ -361,6 +361,12 @@ registryTest(
     const second = await runCli(["pull", "--plain-http", ref, dir], { tmp: tmp.path });
     const error = expectRefusal(second, /a file of that name already exists; .*overwrite/);
     ok(error.endsWith(`(${dir}/model.bin)`), error);
+    // The report starts with the file that is taken and the flag that would replace it.
+    deepStrictEqual(second.stderr.split("\n").slice(0, 2), [
+      `ocipart pull: cannot pull into ${dir}: ${dir}/model.bin already exists (a file)`,
+      "ocipart pull: hint: the existing file is kept; add --overwrite to replace it with the " +
+      "pulled file",
+    ]);
     strictEqual((await Deno.stat(`${dir}/model.bin`)).mtime?.getTime(), written.mtime?.getTime());
     strictEqual((await entries(dir)).join(), "model.bin", "no partial left");
 
@@ -380,3 +386,18 @@ registryTest(
     strictEqual(await digestOf(named), await digestOf(source));
   },
 );
+
+Deno.test("a pull into /proc: the path named and another path advised, never --allow-all", async () => {
+  await using tmp = await tempDir();
+  // Readable and writable by the flags, still refused: Deno keeps /proc for --allow-all.
+  const result = await runCli(
+    ["pull", "--plain-http", "--progress", "none", "127.0.0.1:9/a/b:v1", "/proc/x"],
+    { tmp: tmp.path, read: ["/proc"] },
+  );
+  strictEqual(result.code, 1, result.stderr);
+  deepStrictEqual(result.stderr.split("\n").slice(0, 2), [
+    "ocipart pull: cannot use /proc/x: Deno's permissions keep a program out of /proc, /sys and /dev",
+    "ocipart pull: hint: choose a path outside /proc, /sys and /dev",
+  ]);
+  ok(!result.stderr.includes("--allow-all"), result.stderr);
+});

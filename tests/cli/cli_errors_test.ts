@@ -5,6 +5,7 @@
  * registry (plain HTTP, TLS, htpasswd) and, for answers it never gives, the fake one.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { writePatternFile } from "../fixtures/files.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { freePort } from "../fixtures/ports.ts";
@@ -49,6 +50,10 @@ function report(result: CliResult, command: string): Report {
     cause: cause === undefined ? [] : cause.slice("cause: ".length).split(", "),
     explanation: rest.at(-1)!,
   };
+}
+
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /** Runs a command expected to fail with `code` and returns its report. */
@@ -100,8 +105,13 @@ registryTest("a wrong or missing password: the registry named, `ocipart login` s
   );
   strictEqual(
     anonymous.hint,
-    `log in first with ocipart login --username <user> --password-stdin ${host}, ` +
-      "or give --username with --password-stdin",
+    "give --username with --password-stdin, or log in once and every command uses the saved " +
+      "login. Run:",
+  );
+  // The login reaches the registry as the push did: over plain HTTP.
+  strictEqual(
+    anonymous.command,
+    `ocipart login --plain-http --username USER --password-stdin ${host}`,
   );
   strictEqual(anonymous.explanation, "matched UnauthorizedError (ERR_UNAUTHORIZED) (exit 6)");
 
@@ -110,7 +120,14 @@ registryTest("a wrong or missing password: the registry named, `ocipart login` s
     wrong.sentence,
     `${host} refused the user name and password given with --username (401 Unauthorized)`,
   );
-  ok(wrong.hint?.includes(`ocipart login --username alice --password-stdin ${host}`), wrong.hint);
+  strictEqual(
+    wrong.hint,
+    "check the password; a login checks a credential before it saves it. Run:",
+  );
+  strictEqual(
+    wrong.command,
+    `ocipart login --plain-http --username alice --password-stdin ${host}`,
+  );
 
   const login = await failing(
     ["login", "--plain-http", ...credential, host],
@@ -149,6 +166,123 @@ registryTest("a wrong or missing password: the registry named, `ocipart login` s
     ok(!run.library.includes("127.0.0.1"), run.library);
   }
 });
+
+/**
+ * Runs `line` in bash as a person pasting it would, with `ocipart` on PATH standing for the CLI
+ * under test (same permissions and environment as `runCli`).
+ */
+async function runPasted(line: string, tmp: string, stdin: string): Promise<CliResult> {
+  const bin = `${tmp}/bin`;
+  await Deno.mkdir(bin, { recursive: true });
+  const quoted = cliArgv([], { tmp }).map((word) => `'${word.replaceAll("'", `'\\''`)}'`);
+  await Deno.writeTextFile(`${bin}/ocipart`, `#!/bin/sh\nexec ${quoted.join(" ")} "$@"\n`);
+  await Deno.chmod(`${bin}/ocipart`, 0o755);
+  const env = cliEnv({ tmp });
+  const child = new Deno.Command("bash", {
+    args: ["-c", line],
+    cwd: PROJECT_ROOT,
+    clearEnv: true,
+    env: { ...env, PATH: `${bin}:${env.PATH ?? "/usr/bin:/bin"}` },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(stdin));
+  await writer.close();
+  const output = await child.output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+registryTest("the login a 401's hint prints runs as printed, with the flags the command had", {
+  needs: ["htpasswd"],
+}, async () => {
+  await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+  await using tmp = await tempDir();
+  const { host } = registry;
+  const file = `${tmp.path}/w.bin`;
+  await writePatternFile(file, 1000);
+  // A configuration file whose path a shell must have quoted.
+  const config = `${tmp.path}/ci config.json`;
+  await Deno.writeTextFile(config, "{}");
+  const ref = `${host}/private/llm:v1`;
+  const push = ["push", "--plain-http", "--progress", "none", "--registry-config", config];
+
+  const anonymous = await failing([...push, ref, file], 6, tmp.path);
+  strictEqual(
+    anonymous.command,
+    `ocipart login --plain-http --registry-config '${config}' --username USER --password-stdin ` +
+      host,
+  );
+  const login = await runPasted(
+    anonymous.command!.replace("USER", "alice"),
+    tmp.path,
+    "correct horse\n",
+  );
+  strictEqual(login.code, 0, login.stderr);
+  strictEqual(login.stdout, "Login succeeded; saved in the docker configuration\n");
+  const again = await runCli([...push, ref, file], { tmp: tmp.path });
+  strictEqual(again.code, 0, again.stderr);
+
+  // A password refused: the hint's login has the user name given, and runs as printed too.
+  const pull = ["pull", "--plain-http", "--progress", "none", "--registry-config", config];
+  const credential = ["--username", "alice", "--password-stdin"];
+  const out = `${tmp.path}/out.bin`;
+  const wrong = await failing([...pull, ...credential, ref, out], 6, tmp.path, "nope\n");
+  strictEqual(
+    wrong.command,
+    `ocipart login --plain-http --registry-config '${config}' --username alice --password-stdin ` +
+      host,
+  );
+  const relogin = await runPasted(wrong.command!, tmp.path, "correct horse\n");
+  strictEqual(relogin.code, 0, relogin.stderr);
+  const pulled = await runCli([...pull, ref, out], { tmp: tmp.path });
+  strictEqual(pulled.code, 0, pulled.stderr);
+});
+
+registryTest(
+  "a part whose bytes do not match: the file was not written, and the partial kept for a rerun that checks it",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const part = 256 * 1024;
+    const bytes = new Uint8Array(4 * part);
+    crypto.getRandomValues(bytes.subarray(0, 65536));
+    for (let i = 65536; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
+    const file = `${tmp.path}/w.bin`;
+    await Deno.writeFile(file, bytes);
+    const ref = `${registry.host}/damaged/w:v1`;
+    const push = await runCli(["push", "--plain-http", "--part-size", "256KiB", ref, file], {
+      tmp: tmp.path,
+    });
+    strictEqual(push.code, 0, push.stderr);
+    // The registry's copy of part 2 is damaged: same length, other bytes.
+    const digest = `sha256:${sha256Hex(bytes.subarray(2 * part, 3 * part))}`;
+    const damaged = bytes.slice(2 * part, 3 * part).map((b) => b ^ 0xff);
+    await Deno.writeFile(registry.blobPath(digest), damaged);
+    const dir = `${tmp.path}/models`;
+    await Deno.mkdir(dir);
+    const r = await failing(["pull", "--plain-http", "--progress", "none", ref, dir], 5, tmp.path);
+    strictEqual(
+      r.sentence,
+      `bytes of ${ref} did not match their digest; ${dir}/w.bin was not written`,
+    );
+    strictEqual(
+      r.hint,
+      `try again: a rerun reuses from ${dir}/w.bin.parted-partial only what matches its digest; ` +
+        "if it keeps happening, the registry's copy is damaged",
+    );
+    strictEqual(r.explanation, "matched DigestMismatchError (ERR_DIGEST_MISMATCH) (exit 5)");
+    // As the words say: nothing where the file goes, the partial file there for the rerun.
+    await Deno.stat(`${dir}/w.bin`).then(() => ok(false, "the file must not exist"), () => {});
+    await Deno.stat(`${dir}/w.bin.parted-partial`);
+  },
+);
 
 registryTest("an unknown tag and an unknown repository are told apart", async () => {
   await using registry = await startRegistry();
@@ -241,40 +375,63 @@ Deno.test("a reference with a scheme, without a repository, registry or tag: the
   }
 });
 
-registryTest("--plain-http to a TLS registry: every command, every request kind says drop it", {
-  needs: ["openssl"],
-}, async () => {
-  await using tls = await startRegistry({ tls: true });
-  await using plain = await startRegistry();
-  await using tmp = await tempDir();
-  const file = `${tmp.path}/w.bin`;
-  await writePatternFile(file, 1000);
-  const onPlain = `${plain.host}/a/b:v1`;
-  const pushed = await runCli(["push", "--plain-http", onPlain, file], { tmp: tmp.path });
-  strictEqual(pushed.code, 0, pushed.stderr);
-  const ref = `${tls.host}/a/b:v1`;
-  const runs: Array<[string[], string | undefined]> = [
-    // A push starts with HEAD requests, whose 400 has no body to say why.
-    [["push", "--plain-http", "--progress", "none", ref, file], undefined],
-    [["pull", "--plain-http", "--progress", "none", ref, `${tmp.path}/o`], undefined],
-    [["inspect", "--plain-http", ref], undefined],
-    [["verify", "--plain-http", ref, file], undefined],
-    [["copy", "--plain-http", "--progress", "none", ref, `${tls.host}/c/d:v1`], undefined],
-    // The source answers; the target is the TLS one.
-    [["copy", "--plain-http", "--progress", "none", onPlain, `${tls.host}/c/d:v1`], plain.host],
-    [["login", "--plain-http", "--username", "u", "--password-stdin", tls.host], undefined],
-  ];
-  for (const [args, otherSide] of runs) {
-    const r = await failing(args, 1, tmp.path, "pw\n");
-    const where = otherSide === undefined ? tls.host : `${otherSide} or ${tls.host}`;
-    strictEqual(r.sentence, `${where} speaks HTTPS, not plain HTTP`, args.join(" "));
-    strictEqual(
-      r.hint,
-      "drop --plain-http (and add --ca-file PEM if its certificate comes from your own CA)",
-    );
-    deepStrictEqual(r.cause, ["TLS_SERVER"]);
-  }
-});
+registryTest(
+  "--plain-http to a TLS registry: every command says drop it; a copy from a plain-HTTP registry names the side, its host and its flag",
+  {
+    needs: ["openssl"],
+  },
+  async () => {
+    await using tls = await startRegistry({ tls: true });
+    await using plain = await startRegistry();
+    await using tmp = await tempDir();
+    const file = `${tmp.path}/w.bin`;
+    await writePatternFile(file, 1000);
+    const onPlain = `${plain.host}/a/b:v1`;
+    const pushed = await runCli(["push", "--plain-http", onPlain, file], { tmp: tmp.path });
+    strictEqual(pushed.code, 0, pushed.stderr);
+    const ref = `${tls.host}/a/b:v1`;
+    const runs = [
+      // A push starts with HEAD requests, whose 400 has no body to say why.
+      ["push", "--plain-http", "--progress", "none", ref, file],
+      ["pull", "--plain-http", "--progress", "none", ref, `${tmp.path}/o`],
+      ["inspect", "--plain-http", ref],
+      ["verify", "--plain-http", ref, file],
+      ["copy", "--plain-http", "--progress", "none", ref, `${tls.host}/c/d:v1`],
+      ["login", "--plain-http", "--username", "u", "--password-stdin", tls.host],
+    ];
+    for (const args of runs) {
+      const r = await failing(args, 1, tmp.path, "pw\n");
+      strictEqual(r.sentence, `${tls.host} speaks HTTPS, not plain HTTP`, args.join(" "));
+      strictEqual(
+        r.hint,
+        "drop --plain-http (and add --ca-file PEM if its certificate comes from your own CA)",
+      );
+      deepStrictEqual(r.cause, ["TLS_SERVER"]);
+    }
+    // A copy from the plain-HTTP registry to the TLS one: the side and its host, and the side's
+    // flag, since dropping --plain-http would break the source. (This line used to name both
+    // registries and say "drop --plain-http".)
+    const ca = `${tmp.path}/ca.pem`;
+    await Deno.writeTextFile(ca, tls.caCert!);
+    const copy = ["copy", "--plain-http", "--progress", "none", onPlain, `${tls.host}/c/d:v1`];
+    for (
+      const [flags, note] of [
+        [[], " (and add --dest-ca-file PEM if its certificate comes from your own CA)"],
+        [["--ca-file", ca], ""],
+      ] as const
+    ) {
+      const r = await failing([...copy.slice(0, 1), ...flags, ...copy.slice(1)], 1, tmp.path);
+      strictEqual(r.sentence, `the destination registry ${tls.host} speaks HTTPS, not plain HTTP`);
+      strictEqual(r.hint, `use --src-plain-http instead of --plain-http${note}`);
+      strictEqual(
+        r.library,
+        "the destination registry speaks TLS, not plain HTTP: use --src-plain-http instead of " +
+          "--plain-http",
+      );
+      deepStrictEqual(r.cause, ["TLS_SERVER"]);
+    }
+  },
+);
 
 registryTest("HTTPS to a plain-HTTP registry: every command says add --plain-http", async () => {
   await using registry = await startRegistry();
@@ -370,6 +527,8 @@ Deno.test("a host name that does not resolve, and one Deno may not reach", async
   );
   strictEqual(dns.hint, "check the spelling of the registry in the reference");
   ok(dns.cause.includes("ENOTFOUND"), dns.cause.join());
+  // The resolver's answer: one attempt, not "GET manifest: failed after 4 attempts".
+  strictEqual(dns.library, "HTTP request: connection failed (host name not found)");
   const denied = await run("--allow-net=127.0.0.1");
   strictEqual(
     denied.sentence,
@@ -394,8 +553,12 @@ Deno.test("what Distribution never says: 403, 413, 429 and 503 each get their wo
   strictEqual(denied.sentence, `${fake.host} denied access to team/w (403 Forbidden)`);
   strictEqual(
     denied.hint,
-    `the credential is accepted but may not pull there: ask for access, ` +
-      `or log in as another user with ocipart login ${fake.host}`,
+    "the credential is accepted but may not pull there: ask for access, or log in as another " +
+      "user. Run:",
+  );
+  strictEqual(
+    denied.command,
+    `ocipart login --plain-http --username USER --password-stdin ${fake.host}`,
   );
 
   fake.clearFaults();

@@ -186,6 +186,78 @@ registryTest("a narrow terminal keeps the bar and the time left; a resume says w
   strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
 });
 
+registryTest("a failed push on a terminal: its bar's line is erased, the report starts there", {
+  ignore: !hasScript(),
+  needs: ["htpasswd"],
+}, async () => {
+  await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  await Deno.writeFile(source, new Uint8Array(4 * MiB).fill(7));
+  const { code, tty } = await runOnPty(
+    ["push", "--plain-http", `${registry.host}/team/w:v1`, source],
+    { tmp: tmp.path },
+  );
+  strictEqual(code, 6, JSON.stringify(tty));
+  // The bar was drawn (checking the parts) before the registry refused them.
+  ok(tty.startsWith("\r"), JSON.stringify(tty));
+  const lines = screen(tty);
+  strictEqual(
+    lines[0],
+    `ocipart push: ${registry.host} needs credentials, and none it accepts were sent ` +
+      "(401 Unauthorized)",
+    lines.join("\n"),
+  );
+  ok(lines.every((line) => !/^(checking|uploading)/.test(line)), lines.join("\n"));
+  strictEqual(lines.at(-1), "ocipart push: matched UnauthorizedError (ERR_UNAUTHORIZED) (exit 6)");
+});
+
+registryTest(
+  "a resume whose downloads start during the check: the resuming line before any downloading frame",
+  {
+    ignore: !hasScript(),
+  },
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    // Many small parts: the check hashes 512 ranges, one at a time (--workers 1), while the
+    // parts it finds torn are downloaded as soon as they are known.
+    const part = 32 * 1024;
+    const parts = 512;
+    const source = `${tmp.path}/weights.bin`;
+    const bytes = new Uint8Array(part * parts);
+    for (let i = 0; i < bytes.byteLength; i += 65536) {
+      crypto.getRandomValues(bytes.subarray(i, i + 65536));
+    }
+    await Deno.writeFile(source, bytes);
+    const ref = `${registry.host}/models/overlap:v1`;
+    const push = await runCli(["push", "--plain-http", "--part-size", "32KiB", ref, source], {
+      tmp: tmp.path,
+    });
+    strictEqual(push.code, 0, push.stderr);
+    // An interrupted pull's partial: the first 32 parts never written, the rest in place.
+    const dest = `${tmp.path}/out.bin`;
+    const partial = bytes.slice();
+    partial.fill(0, 0, 32 * part);
+    await Deno.writeFile(`${dest}.parted-partial`, partial);
+    const { code, tty } = await runOnPty(
+      ["pull", "--plain-http", "--workers", "1", ref, dest],
+      { tmp: tmp.path },
+      120,
+    );
+    strictEqual(code, 0, JSON.stringify(tty));
+    const frames = tty.split(/[\r\n]/).map((d) => d.replace("\x1b[K", "")).filter((d) => d !== "");
+    const resuming = frames.indexOf("resuming: 15.0 MiB of 16.0 MiB on disk");
+    ok(resuming > 0, frames.join("\n"));
+    // Before it, only the check: no frame says downloading, none shows a download's speed.
+    for (const frame of frames.slice(0, resuming)) {
+      ok(frame.startsWith("checking "), `before the resuming line: ${frame}`);
+    }
+    ok(frames.slice(resuming + 1).some((f) => f.startsWith("downloading ")), frames.join("\n"));
+    strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
+  },
+);
+
 registryTest(
   "without a terminal: auto keeps a short transfer out of the log, plain writes lines a log can keep",
   async () => {
@@ -303,14 +375,15 @@ registryTest("Ctrl-C on a terminal: a clean bar line, then what was kept and how
     ok(!lines[0].includes("^C") && !lines[0].includes("stopping"), lines[0]);
     strictEqual(lines[1], "stopping… (Ctrl-C again to quit now)", lines.join("\n"));
     // Two whole parts and the 1000 bytes of the third written before the stall are kept (the
-    // last snapshot before the keystroke may not have counted those yet).
+    // last snapshot before the keystroke may not have counted those yet); then the signal,
+    // and nothing else: no line repeats that the pull was stopped.
     ok(
-      /^interrupted: 2 of 4 parts \(51[23] KiB of 1\.00 MiB\) kept in .*out\.bin\.parted-partial; run the same command to resume$/
+      /^ocipart pull: 51[23] KiB of 1\.00 MiB kept \(2 of 4 parts complete\) in .*out\.bin\.parted-partial; run the same command to resume$/
         .test(lines[2]),
       lines.join("\n"),
     );
-    strictEqual(lines.filter((l) => l.startsWith("interrupted")).length, 1, lines.join("\n"));
-    strictEqual(lines.at(-1), "ocipart pull: interrupted by SIGINT (exit 130)", lines.join("\n"));
+    strictEqual(lines[3], "ocipart pull: interrupted by SIGINT (exit 130)", lines.join("\n"));
+    strictEqual(lines.length, 4, lines.join("\n"));
     ok(lines.every((l) => !l.includes("^C")), lines.join("\n"));
     await Deno.stat(`${dest}.parted-partial`);
 

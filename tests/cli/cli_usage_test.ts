@@ -102,10 +102,22 @@ Deno.test("flags of oras, skopeo and curl: exit 2 with what ocipart takes instea
     "pull",
     /the destination is the second operand/,
   );
-  await expectUsage(["pull", "-k", REF, "out"], "pull", /use --insecure/);
+  await expectUsage(
+    ["pull", "-k", REF, "out"],
+    "pull",
+    /^ocipart: -k is not a flag of ocipart: use --insecure to skip certificate verification, or give --ca-file PEM to trust the registry's CA instead$/,
+  );
   await expectUsage(["pull", "--tls-verify=false", REF, "out"], "pull", /use --insecure/);
   await expectUsage(["push", "--authfile", "a.json", REF, "in"], "push", /--registry-config FILE/);
   await expectUsage(["push", "-p", "pw-typed", REF, "in"], "push", /--password-stdin/);
+});
+
+Deno.test("a flag typed before the command: the command typed is named", async () => {
+  await expectUsage(
+    ["--plain-http", "pull", REF, "out"],
+    "general",
+    /^ocipart: unknown global flag --plain-http: flags go after the command, as in ocipart pull --plain-http …$/,
+  );
 });
 
 Deno.test("--help lists the aliases next to the flags they stand for", async () => {

@@ -4,24 +4,32 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { HttpStatusError, LocalFileError } from "../../src/errors/kinds.ts";
-import { NotFoundError } from "../../src/errors/sentinels.ts";
+import {
+  DigestMismatchError,
+  NotFoundError,
+  UnauthorizedError,
+} from "../../src/errors/sentinels.ts";
 import { failureWords } from "../../src/cli/failure_words.ts";
 import { ExchangeError, type FailureReason } from "../../src/transport/failure.ts";
+import { TokenServiceError } from "../../src/auth/token_service_error.ts";
 
 const REASONS: FailureReason[] = [
   "ECONNREFUSED",
   "ECONNRESET",
   "ETIMEDOUT",
   "ENOTFOUND",
+  "EAI_AGAIN",
   "EHOSTUNREACH",
   "ENETUNREACH",
   "EPIPE",
   "TLS_UNKNOWN_AUTHORITY",
+  "TLS_SELF_SIGNED",
   "TLS_NAME_MISMATCH",
   "TLS_EXPIRED",
   "TLS_CERTIFICATE",
   "PLAIN_HTTP_SERVER",
   "TLS_SERVER",
+  "BAD_RESPONSE",
   "NET_PERMISSION",
   "READ_PERMISSION",
   "WRITE_PERMISSION",
@@ -69,6 +77,48 @@ Deno.test("a stop signal leaves the contract's lines alone; an expired --timeout
     sentence: "could not pull r.example:5400/a/b:v1 into o within --timeout 90s",
     hint: "run it again (with a longer --timeout): it resumes from o.parted-partial",
   });
+  // Into a directory, the partial is the artifact's file's, once the pull named it.
+  const intoDirectory = {
+    ...pull,
+    input: { ...pull.input, destination: "d", intoDirectory: true },
+  };
+  strictEqual(
+    failureWords(new Error("aborted"), intoDirectory, { timeout: "90s" })?.hint,
+    "run it again (with a longer --timeout): it resumes where it stopped",
+  );
+  strictEqual(
+    failureWords(new Error("aborted"), { ...intoDirectory, pulledFile: "d/w.bin" }, {
+      timeout: "90s",
+    })?.hint,
+    "run it again (with a longer --timeout): it resumes from d/w.bin.parted-partial",
+  );
+});
+
+Deno.test("bytes that did not match their digest: what a pull kept is said as it is", () => {
+  const mismatch = new DigestMismatchError("part 2");
+  // The parts were reached: the partial file stays, and a rerun checks what it reuses.
+  deepStrictEqual(failureWords(mismatch, { ...pull, pulledFile: "o" }), {
+    sentence: "bytes of r.example:5400/a/b:v1 did not match their digest; o was not written",
+    hint: "try again: a rerun reuses from o.parted-partial only what matches its digest; if it " +
+      "keeps happening, the registry's copy is damaged",
+  });
+  const directory = { command: "pull", input: { reference: "r.example/a/b:v1", destination: "d" } };
+  strictEqual(
+    failureWords(mismatch, { ...directory, pulledFile: "d/w.bin" })?.hint,
+    "try again: a rerun reuses from d/w.bin.parted-partial only what matches its digest; if it " +
+      "keeps happening, the registry's copy is damaged",
+  );
+  // The manifest did not match: no part was reached.
+  deepStrictEqual(failureWords(mismatch, pull), {
+    sentence: "bytes of r.example:5400/a/b:v1 did not match their digest; o was not written",
+    hint: "try again; if it keeps happening, the registry's copy is damaged",
+  });
+  // A copy never completes an upload whose bytes did not match.
+  const copy = { command: "copy", input: { source: "a.example/x:v1", target: "b.example/y:v1" } };
+  strictEqual(
+    failureWords(mismatch, copy)?.sentence,
+    "bytes of a.example/x:v1 did not match their digest; nothing unverified was kept",
+  );
 });
 
 Deno.test("a local file error names the path typed and the system's reason", () => {
@@ -90,4 +140,68 @@ Deno.test("what was typed is escaped before it is repeated", () => {
   const typed = { command: "inspect", input: { reference: "r.example/a/b:v1\u001b[2J" } };
   const words = failureWords(new Error("x"), typed)!;
   strictEqual(words.sentence, "could not inspect r.example/a/b:v1\\x1b[2J");
+});
+
+Deno.test("a token service out of reach is the token service's, unless a permission says more", () => {
+  const at = (reason: FailureReason) =>
+    new TokenServiceError({ cause: new ExchangeError("HTTP request", "x", undefined, reason) });
+  deepStrictEqual(failureWords(at("ENOTFOUND"), pull), {
+    sentence: "r.example:5400 answered, but the token service it names could not be reached: " +
+      "its host name does not resolve",
+    hint: "the registry's authentication service is down or misconfigured (or not reachable " +
+      "from this network): ask the registry's operators",
+  });
+  ok(
+    failureWords(at("TLS_SELF_SIGNED"), pull)!.sentence.endsWith(
+      ": its certificate is not trusted",
+    ),
+  );
+  // A permission's own words already name the token service, and the flag to grant.
+  strictEqual(
+    failureWords(at("NET_PERMISSION"), pull)!.sentence,
+    "Deno's permissions do not allow connecting to r.example:5400 (or to its token service or " +
+      "storage)",
+  );
+  // An unclassified failure still blames the token service.
+  strictEqual(
+    failureWords(new TokenServiceError({ cause: new Error("x") }), pull)!.sentence,
+    "r.example:5400 answered, but the token service it names could not be reached",
+  );
+});
+
+Deno.test("a login a hint prints reaches the registry as the failed command did", () => {
+  const unauthorized = (operation: string) =>
+    new UnauthorizedError("x", { cause: new HttpStatusError(operation, { status: 401 }) });
+  const push = {
+    command: "push",
+    input: {
+      reference: "r.example:5000/a/b:v1",
+      insecure: true,
+      caFile: "my ca.pem",
+      registryConfig: "ci/config.json",
+    },
+  };
+  deepStrictEqual(
+    failureWords(unauthorized("HEAD blob"), push)?.command,
+    "ocipart login --insecure --ca-file 'my ca.pem' --registry-config ci/config.json " +
+      "--username USER --password-stdin r.example:5000",
+  );
+  // A copy: the side the refused request went to, with that side's own flags.
+  const sides = {
+    source: { plainHttp: true, insecure: false, caFile: undefined },
+    target: { plainHttp: false, insecure: false, caFile: "corp.pem" },
+  };
+  const copy = {
+    command: "copy",
+    input: { source: "127.0.0.1:5000/x:v1", target: "b.example/y:v1", plainHttp: true, sides },
+  };
+  deepStrictEqual(failureWords(unauthorized("HEAD blob"), copy), {
+    sentence: "b.example needs credentials, and none it accepts were sent (401 Unauthorized)",
+    hint: "log in to b.example first",
+    command: "ocipart login --ca-file corp.pem --username USER --password-stdin b.example",
+  });
+  strictEqual(
+    failureWords(unauthorized("GET manifest"), copy)?.command,
+    "ocipart login --plain-http --username USER --password-stdin 127.0.0.1:5000",
+  );
 });

@@ -156,6 +156,26 @@ Deno.test("bar on failure keeps the last state, below 100%", () => {
   ok(h.out.endsWith("\x1b[K\n"));
 });
 
+Deno.test("bar after a failure that is not a stop signal: its line erased for the report", () => {
+  const h = harness();
+  const bar = new ProgressBar(h.options);
+  bar.update(snap(0, 0, "hashing"));
+  bar.update(snap(0, 0, "uploading"));
+  ok(h.out.includes("checking"), h.out);
+  bar.finish(6);
+  bar.update(snap(0, 0, "uploading"));
+  bar.finish(6);
+  // The line goes back to its start and is erased, without a newline: the report starts there.
+  ok(h.out.endsWith("\r\x1b[K"), JSON.stringify(h.out));
+  ok(!h.out.includes("\n"), JSON.stringify(h.out));
+  // A verification that finished and found a difference (exit 5) keeps its done state.
+  const v = harness();
+  const verify = new ProgressBar(v.options);
+  verify.update(snap(100 * MiB, 0, "done"));
+  verify.finish(5);
+  ok(v.out.endsWith("\x1b[K\n") && v.out.includes("100%"), JSON.stringify(v.out));
+});
+
 Deno.test("plain lines appear on phase changes and every five seconds", () => {
   const h = harness();
   const plain = new PlainProgress(h.options);
@@ -285,9 +305,10 @@ const partSnap = (transferredBytes: number, phase = "downloading"): TransferSnap
   events: [],
 });
 
-/** The visible text of each redraw. */
+/** The visible text of each redraw; a line erased after a failure is not one. */
 const visibleDraws = (out: string) =>
-  out.split("\r").slice(1).map((d) => d.replace("\x1b[K", "").replace(/\n[^]*$/, ""));
+  out.split("\r").slice(1).map((d) => d.replace("\x1b[K", "").replace(/\n[^]*$/, ""))
+    .filter((d) => d !== "");
 
 Deno.test("bar at 40 to 100 columns: a bar and the percentage, then the time left, never cut", () => {
   const expectations: Array<[number, RegExp]> = [
@@ -745,6 +766,60 @@ Deno.test("resuming: each renderer says once what a resumed pull found on disk",
   ok(!f.out.includes("resuming"), f.out);
 });
 
+Deno.test("a resume whose downloads start during the check: what it found first, then the download at its own speed", () => {
+  // 300 MiB in 5 parts; an earlier pull left 174 MiB. The check finds them over a second while
+  // the torn parts already download at 30 MiB/s; then the download goes on alone.
+  const total = 300 * MiB;
+  const at = (ms: number, checked: boolean): TransferSnapshot => {
+    const wire = Math.round((30 * MiB * ms) / 1000);
+    const found = checked ? 174 * MiB : Math.min(174 * MiB, Math.round((174 * MiB * ms) / 1000));
+    return {
+      completedBytes: 0,
+      transferredBytes: found + wire,
+      wireBytes: wire,
+      totalBytes: total,
+      phase: ms === 0 ? "verifying" : "downloading",
+      partsDone: 0,
+      partsSkipped: 0,
+      partsTotal: 5,
+      partsActive: 5,
+      resumedBytes: found,
+      resumeChecked: checked,
+      path: "downloads/weights.bin",
+    };
+  };
+  const h = harness(110);
+  const bar = new ProgressBar(h.options);
+  const p = harness(110);
+  const plain = new PlainProgress(p.options, { intervalMs: 500 });
+  for (let ms = 0; ms <= 3000; ms += 100) {
+    const snapshot = at(ms, ms > 1000);
+    bar.update(snapshot);
+    plain.update(snapshot);
+    h.advance(100);
+    p.advance(100);
+  }
+  for (const [name, out] of [["bar", h.out], ["plain", p.out]]) {
+    const frames = out.split(/[\r\n]/).map((d) => d.replace("\x1b[K", "")).filter((d) => d !== "");
+    const resuming = frames.indexOf("resuming: 174 MiB of 300 MiB on disk");
+    ok(resuming > 0, `${name}: ${frames.join("\n")}`);
+    strictEqual(frames.filter((f) => f.startsWith("resuming:")).length, 1, name);
+    // Before it, the check only; after it, the download, at the speed of the bytes received.
+    for (const frame of frames.slice(0, resuming)) {
+      ok(frame.startsWith("checking "), `${name}, before the resuming line: ${frame}`);
+    }
+    const downloading = frames.slice(resuming + 1);
+    ok(downloading.length > 0, name);
+    for (const frame of downloading) {
+      ok(frame.startsWith("downloading "), `${name}: ${frame}`);
+      // Never the 174 MiB found on disk counted as received: at most the 30 MiB/s received
+      // (a line written between two snapshots shows a little less).
+      const speed = Number(/ ([\d.]+) MiB\/s /.exec(frame)?.[1]);
+      ok(speed >= 25 && speed <= 30, `${name}, the speed of what is received: ${frame}`);
+    }
+  }
+});
+
 Deno.test("interrupted: what was kept and that the same command resumes, for each transfer", () => {
   const last: TransferSnapshot = {
     completedBytes: 3 * 512 * MiB,
@@ -754,46 +829,72 @@ Deno.test("interrupted: what was kept and that the same command resumes, for eac
     partsDone: 3,
     partsTotal: 6,
   };
+  const file = { kind: "pull", destination: "out/w.bin", intoDirectory: false } as const;
   strictEqual(
-    interruptedLine({ kind: "pull", destination: "out/w.bin", intoDirectory: false }, last),
-    "interrupted: 3 of 6 parts (1.50 GiB of 3.00 GiB) kept in out/w.bin.parted-partial; " +
+    interruptedLine(file, { ...last, path: "out/w.bin" }),
+    "1.50 GiB of 3.00 GiB kept (3 of 6 parts complete) in out/w.bin.parted-partial; " +
+      "run the same command to resume",
+  );
+  // Into a directory: the partial is named by the file the pull's snapshots name, and the
+  // bytes landed in parts still in flight count, so "0 parts complete" is not "nothing kept".
+  const directory = { kind: "pull", destination: "downloads", intoDirectory: true } as const;
+  strictEqual(
+    interruptedLine(directory, {
+      ...last,
+      completedBytes: 0,
+      transferredBytes: 172 * MiB,
+      totalBytes: 300 * MiB,
+      partsDone: 0,
+      partsTotal: 5,
+      path: "downloads/weights.bin",
+      resumeChecked: true,
+    }),
+    "172 MiB of 300 MiB kept (0 of 5 parts complete) in downloads/weights.bin.parted-partial; " +
       "run the same command to resume",
   );
   // What a resume found on disk (part prefixes included) is kept too.
   strictEqual(
-    interruptedLine(
-      { kind: "pull", destination: "models", intoDirectory: true },
-      { ...last, resumedBytes: 2.1 * GiB },
-    ),
-    "interrupted: 3 of 6 parts (2.10 GiB of 3.00 GiB) kept in the .parted-partial file in " +
-      "models; run the same command to resume",
+    interruptedLine(directory, { ...last, resumedBytes: 2.1 * GiB, path: "downloads/w.bin" }),
+    "2.10 GiB of 3.00 GiB kept (3 of 6 parts complete) in downloads/w.bin.parted-partial; " +
+      "run the same command to resume",
+  );
+  // Stopped while an earlier pull's partial was being checked: the count is not all it holds.
+  strictEqual(
+    interruptedLine(file, { ...last, phase: "verifying", resumeChecked: false }),
+    "the check of out/w.bin.parted-partial was not finished; the file is kept; run the same " +
+      "command to resume",
   );
   strictEqual(
     interruptedLine({ kind: "push" }, last),
-    "interrupted: 3 of 6 parts (1.50 GiB of 3.00 GiB) uploaded; parts already uploaded are " +
-      "kept by the registry; run the same command to resume",
+    "3 of 6 parts (1.50 GiB of 3.00 GiB) uploaded and kept by the registry; run the same " +
+      "command to resume",
   );
   strictEqual(
     interruptedLine({ kind: "copy" }, last),
-    "interrupted: 3 of 6 parts (1.50 GiB of 3.00 GiB) copied; parts already copied are kept " +
-      "by the target registry; run the same command to resume",
+    "3 of 6 parts (1.50 GiB of 3.00 GiB) copied and kept by the target registry; run the same " +
+      "command to resume",
   );
   strictEqual(
-    interruptedLine({ kind: "pull", destination: "w.bin", intoDirectory: false }, undefined),
-    "interrupted before any part was complete; run the same command to resume",
+    interruptedLine(file, undefined),
+    "no part was complete yet; run the same command to resume",
   );
   strictEqual(
     interruptedLine({ kind: "push" }, { ...last, completedBytes: 0, partsDone: 0 }),
-    "interrupted before any part was uploaded; run the same command to start again",
+    "no part was uploaded yet; run the same command to start again",
   );
-  strictEqual(interruptedLine({ kind: "verify" }, last), undefined);
-  // A path the user typed with control characters cannot drive the terminal.
-  const line = interruptedLine(
+  strictEqual(
+    interruptedLine({ kind: "verify" }, last),
+    "3 of 6 parts compared; run the same command to compare every part",
+  );
+  // A path the user typed, or a title the registry chose, cannot drive the terminal.
+  const typed = interruptedLine(
     { kind: "pull", destination: "a\x1b]0;pwned\x07b", intoDirectory: false },
     last,
-  )!;
+  );
   // deno-lint-ignore no-control-regex
-  ok(!/[\x00-\x1f]/.test(line) && line.includes("a\\x1b]0;pwned\\x07b.parted-partial"), line);
+  ok(!/[\x00-\x1f]/.test(typed) && typed.includes("a\\x1b]0;pwned\\x07b.parted-partial"), typed);
+  const titled = interruptedLine(directory, { ...last, path: "d/\u202ew.bin" });
+  ok(titled.includes("d/\\u202ew.bin.parted-partial"), titled);
 });
 
 Deno.test("verify takes --progress like push and pull, auto by default", () => {

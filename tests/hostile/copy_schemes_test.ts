@@ -134,21 +134,33 @@ registryTest("cli: one --plain-http for a TLS destination says which side and wh
   assertEquals(push.code, 0, push.stderr);
   const from = `${plain.host}/a/d:v1`;
   const to = `${tls.host}/b/d:v1`;
-  const cases: [string[], string, string][] = [
+  const toTls = `the destination registry ${tls.host} speaks HTTPS, not plain HTTP`;
+  const cases: [string[], string, string, [string, string]][] = [
     [
       ["--plain-http", "--ca-file", ca],
       "the destination registry speaks TLS, not plain HTTP: use --src-plain-http instead of --plain-http",
       "TLS_SERVER",
+      [toTls, "use --src-plain-http instead of --plain-http"],
     ],
     [
       ["--src-plain-http", "--dest-plain-http"],
       "the destination registry speaks TLS, not plain HTTP: drop --dest-plain-http",
       "TLS_SERVER",
+      [
+        toTls,
+        "drop --dest-plain-http (and add --dest-ca-file PEM if its certificate comes from your " +
+        "own CA)",
+      ],
     ],
     [
       ["--dest-ca-file", ca],
       "the source registry speaks plain HTTP, not TLS: use --src-plain-http",
       "PLAIN_HTTP_SERVER",
+      [
+        `the source registry ${plain.host} speaks plain HTTP, not HTTPS`,
+        "use --src-plain-http (nothing is encrypted then: only for a registry on a network you " +
+        "trust)",
+      ],
     ],
   ];
   // The first request of a push to the destination is a HEAD, whose 400 has no body to tell.
@@ -158,10 +170,15 @@ registryTest("cli: one --plain-http for a TLS destination says which side and wh
     "ocipart push: HTTP request: connection failed (the server speaks TLS, not plain HTTP: drop --plain-http)",
   );
   assertEquals(causeLine(pushed.stderr), ["TLS_SERVER"]);
-  for (const [flags, line, cause] of cases) {
+  for (const [flags, line, cause, [sentence, hint]] of cases) {
     const result = await runCli(["copy", ...flags, from, to], options);
     assertEquals(result.code, 1, result.stderr);
     assertEquals(result.stdout, "");
+    // First the side and its host as typed, then the side's flag.
+    assertEquals(result.stderr.split("\n").slice(0, 2), [
+      `ocipart copy: ${sentence}`,
+      `ocipart copy: hint: ${hint}`,
+    ]);
     assertEquals(failureLines(result.stderr), [
       `ocipart copy: ${line}`,
       "ocipart copy: no sentinel matched (exit 1)",

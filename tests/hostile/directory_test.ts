@@ -210,6 +210,11 @@ registryTest(
         assertEquals(result.code, 1, result.stderr);
         const [error] = failureLines(result.stderr);
         assert(error.includes(`${what} of that name already exists`), error);
+        assertEquals(result.stderr.split("\n").slice(0, 2), [
+          `ocipart pull: cannot pull into ${dir}: ${dir}/taken already exists (${what})`,
+          "ocipart pull: hint: it is never replaced, even with --overwrite: move it away, or " +
+          "pull into another directory",
+        ]);
         assert(error.includes(`${dir}/taken`), error);
         assertEquals(blobGets(proxy), 0, `${what}: nothing downloaded`);
         assertEquals(await names(dir), ["taken"]);

@@ -4,7 +4,8 @@
  * IPv4 loopback dressed as IPv6 (compatible, NAT64, mapped), benchmarking, multicast and
  * broadcast addresses. Each is refused before dialing: the error is the peer refusal (not a
  * connection failure), nothing reaches the listener behind the address, no credential leaves,
- * and the message names none of it.
+ * and the message names none of it. The CLI, for a realm, a blob redirect and an upload
+ * Location: exit 1 at once, nothing of the address on its output.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -165,6 +166,83 @@ Deno.test("hostile realm through the CLI: refused at once, a safe message, exit 
     assert.deepEqual(causeLine(run.stderr), [], run.stderr);
     assert.ok(!/7f00|::|\[|\/t\b|http/.test(run.stderr), `registry-sent text: ${run.stderr}`);
     assert.equal(counter.connections, 0);
+  } finally {
+    await counter.close();
+    await removeDir(work);
+  }
+});
+
+Deno.test("hostile redirect through the CLI: a blob redirect to [::127.0.0.1] is refused at once", async () => {
+  await using registry = await startFakeRegistry();
+  const counter = startCountingServer("::");
+  const work = await makeTempDir("ocipart-hostile-");
+  try {
+    const source = join(work, "source.bin");
+    await writeRandomFile(source, 4096);
+    const reference = `${registry.host}/hostile/redirect:v1`;
+    const pushed = await runCli(["push", "--plain-http", "--progress", "none", reference, source], {
+      tmp: work,
+    });
+    assert.equal(pushed.code, 0, pushed.stderr);
+    registry.fault({
+      method: "GET",
+      path: /\/blobs\/sha256:/,
+      times: Infinity,
+      respond: {
+        status: 307,
+        headers: {
+          location: `http://[::127.0.0.1]:${counter.port}/blob?X-Amz-Signature=${SECRET}`,
+        },
+      },
+    });
+    const run = await runCli(
+      ["pull", "--plain-http", "--progress", "none", reference, `${work}/out.bin`],
+      { tmp: work },
+    );
+    assert.equal(run.code, 1, run.stderr);
+    assert.deepEqual(run.stderr.trimEnd().split("\n"), [
+      `ocipart pull: could not pull ${reference} into ${work}/out.bin`,
+      "ocipart pull: HTTP request: destination address refused by the peer guard",
+      "ocipart pull: no sentinel matched (exit 1)",
+    ]);
+    assert.equal(counter.connections, 0);
+  } finally {
+    await counter.close();
+    await removeDir(work);
+  }
+});
+
+Deno.test("hostile upload through the CLI: an upload Location at [64:ff9b::7f00:1] is refused", async () => {
+  await using registry = await startFakeRegistry();
+  const counter = startCountingServer("::");
+  const work = await makeTempDir("ocipart-hostile-");
+  try {
+    const source = join(work, "source.bin");
+    await writeRandomFile(source, 4096);
+    registry.fault({
+      method: "POST",
+      path: /\/blobs\/uploads\/$/,
+      times: Infinity,
+      respond: {
+        status: 202,
+        headers: {
+          location: `http://[64:ff9b::7f00:1]:${counter.port}/upload/1?X-Amz-Signature=${SECRET}`,
+        },
+      },
+    });
+    const run = await runCli(
+      ["push", "--plain-http", "--progress", "none", `${registry.host}/hostile/upload:v1`, source],
+      { tmp: work },
+    );
+    assert.equal(run.code, 1, run.stderr);
+    assert.deepEqual(run.stderr.trimEnd().split("\n"), [
+      `ocipart push: could not push ${source} to ${registry.host}/hostile/upload:v1`,
+      "ocipart push: HTTP request: destination address refused by the peer guard",
+      "ocipart push: no sentinel matched (exit 1)",
+    ]);
+    assert.equal(counter.connections, 0);
+    const bodies = registry.log.filter((r) => r.method === "PUT" || r.method === "PATCH");
+    assert.equal(bodies.length, 0, "no upload body went anywhere");
   } finally {
     await counter.close();
     await removeDir(work);

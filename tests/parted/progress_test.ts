@@ -12,8 +12,10 @@ import {
   PartedClient,
   type PartEvent,
   type ProgressSnapshot,
+  toDirectory,
   toFile,
 } from "../../src/parted/mod.ts";
+import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { ProgressTracker } from "../../src/parted/progress.ts";
 import { overwrite } from "./_helpers.ts";
 
@@ -219,4 +221,45 @@ Deno.test("progress: resumedBytes is in every pull snapshot, counts a kept begin
   assertEquals(seen.at(-1)?.transferredBytes, 26, "never goes back");
   const push = new ProgressTracker(10, 1, "hashing");
   assertEquals("resumedBytes" in push.snapshot, false, "not a pull's field");
+});
+
+Deno.test("progress: every snapshot of a pull names the file it writes, in a directory the artifact's title", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/weights.bin`;
+  await writePatternFile(source, 3 * P + 1);
+  using client = new PartedClient({ plainHttp: true });
+  const ref = `${registry.host}/progress/path:v1`;
+  await client.push(ref, fromFile(source), { partSize: P });
+  const dir = `${tmp.path}/models`;
+  await Deno.mkdir(dir);
+  for (
+    const [destination, path] of [
+      [toDirectory(dir), `${dir}/weights.bin`],
+      [toFile(`${tmp.path}/named.bin`), `${tmp.path}/named.bin`],
+    ] as const
+  ) {
+    const { snapshots } = await record((onProgress) =>
+      client.pull(ref, destination, { onProgress })
+    );
+    assert(snapshots.length > 0);
+    assertEquals([...new Set(snapshots.map((s) => s.path))], [path]);
+  }
+  const push = new ProgressTracker(10, 1, "hashing");
+  assertEquals("path" in push.snapshot, false, "not a push's field");
+});
+
+Deno.test("progress: the end of a pull's check is reported at once, as a phase change is", () => {
+  const seen: ProgressSnapshot[] = [];
+  const tracker = new ProgressTracker(30, 3, "verifying", (s) => seen.push(s), {
+    now: () => 0,
+    resume: true,
+  });
+  tracker.setPhase("downloading"); // reported at once
+  tracker.completePart(0, 10, "resumed"); // within the 100 ms: held back
+  assertEquals(seen.length, 1);
+  tracker.resumeCheckDone();
+  assertEquals(seen.length, 2, "not held back by the throttle");
+  assertEquals([seen[1].resumeChecked, seen[1].resumedBytes], [true, 10]);
+  tracker.close();
 });

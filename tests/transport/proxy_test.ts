@@ -165,3 +165,23 @@ Deno.test("NO_PROXY forms: one table of what goes direct", () => {
   assertEquals(new NoProxyList("*").bypasses(new URL("http://[2606:4700::1]/")), true);
   assertEquals(new NoProxyList(undefined).bypasses(new URL("http://a/")), false);
 });
+
+Deno.test("NO_PROXY suffix entries match host names only, never an address literal", () => {
+  const table: Array<[string, string, boolean]> = [
+    [".0.0.1", "http://127.0.0.1:5000/v2/", false],
+    ["*.0.0.1", "http://127.0.0.1:5000/v2/", false],
+    ["0.0.1", "http://127.0.0.1/v2/", false],
+    [".0.1:5000", "http://127.0.0.1:5000/v2/", false],
+    [".168.0.1", "http://192.168.0.1/v2/", false],
+    // Names keep matching their suffix entries.
+    [".example", "http://registry.example/v2/", true],
+    ["*.example", "http://a.registry.example:5000/v2/", true],
+    [".1.example", "http://10.0.0.1.example/v2/", true],
+    // The address forms keep matching addresses.
+    ["127.0.0.1", "http://127.0.0.1:5000/v2/", true],
+    ["127.0.0.0/8", "http://127.0.0.1:5000/v2/", true],
+  ];
+  for (const [entry, url, direct] of table) {
+    assertEquals(new NoProxyList(entry).bypasses(new URL(url)), direct, `${entry} → ${url}`);
+  }
+});

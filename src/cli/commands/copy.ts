@@ -42,6 +42,7 @@ export function runCopy(command: CopyCommand): Promise<number> {
     flags: command,
     reads: { flags: command, reference: command.source },
     onFailure: progress.finish,
+    stoppedLine: progress.stoppedLine,
     run: async ({ clientOptions, signal }) => {
       progress.watch(signal);
       // Closed when the command ends, so no pooled connection outlives it.

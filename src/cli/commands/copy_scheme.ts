@@ -7,14 +7,20 @@
  */
 import type { PartedClient } from "../../parted/client.ts";
 import { causeCodes } from "../../transport/failure.ts";
-import type { CopySide, CopySides } from "../copy_sides.ts";
+import {
+  type CopySide,
+  type CopySides,
+  type SchemeAnswer,
+  SchemeMismatchError,
+} from "../copy_sides.ts";
 
 /** How long the check of each side may take after the copy failed. */
 const PROBE_TIMEOUT_MS = 10_000;
 
 /**
- * An error naming the side and the flag to use when `err` is a scheme mismatch (cause code
- * `TLS_SERVER` or `PLAIN_HTTP_SERVER`), with `err` as its cause; otherwise undefined. When both
+ * A {@linkcode SchemeMismatchError} naming the side and the flag to use when `err` is a scheme
+ * mismatch (cause code `TLS_SERVER` or `PLAIN_HTTP_SERVER`), with `err` as its cause; otherwise
+ * undefined. When both
  * sides were reached the same way, each is asked `GET /v2/` again to find the one that
  * answers in the other scheme.
  *
@@ -31,7 +37,7 @@ export async function schemeMismatch(
   signal: AbortSignal,
 ): Promise<Error | undefined> {
   const codes = causeCodes(err);
-  const code = codes.includes("TLS_SERVER")
+  const code: SchemeAnswer | undefined = codes.includes("TLS_SERVER")
     ? "TLS_SERVER"
     : codes.includes("PLAIN_HTTP_SERVER")
     ? "PLAIN_HTTP_SERVER"
@@ -45,13 +51,13 @@ export async function schemeMismatch(
     ? await answeringOtherwise(candidates, code, client, signal)
     : candidates;
   if (wrong.length === 0) return undefined;
-  return new Error(advice(code, wrong, sides), { cause: err });
+  return new SchemeMismatchError(code, wrong, sides, fix(code, wrong, sides), { cause: err });
 }
 
 /** The sides whose `GET /v2/` fails with the same mismatch. */
 async function answeringOtherwise(
   candidates: CopySide[],
-  code: string,
+  code: SchemeAnswer,
   client: PartedClient,
   signal: AbortSignal,
 ): Promise<CopySide[]> {
@@ -68,23 +74,21 @@ async function answeringOtherwise(
   return candidates.filter((_, i) => verdicts[i]);
 }
 
-function advice(code: string, wrong: CopySide[], sides: CopySides): string {
+/** The flags that make the wrong sides speak their registry's scheme. */
+function fix(code: SchemeAnswer, wrong: CopySide[], sides: CopySides): string {
   const both = wrong.length === 2 || sameRegistry(sides);
-  const where = both ? "both registries speak" : `the ${wrong[0].name} registry speaks`;
   const given = [...new Set(wrong.flatMap((side) => side.flags))].join(" ");
   if (code === "TLS_SERVER") {
     const side = wrong[0];
     const otherSide = side === sides.source ? sides.target : sides.source;
     // Shared --plain-http, and the other side is right to speak plain HTTP: keep it there.
-    const fix = !both && side.flags.includes("--plain-http") && otherSide.plainHttp
+    return !both && side.flags.includes("--plain-http") && otherSide.plainHttp
       ? `use --${otherSide.prefix}-plain-http instead of --plain-http`
       : `drop ${given}`;
-    return `${where} TLS, not plain HTTP: ${fix}`;
   }
   // Only the side's own TLS flags are wrong; a shared --insecure may still serve the other side.
   const own = wrong[0].own ? ` instead of ${wrong[0].flags.join(" ")}` : "";
-  const fix = both ? "add --plain-http" : `use --${wrong[0].prefix}-plain-http${own}`;
-  return `${where} plain HTTP, not TLS: ${fix}`;
+  return both ? "add --plain-http" : `use --${wrong[0].prefix}-plain-http${own}`;
 }
 
 function sameRegistry(sides: CopySides): boolean {

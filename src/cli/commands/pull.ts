@@ -43,12 +43,14 @@ export async function runPull(command: PullCommand): Promise<number> {
   let localPath = command.destination;
   return await runRegistryCommand({
     label: "ocipart pull",
-    flags: command,
+    flags: { ...command, intoDirectory },
     reads: { flags: command, reference: command.reference },
     get localPath() {
       return localPath;
     },
     onFailure: progress.finish,
+    stoppedLine: progress.stoppedLine,
+    pulledFile: progress.pulledFile,
     run: async ({ clientOptions, signal }) => {
       progress.watch(signal);
       using client = new PartedClient(clientOptions);

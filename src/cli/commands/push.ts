@@ -31,6 +31,7 @@ export function runPush(command: PushCommand): Promise<number> {
     flags: command,
     localPath: command.file,
     onFailure: progress.finish,
+    stoppedLine: progress.stoppedLine,
     run: async ({ clientOptions, signal }) => {
       progress.watch(signal);
       // Closed when the command ends, so no pooled connection outlives it.

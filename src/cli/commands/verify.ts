@@ -31,6 +31,7 @@ export function runVerify(command: VerifyCommand): Promise<number> {
     reads: { flags: command, reference: command.reference },
     localPath: command.file,
     onFailure: progress.finish,
+    stoppedLine: progress.stoppedLine,
     run: async ({ clientOptions, signal }) => {
       progress.watch(signal);
       using client = new PartedClient(clientOptions);
