@@ -70,82 +70,13 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   const pool = new Sha256Threads(
     stamp.size < THREADED_HASH_MIN_BYTES ? 0 : Math.min(plan.length > 1 ? 2 : 1, job.hashThreads),
   );
-  const policy = job.policy;
-  const clock = job.clock;
   const latch = new FirstFailure(job.signal, controller);
   // A single part's digest is the file's digest: hash once.
   const whole = plan.length > 1 ? pool.openFileHash() : undefined;
+  const push: PushRun = { job, connection, plan, stamp, signal, progress, pool, whole, latch };
   try {
-    const queue = new AsyncQueue<PartDescriptor>();
-    const digests: string[] = new Array(plan.length);
-    let fileDigest = "";
-    const hashing = hashParts(job.path, plan, stamp, pool, whole, signal, (part) => {
-      digests[part.index] = part.digest;
-      queue.push(part);
-    }).then((digest) => {
-      fileDigest = digest;
-      queue.close();
-    }, (err) => {
-      queue.close();
-      latch.fail(err);
-    });
-    const count = Math.min(job.workers, plan.length);
-    const tokens = new PushTokens(connection.tokens, job.reference.repository, clock, count);
-    const beforeUpload = (part: PartDescriptor, signal: AbortSignal) => {
-      // A part is missing: uploads now wait for part digests, so they overtake the file digest.
-      whole?.defer();
-      return tokens.renewFor(part.size, progress.snapshot.wireBytes, signal);
-    };
-    const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
-      progress.setPhase("uploading");
-      const outcome = await uploadPart({
-        repo: connection.repo,
-        path: job.path,
-        fileSize: stamp.size,
-        partSize: job.partSize,
-        progress,
-        signal,
-        policy,
-        clock,
-        beforeUpload,
-        tokenLifetimeMs: () => tokens.lifetimeMs(),
-      }, part);
-      progress.completePart(part.index, part.size, outcome === "skipped" ? "exists" : "uploaded");
-    });
-    await latch.settle([hashing, ...workers], progress);
-    await checkUnchanged(job.path, stamp);
-    progress.setPhase("config");
-    await ensureConfig(connection.repo, signal, policy, clock);
-    const manifest = encodeManifest({
-      partSize: job.partSize,
-      fileSize: stamp.size,
-      fileDigest,
-      partDigests: digests,
-      title: recordedTitle(job.path),
-      annotations: job.annotations,
-    });
-    const digest = sha256Digest(manifest);
-    if (job.reference.digest !== undefined && job.reference.digest !== digest) {
-      throw new InvalidReferenceError("digest differs from the pushed manifest's digest");
-    }
-    progress.setPhase("manifest");
-    await checkUnchanged(job.path, stamp);
-    const target = job.reference.tag ?? digest;
-    await retry("PUT manifest", () => putManifest(connection.repo, target, manifest, signal), {
-      policy,
-      signal,
-      clock,
-    }).catch((err) => {
-      throw layerLimitFailure(err, job.partSize, plan.length) ?? err;
-    });
-    progress.setPhase("done");
-    if (progress.failure !== undefined) throw progress.failure;
-    return {
-      mediaType: OCI_MANIFEST_MEDIA_TYPE,
-      digest,
-      size: manifest.byteLength,
-      artifactType: PARTED_ARTIFACT_TYPE,
-    };
+    const hashed = await pushParts(push);
+    return await pushManifest(push, hashed);
   } catch (err) {
     throw latch.publicError(err);
   } finally {
@@ -153,6 +84,107 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     whole?.close();
     pool.close();
   }
+}
+
+/** One push under way: what it reads, where it writes, and how it reports and stops. */
+interface PushRun {
+  readonly job: PushJob;
+  readonly connection: Connection;
+  readonly plan: ReturnType<typeof planParts>;
+  readonly stamp: SourceStamp;
+  readonly signal: AbortSignal;
+  readonly progress: ProgressTracker;
+  readonly pool: Sha256Threads;
+  readonly whole: FileHash | undefined;
+  readonly latch: FirstFailure;
+}
+
+/** The digests the hashing read found. */
+interface HashedFile {
+  fileDigest: string;
+  partDigests: string[];
+}
+
+/**
+ * The hashing read feeding the part uploads: each part is queued as soon as its digest is known
+ * and uploaded by the first free worker unless the registry has it.
+ */
+async function pushParts(push: PushRun): Promise<HashedFile> {
+  const { job, connection, plan, stamp, signal, progress, latch } = push;
+  const queue = new AsyncQueue<PartDescriptor>();
+  const hashed: HashedFile = { fileDigest: "", partDigests: new Array(plan.length) };
+  const hashing = hashParts(job.path, plan, stamp, push.pool, push.whole, signal, (part) => {
+    hashed.partDigests[part.index] = part.digest;
+    queue.push(part);
+  }).then((digest) => {
+    hashed.fileDigest = digest;
+    queue.close();
+  }, (err) => {
+    queue.close();
+    latch.fail(err);
+  });
+  const count = Math.min(job.workers, plan.length);
+  const tokens = new PushTokens(connection.tokens, job.reference.repository, job.clock, count);
+  const beforeUpload = (part: PartDescriptor, signal: AbortSignal) => {
+    // A part is missing: uploads now wait for part digests, so they overtake the file digest.
+    push.whole?.defer();
+    return tokens.renewFor(part.size, progress.snapshot.wireBytes, signal);
+  };
+  const context = {
+    repo: connection.repo,
+    path: job.path,
+    fileSize: stamp.size,
+    partSize: job.partSize,
+    progress,
+    signal,
+    policy: job.policy,
+    clock: job.clock,
+    beforeUpload,
+    tokenLifetimeMs: () => tokens.lifetimeMs(),
+  };
+  const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
+    progress.setPhase("uploading");
+    const outcome = await uploadPart(context, part);
+    progress.completePart(part.index, part.size, outcome === "skipped" ? "exists" : "uploaded");
+  });
+  await latch.settle([hashing, ...workers], progress);
+  return hashed;
+}
+
+/** The config blob, then the manifest, written last and only if the file did not change. */
+async function pushManifest(push: PushRun, hashed: HashedFile): Promise<Descriptor> {
+  const { job, connection, plan, stamp, signal, progress } = push;
+  await checkUnchanged(job.path, stamp);
+  progress.setPhase("config");
+  await ensureConfig(connection.repo, signal, job.policy, job.clock);
+  const manifest = encodeManifest({
+    partSize: job.partSize,
+    fileSize: stamp.size,
+    fileDigest: hashed.fileDigest,
+    partDigests: hashed.partDigests,
+    title: recordedTitle(job.path),
+    annotations: job.annotations,
+  });
+  const digest = sha256Digest(manifest);
+  if (job.reference.digest !== undefined && job.reference.digest !== digest) {
+    throw new InvalidReferenceError("digest differs from the pushed manifest's digest");
+  }
+  progress.setPhase("manifest");
+  await checkUnchanged(job.path, stamp);
+  const target = job.reference.tag ?? digest;
+  const retries = { policy: job.policy, signal, clock: job.clock };
+  await retry("PUT manifest", () => putManifest(connection.repo, target, manifest, signal), retries)
+    .catch((err) => {
+      throw layerLimitFailure(err, job.partSize, plan.length) ?? err;
+    });
+  progress.setPhase("done");
+  if (progress.failure !== undefined) throw progress.failure;
+  return {
+    mediaType: OCI_MANIFEST_MEDIA_TYPE,
+    digest,
+    size: manifest.byteLength,
+    artifactType: PARTED_ARTIFACT_TYPE,
+  };
 }
 
 /** The source's base name, when a pull into a directory could use it (else no title). */

@@ -4,7 +4,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { MemoryStore } from "./memory_store.ts";
+import { MemoryStore, type UploadSession } from "./memory_store.ts";
 import { matchRoute } from "./routes.ts";
 import type { Route } from "./routes.ts";
 import { concatBytes } from "../registry/bytes.ts";
@@ -302,74 +302,57 @@ export class RegistryHandler {
   async #session(request: Request, method: string, url: URL, route: Route): Promise<Response> {
     const session = this.store.getUpload(route.repository, route.parameter);
     const state = url.searchParams.get("_state");
-    if (session === undefined) {
-      await request.body?.cancel();
-      return this.#error(404, [{ code: "BLOB_UPLOAD_UNKNOWN" }]);
-    }
-    if (state !== null && state !== String(session.state)) {
-      await request.body?.cancel();
-      return this.#error(404, [{ code: "BLOB_UPLOAD_INVALID" }]);
-    }
+    const refused = session === undefined
+      ? "BLOB_UPLOAD_UNKNOWN"
+      : state !== null && state !== String(session.state)
+      ? "BLOB_UPLOAD_INVALID"
+      : undefined;
+    if (refused !== undefined || method === "DELETE") await request.body?.cancel();
+    if (refused !== undefined) return this.#error(404, [{ code: refused }]);
+    const headers = () =>
+      this.#sessionHeaders(url, route.repository, session!.id, session!.state, session!.size);
     if (method === "DELETE") {
-      await request.body?.cancel();
-      this.store.closeUpload(session.id);
+      this.store.closeUpload(session!.id);
       return this.#empty(204, {});
     }
-    if (method === "GET") {
-      return this.#empty(
-        204,
-        this.#sessionHeaders(url, route.repository, session.id, session.state, session.size),
-      );
-    }
-    if (method === "PATCH") {
-      const contentRange = request.headers.get("content-range");
-      if (contentRange !== null) {
-        const match = /^(?:bytes )?(\d+)-(\d+)$/.exec(contentRange.trim());
-        if (match === null || Number(match[1]) !== session.size) {
-          await request.body?.cancel();
-          return new Response(null, {
-            status: 416,
-            headers: this.#headers({
-              ...this.#sessionHeaders(
-                url,
-                route.repository,
-                session.id,
-                session.state,
-                session.size,
-              ),
-              "content-length": "0",
-            }),
-          });
-        }
-      }
+    if (method === "GET") return this.#empty(204, headers());
+    if (method === "PATCH" && !continuesAt(request, session!.size)) {
+      await request.body?.cancel();
+      return new Response(null, {
+        status: 416,
+        headers: this.#headers({ ...headers(), "content-length": "0" }),
+      });
     }
     // PATCH and PUT append their body chunk by chunk.
-    if (request.body !== null) {
-      const reader = request.body.getReader();
-      try {
-        while (true) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          session.chunks.push(value);
-          session.hash.update(value);
-          session.size += value.byteLength;
-        }
-      } catch (err) {
-        // A broken upload body invalidates the session, like a dropped connection.
-        this.store.closeUpload(session.id);
-        throw err;
-      } finally {
-        reader.releaseLock();
+    await this.#append(request, session!);
+    session!.state++;
+    if (method === "PATCH") return this.#empty(202, headers());
+    return this.#completeSession(url, route.repository, session!);
+  }
+
+  /** Appends `request`'s body to `session`; a broken body invalidates the session. */
+  async #append(request: Request, session: UploadSession): Promise<void> {
+    if (request.body === null) return;
+    const reader = request.body.getReader();
+    try {
+      while (true) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        session.chunks.push(value);
+        session.hash.update(value);
+        session.size += value.byteLength;
       }
+    } catch (err) {
+      // A broken upload body invalidates the session, like a dropped connection.
+      this.store.closeUpload(session.id);
+      throw err;
+    } finally {
+      reader.releaseLock();
     }
-    session.state++;
-    if (method === "PATCH") {
-      return this.#empty(
-        202,
-        this.#sessionHeaders(url, route.repository, session.id, session.state, session.size),
-      );
-    }
-    // PUT: complete the session.
+  }
+
+  /** The PUT that closes `session`: the blob is linked when it hashes to the digest named. */
+  #completeSession(url: URL, repository: string, session: UploadSession): Response {
     this.store.closeUpload(session.id);
     const digest = url.searchParams.get("digest");
     if (digest === null || !DIGEST_PATTERN.test(digest)) {
@@ -377,10 +360,10 @@ export class RegistryHandler {
     }
     const actual = `sha256:${session.hash.digest("hex")}`;
     if (actual !== digest) return this.#error(400, [{ code: "DIGEST_INVALID" }]);
-    this.store.linkBlob(route.repository, digest, concatBytes(session.chunks, session.size));
+    this.store.linkBlob(repository, digest, concatBytes(session.chunks, session.size));
     session.chunks = [];
     return this.#empty(201, {
-      "location": new URL(`/v2/${route.repository}/blobs/${digest}`, url).href,
+      "location": new URL(`/v2/${repository}/blobs/${digest}`, url).href,
       "docker-content-digest": digest,
     });
   }
@@ -492,4 +475,12 @@ function parseSingleRange(value: string | null): { start: number; end?: number }
   const end = match[2] === "" ? undefined : Number(match[2]);
   if (!Number.isSafeInteger(start) || (end !== undefined && end < start)) return undefined;
   return end === undefined ? { start } : { start, end };
+}
+
+/** Whether a PATCH's Content-Range, when it has one, starts where `size` bytes end. */
+function continuesAt(request: Request, size: number): boolean {
+  const contentRange = request.headers.get("content-range");
+  if (contentRange === null) return true;
+  const match = /^(?:bytes )?(\d+)-(\d+)$/.exec(contentRange.trim());
+  return match !== null && Number(match[1]) === size;
 }
