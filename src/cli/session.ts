@@ -23,17 +23,7 @@ import { noticeWrite, stderr } from "./io.ts";
 import { readPasswordFromStdin } from "./read_password.ts";
 import { trapStopSignals } from "./signals.ts";
 
-/** What a command body works with. */
-export interface SessionContext {
-  /** The options of the command's `PartedClient`. */
-  readonly clientOptions: PartedClientOptions;
-  /** Aborted by SIGINT, SIGTERM or an expired `--timeout`. */
-  readonly signal: AbortSignal;
-  /** The credential of `--username`/`--password-stdin`, if given. */
-  readonly credential: { username: string; password: string } | undefined;
-}
-
-/** One run of a registry command. */
+/** One run of a registry command: what its failure report needs to know. */
 export interface RegistryJob {
   /** `ocipart <command>`, the prefix of every line written. */
   readonly label: string;
@@ -46,8 +36,6 @@ export interface RegistryJob {
   readonly localPath?: string;
   /** A command that reads `reference` may read it through mirrors (`--mirror`, the config). */
   readonly reads?: { readonly flags: ReadFlags; readonly reference: string };
-  /** The command itself; resolves to the exit code. */
-  readonly run: (context: SessionContext) => Promise<number>;
   /** Told the exit code of a failure before it is reported (e.g. to end a progress bar). */
   readonly onFailure?: (code: number) => void;
   /**
@@ -62,17 +50,102 @@ export interface RegistryJob {
 }
 
 /**
- * Runs `job`: reads its inputs, builds the client options, runs the body under the time limit
- * and the stop-signal trap, and reports a failure on standard error ({@linkcode reportFailure}),
- * after asking the registry once whether the repository exists when a manifest was missing.
+ * A command's run under the time limit and the stop-signal trap: its `signal` aborts on SIGINT,
+ * SIGTERM or an expired `--timeout` (whatever the command started, requests and helper programs,
+ * must end with it), and {@linkcode StopScope.failed} reports a failure by the exit-code
+ * contract. With `probeOptions`, a missing manifest makes it ask the registry once whether the
+ * repository exists (`src/cli/repository_probe.ts`), to say which of the two is missing.
  *
  * @example
  * ```ts ignore
- * import { runRegistryCommand } from "./session.ts";
- * const code = await runRegistryCommand({ label: "ocipart inspect", flags, run: async () => 0 });
+ * import { StopScope } from "./session.ts";
+ * using scope = new StopScope({ label: "ocipart logout" }, command);
+ * try { await work(scope.signal); return 0; } catch (err) { return await scope.failed(err); }
  * ```
  */
-export async function runRegistryCommand(job: RegistryJob): Promise<number> {
+export class StopScope implements Disposable {
+  /** Aborted by SIGINT, SIGTERM or an expired `--timeout`. */
+  readonly signal: AbortSignal;
+  readonly #job: Pick<
+    RegistryJob,
+    "label" | "localPath" | "onFailure" | "stoppedLine" | "pulledFile"
+  >;
+  readonly #limits: Pick<RegistryFlags, "timeoutMs" | "timeoutText"> & TypedInput;
+  readonly #probeOptions: PartedClientOptions | undefined;
+  readonly #controller = new AbortController();
+  readonly #deadline: ReturnType<typeof startDeadline> | undefined;
+  readonly #trap: ReturnType<typeof trapStopSignals>;
+
+  /** Arms the time limit of `limits` and the stop-signal trap. */
+  constructor(
+    job: Pick<RegistryJob, "label" | "localPath" | "onFailure" | "stoppedLine" | "pulledFile">,
+    limits: Pick<RegistryFlags, "timeoutMs" | "timeoutText"> & TypedInput,
+    probeOptions?: PartedClientOptions,
+  ) {
+    this.#job = job;
+    this.#limits = limits;
+    this.#probeOptions = probeOptions;
+    this.#deadline = limits.timeoutMs > 0 ? startDeadline(limits.timeoutMs) : undefined;
+    const timeout = this.#deadline?.signal;
+    this.signal = timeout
+      ? AbortSignal.any([this.#controller.signal, timeout])
+      : this.#controller.signal;
+    this.#trap = trapStopSignals(this.#controller, noticeWrite);
+  }
+
+  /** Reports `err` on standard error by the exit-code contract; resolves to the exit code. */
+  async failed(err: unknown): Promise<number> {
+    const delivered = this.#trap.delivered;
+    const timeout = this.#deadline?.signal;
+    const context: FailureContext = {
+      signal: delivered,
+      timeout: timeout?.aborted && delivered === undefined ? this.#limits.timeoutText : undefined,
+      stopReason: delivered === undefined ? undefined : this.#controller.signal.reason,
+    };
+    const outcome = exitOutcome(err, context);
+    this.#job.onFailure?.(outcome.code);
+    // A missing manifest: ask whether the repository exists, to say which of the two is missing.
+    const probe = this.#probeOptions;
+    const missing = this.signal.aborted || probe === undefined
+      ? undefined
+      : manifestMissing(err, this.#limits.reference ?? this.#limits.source);
+    const known = missing && probe && await repositoryKnown(missing, probe, this.signal);
+    return reportFailure(this.#job, err, outcome.explanation, outcome.code, context, known);
+  }
+
+  /** Disarms the time limit and the trap. */
+  [Symbol.dispose](): void {
+    this.#trap.dispose();
+    this.#deadline?.[Symbol.dispose]();
+  }
+}
+
+/** A registry command under way: its inputs read, its client options, its stop scope. */
+export interface Session extends Disposable {
+  /** The options of the command's `PartedClient`. */
+  readonly clientOptions: PartedClientOptions;
+  /** Aborted by SIGINT, SIGTERM or an expired `--timeout`. */
+  readonly signal: AbortSignal;
+  /** The credential of `--username`/`--password-stdin`, if given. */
+  readonly credential: { username: string; password: string } | undefined;
+  /** Reports `err`; resolves to the exit code. */
+  failed(err: unknown): Promise<number>;
+}
+
+/**
+ * Starts `job`: reads its inputs, builds the client options and arms its stop scope. Resolves to
+ * the session the command runs in, or to an exit code when an input could not be read (that
+ * failure already reported on standard error).
+ *
+ * @example
+ * ```ts ignore
+ * import { openSession } from "./session.ts";
+ * const session = await openSession({ label: "ocipart inspect", flags });
+ * if (typeof session === "number") return session;
+ * using _ = session;
+ * ```
+ */
+export async function openSession(job: RegistryJob): Promise<Session | number> {
   const { flags } = job;
   let inputs: Inputs;
   try {
@@ -83,59 +156,15 @@ export async function runRegistryCommand(job: RegistryJob): Promise<number> {
   if (flags.insecure) {
     noticeWrite(`${job.label}: warning: --insecure: the registry's certificate is not verified\n`);
   }
-  const options = clientOptions(flags, inputs);
-  return await runStoppable(
-    job,
-    flags,
-    (signal) => job.run({ clientOptions: options, signal, credential: inputs.credential }),
-    options,
-  );
-}
-
-/**
- * Runs `body` under the time limit of `limits` and the stop-signal trap, and maps a failure to
- * the exit-code contract on standard error. The body's signal aborts on SIGINT, SIGTERM or an
- * expired `--timeout`; whatever the body started (requests, helper programs) must end with it.
- * With `probeOptions`, a missing manifest makes it ask the registry once whether the repository
- * exists (`src/cli/repository_probe.ts`), to say which of the two is missing.
- *
- * @example
- * ```ts ignore
- * import { runStoppable } from "./session.ts";
- * const code = await runStoppable({ label: "ocipart logout" }, command, async (signal) => 0);
- * ```
- */
-export async function runStoppable(
-  job: Pick<RegistryJob, "label" | "localPath" | "onFailure" | "stoppedLine" | "pulledFile">,
-  limits: Pick<RegistryFlags, "timeoutMs" | "timeoutText"> & TypedInput,
-  body: (signal: AbortSignal) => Promise<number>,
-  probeOptions?: PartedClientOptions,
-): Promise<number> {
-  const controller = new AbortController();
-  using deadline = limits.timeoutMs > 0 ? startDeadline(limits.timeoutMs) : undefined;
-  const timeout = deadline?.signal;
-  const signal = timeout ? AbortSignal.any([controller.signal, timeout]) : controller.signal;
-  const trap = trapStopSignals(controller, noticeWrite);
-  try {
-    return await body(signal);
-  } catch (err) {
-    const context: FailureContext = {
-      signal: trap.delivered,
-      timeout: timeout?.aborted && trap.delivered === undefined ? limits.timeoutText : undefined,
-      stopReason: trap.delivered === undefined ? undefined : controller.signal.reason,
-    };
-    const outcome = exitOutcome(err, context);
-    job.onFailure?.(outcome.code);
-    // A missing manifest: ask whether the repository exists, to say which of the two is missing.
-    const missing = signal.aborted || probeOptions === undefined
-      ? undefined
-      : manifestMissing(err, limits.reference ?? limits.source);
-    const known = missing && probeOptions &&
-      await repositoryKnown(missing, probeOptions, signal);
-    return reportFailure(job, err, outcome.explanation, outcome.code, context, known);
-  } finally {
-    trap.dispose();
-  }
+  const clientOptions = clientOptionsOf(flags, inputs);
+  const scope = new StopScope(job, flags, clientOptions);
+  return {
+    clientOptions,
+    signal: scope.signal,
+    credential: inputs.credential,
+    failed: (err) => scope.failed(err),
+    [Symbol.dispose]: () => scope[Symbol.dispose](),
+  };
 }
 
 /** What a command stopped by a signal says when it has no transfer to account for. */
@@ -228,7 +257,10 @@ async function readInputs(
   return { caCerts, credential, mirrors };
 }
 
-function clientOptions(flags: RegistryFlags | TransferFlags, inputs: Inputs): PartedClientOptions {
+function clientOptionsOf(
+  flags: RegistryFlags | TransferFlags,
+  inputs: Inputs,
+): PartedClientOptions {
   const limitRate = "limitRate" in flags ? flags.limitRate : undefined;
   return {
     plainHttp: flags.plainHttp,

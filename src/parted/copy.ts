@@ -20,7 +20,7 @@ import { PARTED_ARTIFACT_TYPE } from "./format.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
 import { type BlobCopyContext, type BlobCopyOutcome, copyBlob } from "./part_copy.ts";
-import { FirstFailure, runPartWorkers } from "./part_workers.ts";
+import { FirstFailure, nextPart } from "./part_workers.ts";
 import { ProgressTracker } from "./progress.ts";
 import type { TransferJob } from "./transfer_job.ts";
 
@@ -121,11 +121,16 @@ export async function runCopy(
     for (const part of manifest.parts) queue.push(part);
     queue.close();
     const count = Math.min(job.workers, manifest.parts.length);
-    const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
+    const work = async (part: PartDescriptor) => {
       progress.setPhase("uploading");
       const outcome = await copyBlob(context, { label: `part ${part.index}`, ...part });
       counts[outcome]++;
       progress.completePart(part.index, part.size, PART_EVENT[outcome]);
+    };
+    const workers = Array.from({ length: count }, async () => {
+      for (let part; (part = await nextPart(queue, signal)) !== undefined;) {
+        await work(part).catch((err) => latch.fail(err, part!.index));
+      }
     });
     await latch.settle(workers, progress);
     progress.setPhase("config");

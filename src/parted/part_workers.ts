@@ -67,31 +67,24 @@ export class FirstFailure {
 }
 
 /**
- * Starts `count` workers that take parts from `queue` until it is closed and drained or `signal`
- * aborts, running `work` on each. A failing part is reported to `latch` and ends that worker.
+ * The next part a worker takes from `queue`, or undefined when the worker should stop: the queue
+ * is over, or the transfer stopped (a failure latched by `FirstFailure.fail` stops it too). Each
+ * transfer runs its workers as a loop over this, so a part's work is called by the transfer
+ * itself.
  *
- * @example
+ * @example Eight workers
  * ```ts ignore
- * await Promise.all(runPartWorkers(queue, 8, signal, latch, (part) => upload(part)));
+ * const workers = Array.from({ length: 8 }, async () => {
+ *   for (let part; (part = await nextPart(queue, signal)) !== undefined;) {
+ *     await upload(part).catch((err) => latch.fail(err, part!.index));
+ *   }
+ * });
  * ```
  */
-export function runPartWorkers(
+export async function nextPart(
   queue: AsyncQueue<PartDescriptor>,
-  count: number,
   signal: AbortSignal,
-  latch: FirstFailure,
-  work: (part: PartDescriptor) => Promise<void>,
-): Promise<void>[] {
-  return Array.from({ length: count }, async () => {
-    for (;;) {
-      const part = await queue.take();
-      if (part === undefined || signal.aborted) return;
-      try {
-        await work(part);
-      } catch (err) {
-        latch.fail(err, part.index);
-        return;
-      }
-    }
-  });
+): Promise<PartDescriptor | undefined> {
+  const part = await queue.take();
+  return signal.aborted ? undefined : part;
 }

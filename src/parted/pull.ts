@@ -22,7 +22,7 @@ import { downloadPart, partDownloadBuffers, type PartDownloadContext } from "./p
 import { ProgressTracker } from "./progress.ts";
 import { scanPartial } from "./resume_scan.ts";
 import type { TransferJob } from "./transfer_job.ts";
-import { FirstFailure, runPartWorkers } from "./part_workers.ts";
+import { FirstFailure, nextPart } from "./part_workers.ts";
 
 /** What the pull procedure needs, already validated. */
 export interface PullJob extends TransferJob {
@@ -256,7 +256,7 @@ async function placeParts(
     },
   });
   const count = Math.min(job.workers, manifest.parts.length);
-  const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
+  const work = async (part: PartDescriptor) => {
     progress.setPhase("downloading");
     const scan = onDisk.get(part.index);
     onDisk.delete(part.index);
@@ -264,6 +264,11 @@ async function placeParts(
     tally.fetched++;
     if (kept > 0) tally.continued++;
     placed(part, "verified");
+  };
+  const workers = Array.from({ length: count }, async () => {
+    for (let part; (part = await nextPart(queue, signal)) !== undefined;) {
+      await work(part).catch((err) => latch.fail(err, part!.index));
+    }
   });
   await latch.settle([feeding, ...workers], progress);
   return tally;

@@ -30,7 +30,7 @@ import { putManifest } from "../remote/manifests.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import { completeUpload, openUpload } from "../remote/uploads.ts";
 import type { TransferJob } from "./transfer_job.ts";
-import { FirstFailure, runPartWorkers } from "./part_workers.ts";
+import { FirstFailure, nextPart } from "./part_workers.ts";
 import { PushTokens } from "./push_tokens.ts";
 
 /** What the push procedure needs, already validated. */
@@ -142,10 +142,15 @@ async function pushParts(push: PushRun): Promise<HashedFile> {
     beforeUpload,
     tokenLifetimeMs: () => tokens.lifetimeMs(),
   };
-  const workers = runPartWorkers(queue, count, signal, latch, async (part) => {
+  const work = async (part: PartDescriptor) => {
     progress.setPhase("uploading");
     const outcome = await uploadPart(context, part);
     progress.completePart(part.index, part.size, outcome === "skipped" ? "exists" : "uploaded");
+  };
+  const workers = Array.from({ length: count }, async () => {
+    for (let part; (part = await nextPart(queue, signal)) !== undefined;) {
+      await work(part).catch((err) => latch.fail(err, part!.index));
+    }
   });
   await latch.settle([hashing, ...workers], progress);
   return hashed;

@@ -14,7 +14,7 @@ import type { CopyCommand } from "../args.ts";
 import type { CopySide } from "../copy_sides.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { noticeWrite, stdout } from "../io.ts";
-import { readCaFile, runRegistryCommand } from "../session.ts";
+import { openSession, readCaFile } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 import { schemeMismatch } from "./copy_scheme.ts";
 
@@ -27,7 +27,7 @@ import { schemeMismatch } from "./copy_scheme.ts";
  * const code = await runCopy(parseCommandLine(["copy", src, dst]) as CopyCommand);
  * ```
  */
-export function runCopy(command: CopyCommand): Promise<number> {
+export async function runCopy(command: CopyCommand): Promise<number> {
   const progress = transferProgress(command.progress, { kind: "copy" });
   for (const side of [command.sides.source, command.sides.target]) {
     if (side.own && side.insecure && !command.insecure) {
@@ -37,28 +37,33 @@ export function runCopy(command: CopyCommand): Promise<number> {
       );
     }
   }
-  return runRegistryCommand({
+  const session = await openSession({
     label: "ocipart copy",
     flags: command,
     reads: { flags: command, reference: command.source },
     onFailure: progress.finish,
     stoppedLine: progress.stoppedLine,
-    run: async ({ clientOptions, signal }) => {
-      progress.watch(signal);
-      // Closed when the command ends, so no pooled connection outlives it.
-      using client = new PartedClient(await withSides(clientOptions, command));
-      const result = await client.copy(command.source, command.target, {
-        ...(command.workers === undefined ? {} : { workers: command.workers }),
-        onProgress: progress.onProgress,
-        signal,
-      }).catch(async (err) => {
-        throw await schemeMismatch(err, client, command.sides, signal) ?? err;
-      });
-      progress.finish(EXIT_CODES.success);
-      stdout(command.json ? `${jsonText(result)}\n` : `${result.descriptor.digest}\n`);
-      return EXIT_CODES.success;
-    },
   });
+  if (typeof session === "number") return session;
+  using _ = session;
+  const { clientOptions, signal } = session;
+  try {
+    progress.watch(signal);
+    // Closed when the command ends, so no pooled connection outlives it.
+    using client = new PartedClient(await withSides(clientOptions, command));
+    const result = await client.copy(command.source, command.target, {
+      ...(command.workers === undefined ? {} : { workers: command.workers }),
+      onProgress: progress.onProgress,
+      signal,
+    }).catch(async (err) => {
+      throw await schemeMismatch(err, client, command.sides, signal) ?? err;
+    });
+    progress.finish(EXIT_CODES.success);
+    stdout(command.json ? `${jsonText(result)}\n` : `${result.descriptor.digest}\n`);
+    return EXIT_CODES.success;
+  } catch (err) {
+    return await session.failed(err);
+  }
 }
 
 /**

@@ -11,7 +11,7 @@ import type { InspectCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { formatBytes } from "../format.ts";
 import { stdout } from "../io.ts";
-import { runRegistryCommand } from "../session.ts";
+import { openSession } from "../session.ts";
 
 /**
  * Runs `inspect` and resolves to the exit code.
@@ -22,18 +22,23 @@ import { runRegistryCommand } from "../session.ts";
  * const code = await runInspect(parseCommandLine(["inspect", ref]) as InspectCommand);
  * ```
  */
-export function runInspect(command: InspectCommand): Promise<number> {
-  return runRegistryCommand({
+export async function runInspect(command: InspectCommand): Promise<number> {
+  const session = await openSession({
     label: "ocipart inspect",
     flags: command,
     reads: { flags: command, reference: command.reference },
-    run: async ({ clientOptions, signal }) => {
-      using client = new PartedClient(clientOptions);
-      const description = await client.inspect(command.reference, { signal });
-      stdout(command.json ? `${jsonText(description)}\n` : describe(description));
-      return EXIT_CODES.success;
-    },
   });
+  if (typeof session === "number") return session;
+  using _ = session;
+  const { clientOptions, signal } = session;
+  try {
+    using client = new PartedClient(clientOptions);
+    const description = await client.inspect(command.reference, { signal });
+    stdout(command.json ? `${jsonText(description)}\n` : describe(description));
+    return EXIT_CODES.success;
+  } catch (err) {
+    return await session.failed(err);
+  }
 }
 
 /**

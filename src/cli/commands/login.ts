@@ -16,7 +16,7 @@ import type { LoginCommand, LogoutCommand } from "../args.ts";
 import { errorLine, EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
 import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
-import { requireRegistryConfig, runRegistryCommand, runStoppable } from "../session.ts";
+import { openSession, requireRegistryConfig, StopScope } from "../session.ts";
 
 /**
  * Runs `login`: the credential from `--username`/`--password-stdin` is checked with
@@ -29,27 +29,32 @@ import { requireRegistryConfig, runRegistryCommand, runStoppable } from "../sess
  *   "--password-stdin", "registry.example"]) as LoginCommand);
  * ```
  */
-export function runLogin(command: LoginCommand): Promise<number> {
-  return runRegistryCommand({
+export async function runLogin(command: LoginCommand): Promise<number> {
+  const session = await openSession({
     label: "ocipart login",
     flags: command,
     createsConfig: true,
-    run: async ({ clientOptions, signal, credential }) => {
-      using client = new PartedClient(clientOptions);
-      // A refused credential or a closed port is told by the failure report's words.
-      await client.checkLogin(command.registry, { signal });
-      const saved = await namingConfig(
-        command,
-        saveDockerLogin(command.registry, credential!, { ...configOption(command), signal }),
-      );
-      stdout(
-        command.json
-          ? `${jsonText({ ...saved, loggedIn: true })}\n`
-          : `Login succeeded; saved in ${loginPlace(saved)}\n`,
-      );
-      return EXIT_CODES.success;
-    },
   });
+  if (typeof session === "number") return session;
+  using _ = session;
+  const { clientOptions, signal, credential } = session;
+  try {
+    using client = new PartedClient(clientOptions);
+    // A refused credential or a closed port is told by the failure report's words.
+    await client.checkLogin(command.registry, { signal });
+    const saved = await namingConfig(
+      command,
+      saveDockerLogin(command.registry, credential!, { ...configOption(command), signal }),
+    );
+    stdout(
+      command.json
+        ? `${jsonText({ ...saved, loggedIn: true })}\n`
+        : `Login succeeded; saved in ${loginPlace(saved)}\n`,
+    );
+    return EXIT_CODES.success;
+  } catch (err) {
+    return await session.failed(err);
+  }
 }
 
 /**
@@ -62,18 +67,21 @@ export function runLogin(command: LoginCommand): Promise<number> {
  * const code = await runLogout(parseCommandLine(["logout", "registry.example"]) as LogoutCommand);
  * ```
  */
-export function runLogout(command: LogoutCommand): Promise<number> {
-  return runStoppable({ label: "ocipart logout" }, command, async (signal) => {
+export async function runLogout(command: LogoutCommand): Promise<number> {
+  using scope = new StopScope({ label: "ocipart logout" }, command);
+  try {
     if (command.registryConfig !== undefined) await requireRegistryConfig(command.registryConfig);
     const erased = await namingConfig(
       command,
-      eraseDockerLogin(command.registry, { ...configOption(command), signal }),
+      eraseDockerLogin(command.registry, { ...configOption(command), signal: scope.signal }),
     );
     stdout(
       command.json ? `${jsonText({ ...erased, loggedIn: false })}\n` : logoutLine(erased),
     );
     return EXIT_CODES.success;
-  });
+  } catch (err) {
+    return await scope.failed(err);
+  }
 }
 
 /** Adds the configuration file's path to an error about that file (the library leaves it out). */

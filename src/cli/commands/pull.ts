@@ -12,7 +12,7 @@ import type { PullCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
 import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
-import { runRegistryCommand } from "../session.ts";
+import { openSession } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
 /**
@@ -41,7 +41,7 @@ export async function runPull(command: PullCommand): Promise<number> {
   });
   // A refusal names the file the pull would have written, inside the directory typed.
   let localPath = command.destination;
-  return await runRegistryCommand({
+  const session = await openSession({
     label: "ocipart pull",
     flags: { ...command, intoDirectory },
     reads: { flags: command, reference: command.reference },
@@ -51,23 +51,28 @@ export async function runPull(command: PullCommand): Promise<number> {
     onFailure: progress.finish,
     stoppedLine: progress.stoppedLine,
     pulledFile: progress.pulledFile,
-    run: async ({ clientOptions, signal }) => {
-      progress.watch(signal);
-      using client = new PartedClient(clientOptions);
-      const result = await client.pull(command.reference, destination, {
-        ...(command.workers === undefined ? {} : { workers: command.workers }),
-        verifyFileDigest: command.verifyFileDigest,
-        onProgress: progress.onProgress,
-        signal,
-      }).catch((err) => {
-        localPath = findError(err, DestinationExistsError)?.path ?? localPath;
-        throw err;
-      });
-      progress.finish(EXIT_CODES.success);
-      stdout(resultLine(command, result));
-      return EXIT_CODES.success;
-    },
   });
+  if (typeof session === "number") return session;
+  using _ = session;
+  const { clientOptions, signal } = session;
+  try {
+    progress.watch(signal);
+    using client = new PartedClient(clientOptions);
+    const result = await client.pull(command.reference, destination, {
+      ...(command.workers === undefined ? {} : { workers: command.workers }),
+      verifyFileDigest: command.verifyFileDigest,
+      onProgress: progress.onProgress,
+      signal,
+    }).catch((err) => {
+      localPath = findError(err, DestinationExistsError)?.path ?? localPath;
+      throw err;
+    });
+    progress.finish(EXIT_CODES.success);
+    stdout(resultLine(command, result));
+    return EXIT_CODES.success;
+  } catch (err) {
+    return await session.failed(err);
+  }
 }
 
 /** The path written; with `--json`, the reference and destination typed and the result. */

@@ -12,7 +12,7 @@ import type { PushCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
 import { jsonText } from "../../registry/untrusted_text.ts";
-import { runRegistryCommand } from "../session.ts";
+import { openSession } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
 /**
@@ -24,28 +24,33 @@ import { transferProgress } from "../transfer_progress.ts";
  * const code = await runPush(parseCommandLine(["push", ref, "model.bin"]) as PushCommand);
  * ```
  */
-export function runPush(command: PushCommand): Promise<number> {
+export async function runPush(command: PushCommand): Promise<number> {
   const progress = transferProgress(command.progress, { kind: "push" });
-  return runRegistryCommand({
+  const session = await openSession({
     label: "ocipart push",
     flags: command,
     localPath: command.file,
     onFailure: progress.finish,
     stoppedLine: progress.stoppedLine,
-    run: async ({ clientOptions, signal }) => {
-      progress.watch(signal);
-      // Closed when the command ends, so no pooled connection outlives it.
-      using client = new PartedClient(clientOptions);
-      const descriptor = await client.push(command.reference, fromFile(command.file), {
-        ...(command.workers === undefined ? {} : { workers: command.workers }),
-        ...(command.partSize === undefined ? {} : { partSize: command.partSize }),
-        annotations: command.annotations,
-        onProgress: progress.onProgress,
-        signal,
-      });
-      progress.finish(EXIT_CODES.success);
-      stdout(command.json ? `${jsonText(descriptor)}\n` : `${descriptor.digest}\n`);
-      return EXIT_CODES.success;
-    },
   });
+  if (typeof session === "number") return session;
+  using _ = session;
+  const { clientOptions, signal } = session;
+  try {
+    progress.watch(signal);
+    // Closed when the command ends, so no pooled connection outlives it.
+    using client = new PartedClient(clientOptions);
+    const descriptor = await client.push(command.reference, fromFile(command.file), {
+      ...(command.workers === undefined ? {} : { workers: command.workers }),
+      ...(command.partSize === undefined ? {} : { partSize: command.partSize }),
+      annotations: command.annotations,
+      onProgress: progress.onProgress,
+      signal,
+    });
+    progress.finish(EXIT_CODES.success);
+    stdout(command.json ? `${jsonText(descriptor)}\n` : `${descriptor.digest}\n`);
+    return EXIT_CODES.success;
+  } catch (err) {
+    return await session.failed(err);
+  }
 }

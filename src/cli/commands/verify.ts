@@ -9,7 +9,7 @@ import type { VerifyCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
 import { jsonText } from "../../registry/untrusted_text.ts";
-import { runRegistryCommand } from "../session.ts";
+import { openSession } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
 /**
@@ -23,29 +23,34 @@ import { transferProgress } from "../transfer_progress.ts";
  * const code = await runVerify(parseCommandLine(["verify", ref, "w.bin"]) as VerifyCommand);
  * ```
  */
-export function runVerify(command: VerifyCommand): Promise<number> {
+export async function runVerify(command: VerifyCommand): Promise<number> {
   const progress = transferProgress(command.progress, { kind: "verify" });
-  return runRegistryCommand({
+  const session = await openSession({
     label: "ocipart verify",
     flags: command,
     reads: { flags: command, reference: command.reference },
     localPath: command.file,
     onFailure: progress.finish,
     stoppedLine: progress.stoppedLine,
-    run: async ({ clientOptions, signal }) => {
-      progress.watch(signal);
-      using client = new PartedClient(clientOptions);
-      const report = await client.verify(command.reference, command.file, {
-        ...(command.workers === undefined ? {} : { workers: command.workers }),
-        onProgress: progress.onProgress,
-        signal,
-      });
-      const code = report.identical ? EXIT_CODES.success : EXIT_CODES.digestMismatch;
-      progress.finish(code);
-      stdout(command.json ? `${jsonText(report)}\n` : verifyTable(report));
-      return code;
-    },
   });
+  if (typeof session === "number") return session;
+  using _ = session;
+  const { clientOptions, signal } = session;
+  try {
+    progress.watch(signal);
+    using client = new PartedClient(clientOptions);
+    const report = await client.verify(command.reference, command.file, {
+      ...(command.workers === undefined ? {} : { workers: command.workers }),
+      onProgress: progress.onProgress,
+      signal,
+    });
+    const code = report.identical ? EXIT_CODES.success : EXIT_CODES.digestMismatch;
+    progress.finish(code);
+    stdout(command.json ? `${jsonText(report)}\n` : verifyTable(report));
+    return code;
+  } catch (err) {
+    return await session.failed(err);
+  }
 }
 
 /**
