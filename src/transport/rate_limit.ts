@@ -17,7 +17,7 @@ import { type Clock, systemClock } from "./clock.ts";
 import type { Fetch } from "./fetch.ts";
 import { relayBody } from "./byob_body.ts";
 import { FILE_BODY_CHUNK_SIZE, fileBodyRange, rangeBody } from "./file_body.ts";
-import { withBody } from "./response_body.ts";
+import { BODILESS_STATUSES, withBody } from "./response_body.ts";
 
 /**
  * A bandwidth cap.
@@ -165,7 +165,7 @@ export function withRateLimit(transport: Fetch, limiter: RateLimiter): Fetch {
   return async (request) => {
     const signal = request.signal;
     const response = await transport(limitedRequest(request, limiter));
-    if (response.body === null || NULL_BODY_STATUSES.has(response.status)) return response;
+    if (response.body === null || BODILESS_STATUSES.has(response.status)) return response;
     const body = relayBody(response.body, {
       maxRead: limiter.slice,
       read: async (next) => {
@@ -177,9 +177,6 @@ export function withRateLimit(transport: Fetch, limiter: RateLimiter): Fetch {
     return withBody(response, body);
   };
 }
-
-/** Statuses a `Response` may not be built with a body for. */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /** `request` with its body drawn through `limiter`, a file range kept as one. */
 function limitedRequest(request: Request, limiter: RateLimiter): Request {

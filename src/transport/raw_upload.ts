@@ -12,6 +12,7 @@ import { connectError, OPERATION, readError, tunnelError } from "./failure.ts";
 import { connectHead, connectStatus, type ProxyRoute } from "./proxy.ts";
 import { vetProxiedTarget } from "./tunnel.ts";
 import type { FileRange } from "./file_body.ts";
+import { BODILESS_STATUSES } from "./response_body.ts";
 
 /** What {@linkcode rawFileUpload} sends. */
 export interface RawUploadRequest {
@@ -77,7 +78,6 @@ export function rawUploadAvailable(): boolean {
 const CHUNK = 1 << 20;
 const READ_CHUNK = 64 * 1024;
 const MAX_HEAD = 64 * 1024;
-const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -345,7 +345,7 @@ async function exchange(
     } catch { /* drop a header the Fetch API cannot represent */ }
   }
   let body: ReadableStream<Uint8Array> | null = null;
-  if (NULL_BODY_STATUSES.has(parsed.status)) {
+  if (BODILESS_STATUSES.has(parsed.status)) {
     release();
   } else {
     body = responseBody(input, parsed, aborted, release);
@@ -535,7 +535,7 @@ async function readHead(input: ConnReader, method: string): Promise<ParsedHead> 
       headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
     let framing: ParsedHead["framing"];
     const transfer = get("transfer-encoding").join(",").toLowerCase();
-    if (method === "HEAD" || NULL_BODY_STATUSES.has(status)) {
+    if (method === "HEAD" || BODILESS_STATUSES.has(status)) {
       framing = { kind: "length", length: 0 };
     } else if (transfer !== "") {
       if (!/(^|,)\s*chunked\s*$/.test(transfer)) throw new Error("unsupported transfer encoding");
