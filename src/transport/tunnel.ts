@@ -44,10 +44,14 @@ export function tunnelConnections(agent: http.Agent, route: ProxyRoute): void {
       done = true;
       raw.off("data", onData);
       raw.off("error", onError);
+      raw.off("end", onEnd);
+      raw.off("close", onEnd);
       if (err) raw.destroy();
       callback(err, socket);
     };
     const onError = (err: Error) => finish(connectError(err));
+    // A proxy that hangs up before its answer is complete refused the tunnel.
+    const onEnd = () => finish(tunnelError(undefined));
     let head = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       head = Buffer.concat([head, chunk]);
@@ -62,6 +66,8 @@ export function tunnelConnections(agent: http.Agent, route: ProxyRoute): void {
       finish(null, tls.connect({ ...options, socket: raw }));
     };
     raw.on("error", onError);
+    raw.on("end", onEnd);
+    raw.on("close", onEnd);
     raw.on("data", onData);
     raw.once("connect", () => {
       raw.write(connectHead(String(options.host), Number(options.port), route));

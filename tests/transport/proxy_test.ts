@@ -15,6 +15,7 @@ import { NoProxyList } from "../../src/transport/no_proxy.ts";
 import { isForbiddenPeerAddress } from "../../src/transport/peer_policy.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { NetworkError } from "../../src/errors/kinds.ts";
+import { fileBody } from "../../src/transport/file_body.ts";
 
 const MiB = 1024 * 1024;
 
@@ -135,6 +136,61 @@ registryTest(
     assertEquals(await proxy.requests(), [], "the proxy received nothing");
   },
 );
+
+/** A proxy that reads each `CONNECT` head and closes the connection without an answer. */
+function startSilentProxy(): { url: string; heads: string[]; close(): void } {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const heads: string[] = [];
+  (async () => {
+    for await (const conn of listener) {
+      const buffer = new Uint8Array(16 * 1024);
+      const n = await conn.read(buffer).catch(() => null);
+      heads.push(new TextDecoder().decode(buffer.subarray(0, n ?? 0)).split("\r\n")[0]);
+      conn.close();
+    }
+  })().catch(() => {});
+  return {
+    url: `http://127.0.0.1:${listener.addr.port}`,
+    heads,
+    close: () => listener.close(),
+  };
+}
+
+Deno.test("a proxy that closes instead of answering CONNECT fails the request at once", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/part.bin`;
+  await writePatternFile(path, 4096);
+  const proxy = startSilentProxy();
+  const transport = new HttpTransport({ proxy: { https: proxy.url } });
+  try {
+    // A download goes through the node:http tunnel, a file range through the upload client.
+    const requests = [
+      () =>
+        new Request("https://registry.example:5000/v2/", { signal: AbortSignal.timeout(20_000) }),
+      () =>
+        new Request("https://registry.example:5000/v2/x/blobs/uploads/1", {
+          method: "PUT",
+          headers: { "content-length": "4096" },
+          body: fileBody(path, 0, 4096),
+          signal: AbortSignal.timeout(20_000),
+          duplex: "half",
+        } as RequestInit),
+    ];
+    for (const request of requests) {
+      const err = await transport.fetch(request()).then(() => undefined, (e) => e);
+      assert(err instanceof NetworkError, String(err));
+      assertEquals(err.message, "HTTP request: proxy refused the tunnel (malformed answer)");
+      assertEquals(err.retryable, true);
+    }
+    assertEquals(proxy.heads, [
+      "CONNECT registry.example:5000 HTTP/1.1",
+      "CONNECT registry.example:5000 HTTP/1.1",
+    ]);
+  } finally {
+    transport.close();
+    proxy.close();
+  }
+});
 
 Deno.test("NO_PROXY forms: one table of what goes direct", () => {
   const list = new NoProxyList(
