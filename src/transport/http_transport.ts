@@ -7,8 +7,6 @@
  */
 import * as http from "node:http";
 import * as https from "node:https";
-import * as net from "node:net";
-import { PeerRefusedError } from "../errors/kinds.ts";
 import { fileBodyRange } from "./file_body.ts";
 import type { Fetch } from "./fetch.ts";
 import { type PlatformFetch, platformFetch } from "./platform_fetch.ts";
@@ -16,7 +14,8 @@ import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
 import { lengthError, OPERATION } from "./failure.ts";
 import { platformExchange } from "./platform_exchange.ts";
 import { nodeExchange } from "./node_exchange.ts";
-import { guardConnections } from "./guarded_dial.ts";
+import { type PeerGuard, vetProxiedTarget } from "./dial.ts";
+import { dialThroughAgent } from "./node_socket.ts";
 import {
   environmentMayNameProxy,
   type ProxyRoute,
@@ -25,7 +24,6 @@ import {
   proxySettingsFromEnv,
 } from "./proxy.ts";
 import { TlsTrust } from "./tls_trust.ts";
-import { tunnelConnections, vetProxiedTarget } from "./tunnel.ts";
 import { checkTlsPortAnswer } from "./tls_port_answer.ts";
 import { type ExchangeObserver, observeExchange } from "./exchange_observer.ts";
 
@@ -69,7 +67,7 @@ export interface HttpTransportOptions {
    * for IP-literal hosts (before dialing), and with the socket's actual remote address once
    * connected, before any request byte is written.
    */
-  peerGuard?: (address: string, family: 4 | 6) => boolean;
+  peerGuard?: PeerGuard;
   /**
    * Maximum concurrent `node:http` connections per origin (default 32); further requests wait.
    * Downloads on the runtime's own client (see {@linkcode HttpTransport}) are not capped.
@@ -197,8 +195,8 @@ export class HttpTransport {
     this.#httpsAgent = new https.Agent(agentOptions);
     const guard = this.#options.peerGuard;
     if (guard) {
-      guardConnections(this.#httpAgent, guard, false);
-      guardConnections(this.#httpsAgent, guard, true);
+      dialThroughAgent(this.#httpAgent, { secure: false, peerGuard: guard });
+      dialThroughAgent(this.#httpsAgent, { secure: true, peerGuard: guard });
     }
     // Downloads of the registry-origin transport go through the runtime's own client where
     // there is one (Deno): about twice the throughput of node:http and a fraction of its
@@ -284,7 +282,8 @@ export class HttpTransport {
     if (!secure) return this.#proxyAgent ??= new http.Agent(this.#agentOptions);
     if (this.#tunnelAgent === undefined) {
       this.#tunnelAgent = new https.Agent(this.#agentOptions);
-      tunnelConnections(this.#tunnelAgent, route);
+      // The target was vetted per request (#sendProxied): the tunnel dials the proxy as it is.
+      dialThroughAgent(this.#tunnelAgent, { secure: true, proxy: route });
     }
     return this.#tunnelAgent;
   }
@@ -339,11 +338,8 @@ export class HttpTransport {
       return platformExchange(this.#platform, request, headers);
     }
 
+    // A guarded request's peer, an address literal too, is vetted where it is dialed.
     const guard = this.#options.peerGuard;
-    const literalFamily = net.isIP(hostname);
-    if (guard && literalFamily !== 0 && !guard(hostname, literalFamily as 4 | 6)) {
-      return Promise.reject(new PeerRefusedError(OPERATION));
-    }
     const fileRange = fileBodyRange(body);
     if (fileRange !== undefined && RAW_UPLOADS && runtimeTls) {
       // The stream itself is never read: cancel it so the request body counts as used.
@@ -388,6 +384,7 @@ export class HttpTransport {
   ): Promise<Response> {
     const secure = url.protocol === "https:";
     const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+    // Vetted per request: a plain-HTTP request reuses any connection to the proxy.
     const guard = this.#options.peerGuard;
     if (guard) await vetProxiedTarget(hostname, guard);
     const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);

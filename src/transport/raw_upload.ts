@@ -5,14 +5,13 @@
  *
  * @module
  */
-import { isIP } from "node:net";
-import { lookup } from "node:dns/promises";
-import { FileEndedError, LocalFileError, PeerRefusedError } from "../errors/kinds.ts";
-import { connectError, OPERATION, readError, tunnelError } from "./failure.ts";
-import { connectHead, connectStatus, type ProxyRoute } from "./proxy.ts";
-import { vetProxiedTarget } from "./tunnel.ts";
+import { FileEndedError, LocalFileError } from "../errors/kinds.ts";
+import { connectError, readError } from "./failure.ts";
+import type { ProxyRoute } from "./proxy.ts";
 import type { FileRange } from "./file_body.ts";
 import { BODILESS_STATUSES } from "./response_body.ts";
+import { type ByteDuplex, dial, type PeerGuard } from "./dial.ts";
+import { denoSockets } from "./deno_socket.ts";
 
 /** What {@linkcode rawFileUpload} sends. */
 export interface RawUploadRequest {
@@ -27,26 +26,15 @@ export interface RawUploadRequest {
   /** Aborts the exchange with its reason. */
   signal: AbortSignal;
   /** Vets resolved and connected peer addresses; `false` refuses with `PeerRefusedError`. */
-  peerGuard?: (address: string, family: 4 | 6) => boolean;
+  peerGuard?: PeerGuard;
   /** Extra PEM roots for HTTPS. */
   caCerts?: string[];
   /** The forward proxy to go through: a `CONNECT` tunnel for `https:`, absolute-form else. */
   proxy?: ProxyRoute;
 }
 
-interface DenoNetApi {
-  connect(options: { hostname: string; port: number }): Promise<DenoConn>;
-  startTls(
-    conn: DenoConn,
-    options: { hostname: string; caCerts?: string[]; alpnProtocols?: string[] },
-  ): Promise<DenoConn & { handshake(): Promise<unknown> }>;
+interface DenoFileApi {
   open(path: string, options: { read: true }): Promise<DenoFile>;
-}
-interface DenoConn {
-  readonly remoteAddr: { hostname?: string };
-  read(buffer: Uint8Array): Promise<number | null>;
-  write(buffer: Uint8Array): Promise<number>;
-  close(): void;
 }
 interface DenoFile {
   seek(offset: number, whence: 0): Promise<number>;
@@ -54,12 +42,9 @@ interface DenoFile {
   close(): void;
 }
 
-function denoNet(): DenoNetApi | undefined {
-  const deno = (globalThis as { Deno?: Partial<DenoNetApi> }).Deno;
-  return typeof deno?.connect === "function" && typeof deno.startTls === "function" &&
-      typeof deno.open === "function"
-    ? deno as DenoNetApi
-    : undefined;
+function denoFiles(): DenoFileApi | undefined {
+  const deno = (globalThis as { Deno?: Partial<DenoFileApi> }).Deno;
+  return typeof deno?.open === "function" ? deno as DenoFileApi : undefined;
 }
 
 /**
@@ -72,7 +57,7 @@ function denoNet(): DenoNetApi | undefined {
  * ```
  */
 export function rawUploadAvailable(): boolean {
-  return denoNet() !== undefined;
+  return denoSockets(undefined) !== undefined && denoFiles() !== undefined;
 }
 
 const CHUNK = 1 << 20;
@@ -82,11 +67,11 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
- * Sends `request` on a new connection (`Connection: close`): dials (every resolved address
- * and then the connected one vetted by `peerGuard` before any byte), starts TLS for `https:`,
- * writes the head and then the file range in 1 MiB reads, and resolves with the answer, whose
- * body (content-length, chunked, or up to the close) streams from the connection. An answer
- * that arrives before the body is complete stops the upload and is returned. A file that ends
+ * Sends `request` on a new connection (`Connection: close`): dials through the dialer (the
+ * peer guard and the proxy as `dial.ts` applies them; TLS for `https:`), writes the head and
+ * then the file range in 1 MiB reads, and resolves with the answer, whose body
+ * (content-length, chunked, or up to the close) streams from the connection. An answer that
+ * arrives before the body is complete stops the upload and is returned. A file that ends
  * before its range fails with `LocalFileError` before the last byte is sent.
  *
  * @example
@@ -95,148 +80,38 @@ const decoder = new TextDecoder();
  * ```
  */
 export async function rawFileUpload(request: RawUploadRequest): Promise<Response> {
-  const net = denoNet();
-  if (net === undefined) throw new TypeError("raw upload: not available on this runtime");
+  const sockets = denoSockets(request.caCerts);
+  const files = denoFiles();
+  if (sockets === undefined || files === undefined) {
+    throw new TypeError("raw upload: not available on this runtime");
+  }
   const { url, signal } = request;
   if (signal.aborted) throw signal.reason;
   const secure = url.protocol === "https:";
   const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
 
-  let conn: DenoConn | undefined;
+  let conn: ByteDuplex | undefined;
   let failure: unknown;
   const onAbort = () => {
     failure ??= signal.reason;
-    try {
-      conn?.close();
-    } catch { /* already closed */ }
+    conn?.close();
   };
   signal.addEventListener("abort", onAbort, { once: true });
   const release = () => {
     signal.removeEventListener("abort", onAbort);
-    try {
-      conn?.close();
-    } catch { /* already closed */ }
-  };
-  const check = () => {
-    if (failure !== undefined) throw failure;
+    conn?.close();
   };
 
   try {
-    conn = await dial(net, request, hostname, port, signal, check);
+    const { peerGuard, proxy } = request;
+    conn = await dial(sockets, { hostname, port, secure }, { peerGuard, proxy, signal });
     if (failure !== undefined) onAbort();
-    check();
-    if (secure && request.proxy !== undefined) {
-      await abortable(openTunnel(conn, hostname, port, request.proxy), signal);
-    }
-    if (secure) {
-      try {
-        const tlsConn = await net.startTls(conn, {
-          hostname,
-          alpnProtocols: ["http/1.1"],
-          ...(request.caCerts?.length ? { caCerts: request.caCerts } : {}),
-        });
-        conn = tlsConn;
-        await abortable(tlsConn.handshake(), signal);
-      } catch (err) {
-        check();
-        throw connectError(err);
-      }
-    }
-    check();
-    return await exchange(net, conn, request, () => failure, release);
+    if (failure !== undefined) throw failure;
+    return await exchange(files, conn, request, () => failure, release);
   } catch (err) {
     release();
     throw failure ?? err;
-  }
-}
-
-// Connects to the origin, or to the proxy when there is one. Without a proxy, a name resolves to
-// the addresses the guard accepts (the first one is used) and the connected address is checked
-// again; with one, the guard vets the target and the proxy (the user's choice) is not vetted.
-async function dial(
-  net: DenoNetApi,
-  request: RawUploadRequest,
-  hostname: string,
-  port: number,
-  signal: AbortSignal,
-  check: () => void,
-): Promise<DenoConn> {
-  const { peerGuard, proxy } = request;
-  let dialAddress = proxy?.host ?? hostname;
-  if (peerGuard && proxy !== undefined) await vetProxiedTarget(hostname, peerGuard);
-  if (peerGuard && proxy === undefined && isIP(hostname) === 0) {
-    let addresses: { address: string; family: number }[];
-    try {
-      addresses = await lookup(hostname, { all: true });
-    } catch (err) {
-      check();
-      throw connectError(err);
-    }
-    const allowed = addresses.find((a) => peerGuard(a.address, a.family as 4 | 6));
-    if (allowed === undefined) throw new PeerRefusedError(OPERATION);
-    dialAddress = allowed.address;
-  }
-  check();
-  let conn: DenoConn;
-  try {
-    conn = await abortable(
-      net.connect({ hostname: dialAddress, port: proxy?.port ?? port }),
-      signal,
-      (late) => {
-        try {
-          late.close();
-        } catch { /* closed */ }
-      },
-    );
-  } catch (err) {
-    check();
-    throw connectError(err);
-  }
-  if (peerGuard && proxy === undefined) {
-    const address = conn.remoteAddr.hostname ?? "";
-    const family = isIP(address);
-    if (family === 0 || !peerGuard(address, family as 4 | 6)) {
-      conn.close();
-      throw new PeerRefusedError(OPERATION);
-    }
-  }
-  return conn;
-}
-
-// Asks the proxy on `conn` for a tunnel to host:port; resolves once it is open.
-async function openTunnel(
-  conn: DenoConn,
-  host: string,
-  port: number,
-  route: ProxyRoute,
-): Promise<void> {
-  try {
-    await writeAll(conn, encoder.encode(connectHead(host, port, route)));
-  } catch (err) {
-    throw connectError(err);
-  }
-  const buffer = new Uint8Array(16 * 1024);
-  let filled = 0;
-  for (;;) {
-    let n: number | null;
-    try {
-      n = await conn.read(buffer.subarray(filled));
-    } catch (err) {
-      throw connectError(err);
-    }
-    if (n === null) throw tunnelError(undefined);
-    filled += n;
-    const text = decoder.decode(buffer.subarray(0, filled));
-    const end = text.indexOf("\r\n\r\n");
-    if (end < 0) {
-      if (filled === buffer.byteLength) throw tunnelError(undefined);
-      continue;
-    }
-    const status = connectStatus(text);
-    // Bytes after the answer would be the origin speaking before TLS started: refuse them.
-    if (status !== 200 || filled > end + 4) throw tunnelError(status);
-    return;
   }
 }
 
@@ -259,8 +134,8 @@ function requestHead(request: RawUploadRequest): string {
 }
 
 async function exchange(
-  net: DenoNetApi,
-  conn: DenoConn,
+  files: DenoFileApi,
+  conn: ByteDuplex,
   request: RawUploadRequest,
   aborted: () => unknown,
   release: () => void,
@@ -280,8 +155,8 @@ async function exchange(
   let writeError: unknown;
   let file: DenoFile | undefined;
   try {
-    await writeAll(conn, encoder.encode(head));
-    file = await openRange(net, range);
+    await conn.write(encoder.encode(head));
+    file = await openRange(files, range);
     const size = range.chunkSize ?? CHUNK;
     const buffers = [new Uint8Array(Math.min(size, range.length)), new Uint8Array(0)];
     if (range.length > size) buffers[1] = new Uint8Array(size);
@@ -309,7 +184,7 @@ async function exchange(
       // A bandwidth cap holds the chunk until it may pass (rejecting only on abort).
       await range.pace?.(bytes);
       if (answered) break;
-      const written = writeAll(conn, chunk).then(() => false);
+      const written = conn.write(chunk).then(() => false);
       // A server that answered may have stopped reading: a pending write must not hold the
       // answer back (it fails once the connection is released).
       if (await Promise.race([written, answerSettled])) {
@@ -359,43 +234,14 @@ async function exchange(
   return response;
 }
 
-// `promise`, or the signal's reason as soon as it aborts; a value that arrives too late goes to
-// `discard`.
-function abortable<T>(
-  promise: Promise<T>,
-  signal: AbortSignal,
-  discard?: (value: T) => void,
-): Promise<T> {
-  if (signal.aborted) {
-    promise.then((v) => discard?.(v), () => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    let done = false;
-    const onAbort = () => {
-      done = true;
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then((value) => {
-      signal.removeEventListener("abort", onAbort);
-      if (done) discard?.(value);
-      else resolve(value);
-    }, (err) => {
-      signal.removeEventListener("abort", onAbort);
-      if (!done) reject(err);
-    });
-  });
-}
-
 function isFileError(err: unknown): boolean {
   return (err as { fileRead?: boolean } | null)?.fileRead === true;
 }
 
-async function openRange(net: DenoNetApi, range: FileRange): Promise<DenoFile> {
+async function openRange(files: DenoFileApi, range: FileRange): Promise<DenoFile> {
   let file: DenoFile | undefined;
   try {
-    file = await net.open(range.path, { read: true });
+    file = await files.open(range.path, { read: true });
     if (range.offset > 0) await file.seek(range.offset, 0);
     return file;
   } catch (err) {
@@ -422,21 +268,15 @@ async function readChunk(file: DenoFile, buffer: Uint8Array, limit: number): Pro
   return filled;
 }
 
-async function writeAll(conn: DenoConn, bytes: Uint8Array): Promise<void> {
-  for (let offset = 0; offset < bytes.byteLength;) {
-    offset += await conn.write(bytes.subarray(offset));
-  }
-}
-
 /** Buffered reads from a connection. */
 class ConnReader {
-  readonly #conn: DenoConn;
+  readonly #conn: ByteDuplex;
   #buffer = new Uint8Array(READ_CHUNK);
   #start = 0;
   #end = 0;
   #eof = false;
 
-  constructor(conn: DenoConn) {
+  constructor(conn: ByteDuplex) {
     this.#conn = conn;
   }
 
