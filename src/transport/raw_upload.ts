@@ -133,6 +133,7 @@ function requestHead(request: RawUploadRequest): string {
   return head;
 }
 
+// Sends the request and resolves with the answer, its body streaming from the connection.
 async function exchange(
   files: DenoFileApi,
   conn: ByteDuplex,
@@ -140,79 +141,122 @@ async function exchange(
   aborted: () => unknown,
   release: () => void,
 ): Promise<Response> {
-  const { url, range } = request;
-  const head = requestHead(request);
-
   const input = new ConnReader(conn);
   // The answer is read while the body is written: an early answer (413, 401) ends the upload.
+  const answer = pendingAnswer(input, request.method);
+  const writeError = await sendRequest(files, conn, request, answer, aborted);
+  let parsed: ParsedHead;
+  try {
+    parsed = await answer.head;
+  } catch (err) {
+    if (aborted() !== undefined) throw aborted();
+    throw writeError === undefined ? readError(err) : connectError(writeError);
+  }
+  return answerResponse(input, parsed, request.url, aborted, release);
+}
+
+/** The answer's head, read while the request goes out. */
+interface PendingAnswer {
+  readonly head: Promise<ParsedHead>;
+  /** Settles once the head is in or cannot come: either way the upload is over. */
+  readonly settled: Promise<true>;
+  /** Whether the head is in. */
+  answered(): boolean;
+}
+
+function pendingAnswer(input: ConnReader, method: string): PendingAnswer {
   let answered = false;
-  const answer = readHead(input, request.method).then((parsed) => {
+  const head = readHead(input, method).then((parsed) => {
     answered = true;
     return parsed;
   });
-  answer.catch(() => {});
+  head.catch(() => {});
+  const settled = head.then(() => true as const, () => true as const);
+  return { head, settled, answered: () => answered };
+}
 
-  let writeError: unknown;
+// Writes the head and then the file range. A write that fails is returned, for the answer (if
+// one came) to explain; a local file failure or the abort is thrown.
+async function sendRequest(
+  files: DenoFileApi,
+  conn: ByteDuplex,
+  request: RawUploadRequest,
+  answer: PendingAnswer,
+  aborted: () => unknown,
+): Promise<unknown> {
   let file: DenoFile | undefined;
   try {
-    await conn.write(encoder.encode(head));
-    file = await openRange(files, range);
-    const size = range.chunkSize ?? CHUNK;
-    const buffers = [new Uint8Array(Math.min(size, range.length)), new Uint8Array(0)];
-    if (range.length > size) buffers[1] = new Uint8Array(size);
-    let sent = 0;
-    let next = range.length > 0 ? readChunk(file, buffers[0], range.length) : undefined;
-    // An answer that is already in skips the loop; the read still settles when the file closes.
-    next?.catch(() => {});
-    // Settles once the answer's head is in or cannot come: either way the upload is over.
-    const answerSettled = answer.then(() => true, () => true);
-    for (let k = 0; next !== undefined && !answered; k++) {
-      const bytes = await next;
-      if (answered) break;
-      if (bytes === 0) {
-        throw new FileEndedError("file body: file ended before the requested range");
-      }
-      sent += bytes;
-      const chunk = buffers[k & 1].subarray(0, bytes);
-      // The next read runs while this chunk goes out; the last chunk is written only once
-      // the file has proven to hold the whole range (a read past it is not needed: the range
-      // length is what was declared).
-      next = sent < range.length
-        ? readChunk(file, buffers[(k + 1) & 1], range.length - sent)
-        : undefined;
-      if (next !== undefined) next.catch(() => {});
-      // A bandwidth cap holds the chunk until it may pass (rejecting only on abort).
-      await range.pace?.(bytes);
-      if (answered) break;
-      const written = conn.write(chunk).then(() => false);
-      // A server that answered may have stopped reading: a pending write must not hold the
-      // answer back (it fails once the connection is released).
-      if (await Promise.race([written, answerSettled])) {
-        written.catch(() => {});
-        break;
-      }
-      range.onBytes?.(bytes);
-    }
+    await conn.write(encoder.encode(requestHead(request)));
+    file = await openRange(files, request.range);
+    await writeRange(conn, file, request.range, answer);
+    return undefined;
   } catch (err) {
     if (err instanceof LocalFileError) throw err;
     if (aborted() !== undefined) throw aborted();
     if (isFileError(err)) {
       throw new LocalFileError("file body: read failed", { cause: err });
     }
-    writeError = err;
+    return err;
   } finally {
     try {
       file?.close();
     } catch { /* closed */ }
   }
+}
 
-  let parsed: ParsedHead;
-  try {
-    parsed = await answer;
-  } catch (err) {
-    if (aborted() !== undefined) throw aborted();
-    throw writeError === undefined ? readError(err) : connectError(writeError);
+// Writes `range` from `file` (positioned at its start) in chunks, reading the next chunk into
+// the other of two buffers while one goes out; stops once the answer is in.
+async function writeRange(
+  conn: ByteDuplex,
+  file: DenoFile,
+  range: FileRange,
+  answer: PendingAnswer,
+): Promise<void> {
+  const size = range.chunkSize ?? CHUNK;
+  const buffers = [new Uint8Array(Math.min(size, range.length)), new Uint8Array(0)];
+  if (range.length > size) buffers[1] = new Uint8Array(size);
+  let sent = 0;
+  let next = range.length > 0 ? readChunk(file, buffers[0], range.length) : undefined;
+  // An answer that is already in skips the loop; the read still settles when the file closes.
+  next?.catch(() => {});
+  for (let k = 0; next !== undefined && !answer.answered(); k++) {
+    const bytes = await next;
+    if (answer.answered()) break;
+    if (bytes === 0) {
+      throw new FileEndedError("file body: file ended before the requested range");
+    }
+    sent += bytes;
+    const chunk = buffers[k & 1].subarray(0, bytes);
+    // The next read runs while this chunk goes out; the last chunk is written only once
+    // the file has proven to hold the whole range (a read past it is not needed: the range
+    // length is what was declared).
+    next = sent < range.length
+      ? readChunk(file, buffers[(k + 1) & 1], range.length - sent)
+      : undefined;
+    if (next !== undefined) next.catch(() => {});
+    // A bandwidth cap holds the chunk until it may pass (rejecting only on abort).
+    await range.pace?.(bytes);
+    if (answer.answered()) break;
+    const written = conn.write(chunk).then(() => false);
+    // A server that answered may have stopped reading: a pending write must not hold the
+    // answer back (it fails once the connection is released).
+    if (await Promise.race([written, answer.settled])) {
+      written.catch(() => {});
+      break;
+    }
+    range.onBytes?.(bytes);
   }
+}
+
+// The `Response` of an answer whose head is in: a bodiless status releases the connection at
+// once, any other streams its body from it.
+function answerResponse(
+  input: ConnReader,
+  parsed: ParsedHead,
+  url: URL,
+  aborted: () => unknown,
+  release: () => void,
+): Response {
   const headers = new Headers();
   for (const [name, value] of parsed.headers) {
     try {
