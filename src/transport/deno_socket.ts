@@ -73,7 +73,7 @@ export function denoSockets(caCerts: string[] | undefined): SocketKind<DenoSocke
 /**
  * A connection of the runtime as a {@linkcode DialedSocket}.
  *
- * @example
+ * @example A connection's peer address
  * ```ts
  * import { DenoSocket } from "./deno_socket.ts";
  * const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });

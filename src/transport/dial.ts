@@ -63,7 +63,7 @@ export interface ByteDuplex {
 /**
  * A connected socket as the dialer sees it: a byte stream and the address it reached.
  *
- * @example
+ * @example A socket that reached a documentation address
  * ```ts
  * import type { DialedSocket } from "./dial.ts";
  * const socket: DialedSocket = {
@@ -83,7 +83,7 @@ export interface DialedSocket extends ByteDuplex {
 /**
  * An address a host name resolved to.
  *
- * @example
+ * @example An IPv6 address of a name
  * ```ts
  * import type { ResolvedAddress } from "./dial.ts";
  * const address: ResolvedAddress = { address: "2001:db8::1", family: 6 };
@@ -127,7 +127,7 @@ export interface SocketKind<S extends DialedSocket> {
 /**
  * Where a connection goes.
  *
- * @example
+ * @example A TLS target on the IPv6 loopback
  * ```ts
  * import type { DialTarget } from "./dial.ts";
  * const target: DialTarget = { hostname: "::1", port: 5000, secure: true };
@@ -204,7 +204,7 @@ export async function dial<S extends DialedSocket>(
  * directly, a name by every address it resolves to here (the proxy resolves it again; a name
  * that does not resolve here is refused, so the guard fails closed).
  *
- * @example
+ * @example A literal the guard accepts
  * ```ts
  * import { vetProxiedTarget } from "./dial.ts";
  * await vetProxiedTarget("203.0.113.7", () => true);
@@ -313,7 +313,7 @@ function connect<S extends DialedSocket>(
  * `promise`, or the signal's reason as soon as it aborts; a value that arrives too late goes to
  * `discard`.
  *
- * @example
+ * @example A wait that ends at the abort
  * ```ts
  * import { abortable } from "./dial.ts";
  * const controller = new AbortController();
