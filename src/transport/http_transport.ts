@@ -7,16 +7,15 @@
  */
 import * as http from "node:http";
 import * as https from "node:https";
-import * as net from "node:net";
-import { PeerRefusedError } from "../errors/kinds.ts";
-import { fileBodyRange } from "./file_body.ts";
+import { fileBodyRange, type FileRange } from "./file_body.ts";
 import type { Fetch } from "./fetch.ts";
 import { type PlatformFetch, platformFetch } from "./platform_fetch.ts";
 import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
 import { lengthError, OPERATION, statusLineUnseen } from "./failure.ts";
 import { platformExchange } from "./platform_exchange.ts";
 import { nodeExchange } from "./node_exchange.ts";
-import { guardConnections } from "./guarded_dial.ts";
+import { type PeerGuard, vetProxiedTarget } from "./dial.ts";
+import { dialThroughAgent } from "./node_socket.ts";
 import {
   environmentMayNameProxy,
   type ProxyRoute,
@@ -25,7 +24,6 @@ import {
   proxySettingsFromEnv,
 } from "./proxy.ts";
 import { TlsTrust } from "./tls_trust.ts";
-import { tunnelConnections, vetProxiedTarget } from "./tunnel.ts";
 import { checkTlsPortAnswer } from "./tls_port_answer.ts";
 import { type ExchangeObserver, observeExchange } from "./exchange_observer.ts";
 
@@ -69,7 +67,7 @@ export interface HttpTransportOptions {
    * for IP-literal hosts (before dialing), and with the socket's actual remote address once
    * connected, before any request byte is written.
    */
-  peerGuard?: (address: string, family: 4 | 6) => boolean;
+  peerGuard?: PeerGuard;
   /**
    * Maximum concurrent `node:http` connections per origin (default 32); further requests wait.
    * Downloads on the runtime's own client (see {@linkcode HttpTransport}) are not capped.
@@ -206,8 +204,8 @@ export class HttpTransport {
     this.#httpsAgent = new https.Agent(agentOptions);
     const guard = this.#options.peerGuard;
     if (guard) {
-      guardConnections(this.#httpAgent, guard, false);
-      guardConnections(this.#httpsAgent, guard, true);
+      dialThroughAgent(this.#httpAgent, { secure: false, peerGuard: guard });
+      dialThroughAgent(this.#httpsAgent, { secure: true, peerGuard: guard });
     }
     // Downloads of the registry-origin transport go through the runtime's own client where
     // there is one (Deno): about twice the throughput of node:http and a fraction of its
@@ -294,133 +292,96 @@ export class HttpTransport {
     if (!secure) return this.#proxyAgent ??= new http.Agent(this.#agentOptions);
     if (this.#tunnelAgent === undefined) {
       this.#tunnelAgent = new https.Agent(this.#agentOptions);
-      tunnelConnections(this.#tunnelAgent, route);
+      // The target was vetted per request (#sendProxied): the tunnel dials the proxy as it is.
+      dialThroughAgent(this.#tunnelAgent, { secure: true, proxy: route });
     }
     return this.#tunnelAgent;
   }
 
   #send(request: Request): Promise<Response> {
-    const url = new URL(request.url);
+    const url = checkedUrl(request);
+    if (request.signal.aborted) return Promise.reject(request.signal.reason);
+    const { headers, declared } = framedHeaders(request);
     const secure = url.protocol === "https:";
-    if (!secure && url.protocol !== "http:") {
-      throw new TypeError(`${OPERATION}: unsupported URL scheme`);
-    }
-    if (url.username !== "" || url.password !== "") {
-      throw new TypeError(`${OPERATION}: URL must not carry credentials`);
-    }
-    const signal = request.signal;
-    if (signal.aborted) return Promise.reject(signal.reason);
-
-    const headers: Record<string, string> = {};
-    for (const [name, value] of request.headers) {
-      if (name === "transfer-encoding" || name === "connection" || name === "keep-alive") continue;
-      headers[name] = value;
-    }
-    const body = request.body;
-    let declared: number | undefined;
-    if (headers["content-length"] !== undefined) {
-      const text = headers["content-length"].trim();
-      declared = /^\d+$/.test(text) ? Number(text) : NaN;
-      if (!Number.isSafeInteger(declared)) {
-        throw new TypeError(`${OPERATION}: content-length header is not a valid length`);
-      }
-      headers["content-length"] = String(declared);
-    }
-    if (body !== null && declared === undefined) {
-      throw new TypeError(`${OPERATION}: a request body needs a content-length header`);
-    }
-    if (body === null && declared === undefined && !BODYLESS_METHODS.has(request.method)) {
-      headers["content-length"] = "0";
-      declared = 0;
-    }
-
-    // The runtime's client decodes any compressed answer unless it asked for identity, so a
-    // request that accepts an encoding stays on node:http, which never decodes. A proxied
-    // request stays on this transport's own clients, which apply its proxy settings, and so
-    // does a host the runtime's TLS cannot verify as node:tls does (a pinned certificate).
-    const route = this.#proxies.route(url);
     const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-    const runtimeTls = !secure || this.#trust.runtimeVerifies(hostname);
-    const encoding = headers["accept-encoding"]?.trim().toLowerCase();
-    if (
-      body === null && this.#platform !== undefined && PLATFORM_METHODS.has(request.method) &&
-      (encoding === undefined || encoding === "identity") && route === undefined && runtimeTls
-    ) {
+    const out: Outgoing = {
+      request,
+      url,
+      secure,
+      hostname,
+      port: url.port === "" ? (secure ? 443 : 80) : Number(url.port),
+      headers,
+      declared,
+      route: this.#proxies.route(url),
+      // A host the runtime's TLS cannot verify as node:tls does (a pinned certificate) stays
+      // on node:tls.
+      runtimeTls: !secure || this.#trust.runtimeVerifies(hostname),
+    };
+    if (this.#platform !== undefined && takesPlatform(out)) {
       const exchange = platformExchange(this.#platform, request, { ...headers });
       if (secure) return exchange;
       // The runtime's client shows no byte of an answer that does not start as HTTP: node:http
       // is asked again (a body-less GET or HEAD), and its parser tells a TLS server's alert
       // from a broken answer.
       return exchange.catch((err) => {
-        if (!statusLineUnseen(err) || signal.aborted) throw err;
-        return this.#sendDirect(request, url, headers, declared);
+        if (!statusLineUnseen(err) || request.signal.aborted) throw err;
+        return this.#sendDirect(out);
       });
     }
-
-    const guard = this.#options.peerGuard;
-    const literalFamily = net.isIP(hostname);
-    if (guard && literalFamily !== 0 && !guard(hostname, literalFamily as 4 | 6)) {
-      return Promise.reject(new PeerRefusedError(OPERATION));
+    // Each path below vets a guarded peer, an address literal too, where it dials (dial.ts).
+    const fileRange = fileBodyRange(request.body);
+    if (fileRange !== undefined && RAW_UPLOADS && out.runtimeTls) {
+      return this.#sendFileRange(out, fileRange);
     }
-    const fileRange = fileBodyRange(body);
-    if (fileRange !== undefined && RAW_UPLOADS && runtimeTls) {
-      // The stream itself is never read: cancel it so the request body counts as used.
-      body!.cancel().catch(() => {});
-      if (fileRange.length !== declared) {
-        return Promise.reject(lengthError(fileRange.length < declared! ? "shorter" : "longer"));
-      }
-      return rawFileUpload({
-        url,
-        method: request.method,
-        headers,
-        range: fileRange,
-        signal,
-        ...(guard ? { peerGuard: guard } : {}),
-        ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
-        ...(route ? { proxy: route } : {}),
-      });
-    }
-    if (route !== undefined) return this.#sendProxied(request, url, headers, declared, route);
-    return this.#sendDirect(request, url, headers, declared);
+    if (out.route !== undefined) return this.#sendProxied(out, out.route);
+    return this.#sendDirect(out);
   }
 
-  // A request straight to its origin through this transport's node:http agents.
-  #sendDirect(
-    request: Request,
-    url: URL,
-    headers: Record<string, string>,
-    declared: number | undefined,
-  ): Promise<Response> {
-    const secure = url.protocol === "https:";
-    const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  // Straight to the origin on this transport's node:http pools.
+  #sendDirect(out: Outgoing): Promise<Response> {
+    const { request, url, secure } = out;
     return nodeExchange({
       request,
       secure,
-      declared,
+      declared: out.declared,
       options: {
         protocol: url.protocol,
-        hostname,
-        port: url.port === "" ? (secure ? 443 : 80) : Number(url.port),
+        hostname: out.hostname,
+        port: out.port,
         path: url.pathname + url.search,
         method: request.method,
-        headers,
+        headers: out.headers,
         agent: secure ? this.#httpsAgent : this.#httpAgent,
       },
     });
   }
 
-  async #sendProxied(
-    request: Request,
-    url: URL,
-    headers: Record<string, string>,
-    declared: number | undefined,
-    route: ProxyRoute,
-  ): Promise<Response> {
-    const secure = url.protocol === "https:";
-    const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  // A file range goes out from the file on a connection of its own (raw_upload.ts).
+  #sendFileRange(out: Outgoing, range: FileRange): Promise<Response> {
+    const { request, declared } = out;
+    // The stream itself is never read: cancel it so the request body counts as used.
+    request.body!.cancel().catch(() => {});
+    if (range.length !== declared) {
+      return Promise.reject(lengthError(range.length < declared! ? "shorter" : "longer"));
+    }
+    const guard = this.#options.peerGuard;
+    return rawFileUpload({
+      url: out.url,
+      method: request.method,
+      headers: out.headers,
+      range,
+      signal: request.signal,
+      ...(guard ? { peerGuard: guard } : {}),
+      ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
+      ...(out.route ? { proxy: out.route } : {}),
+    });
+  }
+
+  async #sendProxied(out: Outgoing, route: ProxyRoute): Promise<Response> {
+    const { request, url, secure, hostname, port } = out;
+    // Vetted per request: a plain-HTTP request reuses any connection to the proxy.
     const guard = this.#options.peerGuard;
     if (guard) await vetProxiedTarget(hostname, guard);
-    const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
     const options: https.RequestOptions = secure
       // The tunnel's agent dials the proxy; the request itself names the origin as usual.
       ? { protocol: "https:", hostname, port, path: url.pathname + url.search }
@@ -431,7 +392,7 @@ export class HttpTransport {
         port: route.port,
         path: `${url.origin}${url.pathname}${url.search}`,
       };
-    const sent: Record<string, string> = { ...headers, host: url.host };
+    const sent: Record<string, string> = { ...out.headers, host: url.host };
     delete sent["proxy-authorization"];
     if (!secure && route.authorization !== undefined) {
       sent["proxy-authorization"] = route.authorization;
@@ -439,7 +400,7 @@ export class HttpTransport {
     return await nodeExchange({
       request,
       secure,
-      declared,
+      declared: out.declared,
       options: {
         ...options,
         method: request.method,
@@ -448,4 +409,73 @@ export class HttpTransport {
       },
     });
   }
+}
+
+/** A request as the transport sends it: where it goes, its framing and its route. */
+interface Outgoing {
+  readonly request: Request;
+  readonly url: URL;
+  readonly secure: boolean;
+  /** The URL's host, IPv6 without brackets. */
+  readonly hostname: string;
+  readonly port: number;
+  /** The headers to send (lower-case names, hop-by-hop ones dropped, length normalised). */
+  readonly headers: Record<string, string>;
+  /** The body's declared length, when the request has one. */
+  readonly declared: number | undefined;
+  /** The proxy, when the request goes through one. */
+  readonly route: ProxyRoute | undefined;
+  /** Whether the runtime's own TLS judges the host as node:tls does (always, for `http:`). */
+  readonly runtimeTls: boolean;
+}
+
+// The request's URL, when the transport can send to it: http or https, without credentials.
+function checkedUrl(request: Request): URL {
+  const url = new URL(request.url);
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new TypeError(`${OPERATION}: unsupported URL scheme`);
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new TypeError(`${OPERATION}: URL must not carry credentials`);
+  }
+  return url;
+}
+
+// The headers to send and the body's declared length: a body needs a valid content-length,
+// and a method that may carry one gets `content-length: 0` without a body.
+function framedHeaders(
+  request: Request,
+): { headers: Record<string, string>; declared: number | undefined } {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of request.headers) {
+    if (name === "transfer-encoding" || name === "connection" || name === "keep-alive") continue;
+    headers[name] = value;
+  }
+  let declared: number | undefined;
+  if (headers["content-length"] !== undefined) {
+    const text = headers["content-length"].trim();
+    declared = /^\d+$/.test(text) ? Number(text) : NaN;
+    if (!Number.isSafeInteger(declared)) {
+      throw new TypeError(`${OPERATION}: content-length header is not a valid length`);
+    }
+    headers["content-length"] = String(declared);
+  }
+  if (request.body !== null && declared === undefined) {
+    throw new TypeError(`${OPERATION}: a request body needs a content-length header`);
+  }
+  if (request.body === null && declared === undefined && !BODYLESS_METHODS.has(request.method)) {
+    headers["content-length"] = "0";
+    declared = 0;
+  }
+  return { headers, declared };
+}
+
+// Whether the runtime's own client may send `out`: a bodiless GET or HEAD that asks for no
+// encoding (that client decodes any other, node:http never does), not proxied (this
+// transport's own clients apply its proxy settings), to a host its TLS judges as node:tls does.
+function takesPlatform(out: Outgoing): boolean {
+  const encoding = out.headers["accept-encoding"]?.trim().toLowerCase();
+  return out.request.body === null && PLATFORM_METHODS.has(out.request.method) &&
+    (encoding === undefined || encoding === "identity") && out.route === undefined &&
+    out.runtimeTls;
 }

@@ -19,8 +19,7 @@ import { FileEndedError, LocalFileError } from "../errors/kinds.ts";
 import { OciError } from "../errors/oci_error.ts";
 import { FILE_BODY_CHUNK_SIZE, fileBodyRange, type FileRange } from "./file_body.ts";
 import { connectError, failureReason, lengthError, readError } from "./failure.ts";
-
-const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+import { BODILESS_STATUSES } from "./response_body.ts";
 
 /** What {@linkcode nodeExchange} sends. */
 export interface NodeExchangeInit {
@@ -171,7 +170,7 @@ class NodeExchange {
     const earlyAnswer = !this.#bodyDone;
     if (earlyAnswer) this.#stopBody(undefined);
     const status = res.statusCode ?? 0;
-    const nullBody = this.#init.request.method === "HEAD" || NULL_BODY_STATUSES.has(status);
+    const nullBody = this.#init.request.method === "HEAD" || BODILESS_STATUSES.has(status);
     const finish = () => {
       this.#init.request.signal.removeEventListener("abort", this.#onAbort);
       if (earlyAnswer) this.#req.destroy();

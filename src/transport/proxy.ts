@@ -1,15 +1,15 @@
 /**
  * Forward proxies: the one decision of which requests go through one (`HTTP_PROXY`,
  * `HTTPS_PROXY`, `NO_PROXY` and their lowercase forms), taken for every client path of
- * `HttpTransport`, and the protocol pieces those paths share (the `CONNECT` head, its answer,
- * the proxy's own credentials). No client decides by itself: `node:http` agents are told that
- * their environment has no proxy, and the runtime's own client, which reads the environment and
- * cannot be told otherwise, is not used while the environment may name a proxy.
+ * `HttpTransport`, and the route each proxied request takes (the proxy's address and its own
+ * credentials; the `CONNECT` tunnel is opened by the dialer, `dial.ts`). No client decides by
+ * itself: `node:http` agents are told that their environment has no proxy, and the runtime's
+ * own client, which reads the environment and cannot be told otherwise, is not used while the
+ * environment may name a proxy.
  *
  * @module
  */
 import process from "node:process";
-import { isIP } from "node:net";
 import { Buffer } from "node:buffer";
 import { NoProxyList } from "./no_proxy.ts";
 
@@ -166,36 +166,4 @@ export class ProxyRouter {
     if (route === undefined || this.#noProxy.bypasses(url)) return undefined;
     return route;
   }
-}
-
-/**
- * The `CONNECT` request that opens a tunnel to `host:port` through `route`: the proxy's
- * credentials go here, and nothing of the request that later travels inside the tunnel.
- *
- * @example
- * ```ts
- * import { connectHead } from "./proxy.ts";
- * console.log(connectHead("registry.example", 443, { host: "p", port: 3128, authorization: undefined }));
- * ```
- */
-export function connectHead(host: string, port: number, route: ProxyRoute): string {
-  const authority = `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
-  let head = `CONNECT ${authority} HTTP/1.1\r\nhost: ${authority}\r\n`;
-  if (route.authorization !== undefined) head += `proxy-authorization: ${route.authorization}\r\n`;
-  return `${head}\r\n`;
-}
-
-/**
- * The status of a proxy's answer to `CONNECT` from its head (the text up to the empty line), or
- * `undefined` when the head is malformed.
- *
- * @example
- * ```ts
- * import { connectStatus } from "./proxy.ts";
- * console.log(connectStatus("HTTP/1.1 200 Connection established\r\n")); // 200
- * ```
- */
-export function connectStatus(head: string): number | undefined {
-  const match = /^HTTP\/1\.[01] (\d{3})/.exec(head);
-  return match ? Number(match[1]) : undefined;
 }

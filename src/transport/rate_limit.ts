@@ -17,7 +17,7 @@ import { type Clock, systemClock } from "./clock.ts";
 import type { Fetch } from "./fetch.ts";
 import { relayBody } from "./byob_body.ts";
 import { FILE_BODY_CHUNK_SIZE, fileBodyRange, rangeBody } from "./file_body.ts";
-import { withBody } from "./response_body.ts";
+import { BODILESS_STATUSES, withBody } from "./response_body.ts";
 
 /**
  * A bandwidth cap.
@@ -185,7 +185,7 @@ export function limitedResponse(
   limiter: RateLimiter,
   signal: AbortSignal,
 ): Response {
-  if (response.body === null || NULL_BODY_STATUSES.has(response.status)) return response;
+  if (response.body === null || BODILESS_STATUSES.has(response.status)) return response;
   const body = relayBody(response.body, {
     maxRead: limiter.slice,
     read: async (next) => {
@@ -196,9 +196,6 @@ export function limitedResponse(
   });
   return withBody(response, body);
 }
-
-/** Statuses a `Response` may not be built with a body for. */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
  * `request` with its body drawn through `limiter`, a file range kept as one (its chunks wait for

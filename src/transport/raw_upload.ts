@@ -5,20 +5,13 @@
  *
  * @module
  */
-import { isIP } from "node:net";
-import { lookup } from "node:dns/promises";
-import { FileEndedError, LocalFileError, PeerRefusedError } from "../errors/kinds.ts";
-import {
-  connectError,
-  ExchangeError,
-  malformedAnswerError,
-  OPERATION,
-  readError,
-  tunnelError,
-} from "./failure.ts";
-import { connectHead, connectStatus, type ProxyRoute } from "./proxy.ts";
-import { vetProxiedTarget } from "./tunnel.ts";
+import { FileEndedError, LocalFileError } from "../errors/kinds.ts";
+import { connectError, ExchangeError, malformedAnswerError, readError } from "./failure.ts";
+import type { ProxyRoute } from "./proxy.ts";
 import type { FileRange } from "./file_body.ts";
+import { BODILESS_STATUSES } from "./response_body.ts";
+import { type ByteDuplex, dial, type PeerGuard } from "./dial.ts";
+import { denoSockets } from "./deno_socket.ts";
 
 /** What {@linkcode rawFileUpload} sends. */
 export interface RawUploadRequest {
@@ -33,26 +26,15 @@ export interface RawUploadRequest {
   /** Aborts the exchange with its reason. */
   signal: AbortSignal;
   /** Vets resolved and connected peer addresses; `false` refuses with `PeerRefusedError`. */
-  peerGuard?: (address: string, family: 4 | 6) => boolean;
+  peerGuard?: PeerGuard;
   /** Extra PEM roots for HTTPS. */
   caCerts?: string[];
   /** The forward proxy to go through: a `CONNECT` tunnel for `https:`, absolute-form else. */
   proxy?: ProxyRoute;
 }
 
-interface DenoNetApi {
-  connect(options: { hostname: string; port: number }): Promise<DenoConn>;
-  startTls(
-    conn: DenoConn,
-    options: { hostname: string; caCerts?: string[]; alpnProtocols?: string[] },
-  ): Promise<DenoConn & { handshake(): Promise<unknown> }>;
+interface DenoFileApi {
   open(path: string, options: { read: true }): Promise<DenoFile>;
-}
-interface DenoConn {
-  readonly remoteAddr: { hostname?: string };
-  read(buffer: Uint8Array): Promise<number | null>;
-  write(buffer: Uint8Array): Promise<number>;
-  close(): void;
 }
 interface DenoFile {
   seek(offset: number, whence: 0): Promise<number>;
@@ -60,12 +42,9 @@ interface DenoFile {
   close(): void;
 }
 
-function denoNet(): DenoNetApi | undefined {
-  const deno = (globalThis as { Deno?: Partial<DenoNetApi> }).Deno;
-  return typeof deno?.connect === "function" && typeof deno.startTls === "function" &&
-      typeof deno.open === "function"
-    ? deno as DenoNetApi
-    : undefined;
+function denoFiles(): DenoFileApi | undefined {
+  const deno = (globalThis as { Deno?: Partial<DenoFileApi> }).Deno;
+  return typeof deno?.open === "function" ? deno as DenoFileApi : undefined;
 }
 
 /**
@@ -78,22 +57,21 @@ function denoNet(): DenoNetApi | undefined {
  * ```
  */
 export function rawUploadAvailable(): boolean {
-  return denoNet() !== undefined;
+  return denoSockets(undefined) !== undefined && denoFiles() !== undefined;
 }
 
 const CHUNK = 1 << 20;
 const READ_CHUNK = 64 * 1024;
 const MAX_HEAD = 64 * 1024;
-const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
- * Sends `request` on a new connection (`Connection: close`): dials (every resolved address
- * and then the connected one vetted by `peerGuard` before any byte), starts TLS for `https:`,
- * writes the head and then the file range in 1 MiB reads, and resolves with the answer, whose
- * body (content-length, chunked, or up to the close) streams from the connection. An answer
- * that arrives before the body is complete stops the upload and is returned. A file that ends
+ * Sends `request` on a new connection (`Connection: close`): dials through the dialer (the
+ * peer guard and the proxy as `dial.ts` applies them; TLS for `https:`), writes the head and
+ * then the file range in 1 MiB reads, and resolves with the answer, whose body
+ * (content-length, chunked, or up to the close) streams from the connection. An answer that
+ * arrives before the body is complete stops the upload and is returned. A file that ends
  * before its range fails with `LocalFileError` before the last byte is sent.
  *
  * @example
@@ -102,148 +80,38 @@ const decoder = new TextDecoder();
  * ```
  */
 export async function rawFileUpload(request: RawUploadRequest): Promise<Response> {
-  const net = denoNet();
-  if (net === undefined) throw new TypeError("raw upload: not available on this runtime");
+  const sockets = denoSockets(request.caCerts);
+  const files = denoFiles();
+  if (sockets === undefined || files === undefined) {
+    throw new TypeError("raw upload: not available on this runtime");
+  }
   const { url, signal } = request;
   if (signal.aborted) throw signal.reason;
   const secure = url.protocol === "https:";
   const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
 
-  let conn: DenoConn | undefined;
+  let conn: ByteDuplex | undefined;
   let failure: unknown;
   const onAbort = () => {
     failure ??= signal.reason;
-    try {
-      conn?.close();
-    } catch { /* already closed */ }
+    conn?.close();
   };
   signal.addEventListener("abort", onAbort, { once: true });
   const release = () => {
     signal.removeEventListener("abort", onAbort);
-    try {
-      conn?.close();
-    } catch { /* already closed */ }
-  };
-  const check = () => {
-    if (failure !== undefined) throw failure;
+    conn?.close();
   };
 
   try {
-    conn = await dial(net, request, hostname, port, signal, check);
+    const { peerGuard, proxy } = request;
+    conn = await dial(sockets, { hostname, port, secure }, { peerGuard, proxy, signal });
     if (failure !== undefined) onAbort();
-    check();
-    if (secure && request.proxy !== undefined) {
-      await abortable(openTunnel(conn, hostname, port, request.proxy), signal);
-    }
-    if (secure) {
-      try {
-        const tlsConn = await net.startTls(conn, {
-          hostname,
-          alpnProtocols: ["http/1.1"],
-          ...(request.caCerts?.length ? { caCerts: request.caCerts } : {}),
-        });
-        conn = tlsConn;
-        await abortable(tlsConn.handshake(), signal);
-      } catch (err) {
-        check();
-        throw connectError(err);
-      }
-    }
-    check();
-    return await exchange(net, conn, request, () => failure, release);
+    if (failure !== undefined) throw failure;
+    return await exchange(files, conn, request, () => failure, release);
   } catch (err) {
     release();
     throw failure ?? err;
-  }
-}
-
-// Connects to the origin, or to the proxy when there is one. Without a proxy, a name resolves to
-// the addresses the guard accepts (the first one is used) and the connected address is checked
-// again; with one, the guard vets the target and the proxy (the user's choice) is not vetted.
-async function dial(
-  net: DenoNetApi,
-  request: RawUploadRequest,
-  hostname: string,
-  port: number,
-  signal: AbortSignal,
-  check: () => void,
-): Promise<DenoConn> {
-  const { peerGuard, proxy } = request;
-  let dialAddress = proxy?.host ?? hostname;
-  if (peerGuard && proxy !== undefined) await vetProxiedTarget(hostname, peerGuard);
-  if (peerGuard && proxy === undefined && isIP(hostname) === 0) {
-    let addresses: { address: string; family: number }[];
-    try {
-      addresses = await lookup(hostname, { all: true });
-    } catch (err) {
-      check();
-      throw connectError(err);
-    }
-    const allowed = addresses.find((a) => peerGuard(a.address, a.family as 4 | 6));
-    if (allowed === undefined) throw new PeerRefusedError(OPERATION);
-    dialAddress = allowed.address;
-  }
-  check();
-  let conn: DenoConn;
-  try {
-    conn = await abortable(
-      net.connect({ hostname: dialAddress, port: proxy?.port ?? port }),
-      signal,
-      (late) => {
-        try {
-          late.close();
-        } catch { /* closed */ }
-      },
-    );
-  } catch (err) {
-    check();
-    throw connectError(err);
-  }
-  if (peerGuard && proxy === undefined) {
-    const address = conn.remoteAddr.hostname ?? "";
-    const family = isIP(address);
-    if (family === 0 || !peerGuard(address, family as 4 | 6)) {
-      conn.close();
-      throw new PeerRefusedError(OPERATION);
-    }
-  }
-  return conn;
-}
-
-// Asks the proxy on `conn` for a tunnel to host:port; resolves once it is open.
-async function openTunnel(
-  conn: DenoConn,
-  host: string,
-  port: number,
-  route: ProxyRoute,
-): Promise<void> {
-  try {
-    await writeAll(conn, encoder.encode(connectHead(host, port, route)));
-  } catch (err) {
-    throw connectError(err);
-  }
-  const buffer = new Uint8Array(16 * 1024);
-  let filled = 0;
-  for (;;) {
-    let n: number | null;
-    try {
-      n = await conn.read(buffer.subarray(filled));
-    } catch (err) {
-      throw connectError(err);
-    }
-    if (n === null) throw tunnelError(undefined);
-    filled += n;
-    const text = decoder.decode(buffer.subarray(0, filled));
-    const end = text.indexOf("\r\n\r\n");
-    if (end < 0) {
-      if (filled === buffer.byteLength) throw tunnelError(undefined);
-      continue;
-    }
-    const status = connectStatus(text);
-    // Bytes after the answer would be the origin speaking before TLS started: refuse them.
-    if (status !== 200 || filled > end + 4) throw tunnelError(status);
-    return;
   }
 }
 
@@ -265,88 +133,132 @@ function requestHead(request: RawUploadRequest): string {
   return head;
 }
 
+// Sends the request and resolves with the answer, its body streaming from the connection.
 async function exchange(
-  net: DenoNetApi,
-  conn: DenoConn,
+  files: DenoFileApi,
+  conn: ByteDuplex,
   request: RawUploadRequest,
   aborted: () => unknown,
   release: () => void,
 ): Promise<Response> {
-  const { url, range } = request;
-  const head = requestHead(request);
-
   const input = new ConnReader(conn);
   // The answer is read while the body is written: an early answer (413, 401) ends the upload.
-  let answered = false;
-  const answer = readHead(input, request.method).then((parsed) => {
-    answered = true;
-    return parsed;
-  });
-  answer.catch(() => {});
-
-  let writeError: unknown;
-  let file: DenoFile | undefined;
-  try {
-    await writeAll(conn, encoder.encode(head));
-    file = await openRange(net, range);
-    const size = range.chunkSize ?? CHUNK;
-    const buffers = [new Uint8Array(Math.min(size, range.length)), new Uint8Array(0)];
-    if (range.length > size) buffers[1] = new Uint8Array(size);
-    let sent = 0;
-    let next = range.length > 0 ? readChunk(file, buffers[0], range.length) : undefined;
-    // An answer that is already in skips the loop; the read still settles when the file closes.
-    next?.catch(() => {});
-    // Settles once the answer's head is in or cannot come: either way the upload is over.
-    const answerSettled = answer.then(() => true, () => true);
-    for (let k = 0; next !== undefined && !answered; k++) {
-      const bytes = await next;
-      if (answered) break;
-      if (bytes === 0) {
-        throw new FileEndedError("file body: file ended before the requested range");
-      }
-      sent += bytes;
-      const chunk = buffers[k & 1].subarray(0, bytes);
-      // The next read runs while this chunk goes out; the last chunk is written only once
-      // the file has proven to hold the whole range (a read past it is not needed: the range
-      // length is what was declared).
-      next = sent < range.length
-        ? readChunk(file, buffers[(k + 1) & 1], range.length - sent)
-        : undefined;
-      if (next !== undefined) next.catch(() => {});
-      // A bandwidth cap holds the chunk until it may pass (rejecting only on abort).
-      await range.pace?.(bytes);
-      if (answered) break;
-      const written = writeAll(conn, chunk).then(() => false);
-      // A server that answered may have stopped reading: a pending write must not hold the
-      // answer back (it fails once the connection is released).
-      if (await Promise.race([written, answerSettled])) {
-        written.catch(() => {});
-        break;
-      }
-      range.onBytes?.(bytes);
-    }
-  } catch (err) {
-    if (err instanceof LocalFileError) throw err;
-    if (aborted() !== undefined) throw aborted();
-    if (isFileError(err)) {
-      throw new LocalFileError("file body: read failed", { cause: err });
-    }
-    writeError = err;
-  } finally {
-    try {
-      file?.close();
-    } catch { /* closed */ }
-  }
-
+  const answer = pendingAnswer(input, request.method);
+  const writeError = await sendRequest(files, conn, request, answer, aborted);
   let parsed: ParsedHead;
   try {
-    parsed = await answer;
+    parsed = await answer.head;
   } catch (err) {
     if (aborted() !== undefined) throw aborted();
     // An answer that is not HTTP is told as such, whatever happened to the upload meanwhile.
     if (err instanceof ExchangeError) throw err;
     throw writeError === undefined ? readError(err) : connectError(writeError);
   }
+  return answerResponse(input, parsed, request.url, aborted, release);
+}
+
+/** The answer's head, read while the request goes out. */
+interface PendingAnswer {
+  readonly head: Promise<ParsedHead>;
+  /** Settles once the head is in or cannot come: either way the upload is over. */
+  readonly settled: Promise<true>;
+  /** Whether the head is in. */
+  answered(): boolean;
+}
+
+function pendingAnswer(input: ConnReader, method: string): PendingAnswer {
+  let answered = false;
+  const head = readHead(input, method).then((parsed) => {
+    answered = true;
+    return parsed;
+  });
+  head.catch(() => {});
+  const settled = head.then(() => true as const, () => true as const);
+  return { head, settled, answered: () => answered };
+}
+
+// Writes the head and then the file range. A write that fails is returned, for the answer (if
+// one came) to explain; a local file failure or the abort is thrown.
+async function sendRequest(
+  files: DenoFileApi,
+  conn: ByteDuplex,
+  request: RawUploadRequest,
+  answer: PendingAnswer,
+  aborted: () => unknown,
+): Promise<unknown> {
+  let file: DenoFile | undefined;
+  try {
+    await conn.write(encoder.encode(requestHead(request)));
+    file = await openRange(files, request.range);
+    await writeRange(conn, file, request.range, answer);
+    return undefined;
+  } catch (err) {
+    if (err instanceof LocalFileError) throw err;
+    if (aborted() !== undefined) throw aborted();
+    if (isFileError(err)) {
+      throw new LocalFileError("file body: read failed", { cause: err });
+    }
+    return err;
+  } finally {
+    try {
+      file?.close();
+    } catch { /* closed */ }
+  }
+}
+
+// Writes `range` from `file` (positioned at its start) in chunks, reading the next chunk into
+// the other of two buffers while one goes out; stops once the answer is in.
+async function writeRange(
+  conn: ByteDuplex,
+  file: DenoFile,
+  range: FileRange,
+  answer: PendingAnswer,
+): Promise<void> {
+  const size = range.chunkSize ?? CHUNK;
+  const buffers = [new Uint8Array(Math.min(size, range.length)), new Uint8Array(0)];
+  if (range.length > size) buffers[1] = new Uint8Array(size);
+  let sent = 0;
+  let next = range.length > 0 ? readChunk(file, buffers[0], range.length) : undefined;
+  // An answer that is already in skips the loop; the read still settles when the file closes.
+  next?.catch(() => {});
+  for (let k = 0; next !== undefined && !answer.answered(); k++) {
+    const bytes = await next;
+    if (answer.answered()) break;
+    if (bytes === 0) {
+      throw new FileEndedError("file body: file ended before the requested range");
+    }
+    sent += bytes;
+    const chunk = buffers[k & 1].subarray(0, bytes);
+    // The next read runs while this chunk goes out; the last chunk is written only once
+    // the file has proven to hold the whole range (a read past it is not needed: the range
+    // length is what was declared).
+    next = sent < range.length
+      ? readChunk(file, buffers[(k + 1) & 1], range.length - sent)
+      : undefined;
+    if (next !== undefined) next.catch(() => {});
+    // A bandwidth cap holds the chunk until it may pass (rejecting only on abort).
+    await range.pace?.(bytes);
+    if (answer.answered()) break;
+    const written = conn.write(chunk).then(() => false);
+    // A server that answered may have stopped reading: a pending write must not hold the
+    // answer back (it fails once the connection is released).
+    if (await Promise.race([written, answer.settled])) {
+      written.catch(() => {});
+      break;
+    }
+    range.onBytes?.(bytes);
+  }
+}
+
+// The `Response` of an answer whose head is in: a bodiless status releases the connection at
+// once, any other streams its body from it.
+function answerResponse(
+  input: ConnReader,
+  parsed: ParsedHead,
+  url: URL,
+  aborted: () => unknown,
+  release: () => void,
+): Response {
   const headers = new Headers();
   for (const [name, value] of parsed.headers) {
     try {
@@ -354,7 +266,7 @@ async function exchange(
     } catch { /* drop a header the Fetch API cannot represent */ }
   }
   let body: ReadableStream<Uint8Array> | null = null;
-  if (NULL_BODY_STATUSES.has(parsed.status)) {
+  if (BODILESS_STATUSES.has(parsed.status)) {
     release();
   } else {
     body = responseBody(input, parsed, aborted, release);
@@ -368,43 +280,14 @@ async function exchange(
   return response;
 }
 
-// `promise`, or the signal's reason as soon as it aborts; a value that arrives too late goes to
-// `discard`.
-function abortable<T>(
-  promise: Promise<T>,
-  signal: AbortSignal,
-  discard?: (value: T) => void,
-): Promise<T> {
-  if (signal.aborted) {
-    promise.then((v) => discard?.(v), () => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    let done = false;
-    const onAbort = () => {
-      done = true;
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then((value) => {
-      signal.removeEventListener("abort", onAbort);
-      if (done) discard?.(value);
-      else resolve(value);
-    }, (err) => {
-      signal.removeEventListener("abort", onAbort);
-      if (!done) reject(err);
-    });
-  });
-}
-
 function isFileError(err: unknown): boolean {
   return (err as { fileRead?: boolean } | null)?.fileRead === true;
 }
 
-async function openRange(net: DenoNetApi, range: FileRange): Promise<DenoFile> {
+async function openRange(files: DenoFileApi, range: FileRange): Promise<DenoFile> {
   let file: DenoFile | undefined;
   try {
-    file = await net.open(range.path, { read: true });
+    file = await files.open(range.path, { read: true });
     if (range.offset > 0) await file.seek(range.offset, 0);
     return file;
   } catch (err) {
@@ -431,21 +314,15 @@ async function readChunk(file: DenoFile, buffer: Uint8Array, limit: number): Pro
   return filled;
 }
 
-async function writeAll(conn: DenoConn, bytes: Uint8Array): Promise<void> {
-  for (let offset = 0; offset < bytes.byteLength;) {
-    offset += await conn.write(bytes.subarray(offset));
-  }
-}
-
 /** Buffered reads from a connection. */
 class ConnReader {
-  readonly #conn: DenoConn;
+  readonly #conn: ByteDuplex;
   #buffer = new Uint8Array(READ_CHUNK);
   #start = 0;
   #end = 0;
   #eof = false;
 
-  constructor(conn: DenoConn) {
+  constructor(conn: ByteDuplex) {
     this.#conn = conn;
   }
 
@@ -558,7 +435,7 @@ async function readHead(input: ConnReader, method: string): Promise<ParsedHead> 
       headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
     let framing: ParsedHead["framing"];
     const transfer = get("transfer-encoding").join(",").toLowerCase();
-    if (method === "HEAD" || NULL_BODY_STATUSES.has(status)) {
+    if (method === "HEAD" || BODILESS_STATUSES.has(status)) {
       framing = { kind: "length", length: 0 };
     } else if (transfer !== "") {
       if (!/(^|,)\s*chunked\s*$/.test(transfer)) throw new Error("unsupported transfer encoding");

@@ -1,9 +1,22 @@
 /**
  * The one way a transport layer hands on an answer with a body of its own (watched, observed,
- * relayed): same status, headers and URL.
+ * relayed): same status, headers and URL; and the statuses whose answers have no body at all.
  *
  * @module
  */
+
+/**
+ * Statuses whose answer has no body, whatever its head says: a client reads none after the head
+ * and a `Response` with one of them is built with a null body (1xx answers never become a
+ * `Response`).
+ *
+ * @example An answer that ends at its head
+ * ```ts
+ * import { BODILESS_STATUSES } from "./response_body.ts";
+ * console.log(BODILESS_STATUSES.has(204), BODILESS_STATUSES.has(200)); // true false
+ * ```
+ */
+export const BODILESS_STATUSES: ReadonlySet<number> = new Set([204, 205, 304]);
 
 /**
  * `response` with `body` in place of its own; the URL is kept (or set to `url`), since a

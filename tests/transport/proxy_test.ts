@@ -15,6 +15,7 @@ import { NoProxyList } from "../../src/transport/no_proxy.ts";
 import { isForbiddenPeerAddress } from "../../src/transport/peer_policy.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { NetworkError } from "../../src/errors/kinds.ts";
+import { fileBody } from "../../src/transport/file_body.ts";
 
 const MiB = 1024 * 1024;
 
@@ -135,6 +136,105 @@ registryTest(
     assertEquals(await proxy.requests(), [], "the proxy received nothing");
   },
 );
+
+/**
+ * A proxy that reads each `CONNECT` head and sends `answer`, then waits for the client to hang
+ * up; without an answer it closes the connection at once.
+ */
+function startScriptedProxy(
+  answer?: string,
+): { url: string; heads: string[]; close(): Promise<void> } {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const heads: string[] = [];
+  const served: Promise<void>[] = [];
+  const serve = async (conn: Deno.Conn) => {
+    const buffer = new Uint8Array(16 * 1024);
+    try {
+      const n = await conn.read(buffer);
+      heads.push(new TextDecoder().decode(buffer.subarray(0, n ?? 0)).split("\r\n")[0]);
+      if (answer !== undefined) {
+        await conn.write(new TextEncoder().encode(answer));
+        while (await conn.read(buffer) !== null) { /* until the client hangs up */ }
+      }
+    } catch { /* the client went away */ }
+    conn.close();
+  };
+  (async () => {
+    for await (const conn of listener) served.push(serve(conn));
+  })().catch(() => {});
+  return {
+    url: `http://127.0.0.1:${listener.addr.port}`,
+    heads,
+    close: async () => {
+      listener.close();
+      await Promise.all(served);
+    },
+  };
+}
+
+/** A download (the node:http tunnel) and a file-range upload (the upload client) via `proxy`. */
+function tunnelledRequests(path: string): (() => Request)[] {
+  return [
+    () => new Request("https://registry.example:5000/v2/", { signal: AbortSignal.timeout(20_000) }),
+    () =>
+      new Request("https://registry.example:5000/v2/x/blobs/uploads/1", {
+        method: "PUT",
+        headers: { "content-length": "4096" },
+        body: fileBody(path, 0, 4096),
+        signal: AbortSignal.timeout(20_000),
+        duplex: "half",
+      } as RequestInit),
+  ];
+}
+
+Deno.test("a proxy that hangs up instead of answering CONNECT fails the request", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/part.bin`;
+  await writePatternFile(path, 4096);
+  const proxy = startScriptedProxy();
+  const transport = new HttpTransport({ proxy: { https: proxy.url } });
+  try {
+    for (const request of tunnelledRequests(path)) {
+      const err = await transport.fetch(request()).then(() => undefined, (e) => e);
+      assert(err instanceof NetworkError, String(err));
+      assertEquals(err.message, "HTTP request: proxy refused the tunnel (malformed answer)");
+      assertEquals(err.retryable, true);
+    }
+    assertEquals(proxy.heads, [
+      "CONNECT registry.example:5000 HTTP/1.1",
+      "CONNECT registry.example:5000 HTTP/1.1",
+    ]);
+  } finally {
+    transport.close();
+    await proxy.close();
+  }
+});
+
+Deno.test("a CONNECT answer with bytes after its 200, or an endless head: no tunnel", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/part.bin`;
+  await writePatternFile(path, 4096);
+  const cases = [
+    // The origin would be speaking before TLS started.
+    ["HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 200 OK\r\n\r\n", "status 200"],
+    // A head past 16 KiB is not waited for.
+    [`HTTP/1.1 200 Connection established\r\nx-pad: ${"a".repeat(20_000)}`, "malformed answer"],
+  ];
+  for (const [answer, reason] of cases) {
+    const proxy = startScriptedProxy(answer);
+    const transport = new HttpTransport({ proxy: { https: proxy.url } });
+    try {
+      for (const request of tunnelledRequests(path)) {
+        const err = await transport.fetch(request()).then(() => undefined, (e) => e);
+        assert(err instanceof NetworkError, String(err));
+        assertEquals(err.message, `HTTP request: proxy refused the tunnel (${reason})`);
+      }
+    } finally {
+      transport.close();
+      await proxy.close();
+    }
+  }
+});
 
 Deno.test("NO_PROXY forms: one table of what goes direct", () => {
   const list = new NoProxyList(
