@@ -8,7 +8,8 @@
 import { dockerConfigCredentials } from "../auth/docker_config.ts";
 import { LocalFileError } from "../errors/kinds.ts";
 import { causeChain, findError } from "../errors/find_error.ts";
-import type { PartedClientOptions } from "../parted/client.ts";
+import { PartedClient, type PartedClientOptions } from "../parted/client.ts";
+import type { TransferProgress } from "./transfer_progress.ts";
 import { causeCodes } from "../transport/failure.ts";
 import type { ReadFlags, RegistryFlags, TransferFlags } from "./args.ts";
 import { commandMirrors } from "./mirrors.ts";
@@ -124,6 +125,8 @@ export class StopScope implements Disposable {
 export interface Session extends Disposable {
   /** The options of the command's `PartedClient`. */
   readonly clientOptions: PartedClientOptions;
+  /** The command's client on those options, made on first use and closed with the session. */
+  readonly client: PartedClient;
   /** Aborted by SIGINT, SIGTERM or an expired `--timeout`. */
   readonly signal: AbortSignal;
   /** The credential of `--username`/`--password-stdin`, if given. */
@@ -133,9 +136,10 @@ export interface Session extends Disposable {
 }
 
 /**
- * Starts `job`: reads its inputs, builds the client options and arms its stop scope. Resolves to
- * the session the command runs in, or to an exit code when an input could not be read (that
- * failure already reported on standard error).
+ * Starts `job`: reads its inputs, builds the client options and arms its stop scope (with a
+ * transfer's `progress`, which then ends with a failure, says what a stop kept and watches the
+ * signal). Resolves to the session the command runs in, or to an exit code when an input could
+ * not be read (that failure already reported on standard error).
  *
  * @example
  * ```ts ignore
@@ -145,7 +149,18 @@ export interface Session extends Disposable {
  * using _ = session;
  * ```
  */
-export async function openSession(job: RegistryJob): Promise<Session | number> {
+export async function openSession(
+  job: RegistryJob,
+  progress?: TransferProgress,
+): Promise<Session | number> {
+  if (progress !== undefined) {
+    job = {
+      onFailure: progress.finish,
+      stoppedLine: progress.stoppedLine,
+      pulledFile: progress.pulledFile,
+      ...job,
+    };
+  }
   const { flags } = job;
   let inputs: Inputs;
   try {
@@ -158,12 +173,21 @@ export async function openSession(job: RegistryJob): Promise<Session | number> {
   }
   const clientOptions = clientOptionsOf(flags, inputs);
   const scope = new StopScope(job, flags, clientOptions);
+  progress?.watch(scope.signal);
+  // Closed when the command ends, so no pooled connection outlives it.
+  let client: PartedClient | undefined;
   return {
     clientOptions,
+    get client() {
+      return client ??= new PartedClient(clientOptions);
+    },
     signal: scope.signal,
     credential: inputs.credential,
     failed: (err) => scope.failed(err),
-    [Symbol.dispose]: () => scope[Symbol.dispose](),
+    [Symbol.dispose]: () => {
+      client?.close();
+      scope[Symbol.dispose]();
+    },
   };
 }
 

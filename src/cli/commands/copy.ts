@@ -41,14 +41,11 @@ export async function runCopy(command: CopyCommand): Promise<number> {
     label: "ocipart copy",
     flags: command,
     reads: { flags: command, reference: command.source },
-    onFailure: progress.finish,
-    stoppedLine: progress.stoppedLine,
-  });
+  }, progress);
   if (typeof session === "number") return session;
   using _ = session;
   const { clientOptions, signal } = session;
   try {
-    progress.watch(signal);
     // Closed when the command ends, so no pooled connection outlives it.
     using client = new PartedClient(await withSides(clientOptions, command));
     const result = await client.copy(command.source, command.target, {

@@ -3,7 +3,6 @@
  *
  * @module
  */
-import { PartedClient } from "../../parted/client.ts";
 import { isPlainFileName } from "../../parted/format.ts";
 import type { ArtifactDescription } from "../../parted/inspect.ts";
 import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
@@ -30,10 +29,8 @@ export async function runInspect(command: InspectCommand): Promise<number> {
   });
   if (typeof session === "number") return session;
   using _ = session;
-  const { clientOptions, signal } = session;
   try {
-    using client = new PartedClient(clientOptions);
-    const description = await client.inspect(command.reference, { signal });
+    const description = await session.client.inspect(command.reference, { signal: session.signal });
     stdout(command.json ? `${jsonText(description)}\n` : describe(description));
     return EXIT_CODES.success;
   } catch (err) {

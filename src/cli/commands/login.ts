@@ -11,7 +11,6 @@ import {
   eraseDockerLogin,
   saveDockerLogin,
 } from "../../auth/docker_login.ts";
-import { PartedClient } from "../../parted/client.ts";
 import type { LoginCommand, LogoutCommand } from "../args.ts";
 import { errorLine, EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
@@ -37,14 +36,15 @@ export async function runLogin(command: LoginCommand): Promise<number> {
   });
   if (typeof session === "number") return session;
   using _ = session;
-  const { clientOptions, signal, credential } = session;
   try {
-    using client = new PartedClient(clientOptions);
     // A refused credential or a closed port is told by the failure report's words.
-    await client.checkLogin(command.registry, { signal });
+    await session.client.checkLogin(command.registry, { signal: session.signal });
     const saved = await namingConfig(
       command,
-      saveDockerLogin(command.registry, credential!, { ...configOption(command), signal }),
+      saveDockerLogin(command.registry, session.credential!, {
+        ...configOption(command),
+        signal: session.signal,
+      }),
     );
     stdout(
       command.json

@@ -6,7 +6,6 @@
 import { findError } from "../../errors/find_error.ts";
 import { DestinationExistsError } from "../../parted/destination_exists_error.ts";
 import { toDirectory, toFile } from "../../parted/fs_partial.ts";
-import { PartedClient } from "../../parted/client.ts";
 import type { PullResult } from "../../parted/pull.ts";
 import type { PullCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
@@ -48,21 +47,15 @@ export async function runPull(command: PullCommand): Promise<number> {
     get localPath() {
       return localPath;
     },
-    onFailure: progress.finish,
-    stoppedLine: progress.stoppedLine,
-    pulledFile: progress.pulledFile,
-  });
+  }, progress);
   if (typeof session === "number") return session;
   using _ = session;
-  const { clientOptions, signal } = session;
   try {
-    progress.watch(signal);
-    using client = new PartedClient(clientOptions);
-    const result = await client.pull(command.reference, destination, {
+    const result = await session.client.pull(command.reference, destination, {
       ...(command.workers === undefined ? {} : { workers: command.workers }),
       verifyFileDigest: command.verifyFileDigest,
       onProgress: progress.onProgress,
-      signal,
+      signal: session.signal,
     }).catch((err) => {
       localPath = findError(err, DestinationExistsError)?.path ?? localPath;
       throw err;

@@ -7,7 +7,6 @@
  * @module
  */
 import { fromFile } from "../../parted/fs_source.ts";
-import { PartedClient } from "../../parted/client.ts";
 import type { PushCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
@@ -30,22 +29,16 @@ export async function runPush(command: PushCommand): Promise<number> {
     label: "ocipart push",
     flags: command,
     localPath: command.file,
-    onFailure: progress.finish,
-    stoppedLine: progress.stoppedLine,
-  });
+  }, progress);
   if (typeof session === "number") return session;
   using _ = session;
-  const { clientOptions, signal } = session;
   try {
-    progress.watch(signal);
-    // Closed when the command ends, so no pooled connection outlives it.
-    using client = new PartedClient(clientOptions);
-    const descriptor = await client.push(command.reference, fromFile(command.file), {
+    const descriptor = await session.client.push(command.reference, fromFile(command.file), {
       ...(command.workers === undefined ? {} : { workers: command.workers }),
       ...(command.partSize === undefined ? {} : { partSize: command.partSize }),
       annotations: command.annotations,
       onProgress: progress.onProgress,
-      signal,
+      signal: session.signal,
     });
     progress.finish(EXIT_CODES.success);
     stdout(command.json ? `${jsonText(descriptor)}\n` : `${descriptor.digest}\n`);

@@ -3,7 +3,6 @@
  *
  * @module
  */
-import { PartedClient } from "../../parted/client.ts";
 import type { VerifyReport } from "../../parted/verify.ts";
 import type { VerifyCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
@@ -30,19 +29,14 @@ export async function runVerify(command: VerifyCommand): Promise<number> {
     flags: command,
     reads: { flags: command, reference: command.reference },
     localPath: command.file,
-    onFailure: progress.finish,
-    stoppedLine: progress.stoppedLine,
-  });
+  }, progress);
   if (typeof session === "number") return session;
   using _ = session;
-  const { clientOptions, signal } = session;
   try {
-    progress.watch(signal);
-    using client = new PartedClient(clientOptions);
-    const report = await client.verify(command.reference, command.file, {
+    const report = await session.client.verify(command.reference, command.file, {
       ...(command.workers === undefined ? {} : { workers: command.workers }),
       onProgress: progress.onProgress,
-      signal,
+      signal: session.signal,
     });
     const code = report.identical ? EXIT_CODES.success : EXIT_CODES.digestMismatch;
     progress.finish(code);
