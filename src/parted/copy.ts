@@ -83,13 +83,9 @@ export async function runCopy(
   const sourceConnection = connect(job.reference);
   const source = sourceConnection.repo;
   const target = connect(job.target).repo;
-  const controller = new AbortController();
-  const signal = job.signal === undefined
-    ? controller.signal
-    : AbortSignal.any([job.signal, controller.signal]);
-  const policy = job.policy;
-  const clock = job.clock;
-  const latch = new FirstFailure(job.signal, controller);
+  const latch = new FirstFailure(job.signal);
+  const { signal } = latch;
+  const { policy, clock } = job;
   try {
     const fetched = await resolveManifest(sourceConnection, job.reference, {
       signal,
@@ -106,7 +102,7 @@ export async function runCopy(
       "resolving",
       job.onProgress,
     );
-    progress.onFailure = (err) => controller.abort(err);
+    progress.onFailure = (err) => latch.stop(err);
     const context: BlobCopyContext = {
       source,
       target,

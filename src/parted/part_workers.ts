@@ -10,24 +10,34 @@ import { attachSentinel } from "../errors/attach_sentinel.ts";
 import { PartTooLargeError } from "../errors/sentinels.ts";
 
 /**
- * Keeps the first failure of a transfer and aborts the transfer's controller on every failure.
- * A failure after the caller's own abort is not kept: the caller's reason wins.
+ * The stop of a transfer: its signal (the caller's, and its own abort) and the first failure,
+ * kept with its part index. Every failure stops the transfer; a failure after the caller's own
+ * abort is not kept: the caller's reason wins.
  *
  * @example
  * ```ts ignore
- * const latch = new FirstFailure(job.signal, controller);
- * latch.fail(err, 3);
+ * const latch = new FirstFailure(job.signal);
+ * await work(latch.signal).catch((err) => latch.fail(err, 3));
  * ```
  */
 export class FirstFailure {
+  /** Aborted by the caller's signal or by the first failure (or `stop`). */
+  readonly signal: AbortSignal;
   #first: { err: unknown; part: number | undefined } | undefined;
   readonly #callerSignal: AbortSignal | undefined;
-  readonly #controller: AbortController;
+  readonly #controller = new AbortController();
 
-  /** Latches failures for the transfer that `controller` stops. */
-  constructor(callerSignal: AbortSignal | undefined, controller: AbortController) {
+  /** The stop of a transfer the caller may abort with `callerSignal`. */
+  constructor(callerSignal: AbortSignal | undefined) {
     this.#callerSignal = callerSignal;
-    this.#controller = controller;
+    this.signal = callerSignal === undefined
+      ? this.#controller.signal
+      : AbortSignal.any([callerSignal, this.#controller.signal]);
+  }
+
+  /** Stops the transfer with `reason` without keeping it as its failure (a callback's throw). */
+  stop(reason: unknown): void {
+    this.#controller.abort(reason);
   }
 
   /** Records `err` (if it is the first) and stops the transfer. */

@@ -104,15 +104,15 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
   // manifest, so that lock is taken once the manifest is read.
   let partial = job.intoDirectory ? undefined : await PartialFile.open(job.destination);
   const connection = connect();
-  const controller = new AbortController();
-  const signal = job.signal === undefined
-    ? controller.signal
-    : AbortSignal.any([job.signal, controller.signal]);
-  const policy = job.policy;
-  const clock = job.clock;
+  const latch = new FirstFailure(job.signal);
+  const { policy, clock } = job;
   let resolved: { manifest: PartedManifest; digest: string };
   try {
-    resolved = await resolveManifest(connection, job.reference, { signal, policy, clock });
+    resolved = await resolveManifest(connection, job.reference, {
+      signal: latch.signal,
+      policy,
+      clock,
+    });
     // Named by the registry: only what the caller allowed is replaced, and that is known now,
     // before any part is fetched.
     const guard: DestinationGuard = { named: false, overwrite: job.overwrite ?? false };
@@ -125,7 +125,7 @@ export async function runPull(job: PullJob, connect: () => Connection): Promise<
     if (job.signal?.aborted) throw job.signal.reason;
     throw err;
   }
-  const run = { controller, signal, policy, clock };
+  const run = { latch, signal: latch.signal, policy, clock };
   return await fetchParts(job, resolved, partial, connection, run);
 }
 
@@ -136,9 +136,9 @@ function fileInDirectory(directory: string, title: string | undefined): string {
   return join(directory, title);
 }
 
-/** How a pull runs: its controller and combined signal, retry policy and clock. */
+/** How a pull runs: its stop and signal, retry policy and clock. */
 interface PullRun {
-  controller: AbortController;
+  latch: FirstFailure;
   signal: AbortSignal;
   policy: RetryPolicy;
   clock: Clock;
@@ -154,7 +154,7 @@ async function fetchParts(
 ): Promise<PullResult> {
   const { manifest } = resolved;
   const hashThreads = new Sha256Threads(hashThreadCount(job, manifest.fileSize));
-  const latch = new FirstFailure(job.signal, run.controller);
+  const { latch } = run;
   const progress = new ProgressTracker(
     manifest.fileSize,
     manifest.parts.length,
@@ -162,7 +162,7 @@ async function fetchParts(
     job.onProgress,
     { resume: true, path: partial.destination },
   );
-  progress.onFailure = (err) => run.controller.abort(err);
+  progress.onFailure = (err) => latch.stop(err);
   let fileCheck: FileDigestCheck | undefined;
   try {
     if (job.verifyFileDigest) {

@@ -59,18 +59,15 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   await checkReadable(job.path);
   const plan = planParts(stamp.size, job.partSize);
   const connection = connect();
-  const controller = new AbortController();
-  const signal = job.signal === undefined
-    ? controller.signal
-    : AbortSignal.any([job.signal, controller.signal]);
+  const latch = new FirstFailure(job.signal);
+  const { signal } = latch;
   const progress = new ProgressTracker(stamp.size, plan.length, "hashing", job.onProgress);
-  progress.onFailure = (err) => controller.abort(err);
+  progress.onFailure = (err) => latch.stop(err);
   // A small file hashes faster here than a thread starts (and starting none keeps a process
   // that moves many small files lean).
   const pool = new Sha256Threads(
     stamp.size < THREADED_HASH_MIN_BYTES ? 0 : Math.min(plan.length > 1 ? 2 : 1, job.hashThreads),
   );
-  const latch = new FirstFailure(job.signal, controller);
   // A single part's digest is the file's digest: hash once.
   const whole = plan.length > 1 ? pool.openFileHash() : undefined;
   const push: PushRun = { job, connection, plan, stamp, signal, progress, pool, whole, latch };
