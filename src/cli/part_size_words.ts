@@ -11,6 +11,7 @@
 import { findError } from "../errors/find_error.ts";
 import { HttpStatusError } from "../errors/kinds.ts";
 import { PartSizeError } from "../parted/part_size_error.ts";
+import { wholeBinaryUnit } from "../registry/bytes.ts";
 import { distributionErrorCodes } from "../registry/error_codes.ts";
 import type { Place, Words } from "./cause_words.ts";
 import type { FailureSubject } from "./failure_subject.ts";
@@ -123,8 +124,6 @@ export function rerunCommand(args: readonly string[], partSize: number): string 
   return shellLine(["ocipart", "push", "--part-size", sizeFlag(partSize), ...kept]);
 }
 
-const UNITS = ["KiB", "MiB", "GiB", "TiB"];
-
 /** A size in a sentence: as `--part-size` takes it (`2MiB`), or `1000 bytes`. */
 function sizeText(bytes: number): string {
   const flag = sizeFlag(bytes);
@@ -133,11 +132,6 @@ function sizeText(bytes: number): string {
 
 /** A size as `--part-size` takes it: `256MiB` for a whole number of a binary unit, else bytes. */
 function sizeFlag(bytes: number): string {
-  let unit = -1;
-  let value = bytes;
-  while (unit < UNITS.length - 1 && value >= 1024 && value % 1024 === 0) {
-    value /= 1024;
-    unit++;
-  }
-  return unit < 0 ? String(bytes) : `${value}${UNITS[unit]}`;
+  const whole = wholeBinaryUnit(bytes);
+  return whole === undefined ? String(bytes) : `${whole.value}${whole.unit}`;
 }

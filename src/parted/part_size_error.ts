@@ -5,6 +5,7 @@
  * @module
  */
 import { OciError, type OciErrorOptions } from "../errors/oci_error.ts";
+import { wholeBinaryUnit } from "../registry/bytes.ts";
 import { MAX_PARTS } from "./format.ts";
 
 /**
@@ -153,28 +154,23 @@ function explain(facts: PartSizeFacts): string {
   }
 }
 
-const BINARY_UNITS = ["KiB", "MiB", "GiB", "TiB"];
-
 /** `512 MiB` when the size is a whole number of a binary unit, else `<n> bytes`. */
 function describeBytes(bytes: number): string {
-  let unit = -1;
-  let value = bytes;
-  while (unit < BINARY_UNITS.length - 1 && value >= 1024 && value % 1024 === 0) {
-    value /= 1024;
-    unit++;
-  }
-  return unit < 0 ? `${bytes} bytes` : `${value} ${BINARY_UNITS[unit]}`;
+  const whole = wholeBinaryUnit(bytes);
+  return whole === undefined ? `${bytes} bytes` : `${whole.value} ${whole.unit}`;
 }
+
+const RATE_UNITS = ["KiB", "MiB", "GiB", "TiB"];
 
 /** `2.5 MiB/s`: one decimal in the largest binary unit below the rate. */
 function describeRate(bytesPerSecond: number): string {
   let unit = 0;
   let value = bytesPerSecond / 1024;
-  while (unit < BINARY_UNITS.length - 1 && value >= 1024) {
+  while (unit < RATE_UNITS.length - 1 && value >= 1024) {
     value /= 1024;
     unit++;
   }
-  return `${value.toFixed(1)} ${BINARY_UNITS[unit]}/s`;
+  return `${value.toFixed(1)} ${RATE_UNITS[unit]}/s`;
 }
 
 /** `2.5 s`, `45 s`, `10 min`. */

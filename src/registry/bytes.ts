@@ -28,3 +28,25 @@ export function concatBytes(
   }
   return out;
 }
+
+const BINARY_UNITS = ["KiB", "MiB", "GiB", "TiB"];
+
+/**
+ * `bytes` as a whole number of the largest binary unit that divides it (`{ value: 512, unit:
+ * "MiB" }`), or undefined when no unit does (fewer than 1 KiB, or not a multiple of 1 KiB).
+ *
+ * @example
+ * ```ts
+ * import { wholeBinaryUnit } from "./bytes.ts";
+ * console.log(wholeBinaryUnit(512 * 1024 * 1024), wholeBinaryUnit(1000)); // { value: 512, unit: "MiB" } undefined
+ * ```
+ */
+export function wholeBinaryUnit(bytes: number): { value: number; unit: string } | undefined {
+  let unit = -1;
+  let value = bytes;
+  while (unit < BINARY_UNITS.length - 1 && value >= 1024 && value % 1024 === 0) {
+    value /= 1024;
+    unit++;
+  }
+  return unit < 0 ? undefined : { value, unit: BINARY_UNITS[unit]! };
+}
