@@ -87,7 +87,9 @@ export class TokenCache {
     this.#clock = options.clock ?? systemClock;
     this.#max = options.maxRepositories ?? 1024;
     if (!Number.isSafeInteger(this.#max) || this.#max < 1) {
-      throw new RangeError("token cache: maxRepositories must be a positive integer");
+      throw new RangeError(
+        `token cache: maxRepositories must be a positive integer, not ${this.#max}`,
+      );
     }
   }
 

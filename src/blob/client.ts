@@ -537,7 +537,7 @@ function checkDigest(digest: string): void {
 
 function checkSize(value: number, field: string): void {
   if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${field} must be a non-negative safe integer`);
+    throw new RangeError(`${field} must be a non-negative safe integer, not ${value}`);
   }
 }
 

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { terminalText } from "../registry/untrusted_text.ts";
 import { parseArgs } from "node:util";
 import { registryOrigin } from "../registry/endpoints.ts";
 import { parseLimit } from "./duration.ts";
@@ -296,7 +297,9 @@ class Parsed {
       return parse(value);
     } catch (err) {
       const why = err instanceof Error ? err.message : err;
-      throw new UsageError(`${this.#typed(name)}: ${why}`, this.command);
+      // The value as typed, escaped: it may hold anything a shell passes.
+      const got = JSON.stringify(terminalText(value));
+      throw new UsageError(`${this.#typed(name)}: ${why} (got ${got})`, this.command);
     }
   }
 

@@ -509,10 +509,14 @@ function checkAnnotations(
   if (annotations === undefined) return undefined;
   for (const [key, value] of Object.entries(annotations)) {
     if (key === "" || typeof value !== "string") {
-      throw new RangeError("annotations: keys must be non-empty and values strings");
+      throw new RangeError(
+        `annotations: keys must be non-empty and values strings, not ${JSON.stringify(key)}`,
+      );
     }
     if (isReservedAnnotation(key)) {
-      throw new RangeError("annotations: a reserved key (dev.ocipart.parted.*, title) was given");
+      throw new RangeError(
+        `annotations: ${JSON.stringify(key)} is reserved (dev.ocipart.parted.*, the title)`,
+      );
     }
   }
   return { ...annotations };
@@ -521,7 +525,7 @@ function checkAnnotations(
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new RangeError(`${name} must be a positive integer`);
+    throw new RangeError(`${name} must be a positive integer, not ${value}`);
   }
   return value;
 }

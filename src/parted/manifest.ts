@@ -74,11 +74,16 @@ export function encodeManifest(info: {
 }): Uint8Array {
   const parts = planParts(info.fileSize, info.partSize);
   if (parts.length !== info.partDigests.length) {
-    throw new RangeError("manifest: one digest per part is required");
+    throw new RangeError(
+      `manifest: one digest per part is required: ${parts.length} parts, ` +
+        `not ${info.partDigests.length} digests`,
+    );
   }
   const extra: Record<string, string> = { ...info.annotations };
   for (const key of Object.keys(extra)) {
-    if (isReservedAnnotation(key)) throw new RangeError("manifest: annotation key is reserved");
+    if (isReservedAnnotation(key)) {
+      throw new RangeError(`manifest: annotation key ${JSON.stringify(key)} is reserved`);
+    }
   }
   if (info.title !== undefined) extra[ANNOTATION_TITLE] = info.title;
   const manifest = {

@@ -70,9 +70,9 @@ export function planParts(fileSize: number, partSize: number): PartRange[] {
 
 function checkSizes(fileSize: number, partSize: number): void {
   if (!Number.isSafeInteger(fileSize) || fileSize < 0) {
-    throw new RangeError("file size must be a non-negative safe integer");
+    throw new RangeError(`file size must be a non-negative safe integer, not ${fileSize}`);
   }
   if (!Number.isSafeInteger(partSize) || partSize <= 0) {
-    throw new RangeError("part size must be a positive safe integer");
+    throw new RangeError(`part size must be a positive safe integer, not ${partSize}`);
   }
 }

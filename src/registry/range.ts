@@ -74,10 +74,12 @@ function isOffset(n: number): boolean {
  * ```
  */
 export function formatRange(start: number, end?: number): string {
-  if (!isOffset(start)) throw new RangeError("range start must be a non-negative safe integer");
+  if (!isOffset(start)) {
+    throw new RangeError(`range start must be a non-negative safe integer, not ${start}`);
+  }
   if (end === undefined) return `bytes=${start}-`;
   if (!isOffset(end) || end < start) {
-    throw new RangeError("range end must be a safe integer not below the start");
+    throw new RangeError(`range end must be a safe integer not below ${start}, not ${end}`);
   }
   return `bytes=${start}-${end}`;
 }

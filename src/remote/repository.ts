@@ -147,7 +147,9 @@ export async function followRedirects(
 ): Promise<FollowedResponse> {
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   if (!Number.isSafeInteger(maxRedirects) || maxRedirects < 0) {
-    throw new RangeError("follow redirects: maxRedirects must be a non-negative integer");
+    throw new RangeError(
+      `follow redirects: maxRedirects must be a non-negative integer, not ${maxRedirects}`,
+    );
   }
   const operation = options.operation;
   const method = request.method.toUpperCase();

@@ -69,11 +69,15 @@ export const BLOB_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
  */
 export function validateRetryPolicy(policy: RetryPolicy): void {
   if (!Number.isSafeInteger(policy.maxAttempts) || policy.maxAttempts < 1) {
-    throw new RangeError("retry policy: maxAttempts must be a positive integer");
+    throw new RangeError(
+      `retry policy: maxAttempts must be a positive integer, not ${policy.maxAttempts}`,
+    );
   }
   for (const field of ["baseDelayMs", "maxDelayMs"] as const) {
     if (!Number.isFinite(policy[field]) || policy[field] < 0) {
-      throw new RangeError(`retry policy: ${field} must be a non-negative number`);
+      throw new RangeError(
+        `retry policy: ${field} must be a non-negative number, not ${policy[field]}`,
+      );
     }
   }
 }

@@ -116,7 +116,7 @@ export function fileBody(
   }
   for (const [name, value] of [["offset", offset], ["length", length]] as const) {
     if (!Number.isSafeInteger(value) || value < 0) {
-      throw new RangeError(`file body: ${name} must be a non-negative safe integer`);
+      throw new RangeError(`file body: ${name} must be a non-negative safe integer, not ${value}`);
     }
   }
   return rangeBody({ path, offset, length, ...(onBytes ? { onBytes } : {}) });

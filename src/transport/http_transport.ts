@@ -170,11 +170,15 @@ export class HttpTransport {
   constructor(options: HttpTransportOptions = {}) {
     const maxSockets = options.maxSocketsPerOrigin ?? DEFAULT_MAX_SOCKETS;
     if (!Number.isSafeInteger(maxSockets) || maxSockets < 1) {
-      throw new RangeError("HttpTransport: maxSocketsPerOrigin must be a positive integer");
+      throw new RangeError(
+        `HttpTransport: maxSocketsPerOrigin must be a positive integer, not ${maxSockets}`,
+      );
     }
     const maxFreeSockets = options.maxIdleSocketsPerOrigin ?? maxSockets;
     if (!Number.isSafeInteger(maxFreeSockets) || maxFreeSockets < 0) {
-      throw new RangeError("HttpTransport: maxIdleSocketsPerOrigin must be a non-negative integer");
+      throw new RangeError(
+        `HttpTransport: maxIdleSocketsPerOrigin must be a non-negative integer, not ${maxFreeSockets}`,
+      );
     }
     if (options.caCerts !== undefined && !Array.isArray(options.caCerts)) {
       throw new TypeError("HttpTransport: caCerts must be an array of PEM strings");
