@@ -3,7 +3,7 @@
  * verifying pull, a ranged pull, each chunk of a parallel pull, each part of a parted pull).
  * It asks for the blob (or a byte range of it), validates every answer before its bytes are
  * handed on, and when a body breaks it continues from the byte reached with a ranged GET,
- * within the operation's attempt budget (docs/protocol.md#resume).
+ * within the operation's attempt budget (docs/protocol.md#ranged-pull).
  *
  * Two kinds of read:
  * - whole (no `end`): the blob from `offset` to its end, by `getBlob` (mirrors first when the
