@@ -154,12 +154,9 @@ export async function openSession(
   progress?: TransferProgress,
 ): Promise<Session | number> {
   if (progress !== undefined) {
-    job = {
-      onFailure: progress.finish,
-      stoppedLine: progress.stoppedLine,
-      pulledFile: progress.pulledFile,
-      ...job,
-    };
+    // The job stays the prototype: its getters (a path known only later) stay live.
+    const own = { onFailure: progress.finish, stoppedLine: progress.stoppedLine };
+    job = Object.assign(Object.create(job), own, { pulledFile: progress.pulledFile });
   }
   const { flags } = job;
   let inputs: Inputs;
