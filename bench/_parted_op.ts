@@ -1,7 +1,8 @@
 /**
  * One parted operation as its own process, so benchmarks measure its wall time, CPU and peak
  * RSS alone: `deno run -A bench/_parted_op.ts push|pull <ref> <path> [partSize] [workers]
- * [bytesPerSecond]` (an empty or `0` argument keeps the default; a rate caps the client).
+ * [bytesPerSecond] [hashThreads]` (an empty or `0` argument keeps the default; a rate caps the
+ * client; `hashThreads` is the client's option, `0` included, and empty keeps the default).
  * A pull prints the seconds its commit took (the flush to disk before the rename, which `curl -o`
  * does not do) on standard output. Both print on standard error `transfer <seconds>`, the
  * operation alone without the process's start-up, and `flow <seconds>`, the time between entering
@@ -13,11 +14,12 @@
  */
 import { fromFile, PartedClient, type ProgressSnapshot, toFile } from "../src/parted/mod.ts";
 
-const [op, ref, path, partSize, workers, rate] = Deno.args;
+const [op, ref, path, partSize, workers, rate, hashThreads] = Deno.args;
 const given = (text: string | undefined) => text !== undefined && Number(text) > 0;
 using client = new PartedClient({
   plainHttp: true,
   ...(given(rate) ? { rateLimit: { bytesPerSecond: Number(rate) } } : {}),
+  ...(hashThreads === undefined || hashThreads === "" ? {} : { hashThreads: Number(hashThreads) }),
 });
 const options = {
   ...(given(partSize) ? { partSize: Number(partSize) } : {}),

@@ -6,6 +6,7 @@
  * sys) per GiB: ours against the reference's, which is `curl -T` of the file as one blob plus
  * `openssl dgst -sha256` of it for the push, and for the pull `curl` of the parts into one file
  * plus `openssl dgst -sha256` of that file (the same bytes as the whole file, one connection).
+ * The pull runs twice: with the default hashing threads, and with `hashThreads: 0`.
  *
  * Disk: at most twice the largest size at once (the source or the pulled file, and one
  * registry's storage); every file is removed as soon as it has served.
@@ -104,6 +105,7 @@ interface Row {
   push: Figures;
   curlPush: Figures;
   pull: Figures;
+  pullInline: Figures;
   curlPull: Figures;
 }
 
@@ -134,10 +136,15 @@ async function runSize(size: number): Promise<Row> {
       `'${registry.url}/v2/bench/scale/blobs/${d}'`
     );
     const pulls: Measurement[] = [];
+    const inline: Measurement[] = [];
     const curlO: Measurement[] = [];
     for (let i = 0; i < RUNS; i++) {
       await warm(registry.storageDir);
       pulls.push(ok(await measure([DENO, "run", "-A", OP, "pull", ref(), out]), "pull"));
+      await Deno.remove(out);
+      await warm(registry.storageDir);
+      const hashInline = [OP, "pull", ref(), out, "", "", "", "0"];
+      inline.push(ok(await measure([DENO, "run", "-A", ...hashInline]), "pull"));
       await Deno.remove(out);
       await warm(registry.storageDir);
       curlO.push(
@@ -155,6 +162,7 @@ async function runSize(size: number): Promise<Row> {
       push: figures(pushes),
       curlPush: withHash(figures(curlT)),
       pull: figures(pulls),
+      pullInline: figures(inline),
       curlPull: figures(curlO),
     };
   } finally {
@@ -188,10 +196,12 @@ try {
       );
     line("push", r.push, r.curlPush, "`curl -T` (+ openssl CPU)");
     line("pull", r.pull, r.curlPull, "`curl` + openssl");
+    line("pull, `hashThreads: 0`", r.pullInline, r.curlPull, "`curl` + openssl");
   }
   console.log(
     "\nThe push's wall ratio is against `curl -T` alone; its reference CPU adds `openssl dgst` " +
-      "of the file (a push must hash it). The pull's reference is `curl` then `openssl dgst`.",
+      "of the file (a push must hash it). The pull's reference is `curl` then `openssl dgst`. " +
+      "`hashThreads: 0` hashes on the receiving thread: no hand-over to a hashing thread.",
   );
 } finally {
   await Deno.remove(dir, { recursive: true });
