@@ -179,13 +179,14 @@ async function copyPart(run: PartRun, reader: BlobReader, writer: PartWriter): P
     for (;;) {
       const buffer = await pool.acquire();
       const chunk = await reader.read(new Uint8Array(buffer)).catch((err) => {
-        pool.release(buffer.byteLength === 0 ? new ArrayBuffer(WRITE_BUFFER_SIZE) : buffer);
+        pool.release(buffer.byteLength === 0 ? fresh() : buffer);
         throw err;
       });
       // A read into the buffer takes it (the bytes come back in it, or in a buffer of its size).
       const taken = buffer.byteLength === 0;
       if (chunk === undefined) {
-        pool.release(taken ? new ArrayBuffer(WRITE_BUFFER_SIZE) : buffer);
+        const back = reader.takeBuffer();
+        pool.release(!taken ? buffer : back?.byteLength === WRITE_BUFFER_SIZE ? back : fresh());
         return;
       }
       if (chunk.offset < run.reached) await restart(run, writer);
@@ -198,13 +199,18 @@ async function copyPart(run: PartRun, reader: BlobReader, writer: PartWriter): P
         await writer.write(bytes.buffer as ArrayBuffer, length);
       } else {
         // A chunk of the body's own (not a byte stream): copied into the write buffers.
-        pool.release(taken ? new ArrayBuffer(WRITE_BUFFER_SIZE) : buffer);
+        pool.release(taken ? fresh() : buffer);
         await writer.add(bytes);
       }
     }
   } finally {
     await writer.flush();
   }
+}
+
+/** A write buffer in place of one a read took and did not give back (a body that broke). */
+function fresh(): ArrayBuffer {
+  return new ArrayBuffer(WRITE_BUFFER_SIZE);
 }
 
 /** A whole-blob answer of another length is another blob: the part cannot be had here. */

@@ -122,31 +122,78 @@ export async function hashRangeInto(
   }
   try {
     const buffers = [new Uint8Array(INLINE_CHUNK), new Uint8Array(INLINE_CHUNK)];
-    const end = offset + size;
-    let position = offset;
-    let index = 0;
-    let pending = size > 0
-      ? handle.read(buffers[0], 0, Math.min(INLINE_CHUNK, size), position)
-      : undefined;
-    while (pending !== undefined) {
-      let bytesRead: number;
-      try {
-        ({ bytesRead } = await pending);
-      } catch (err) {
-        throw new LocalFileError("local file: read failed", { cause: err });
-      }
-      signal?.throwIfAborted();
-      if (bytesRead === 0) throw new ShortFileError();
-      const current = buffers[index];
-      position += bytesRead;
-      index = 1 - index;
-      pending = position < end
-        ? handle.read(buffers[index], 0, Math.min(INLINE_CHUNK, end - position), position)
-        : undefined;
-      hash.update(current.subarray(0, bytesRead));
-      onBytes?.(bytesRead);
-    }
+    const outcome = await readRange(handle, buffers, offset, size, (bytes) => {
+      hash.update(bytes);
+      onBytes?.(bytes.byteLength);
+    }, () => signal?.aborted === true).catch((err) => {
+      throw new LocalFileError("local file: read failed", { cause: err });
+    });
+    signal?.throwIfAborted();
+    if (outcome === "short") throw new ShortFileError();
   } finally {
     await handle.close().catch(() => {});
   }
+}
+
+/** A file handle's positional read, as `node:fs/promises` has it. */
+interface PositionalReader {
+  read(
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+  ): Promise<{ bytesRead: number }>;
+}
+
+/**
+ * Reads `size` bytes of `handle` from `offset` into the two `buffers` in turn (the next read
+ * runs while `each` takes the bytes of the last), until the range is read (`"done"`), the file
+ * ends (`"short"`) or `stopped()` says so after a read (`"stopped"`). Self-contained: a hashing
+ * thread runs its source (`hash_worker_source.ts`), so both read a range the same way.
+ *
+ * @example Reading a range in pieces
+ * ```ts
+ * import { open } from "node:fs/promises";
+ * import { readRange } from "./hash_range.ts";
+ * const path = await Deno.makeTempFile();
+ * await Deno.writeTextFile(path, "abcdef");
+ * const handle = await open(path);
+ * const seen: string[] = [];
+ * const buffers = [new Uint8Array(2), new Uint8Array(2)];
+ * const outcome = await readRange(handle, buffers, 1, 4, (bytes) => {
+ *   seen.push(new TextDecoder().decode(bytes));
+ * }, () => false);
+ * console.log(outcome, seen); // "done" [ "bc", "de" ]
+ * await handle.close();
+ * await Deno.remove(path);
+ * ```
+ */
+export async function readRange(
+  handle: PositionalReader,
+  buffers: Uint8Array[],
+  offset: number,
+  size: number,
+  each: (bytes: Uint8Array) => void,
+  stopped: () => boolean,
+): Promise<"done" | "short" | "stopped"> {
+  const chunk = buffers[0].byteLength;
+  const end = offset + size;
+  let position = offset;
+  let index = 0;
+  let pending = size > 0 ? handle.read(buffers[0], 0, Math.min(chunk, size), position) : null;
+  while (pending !== null) {
+    const { bytesRead } = await pending;
+    if (stopped()) return "stopped";
+    if (bytesRead === 0) return "short";
+    const current = buffers[index];
+    position += bytesRead;
+    index = 1 - index;
+    pending = position < end
+      ? handle.read(buffers[index], 0, Math.min(chunk, end - position), position)
+      : null;
+    // A read that fails while the bytes before it are taken is awaited (and thrown) next.
+    pending?.catch(() => {});
+    each(current.subarray(0, bytesRead));
+  }
+  return "done";
 }

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { readRange } from "./hash_range.ts";
 import { PREFIX_BLOCK_BYTES, scanWrittenPrefix } from "./written_prefix.ts";
 
 /**
@@ -38,6 +39,7 @@ const hashes = new Map();
 const cancelled = new Set();
 let buffers;
 ${scanWrittenPrefix.toString()}
+${readRange.toString()}
 
 function runningHash(id) {
   let hash = hashes.get(id);
@@ -54,23 +56,12 @@ async function hashRange(id, { path, offset, size, into, fork, report }) {
   try {
     const hash = into === undefined ? createHash("sha256") : runningHash(into);
     const scan = fork === undefined ? undefined : scanWrittenPrefix(hash, ${PREFIX_BLOCK_BYTES});
-    const end = offset + size;
-    let position = offset;
-    let index = 0;
-    let pending = size > 0 ? handle.read(buffers[0], 0, Math.min(CHUNK, size), position) : null;
-    while (pending !== null) {
-      const { bytesRead } = await pending;
-      if (cancelled.has(id)) return { cancelled: true };
-      if (bytesRead === 0) return { error: "short" };
-      const current = buffers[index];
-      position += bytesRead;
-      index = 1 - index;
-      pending = position < end
-        ? handle.read(buffers[index], 0, Math.min(CHUNK, end - position), position)
-        : null;
-      (scan ?? hash).update(current.subarray(0, bytesRead));
-      if (report) parentPort.postMessage({ id, op: "hashed", bytes: bytesRead });
-    }
+    const outcome = await readRange(handle, buffers, offset, size, (bytes) => {
+      (scan ?? hash).update(bytes);
+      if (report) parentPort.postMessage({ id, op: "hashed", bytes: bytes.byteLength });
+    }, () => cancelled.has(id));
+    if (outcome === "stopped") return { cancelled: true };
+    if (outcome === "short") return { error: "short" };
     if (scan !== undefined) {
       const { prefix, prefixHash } = scan.finish();
       hashes.set(fork, prefixHash);

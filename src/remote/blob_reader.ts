@@ -126,6 +126,8 @@ export class BlobReader {
   #complete = false;
   /** A read taken while joining that ended the body or failed: the next read handles it. */
   #held: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+  /** The caller's buffer, as the read that found an answer's end handed it back. */
+  #handedBack: ArrayBuffer | undefined;
 
   private constructor(repo: RemoteRepository, digest: string, options: BlobReadOptions) {
     this.#repo = repo;
@@ -224,6 +226,16 @@ export class BlobReader {
     return { bytes: concatBytes(pieces, length), offset: first.offset };
   }
 
+  /**
+   * The buffer of the caller's last `read(into)` when that read found the end instead of bytes
+   * (the read took it; here it is back, to be used again), once; else undefined.
+   */
+  takeBuffer(): ArrayBuffer | undefined {
+    const buffer = this.#handedBack;
+    this.#handedBack = undefined;
+    return buffer;
+  }
+
   /** Stops the answer being read; never throws. */
   async cancel(reason?: unknown): Promise<void> {
     const answer = this.#answer;
@@ -237,6 +249,8 @@ export class BlobReader {
   async #readBody(answer: Answer, into: Uint8Array | undefined): Promise<Uint8Array | undefined> {
     const result = await this.#readOnce(answer, into);
     if (result.done || result.value === undefined) {
+      // A read into the caller's buffer that found the end hands the (empty) buffer back.
+      if (result.value !== undefined) this.#handedBack = result.value.buffer as ArrayBuffer;
       const end = answer.end;
       if (end !== undefined && this.#position <= end) {
         throw new NetworkError(`${this.#operation}: body ended early`);
