@@ -1,3 +1,4 @@
+import { fileBody } from "../../src/transport/file_body.ts";
 /**
  * A raw HTTP/1.1 test server on `Deno.listen` that sees exactly the bytes a client sends.
  *
@@ -258,4 +259,42 @@ export function acceptConnections(
       await served();
     },
   };
+}
+
+/**
+ * One request of each client path of the transport: GET on the runtime's client (unless the
+ * trust sends the host through node:https), with `head` a HEAD too, POST with a streamed body on
+ * node:http(s), PUT of a file range of `file` (at least 4 bytes) on the minimal upload client.
+ */
+export function everyPath(
+  origin: string,
+  file: string,
+  options: { head?: boolean } = {},
+): Array<[string, () => Request]> {
+  return [
+    ["GET", () => new Request(`${origin}/v2/`)],
+    ...(options.head
+      ? [
+        ["HEAD", () => new Request(`${origin}/v2/`, { method: "HEAD" })] as [string, () => Request],
+      ]
+      : []),
+    [
+      "POST",
+      () =>
+        new Request(`${origin}/v2/a/blobs/uploads/`, {
+          method: "POST",
+          body: "x",
+          headers: { "content-length": "1" },
+        }),
+    ],
+    [
+      "PUT",
+      () =>
+        new Request(`${origin}/v2/a/blobs/uploads/u?digest=x`, {
+          method: "PUT",
+          body: fileBody(file, 0, 4),
+          headers: { "content-length": "4" },
+        }),
+    ],
+  ];
 }

@@ -9,9 +9,9 @@ import {
 import { nodeExchange } from "../../src/transport/node_exchange.ts";
 import { ProxyRouter } from "../../src/transport/proxy.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";
-import { fileBody } from "../../src/transport/file_body.ts";
 import { makeSelfSigned, makeTestCa } from "../fixtures/tls.ts";
 import { tempDir } from "../fixtures/tmp.ts";
+import { everyPath } from "./_raw_server.ts";
 
 const raw = (message: string, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(message), extra);
@@ -260,35 +260,6 @@ function innermost(err: unknown): string {
   while ((one as { cause?: unknown }).cause !== undefined) one = (one as { cause: unknown }).cause;
   const code = (one as { code?: unknown }).code;
   return `${typeof code === "string" ? code : ""} ${one instanceof Error ? one.message : ""}`;
-}
-
-/**
- * One request of each client path of the transport: GET on the runtime's client (unless the
- * trust sends the host through node:https), POST with a streamed body on node:https, PUT of a
- * file range on the minimal upload client.
- */
-function everyPath(origin: string, file: string): Array<[string, () => Request]> {
-  return [
-    ["GET", () => new Request(`${origin}/v2/`)],
-    [
-      "POST",
-      () =>
-        new Request(`${origin}/v2/a/blobs/uploads/`, {
-          method: "POST",
-          body: "x",
-          headers: { "content-length": "1" },
-        }),
-    ],
-    [
-      "PUT",
-      () =>
-        new Request(`${origin}/v2/a/blobs/uploads/u?digest=x`, {
-          method: "PUT",
-          body: fileBody(file, 0, 4),
-          headers: { "content-length": "4" },
-        }),
-    ],
-  ];
 }
 
 Deno.test("real certificates: a name the certificate lacks, a self-signed one, on every path", async () => {
