@@ -13,7 +13,7 @@ import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
 import { lengthError, OPERATION, statusLineUnseen } from "./failure.ts";
 import { platformExchange, type PlatformFetch, platformFetch } from "./platform_exchange.ts";
 import { nodeExchange } from "./node_exchange.ts";
-import { type PeerGuard, vetProxiedTarget } from "./dial.ts";
+import { vetProxiedTarget } from "./dial.ts";
 import { dialThroughAgent } from "./node_socket.ts";
 import {
   environmentMayNameProxy,
@@ -66,7 +66,7 @@ export interface HttpTransportOptions {
    * for IP-literal hosts (before dialing), and with the socket's actual remote address once
    * connected, before any request byte is written.
    */
-  peerGuard?: PeerGuard;
+  peerGuard?: (address: string, family: 4 | 6) => boolean;
   /**
    * Maximum concurrent `node:http` connections per origin (default 32); further requests wait.
    * Downloads on the runtime's own client (see {@linkcode HttpTransport}) are not capped.
