@@ -220,16 +220,10 @@ function takeReady(pieces: Uint8Array[]): Uint8Array | undefined {
   return concatBytes([first, ...pieces.splice(0, count)], length);
 }
 
-/** The state a parallel download shares with its stream. */
-interface Download {
+/** The state a parallel download shares with its stream: its run, and the probe's answer. */
+interface Download extends DownloadRun {
   /** The probe's answer: the first portion and the blob's total. */
   probe: { portion: RangePortion; total: number };
-  /** The operation's attempt budget. */
-  budget: DownloadRun["budget"];
-  /** Ends every request of the download. */
-  abort: AbortController;
-  /** The caller's signal combined with `abort`. */
-  signal: AbortSignal;
 }
 
 /**

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { FaultRule } from "../fixtures/fault_rules.ts";
 import { fileURLToPath } from "node:url";
 
 /** The directory of `cli.ts`. */
@@ -103,10 +104,14 @@ export function spawnCli(args: string[], options: CliOptions): Deno.ChildProcess
 }
 
 /** Runs the CLI to completion. */
-export async function runCli(args: string[], options: CliOptions): Promise<CliResult> {
-  const child = spawnCli(args, options);
+export function runCli(args: string[], options: CliOptions): Promise<CliResult> {
+  return completed(spawnCli(args, options), options.stdin);
+}
+
+/** Writes `stdin` (if any) to a spawned child, closes it, and collects the child's output. */
+export async function completed(child: Deno.ChildProcess, stdin?: string): Promise<CliResult> {
   const writer = child.stdin.getWriter();
-  if (options.stdin !== undefined) await writer.write(new TextEncoder().encode(options.stdin));
+  if (stdin !== undefined) await writer.write(new TextEncoder().encode(stdin));
   await writer.close();
   const output = await child.output();
   const decoder = new TextDecoder();
@@ -173,4 +178,18 @@ export function startSilentServer(): { port: number } & AsyncDisposable {
       for (const conn of held) conn.close();
     },
   };
+}
+
+/**
+ * Parts 0 and 1 of a pull arrive whole through `proxy`; from part 2 on every blob GET sends a
+ * few bytes and then nothing, so the pull is mid-transfer for as long as a test needs.
+ */
+export function stallFromThirdPart(proxy: { fault(rule: FaultRule): void }): void {
+  proxy.fault({
+    method: "GET",
+    path: /\/blobs\/sha256:/,
+    nth: 3,
+    times: Infinity,
+    stallAfter: 1000,
+  });
 }

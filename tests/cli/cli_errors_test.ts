@@ -11,7 +11,7 @@ import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { freePort } from "../fixtures/ports.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { cliArgv, cliEnv, type CliResult, PROJECT_ROOT, runCli } from "./_cli.ts";
+import { cliArgv, cliEnv, type CliResult, completed, PROJECT_ROOT, runCli } from "./_cli.ts";
 
 /** A failure report, line by line, without the `ocipart <command>: ` prefix. */
 interface Report {
@@ -187,16 +187,7 @@ async function runPasted(line: string, tmp: string, stdin: string): Promise<CliR
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(stdin));
-  await writer.close();
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+  return await completed(child, stdin);
 }
 
 registryTest("the login a 401's hint prints runs as printed, with the flags the command had", {

@@ -10,7 +10,14 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { cliArgv, cliEnv, type CliOptions, PROJECT_ROOT, runCli } from "./_cli.ts";
+import {
+  cliArgv,
+  cliEnv,
+  type CliOptions,
+  PROJECT_ROOT,
+  runCli,
+  stallFromThirdPart,
+} from "./_cli.ts";
 
 const MiB = 1024 * 1024;
 const ESC = String.fromCharCode(0x1b);
@@ -349,13 +356,7 @@ registryTest("Ctrl-C on a terminal: a clean bar line, then what was kept and how
     );
     strictEqual(push.code, 0, push.stderr);
     // Parts 0 and 1 arrive whole; part 2 sends a few bytes and then nothing.
-    proxy.fault({
-      method: "GET",
-      path: /\/blobs\/sha256:/,
-      nth: 3,
-      times: Infinity,
-      stallAfter: 1000,
-    });
+    stallFromThirdPart(proxy);
     const dest = `${tmp.path}/out.bin`;
     const { code, tty } = await interruptOnPty(
       ["pull", "--plain-http", "--workers", "1", `${proxy.host}/models/ctrlc:v1`, dest],

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { failureLines, lines, runCli, spawnCli } from "./_cli.ts";
+import { failureLines, lines, runCli, spawnCli, stallFromThirdPart } from "./_cli.ts";
 
 const KiB = 1024;
 const PART = 256 * KiB;
@@ -80,13 +80,7 @@ registryTest("130: SIGINT mid-pull keeps a partial that a rerun completes", asyn
     strictEqual(push.code, 0, push.stderr);
 
     // Parts 0 and 1 arrive whole; part 2 sends a few bytes and then nothing.
-    proxy.fault({
-      method: "GET",
-      path: /\/blobs\/sha256:/,
-      nth: 3,
-      times: Infinity,
-      stallAfter: 1000,
-    });
+    stallFromThirdPart(proxy);
     const dest = `${tmp.path}/out.bin`;
     const run = await interrupt(
       [
@@ -166,13 +160,7 @@ registryTest(
         tmp: tmp.path,
       });
       strictEqual(push.code, 0, push.stderr);
-      proxy.fault({
-        method: "GET",
-        path: /\/blobs\/sha256:/,
-        nth: 3,
-        times: Infinity,
-        stallAfter: 1000,
-      });
+      stallFromThirdPart(proxy);
       const dir = `${tmp.path}/downloads`;
       await Deno.mkdir(dir);
       const args = ["pull", "--plain-http", "--workers", "1", "--progress", "json"];
