@@ -129,7 +129,11 @@ function runWorkers(
         ...(portion === undefined ? {} : { first: portion }),
       });
       portion = undefined;
-      for (let piece = await reader.read(); piece !== undefined; piece = await reader.read()) {
+      for (
+        let piece = await reader.readJoined();
+        piece !== undefined;
+        piece = await reader.readJoined()
+      ) {
         deliver(piece.bytes);
       }
       chunk.done = true;

@@ -1,0 +1,165 @@
+/**
+ * The memory matrix: a 1 GiB file pushed, pulled, copied and read as a blob (whole and in
+ * parallel ranges) in every way a user reaches a registry (plain HTTP, TLS with a CA-signed
+ * certificate, a pinned self-signed certificate, `--insecure`, each direct and through a
+ * proxy), each in a process of its own whose peak resident memory stays under a generous bound.
+ * Before TLS reads stopped on the wire, a pinned or unverified pull held more than the file.
+ */
+import { assert, assertEquals } from "../fixtures/assert.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { makeSelfSigned } from "../fixtures/tls.ts";
+import { startTinyproxy } from "../fixtures/tinyproxy.ts";
+import { sha256File, writePatternFile } from "../fixtures/files.ts";
+import { makeTempDir, removeDir } from "../fixtures/tmp.ts";
+import { completed, PROJECT_ROOT, spawnCli } from "../cli/_cli.ts";
+
+const MiB = 1 << 20;
+const FILE_SIZE = 1024 * MiB;
+// Generous: the measured peaks are 100-450 MiB (docs/performance.md); before the fix a pinned
+// or unverified pull peaked at 1.4 GiB, more than the file.
+const BOUND_MIB = 640;
+
+interface Mode {
+  name: string;
+  host: string;
+  flags: string[];
+  blobTls: "plain" | "insecure" | { caFile: string };
+}
+
+// Polls the child's high-water mark of resident memory until it exits.
+async function peakOf<T>(pid: number, run: Promise<T>): Promise<{ result: T; peakMiB: number }> {
+  let peak = 0;
+  const sample = () => {
+    try {
+      const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+      const match = /VmHWM:\s+(\d+) kB/.exec(status);
+      if (match) peak = Math.max(peak, Number(match[1]) / 1024);
+    } catch { /* exited */ }
+  };
+  const timer = setInterval(sample, 50);
+  try {
+    const result = await run;
+    return { result, peakMiB: Math.round(peak) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+registryTest(
+  "memory matrix: push, pull, copy, blob pull and parallel blob pull of 1 GiB stay bounded in every TLS mode, direct and through a proxy",
+  { needs: ["openssl", "tinyproxy"] },
+  async (t) => {
+    const dir = await makeTempDir("ocipart-memory-matrix-");
+    try {
+      const file = `${dir}/data.bin`;
+      const digest = await writePatternFile(file, FILE_SIZE, 11);
+      const selfSigned = await makeSelfSigned(dir);
+      await using plain = await startRegistry();
+      await using signed = await startRegistry({ tls: true });
+      await using pinned = await startRegistry({ tls: selfSigned });
+      await using proxy = await startTinyproxy();
+      const caFile = `${dir}/ca.pem`;
+      await Deno.writeTextFile(caFile, signed.caCert!);
+      const modes: Mode[] = [
+        { name: "plain HTTP", host: plain.host, flags: ["--plain-http"], blobTls: "plain" },
+        {
+          name: "CA-signed",
+          host: signed.host,
+          flags: ["--ca-file", caFile],
+          blobTls: { caFile },
+        },
+        {
+          name: "pinned self-signed",
+          host: pinned.host,
+          flags: ["--ca-file", selfSigned.certPath],
+          blobTls: { caFile: selfSigned.certPath },
+        },
+        { name: "insecure", host: pinned.host, flags: ["--insecure"], blobTls: "insecure" },
+      ];
+      const table: string[] = [];
+      const check = async (
+        label: string,
+        pid: number,
+        run: Promise<{ code: number; stderr: string }>,
+      ) => {
+        const { result, peakMiB } = await peakOf(pid, run);
+        table.push(`${label}: ${peakMiB} MiB`);
+        assertEquals(result.code, 0, `${label}: ${result.stderr}`);
+        assert(peakMiB < BOUND_MIB, `${label}: peak ${peakMiB} MiB (bound ${BOUND_MIB} MiB)`);
+      };
+      for (const viaProxy of [false, true]) {
+        const env: Record<string, string> = viaProxy
+          ? { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url }
+          : {};
+        const via = viaProxy ? "through a proxy" : "direct";
+        for (const mode of modes) {
+          const repo = `${mode.host}/matrix/${viaProxy ? "proxied" : "direct"}`;
+          const cli = (args: string[]) => {
+            const child = spawnCli([...args], { tmp: dir, env, read: [PROJECT_ROOT] });
+            return { pid: child.pid, run: completed(child) };
+          };
+          await t.step(`${mode.name}, ${via}: push`, async () => {
+            // One part: its blob is the whole file, for the blob pulls below.
+            const { pid, run } = cli([
+              "push",
+              ...mode.flags,
+              "--part-size",
+              "1GiB",
+              `${repo}:v1`,
+              file,
+            ]);
+            await check(`push ${mode.name} ${via}`, pid, run);
+          });
+          await t.step(`${mode.name}, ${via}: pull`, async () => {
+            const out = `${dir}/pulled.bin`;
+            const { pid, run } = cli(["pull", ...mode.flags, `${repo}:v1`, out]);
+            await check(`pull ${mode.name} ${via}`, pid, run);
+            assertEquals(await sha256File(out), digest);
+            await Deno.remove(out);
+          });
+          if (!viaProxy) {
+            await t.step(`${mode.name}, ${via}: copy`, async () => {
+              const { pid, run } = cli([
+                "copy",
+                ...mode.flags.map((flag) => flag.replace(/^--/, "--src-")),
+                "--dest-plain-http",
+                `${repo}:v1`,
+                `${plain.host}/matrix/copied-${mode.name.replaceAll(" ", "-").toLowerCase()}:v1`,
+              ]);
+              await check(`copy ${mode.name} ${via}`, pid, run);
+            });
+          }
+          for (const parallel of [undefined, { workers: 4, chunkSize: 64 * MiB }]) {
+            if (viaProxy && parallel === undefined) continue;
+            const kind = parallel ? "parallel blob pull" : "blob pull";
+            await t.step(`${mode.name}, ${via}: ${kind}`, async () => {
+              const out = `${dir}/blob.bin`;
+              const job = { repository: repo, digest, out, tls: mode.blobTls, parallel };
+              const child = new Deno.Command(Deno.execPath(), {
+                args: [
+                  "run",
+                  "--allow-all",
+                  `${PROJECT_ROOT}tests/reliability/_blob_pull_child.ts`,
+                  JSON.stringify(job),
+                ],
+                env,
+                stdout: "piped",
+                stderr: "piped",
+              }).spawn();
+              const run = child.output().then((output) => ({
+                code: output.code,
+                stderr: new TextDecoder().decode(output.stderr),
+              }));
+              await check(`${kind} ${mode.name} ${via}`, child.pid, run);
+              assertEquals(await sha256File(out), digest);
+              await Deno.remove(out);
+            });
+          }
+        }
+      }
+      console.log(`peak resident memory, 1 GiB:\n  ${table.join("\n  ")}`);
+    } finally {
+      await removeDir(dir);
+    }
+  },
+);
