@@ -13,6 +13,7 @@ import type { TransferProgress } from "./transfer_progress.ts";
 import { causeCodes } from "../transport/failure.ts";
 import type { ReadFlags, RegistryFlags, TransferFlags } from "./args.ts";
 import { commandMirrors } from "./mirrors.ts";
+import { terminalText } from "../registry/untrusted_text.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
 import { startDeadline } from "./deadline.ts";
 import { debugLine } from "./debug_log.ts";
@@ -168,7 +169,7 @@ export async function openSession(
   if (flags.insecure) {
     noticeWrite(`${job.label}: warning: --insecure: the registry's certificate is not verified\n`);
   }
-  const clientOptions = clientOptionsOf(flags, inputs);
+  const clientOptions = clientOptionsOf(flags, inputs, job.label);
   const scope = new StopScope(job, flags, clientOptions);
   progress?.watch(scope.signal);
   // Closed when the command ends, so no pooled connection outlives it.
@@ -281,6 +282,7 @@ async function readInputs(
 function clientOptionsOf(
   flags: RegistryFlags | TransferFlags,
   inputs: Inputs,
+  label: string,
 ): PartedClientOptions {
   const limitRate = "limitRate" in flags ? flags.limitRate : undefined;
   return {
@@ -295,8 +297,19 @@ function clientOptionsOf(
       : {}),
     ...(flags.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: flags.stallTimeoutMs }),
     ...(limitRate === undefined ? {} : { rateLimit: { bytesPerSecond: limitRate } }),
-    ...(inputs.mirrors === undefined ? {} : { mirrors: inputs.mirrors }),
+    ...(inputs.mirrors === undefined
+      ? {}
+      : { mirrors: inputs.mirrors, onMirrorTag: mirrorTagNotice(label) }),
   };
+}
+
+/** The line that says a mirror, not the registry, decided what a tag names. */
+function mirrorTagNotice(label: string): (mirror: string, tag: string) => void {
+  return (mirror, tag) =>
+    noticeWrite(
+      `${label}: warning: the registry cannot be reached; mirror ${terminalText(mirror)} ` +
+        `chose what the tag ${terminalText(tag)} names\n`,
+    );
 }
 
 /**
