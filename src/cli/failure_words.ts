@@ -121,6 +121,12 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
       hint: "on a slow or busy link, raise --stall-timeout or lower --workers",
     };
   }
+  if (findError(err, CredentialError) && subject.command === "logout") {
+    return {
+      sentence: "the login could not be erased",
+      hint: "the line below names what was removed and what may still hold the login",
+    };
+  }
   if (findError(err, CredentialError) || findError(err, AuthChallengeError)) {
     return {
       sentence: `the credentials for ${place.where} could not be used`,

@@ -15,6 +15,7 @@ import type { Words } from "./cause_words.ts";
 import type { FailureSubject, TypedRegistry } from "./failure_subject.ts";
 import { terminalText } from "../registry/untrusted_text.ts";
 import { loginCommand } from "./login_command.ts";
+import { TOKEN_OPERATION } from "../auth/token_exchange.ts";
 
 const PHRASES: Readonly<Record<number, string>> = {
   400: "Bad Request",
@@ -251,7 +252,8 @@ export function statusWords(
     codes: http === undefined ? [] : distributionErrorCodes(http),
     http,
   };
-  if (http?.offOrigin === true) return storageWords(a);
+  // Off the registry's origin: storage, unless it is the token service (the login's own refusal).
+  if (http?.offOrigin === true && http.operation !== TOKEN_OPERATION) return storageWords(a);
   if (a.status === 401 || a.status === 403) return refusedWords(a);
   if (a.status === 404) return missingWords(a);
   return otherWords(a, err);
