@@ -147,8 +147,9 @@ function noFileNameWords(subject: FailureSubject, ref: string, err: NoFileNameEr
     return { sentence: `${ref} has no title to name a file in ${directory}`, hint };
   }
   return {
-    sentence: `the title of ${ref} is not a plain file name (hidden, blank-looking or ` +
-      `reserved characters), so nothing was written to ${directory}`,
+    sentence: `the title of ${ref} is not a plain file name (hidden, blank-looking, ` +
+      `look-alike or reserved characters, or a leading - or ~), so nothing was written to ` +
+      directory,
     hint: `${hint}; ocipart inspect ${ref} shows the title escaped`,
   };
 }
