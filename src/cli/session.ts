@@ -13,6 +13,7 @@ import type { TransferProgress } from "./transfer_progress.ts";
 import { causeCodes } from "../transport/failure.ts";
 import type { ReadFlags, RegistryFlags, TransferFlags } from "./args.ts";
 import { commandMirrors } from "./mirrors.ts";
+import { shellsOf } from "./shell_word.ts";
 import { terminalText } from "../registry/untrusted_text.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
 import { startDeadline } from "./deadline.ts";
@@ -229,14 +230,19 @@ export function reportFailure(
   };
   const words = failureWords(err, subject, context);
   const lines = words === undefined ? [] : [`${prefix}${words.sentence}`];
-  const run = words?.command === undefined ? "" : ". Run:";
+  const shells = words?.command === undefined ? undefined : shellsOf(words.command);
+  const run = words?.command === undefined
+    ? ""
+    : shells === undefined
+    ? ". Run:"
+    : `. Run (${shells}):`;
   if (words?.hint !== undefined) lines.push(`${prefix}hint: ${words.hint}${run}`);
   // Indented, without the prefix: the whole line can be copied and pasted as it is.
   if (words?.command !== undefined) lines.push(`  ${words.command}`);
   if (context.signal !== undefined) lines.push(`${prefix}${job.stoppedLine?.() ?? STOPPED}`);
   if (!onlyTheStop(err, context)) {
     const path = job.localPath !== undefined && findError(err, LocalFileError) !== undefined
-      ? ` (${job.localPath})`
+      ? ` (${terminalText(job.localPath)})`
       : "";
     lines.push(`${prefix}${errorLine(err)}${path}`);
     // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.

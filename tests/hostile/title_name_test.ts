@@ -99,3 +99,22 @@ Deno.test("hostile titles: push records a decomposed file name in its NFC form",
   const description = await client.inspect(`${env.registry.host}/org/w:nfd`);
   assertEquals(description.title, "\u00e9cole.bin");
 });
+
+Deno.test("hostile titles: inspect shows an escaped ESC and a literal backslash-x1b differently", async () => {
+  await using env = await setup();
+  retitle(env.registry, "esc", "a\x1bb.bin");
+  retitle(env.registry, "literal", "a\\x1bb.bin");
+  const names: string[] = [];
+  for (const tag of ["esc", "literal"]) {
+    const result = await runCli(
+      ["inspect", "--plain-http", `${env.registry.host}/org/w:${tag}`],
+      { tmp: env.dir.path },
+    );
+    assertEquals(result.code, 0, result.stderr);
+    names.push(result.stdout.split("\n")[0]);
+  }
+  assertEquals(names, [
+    "name:         a\\x1bb.bin (not a plain file name: a pull into a directory refuses it)",
+    "name:         a\\\\x1bb.bin (not a plain file name: a pull into a directory refuses it)",
+  ]);
+});
