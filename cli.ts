@@ -56,6 +56,7 @@ import { errorLine, EXIT_CODES } from "./src/cli/exit_code.ts";
 import { noticeWrite, stderr, stdout } from "./src/cli/io.ts";
 import { usagePointer, usageText } from "./src/cli/usage.ts";
 import { UsageError } from "./src/cli/usage_error.ts";
+import { terminalText } from "./src/registry/untrusted_text.ts";
 
 const PROGRAM = "ocipart";
 
@@ -102,7 +103,9 @@ export async function main(args: readonly string[]): Promise<number> {
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     // The error and where the usage is, not the usage itself: the error stays on screen.
-    stderr(`${PROGRAM}: ${err.message}\n${PROGRAM}: ${usagePointer(err.command)}\n`);
+    // Usage errors repeat what was typed: escaped like registry text.
+    const message = terminalText(err.message);
+    stderr(`${PROGRAM}: ${message}\n${PROGRAM}: ${usagePointer(err.command)}\n`);
     return EXIT_CODES.usage;
   }
 }

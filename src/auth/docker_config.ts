@@ -145,6 +145,8 @@ export function dockerConfigPath(
 /**
  * Parses the text of a docker configuration file.
  *
+ * An empty or blank text is an empty configuration, as docker reads it.
+ *
  * @throws {CredentialError} The text is not a JSON object or a known field has the wrong type.
  * The parser's text is not kept: it may quote a secret.
  *
@@ -156,6 +158,8 @@ export function dockerConfigPath(
  * ```
  */
 export function parseDockerConfig(text: string): DockerConfig {
+  // docker reads an empty (or blank) file as an empty configuration.
+  if (text.trim() === "") return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

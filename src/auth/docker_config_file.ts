@@ -75,7 +75,25 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
     throw new DockerConfigFileError("docker config could not be read", { cause: err });
   }
   parseDockerConfig(text); // refuses a malformed file before anything is written
-  return { target, document: JSON.parse(text) as Record<string, unknown>, owner };
+  return { target, document: documentOf(text), owner };
+}
+
+type RawJson = (source: string) => unknown;
+
+/**
+ * The file's JSON object (an empty file is an empty object, as docker reads it), each number
+ * kept as its source text where the runtime can (`JSON.rawJSON`): a rewrite must not turn
+ * `1e400` into `null` or round a large integer in keys this code never reads.
+ */
+function documentOf(text: string): Record<string, unknown> {
+  if (text.trim() === "") return {};
+  const rawJson = (JSON as unknown as { rawJSON?: RawJson }).rawJSON;
+  if (rawJson === undefined) return JSON.parse(text) as Record<string, unknown>;
+  return JSON.parse(
+    text,
+    (_key, value: unknown, context?: { source?: string }) =>
+      typeof value === "number" && context?.source !== undefined ? rawJson(context.source) : value,
+  ) as Record<string, unknown>;
 }
 
 /**

@@ -134,9 +134,11 @@ export async function saveDockerLogin(
 /**
  * Erases the credential of `registry`: from the configured helper, and every `auths` entry
  * naming it from the file (the file is rewritten only when it had one). Erasing what is absent
- * succeeds with an empty `removedFrom`.
+ * succeeds with an empty `removedFrom`. When the helper fails, the plain-text entries are still
+ * removed, and the error names the helper that may still hold the login.
  *
- * @throws {CredentialError} The configuration is unreadable or malformed, or the helper fails.
+ * @throws {CredentialError} The configuration is unreadable or malformed, or the helper fails
+ * (after the file's plain-text entries were removed).
  *
  * @example Erasing a saved login
  * ```ts
@@ -171,8 +173,17 @@ async function changeLogin(
   const document = file.document;
   const helper = credentialHelperFor(parseDockerConfig(JSON.stringify(document)), host);
   const key = helperServerUrl(host);
-  const helperChanged = helper !== undefined &&
-    await changeInHelper(options, helper, key, credential) !== false;
+  let helperFailure: unknown;
+  let helperChanged = false;
+  try {
+    helperChanged = helper !== undefined &&
+      await changeInHelper(options, helper, key, credential) !== false;
+  } catch (err) {
+    // A login that failed saves nothing; an erase stopped by its signal changes nothing. An
+    // erase the helper refused still removes the plain-text copies, then reports the helper.
+    if (credential !== undefined || options.signal?.aborted === true) throw err;
+    helperFailure = err;
+  }
   const auths = isRecord(document.auths) ? { ...document.auths } : {};
   const stale = authKeysFor(auths, host);
   for (const name of stale) delete auths[name];
@@ -182,11 +193,24 @@ async function changeLogin(
     const text = `${JSON.stringify({ ...document, auths }, null, 2)}\n`;
     await writeConfigFile(file, text, options.signal);
   }
+  if (helperFailure !== undefined) throw helperNotErased(helper!, stale.length > 0, helperFailure);
   const removedFrom: CredentialStore[] = [];
   if (credential === undefined && helperChanged) removedFrom.push("helper");
   if (!inFile && stale.length > 0) removedFrom.push("auths");
   const savedIn = credential === undefined ? undefined : inFile ? "auths" : "helper";
   return { registry: host, configPath, helper, savedIn, removedFrom };
+}
+
+/** An erase the helper refused: what stays in the helper, and what was removed all the same. */
+function helperNotErased(helper: string, fileChanged: boolean, cause: unknown): CredentialError {
+  const file = fileChanged
+    ? "its plain-text copy was removed from the docker configuration"
+    : "the docker configuration held no plain-text copy";
+  // The helper's own failure is one of ours (`credential_helper.ts`), its words safe to repeat.
+  const failed = cause instanceof CredentialError
+    ? cause.message.replace(/^credentials: /, "")
+    : `credential helper docker-credential-${helper} erase failed`;
+  return new CredentialError(`${failed}, so it may still hold the login; ${file}`, { cause });
 }
 
 function changeInHelper(

@@ -22,7 +22,9 @@ import { TokenServiceError } from "./token_service_error.ts";
 /** The largest token response read; real ones are a few KiB. */
 export const TOKEN_RESPONSE_LIMIT: number = 1 << 20;
 
-const OPERATION = "token request";
+/** The operation a token service's errors name (a refusal there is the login's, not storage's). */
+export const TOKEN_OPERATION = "token request";
+const OPERATION = TOKEN_OPERATION;
 
 /** What {@linkcode requestToken} needs. */
 export interface TokenRequestOptions {

@@ -567,8 +567,30 @@ function flagOwners(): Map<string, CommandName> {
   return owners;
 }
 
-function parseCommand(command: CommandName, args: string[]): CliCommand {
+/**
+ * `args` with `--flag -5s` written `--flag=-5s` for a flag that takes a value: node:util calls a
+ * value that starts with `-` ambiguous, when what the user needs is the flag's own sentence
+ * (a negative duration, count or rate).
+ */
+function joinNegativeValues(command: CommandName, args: readonly string[]): string[] {
+  const options: Record<string, { type: string }> = COMMAND_SPECS[command].options;
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--") return [...out, ...args.slice(i)];
+    const name = /^--([^=]+)$/.exec(args[i])?.[1];
+    const takesValue = name !== undefined && options[name]?.type === "string";
+    if (takesValue && /^-\d/.test(args[i + 1] ?? "")) {
+      out.push(`${args[i]}=${args[++i]}`);
+    } else {
+      out.push(args[i]);
+    }
+  }
+  return out;
+}
+
+function parseCommand(command: CommandName, typed: string[]): CliCommand {
   const spec = COMMAND_SPECS[command];
+  const args = joinNegativeValues(command, typed);
   refuseUnknownFlags(command, args);
   let parsed;
   try {
@@ -590,7 +612,7 @@ function parseCommand(command: CommandName, args: string[]): CliCommand {
   operands.forEach((operand, i) => {
     if (operand === "") throw new UsageError(`${spec.operands[i]} must not be empty`, command);
   });
-  return spec.build(new Parsed(command, values, operands, Object.freeze([...args])));
+  return spec.build(new Parsed(command, values, operands, Object.freeze([...typed])));
 }
 
 /** The `<registry>` operand: a registry host, `host[:port]`, without scheme or path. */

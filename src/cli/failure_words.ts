@@ -121,13 +121,38 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
       hint: "on a slow or busy link, raise --stall-timeout or lower --workers",
     };
   }
-  if (findError(err, CredentialError) || findError(err, AuthChallengeError)) {
+  if (findError(err, CredentialError) && subject.command === "logout") {
+    return {
+      sentence: "the login could not be erased",
+      hint: "the line below names what was removed and what may still hold the login",
+    };
+  }
+  const challenge = findError(err, AuthChallengeError);
+  if (challenge !== undefined) return authServiceWords(challenge, place);
+  if (findError(err, CredentialError)) {
     return {
       sentence: `the credentials for ${place.where} could not be used`,
       hint: "check the docker configuration (--registry-config) and its credential helper",
     };
   }
   return undefined;
+}
+
+/**
+ * The registry's authentication answered in a way no login can fix (a challenge that cannot be
+ * used, a token response without a usable token): the registry's side, not the user's docker
+ * configuration.
+ */
+function authServiceWords(err: AuthChallengeError, place: Place): Words {
+  const hint = "the registry's authentication service is misconfigured or failing, not your " +
+    "docker configuration: try again later, or ask the registry's operators";
+  if (/^authentication: token response/.test(err.message)) {
+    return {
+      sentence: `${place.where} answered, but its token service sent no usable token`,
+      hint,
+    };
+  }
+  return { sentence: `${place.where} asks for a login in a way that cannot be answered`, hint };
 }
 
 /**
@@ -141,8 +166,9 @@ function noFileNameWords(subject: FailureSubject, ref: string, err: NoFileNameEr
     return { sentence: `${ref} has no title to name a file in ${directory}`, hint };
   }
   return {
-    sentence: `the title of ${ref} is not a plain file name (hidden, blank-looking or ` +
-      `reserved characters), so nothing was written to ${directory}`,
+    sentence: `the title of ${ref} is not a plain file name (hidden, blank-looking, ` +
+      `look-alike or reserved characters, or a leading - or ~), so nothing was written to ` +
+      directory,
     hint: `${hint}; ocipart inspect ${ref} shows the title escaped`,
   };
 }

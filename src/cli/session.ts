@@ -13,6 +13,8 @@ import type { TransferProgress } from "./transfer_progress.ts";
 import { causeCodes } from "../transport/failure.ts";
 import type { ReadFlags, RegistryFlags, TransferFlags } from "./args.ts";
 import { commandMirrors } from "./mirrors.ts";
+import { shellsOf } from "./shell_word.ts";
+import { terminalText } from "../registry/untrusted_text.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
 import { startDeadline } from "./deadline.ts";
 import { debugLine } from "./debug_log.ts";
@@ -168,7 +170,7 @@ export async function openSession(
   if (flags.insecure) {
     noticeWrite(`${job.label}: warning: --insecure: the registry's certificate is not verified\n`);
   }
-  const clientOptions = clientOptionsOf(flags, inputs);
+  const clientOptions = clientOptionsOf(flags, inputs, job.label);
   const scope = new StopScope(job, flags, clientOptions);
   progress?.watch(scope.signal);
   // Closed when the command ends, so no pooled connection outlives it.
@@ -228,14 +230,19 @@ export function reportFailure(
   };
   const words = failureWords(err, subject, context);
   const lines = words === undefined ? [] : [`${prefix}${words.sentence}`];
-  const run = words?.command === undefined ? "" : ". Run:";
+  const shells = words?.command === undefined ? undefined : shellsOf(words.command);
+  const run = words?.command === undefined
+    ? ""
+    : shells === undefined
+    ? ". Run:"
+    : `. Run (${shells}):`;
   if (words?.hint !== undefined) lines.push(`${prefix}hint: ${words.hint}${run}`);
   // Indented, without the prefix: the whole line can be copied and pasted as it is.
   if (words?.command !== undefined) lines.push(`  ${words.command}`);
   if (context.signal !== undefined) lines.push(`${prefix}${job.stoppedLine?.() ?? STOPPED}`);
   if (!onlyTheStop(err, context)) {
     const path = job.localPath !== undefined && findError(err, LocalFileError) !== undefined
-      ? ` (${job.localPath})`
+      ? ` (${terminalText(job.localPath)})`
       : "";
     lines.push(`${prefix}${errorLine(err)}${path}`);
     // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
@@ -281,6 +288,7 @@ async function readInputs(
 function clientOptionsOf(
   flags: RegistryFlags | TransferFlags,
   inputs: Inputs,
+  label: string,
 ): PartedClientOptions {
   const limitRate = "limitRate" in flags ? flags.limitRate : undefined;
   return {
@@ -295,8 +303,19 @@ function clientOptionsOf(
       : {}),
     ...(flags.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: flags.stallTimeoutMs }),
     ...(limitRate === undefined ? {} : { rateLimit: { bytesPerSecond: limitRate } }),
-    ...(inputs.mirrors === undefined ? {} : { mirrors: inputs.mirrors }),
+    ...(inputs.mirrors === undefined
+      ? {}
+      : { mirrors: inputs.mirrors, onMirrorTag: mirrorTagNotice(label) }),
   };
+}
+
+/** The line that says a mirror, not the registry, decided what a tag names. */
+function mirrorTagNotice(label: string): (mirror: string, tag: string) => void {
+  return (mirror, tag) =>
+    noticeWrite(
+      `${label}: warning: the registry cannot be reached; mirror ${terminalText(mirror)} ` +
+        `chose what the tag ${terminalText(tag)} names\n`,
+    );
 }
 
 /**

@@ -9,6 +9,8 @@
  * shell reads those as a backslash and letters (in single quotes), or `\x9b` as the byte 0x9b
  * instead of U+009B (in `$'…'`). So an unsafe character is written as the `\xHH` escapes of its
  * UTF-8 bytes inside `$'…'` (bash, zsh, ksh), which every locale reads back as the same bytes.
+ * dash (a common `sh`) cannot read `$'…'`: a line that holds one says which shells read it
+ * ({@linkcode shellsOf}). A word starting with `=` is quoted: zsh expands `=ls` to a path.
  *
  * @module
  */
@@ -32,7 +34,7 @@ const utf8 = new TextEncoder();
  * ```
  */
 export function shellWord(text: string): string {
-  if (PLAIN.test(text)) return text;
+  if (PLAIN.test(text) && !text.startsWith("=")) return text;
   if (!hasUnsafeText(text)) return `'${text.replaceAll("'", `'\\''`)}'`;
   // Backslash and quote are never unsafe, so escaping them first leaves the rest as it was.
   const quoted = text.replace(/[\\']/g, (char) => `\\${char}`);
@@ -55,4 +57,29 @@ export function shellWord(text: string): string {
  */
 export function shellLine(words: readonly string[]): string {
   return words.map(shellWord).join(" ");
+}
+
+/** The shells that read `$'…'` words; `sh` may be dash, which does not. */
+export const DOLLAR_QUOTE_SHELLS = "bash, zsh or ksh";
+
+/**
+ * The shells that read `line` (one {@linkcode shellLine} wrote) as written: every POSIX shell
+ * (undefined), or {@linkcode DOLLAR_QUOTE_SHELLS} when a word is in `$'…'`.
+ *
+ * @example
+ * ```ts
+ * import { shellLine, shellsOf } from "./shell_word.ts";
+ * console.log(shellsOf(shellLine(["ocipart", "it's $'x'"]))); // undefined
+ * console.log(shellsOf(shellLine(["ocipart", "\x1b.bin"]))); // "bash, zsh or ksh"
+ * ```
+ */
+export function shellsOf(line: string): string | undefined {
+  // Outside quotes, `\` takes the next character; inside '…' nothing is special but `'`.
+  for (let at = 0; at < line.length; at++) {
+    if (line[at] === "\\") at++;
+    else if (line[at] === "'") at = line.indexOf("'", at + 1);
+    else if (line.startsWith("$'", at)) return DOLLAR_QUOTE_SHELLS;
+    if (at < 0) break;
+  }
+  return undefined;
 }

@@ -44,6 +44,9 @@ function unitFamily(
  */
 export function parseSize(text: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
+  if (!match && /^\s*-\s*\d/.test(text)) {
+    throw new RangeError("must be a positive byte count such as 100M or 64MiB, not negative");
+  }
   if (!match) {
     throw new RangeError("expected a byte count such as 1048576, 100M, 100MB or 64MiB");
   }

@@ -15,6 +15,7 @@ import type { Words } from "./cause_words.ts";
 import type { FailureSubject, TypedRegistry } from "./failure_subject.ts";
 import { terminalText } from "../registry/untrusted_text.ts";
 import { loginCommand } from "./login_command.ts";
+import { TOKEN_OPERATION } from "../auth/token_exchange.ts";
 
 const PHRASES: Readonly<Record<number, string>> = {
   400: "Bad Request",
@@ -159,6 +160,33 @@ function missingWords(a: Answer): Words {
   };
 }
 
+/**
+ * A storage redirect target's answer (a presigned link): the registry's login played no part
+ * (no credential goes to storage), so the words name the link, never a login.
+ */
+function storageWords(a: Answer): Words {
+  const said = statusAnswer(a.status, a.codes);
+  const storage = `the storage behind ${a.where}`;
+  if (a.status === 401 || a.status === 403) {
+    return {
+      sentence: `${storage} refused the link the registry gave (${said})`,
+      hint: "try again: the registry gives a fresh link each time, and this one may have " +
+        "expired (a clock far off expires links early); storage never receives your credential",
+    };
+  }
+  if (a.status === 404 || a.status === 410) {
+    return {
+      sentence: `${storage} has nothing at the link the registry gave (${said})`,
+      hint: "try again: the link may have expired; if it keeps failing, the registry's storage " +
+        "lost the part",
+    };
+  }
+  return {
+    sentence: `${storage} answered ${said}`,
+    hint: "try again: a storage link may have expired",
+  };
+}
+
 function otherWords(a: Answer, err: unknown): Words {
   const said = statusAnswer(a.status, a.codes);
   if (a.status === 413) {
@@ -167,12 +195,6 @@ function otherWords(a: Answer, err: unknown): Words {
       sentence: `${a.where} refused ${what} as too large (${said})`,
       hint: "push with a smaller --part-size, e.g. --part-size 100MiB: the registry or a " +
         "proxy in front of it limits the size of a request",
-    };
-  }
-  if (a.http?.offOrigin) {
-    return {
-      sentence: `the storage ${a.where} sent the transfer to answered ${said}`,
-      hint: "try again: a storage link may have expired",
     };
   }
   if (a.status === 429) {
@@ -230,6 +252,8 @@ export function statusWords(
     codes: http === undefined ? [] : distributionErrorCodes(http),
     http,
   };
+  // Off the registry's origin: storage, unless it is the token service (the login's own refusal).
+  if (http?.offOrigin === true && http.operation !== TOKEN_OPERATION) return storageWords(a);
   if (a.status === 401 || a.status === 403) return refusedWords(a);
   if (a.status === 404) return missingWords(a);
   return otherWords(a, err);

@@ -177,6 +177,7 @@ export interface VerifyOptions {
 export class PartedClient {
   readonly #core: ClientCore;
   readonly #mirrors: MirrorTable | undefined;
+  readonly #onMirrorTag: ((mirror: string, tag: string) => void) | undefined;
   #closed = false;
 
   /**
@@ -193,6 +194,10 @@ export class PartedClient {
       throw new TypeError("PartedClient: pass either credential or credentials, not both");
     }
     const owner = "PartedClient: mirrors";
+    if (options.onMirrorTag !== undefined && typeof options.onMirrorTag !== "function") {
+      throw new TypeError("PartedClient: onMirrorTag must be a function");
+    }
+    this.#onMirrorTag = options.onMirrorTag;
     this.#mirrors = options.mirrors === undefined
       ? undefined
       : checkMirrorTable(options.mirrors, owner);
@@ -383,6 +388,7 @@ export class PartedClient {
           this.#core.stack,
           reference,
           reference === job.reference ? this.#mirrors : undefined,
+          this.#onMirrorTag,
         ),
     );
   }
@@ -495,7 +501,10 @@ export class PartedClient {
       hashThreads: this.#core.hashThreads,
     };
     const mirrors = reads ? this.#mirrors : undefined;
-    return { job, connection: () => connect(this.#core.stack, reference, mirrors) };
+    return {
+      job,
+      connection: () => connect(this.#core.stack, reference, mirrors, this.#onMirrorTag),
+    };
   }
 
   #checkOpen(): void {

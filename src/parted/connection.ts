@@ -11,7 +11,7 @@ import type { Reference } from "../registry/reference.ts";
 import type { ClientStack, RegistryRoute, RouteSite } from "../remote/client_stack.ts";
 import { ClientCore } from "../remote/client_core.ts";
 import { PARTED_RETRY_POLICY } from "../remote/retry.ts";
-import { MirrorSet, type MirrorSource } from "../remote/mirror_reads.ts";
+import { MirrorSet, type MirrorSource, type MirrorTagListener } from "../remote/mirror_reads.ts";
 import { mirrorsOf, type MirrorTable } from "../remote/mirror_table.ts";
 import type { RegistrySettings } from "../remote/registry_settings.ts";
 import { RemoteRepository } from "../remote/repository.ts";
@@ -106,7 +106,8 @@ export function partedStack(options: ConnectionOptions): ClientStack {
  * The connection of one transfer to `reference` on the client's `stack`, in the scheme the
  * stack's settings give its registry; reads of it try the mirrors `mirrors` gives the reference
  * first (each on a mirror route of its own, reached as the stack's settings give its host),
- * writes never do.
+ * writes never do. `onMirrorTag` hears which mirror resolved the tag when the registry could
+ * not be reached.
  *
  * @example The connection of one transfer
  * ```ts
@@ -122,11 +123,15 @@ export function connect(
   stack: ClientStack,
   reference: Reference,
   mirrors?: MirrorTable,
+  onMirrorTag?: MirrorTagListener,
 ): Connection {
   const origin = stack.origin(reference.registry);
   const route = stack.route(origin, reference.registry);
   const sources = mirrors === undefined ? [] : mirrorSources(stack, reference, mirrors);
-  const repo = repository(origin, reference.repository, route, sources);
+  const set = sources.length === 0
+    ? undefined
+    : new MirrorSet(sources, onMirrorTag === undefined ? {} : { onTag: onMirrorTag });
+  const repo = repository(origin, reference.repository, route, set);
   return { repo, tokens: route.authenticator! };
 }
 
@@ -146,8 +151,9 @@ function mirrorSources(
     return origins.map((at) => {
       const route = stack.route(at, mirror.host, site);
       return {
-        repo: repository(at, mirror.repository, route, []),
+        repo: repository(at, mirror.repository, route, undefined),
         resolvesTag: mirror.resolvesTag,
+        host: mirror.host,
       };
     });
   });
@@ -157,7 +163,7 @@ function repository(
   origin: URL,
   name: string,
   route: RegistryRoute,
-  mirrors: MirrorSource[],
+  mirrors: MirrorSet | undefined,
 ): RemoteRepository {
   return new RemoteRepository({
     origin,
@@ -169,6 +175,6 @@ function repository(
     writeRedirects: false,
     readRedirects: BLOB_REDIRECT_HOPS,
     redirectTargetsAreStorage: true,
-    ...(mirrors.length === 0 ? {} : { mirrors: new MirrorSet(mirrors) }),
+    ...(mirrors === undefined ? {} : { mirrors }),
   });
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import { hasUnsafeNameText } from "../registry/untrusted_text.ts";
+import { hasMixedScripts, hasSeparatorLookalike } from "../registry/name_lookalikes.ts";
 import { NAME_LIMIT_BYTES, PARTIAL_SUFFIX } from "./fs_partial.ts";
 
 /**
@@ -173,8 +174,15 @@ const WINDOWS_FORBIDDEN = /[<>:"|?*]/;
  *   fillers and other blank-looking characters (U+3164 names a file that looks blank),
  *   noncharacters, private-use and unassigned code points, and white space other than U+0020
  *   (no-break spaces, U+2000–U+200A, U+3000);
- * - a leading dot (a hidden file), leading or trailing white space, a trailing dot (Windows
- *   drops those), and Windows' forbidden characters `< > : " | ? *`;
+ * - a leading dot (a hidden file), `-` (`rm *` in that directory would read `-rf` as an
+ *   option) or `~` (a shell reads `~name` as a home directory), leading or trailing white
+ *   space, a trailing dot (Windows drops those), and Windows' forbidden characters
+ *   `< > : " | ? *`;
+ * - a character drawn like `/` or `\` (`a／b.bin`, `a∕b.bin`), and a dot-separated label that
+ *   mixes scripts whose letters look alike (UTS #39's highly restrictive level: `pаypal.bin`
+ *   with a Cyrillic `а`), see `src/registry/name_lookalikes.ts`;
+ * - a name not in Unicode's NFC form (`école.bin` written with a combining accent would be a
+ *   second file that looks the same as the composed one);
  * - Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM1`…, `LPT1`…, with any extension);
  * - a name ending in {@linkcode PARTIAL_SUFFIX} (it would be taken for another pull's partial
  *   file), or longer than 240 UTF-8 bytes (the partial file's name must fit in 255).
@@ -189,10 +197,13 @@ const WINDOWS_FORBIDDEN = /[<>:"|?*]/;
  * console.log(isPlainFileName("\u202egnp.exe")); // false: shows as "exe.png"
  * console.log(isPlainFileName("notes\u200d.txt")); // false: lists as "notes.txt"
  * console.log(isPlainFileName(".bashrc"), isPlainFileName("nul.txt")); // false false
+ * console.log(isPlainFileName("-rf"), isPlainFileName("a\uff0fb.bin")); // false false
  * ```
  */
 export function isPlainFileName(name: string): boolean {
-  if (name === "" || name.startsWith(".") || /[/\\]/.test(name)) return false;
+  if (name === "" || /^[.~-]/.test(name) || /[/\\]/.test(name)) return false;
+  if (name !== name.normalize("NFC")) return false;
+  if (hasSeparatorLookalike(name) || hasMixedScripts(name)) return false;
   if (hasUnsafeNameText(name) || WINDOWS_FORBIDDEN.test(name) || WINDOWS_DEVICE.test(name)) {
     return false;
   }

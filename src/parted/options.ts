@@ -83,7 +83,9 @@ export interface PartedClientOptions extends ClientOptions {
    * longest matching prefix wins; see `MirrorTable`). Each request is tried on the mirrors in
    * order, then on the registry, which also takes over whenever a mirror fails, lacks the
    * content or sends bytes that do not match their digest: every byte is verified as usual.
-   * Tags are resolved on a mirror only when its `pullFromMirror` is `"all"` or `"tag-only"`.
+   * A tag is always resolved at the registry (one manifest request); only when the registry
+   * cannot be reached at all does a mirror whose `pullFromMirror` is `"all"` or `"tag-only"`
+   * answer for it, and `onMirrorTag` names that mirror.
    * Pushes never go to mirrors. A mirror host is reached like any registry host: as its
    * `registries` entry says, else as the client-wide options say; a mirror's own `plainHttp` or
    * `insecure` is that entry's `plainHttp` or `insecureTls` (a contradiction is a `RangeError`).
@@ -94,4 +96,12 @@ export interface PartedClientOptions extends ClientOptions {
    * @default none
    */
   mirrors?: MirrorTable;
+  /**
+   * Called when the registry could not be reached and a mirror's answer decided which artifact
+   * a tag names (`mirror` is its `host[:port]` from `mirrors`): the one case in which a mirror,
+   * not the registry, defines a tag. The CLI prints a line naming the mirror.
+   *
+   * @default none
+   */
+  onMirrorTag?: (mirror: string, tag: string) => void;
 }

@@ -189,9 +189,12 @@ async function pushManifest(push: PushRun, hashed: HashedFile): Promise<Descript
   };
 }
 
-/** The source's base name, when a pull into a directory could use it (else no title). */
+/**
+ * The source's base name in NFC form (a macOS name arrives decomposed), when a pull into a
+ * directory could use it (else no title).
+ */
 function recordedTitle(path: string): string | undefined {
-  const name = basename(path);
+  const name = basename(path).normalize("NFC");
   return isPlainFileName(name) ? name : undefined;
 }
 

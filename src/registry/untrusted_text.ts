@@ -113,7 +113,9 @@ export function replaceUnsafeText(text: string, escape: (char: string) => string
 /**
  * `text` with every unsafe character shown as an escape (`\x1b`, `\x9b`, `\u202e`,
  * `\u{e0041}`): the one function the CLI passes registry-chosen text through before printing
- * it. Everything else, backslashes included, is left as it is.
+ * it. A backslash is doubled where what follows it would read as one of those escapes (before
+ * `x`, `u`, another backslash, or an escaped character), so a literal `\x1b` in a title shows as
+ * `\\x1b`, never like an escaped ESC; everything else is left as it is.
  *
  * @example A title that would set the window title and clear the screen
  * ```ts
@@ -121,10 +123,15 @@ export function replaceUnsafeText(text: string, escape: (char: string) => string
  * console.log(terminalText("\x1b]0;pwned\x07\x1b[2Jw.bin")); // "\x1b]0;pwned\x07\x1b[2Jw.bin"
  * console.log(terminalText("\u202egnp.exe") === "\\u202egnp.exe"); // true
  * console.log(terminalText("notes\u200d.txt") === "notes\\u200d.txt"); // true
+ * console.log(terminalText("a\\x1b.bin") === "a\\\\x1b.bin"); // true: a literal backslash
  * ```
  */
 export function terminalText(text: string): string {
-  return replaceUnsafeText(text, escapeCodePoint);
+  const told = text.replace(/\\/g, (slash, at: number) => {
+    const next = charAt(text, at + 1);
+    return /^[xu\\]$/.test(next) || hasUnsafeText(next) ? "\\\\" : slash;
+  });
+  return replaceUnsafeText(told, escapeCodePoint);
 }
 
 /**

@@ -18,7 +18,7 @@ import {
 } from "../registry/media_types.ts";
 import { sha256Digest } from "../registry/sha256.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
-import { readSources } from "./mirror_reads.ts";
+import { readSources, tagSources } from "./mirror_reads.ts";
 import type { RemoteRepository } from "./repository.ts";
 
 /** The largest manifest accepted (the registry's own cap); 4096 parts take about 635 KB. */
@@ -45,7 +45,8 @@ export interface FetchedManifest {
  * GET manifest by tag or digest; the bytes are verified against `expectedDigest` (the caller's
  * digest) or else against the digest the registry states for the tag. A mismatch is
  * `DigestMismatchError`; more than {@linkcode MANIFEST_SIZE_LIMIT} bytes is
- * `InvalidManifestError`.
+ * `InvalidManifestError`. A digest is read from the mirrors first; a tag is the registry's,
+ * a mirror answering for it only when the registry cannot be reached (`mirror_reads.ts`).
  *
  * @example Writing a manifest at a tag and reading it back
  * ```ts
@@ -88,10 +89,9 @@ export async function getManifest(
   expectedDigest: string | undefined,
   signal: AbortSignal | undefined,
 ): Promise<FetchedManifest> {
-  // A mirror serves a manifest by digest; a tag only when it may resolve tags.
   const digest = expectedDigest ?? (isSha256Digest(reference) ? reference : undefined);
-  const target = digest === undefined ? { tag: reference } : { digest };
-  for (const source of readSources(repo, target)) {
+  if (digest === undefined) return await getTaggedManifest(repo, reference, signal);
+  for (const source of readSources(repo, { digest })) {
     if (source === repo) break;
     try {
       return await getManifestFrom(source, reference, expectedDigest, signal);
@@ -100,6 +100,32 @@ export async function getManifest(
     }
   }
   return await getManifestFrom(repo, reference, expectedDigest, signal);
+}
+
+/**
+ * A manifest by tag: the registry defines the tag; a mirror answers only when the registry gave
+ * no answer at all (see `tagSources`), and is then named. Every mirror failing leaves the
+ * registry's failure as the one reported.
+ */
+async function getTaggedManifest(
+  repo: RemoteRepository,
+  tag: string,
+  signal: AbortSignal | undefined,
+): Promise<FetchedManifest> {
+  try {
+    return await getManifestFrom(repo, tag, undefined, signal);
+  } catch (err) {
+    for (const source of tagSources(repo, tag, err, signal)) {
+      try {
+        const fetched = await getManifestFrom(source, tag, undefined, signal);
+        repo.mirrors!.resolvedTag(source, tag);
+        return fetched;
+      } catch (mirrorErr) {
+        repo.mirrors!.dropped(source, mirrorErr, signal);
+      }
+    }
+    throw err;
+  }
 }
 
 /** {@linkcode getManifest} from one host: the registry or one of its mirrors. */

@@ -1,7 +1,10 @@
 /**
  * Which host a read goes to when the registry has mirrors, and when it falls back: the one
- * place of that rule. A read (a blob GET, a manifest GET) is tried on each mirror that may
- * serve it, in order, then on the registry. Any failure of a mirror (no answer, an error
+ * place of that rule. A read by digest (a blob GET, a manifest GET by digest) is tried on each
+ * mirror, in order, then on the registry. A tag is the registry's to define: it is resolved
+ * there (one manifest request), and only when the registry gave no answer at all does a mirror
+ * allowed to resolve tags (`pullFromMirror` `"all"` or `"tag-only"`) answer for it, reported
+ * through the set's `onTag` ({@linkcode tagSources}). Any failure of a mirror (no answer, an error
  * status such as 404, 401, 403, 429 or 5xx, an answer that breaks the protocol, a manifest
  * that does not hash to its digest) sends that same request on to the next host at once; the
  * registry's answer is final. Every byte is verified by digest wherever it came from, so a
@@ -31,9 +34,14 @@ export const MIRROR_REST_MS = 30_000;
 export interface MirrorSource {
   /** The mirror's copy of the repository. */
   readonly repo: RemoteRepository;
-  /** Whether it may resolve the transfer's tag. */
+  /** Whether it may resolve the transfer's tag when the registry cannot be reached. */
   readonly resolvesTag: boolean;
+  /** The mirror's `host[:port]`, as its configuration wrote it (named when it resolves a tag). */
+  readonly host: string;
 }
+
+/** Told the mirror (`host[:port]`) whose answer decided what `tag` names. */
+export type MirrorTagListener = (mirror: string, tag: string) => void;
 
 /** What a read asks for: a digest-addressed object, or the transfer's tag. */
 export type ReadTarget = { digest: string } | { tag: string };
@@ -53,11 +61,25 @@ export class MirrorSet {
   readonly #restingUntil = new Map<MirrorSource, number>();
   readonly #registryOnly = new Set<string>();
   readonly #now: () => number;
+  readonly #onTag: MirrorTagListener | undefined;
 
-  /** `now` is a monotonic clock in milliseconds (tests). */
-  constructor(sources: readonly MirrorSource[], now: () => number = () => performance.now()) {
+  /**
+   * `onTag` hears which mirror resolved a tag the registry could not; `now` is a monotonic
+   * clock in milliseconds (tests).
+   */
+  constructor(
+    sources: readonly MirrorSource[],
+    options: { onTag?: MirrorTagListener; now?: () => number } = {},
+  ) {
     this.#sources = sources;
-    this.#now = now;
+    this.#now = options.now ?? (() => performance.now());
+    this.#onTag = options.onTag;
+  }
+
+  /** The mirror whose copy is `repo` decided what `tag` names. */
+  resolvedTag(repo: RemoteRepository, tag: string): void {
+    const source = this.#sources.find((candidate) => candidate.repo === repo);
+    if (source !== undefined) this.#onTag?.(source.host, tag);
   }
 
   /** The mirrors to try for `target`, in order. */
@@ -93,8 +115,16 @@ export class MirrorSet {
   }
 }
 
-/** A failure in which the host never answered (as opposed to answering wrongly). */
-function noAnswer(err: unknown): boolean {
+/**
+ * A failure in which the host never answered (as opposed to answering wrongly).
+ *
+ * @example
+ * ```ts
+ * import { noAnswer } from "./mirror_reads.ts";
+ * console.log(noAnswer(new Error("x"))); // false
+ * ```
+ */
+export function noAnswer(err: unknown): boolean {
   if (findError(err, HttpStatusError) !== undefined) return false;
   return findError(err, NetworkError) !== undefined || findError(err, StallError) !== undefined ||
     findError(err, PeerRefusedError) !== undefined;
@@ -121,6 +151,34 @@ function noAnswer(err: unknown): boolean {
 export function readSources(repo: RemoteRepository, target: ReadTarget): RemoteRepository[] {
   const mirrors = repo.mirrors?.candidates(target) ?? [];
   return [...mirrors.map((source) => source.repo), repo];
+}
+
+/**
+ * The mirrors that may answer for `tag` after the registry failed with `registryFailure`: none
+ * while the registry answered (its answer, even a refusal, is final), else each mirror allowed
+ * to resolve tags, in order. An abort ends the read: it is rethrown.
+ *
+ * @example Reading a tag
+ * ```ts ignore
+ * try {
+ *   return await getFrom(repo);
+ * } catch (err) {
+ *   for (const mirror of tagSources(repo, tag, err, signal)) {
+ *     // … the first that answers decides, and is named through repo.mirrors.resolvedTag
+ *   }
+ *   throw err;
+ * }
+ * ```
+ */
+export function tagSources(
+  repo: RemoteRepository,
+  tag: string,
+  registryFailure: unknown,
+  signal: AbortSignal | undefined,
+): RemoteRepository[] {
+  if (signal?.aborted) throw signal.reason;
+  if (isAbortError(registryFailure) || !noAnswer(registryFailure)) return [];
+  return (repo.mirrors?.candidates({ tag }) ?? []).map((source) => source.repo);
 }
 
 /**

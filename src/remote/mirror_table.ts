@@ -14,10 +14,13 @@ import { checkRegistrySettings, type RegistrySettings } from "./registry_setting
 /**
  * Which pulls may use a mirror.
  *
- * - `"digest-only"`: every part, and the manifest of a pull by digest; a tag is always
- *   resolved at the registry (whose digest then fetches everything else).
- * - `"all"`: also resolves tags, so the mirror decides what a tag means.
- * - `"tag-only"`: only pulls by tag use it (and it resolves their tag).
+ * A tag is always resolved at the registry while the registry answers; the modes say what a
+ * mirror may serve besides, and whether it may stand in for the registry's answer to a tag when
+ * the registry cannot be reached.
+ *
+ * - `"digest-only"`: every part, and the manifest of a pull by digest; never a tag.
+ * - `"all"`: also answers for a tag when the registry cannot be reached (the client names it).
+ * - `"tag-only"`: only pulls by tag use it (answering for the tag as `"all"` does).
  *
  * @example The default mode
  * ```ts
@@ -83,7 +86,7 @@ export interface MirrorEndpoint {
   readonly host: string;
   /** The repository path on the mirror. */
   readonly repository: string;
-  /** Whether the mirror resolves the reference's tag. */
+  /** Whether the mirror may answer for the reference's tag when the registry cannot be reached. */
   readonly resolvesTag: boolean;
   /**
    * Whether plain HTTP is tried after HTTPS (`insecure`); the scheme tried first, and the TLS

@@ -278,3 +278,35 @@ Deno.test({
   });
   deepStrictEqual(await readJson(configPath), { credsStore: "hang" });
 });
+
+Deno.test("login and logout leave the numbers of other keys as written (1e400, large integers)", async () => {
+  await using dir = await tempDir();
+  const configPath = `${dir.path}/config.json`;
+  const others = '"proxies":{"limit":1e400,"id":12345678901234567890123,"ratio":1.50}';
+  await Deno.writeTextFile(configPath, `{${others},"auths":{}}`);
+  await saveDockerLogin("registry.example", CREDENTIAL, { configPath });
+  const saved = await Deno.readTextFile(configPath);
+  for (const number of ['"limit": 1e400', '"id": 12345678901234567890123', '"ratio": 1.50']) {
+    ok(saved.includes(number), `after login, ${number} in ${saved}`);
+  }
+  await eraseDockerLogin("registry.example", { configPath });
+  const erased = await Deno.readTextFile(configPath);
+  ok(erased.includes('"limit": 1e400') && !erased.includes("null"), erased);
+});
+
+Deno.test("an empty config.json is an empty configuration: read, logged into, logged out of", async () => {
+  await using dir = await tempDir();
+  const configPath = `${dir.path}/config.json`;
+  await Deno.writeTextFile(configPath, "");
+  deepStrictEqual(await dockerConfigCredentials({ configPath }).get("registry.example"), {});
+  strictEqual(
+    (await eraseDockerLogin("registry.example", { configPath })).removedFrom.length,
+    0,
+  );
+  await Deno.writeTextFile(configPath, "\n  \n");
+  await saveDockerLogin("registry.example", CREDENTIAL, { configPath });
+  strictEqual(
+    (await dockerConfigCredentials({ configPath }).get("registry.example")).username,
+    "ci",
+  );
+});

@@ -190,8 +190,25 @@ Deno.test("negative durations are usage errors in both spellings", () => {
     "pull",
     /--timeout: duration must not be negative/,
   );
-  // Separated, node:util refuses a value that looks like a flag; still a usage error.
-  usageError(["pull", "--timeout", "-5s", REF, "f"], "pull", /--timeout/);
+  // Separated too: the flag's own sentence, not the parser's "argument is ambiguous".
+  usageError(
+    ["pull", "--timeout", "-5s", REF, "f"],
+    "pull",
+    /^--timeout: duration must not be negative \(got "-5s"\)$/,
+  );
+});
+
+Deno.test("a negative rate, size or count separated from its flag gets the flag's own sentence", () => {
+  usageError(
+    ["pull", "--limit-rate", "-1", REF, "f"],
+    "pull",
+    /^--limit-rate: must be a positive byte count .*not negative \(got "-1"\)$/,
+  );
+  usageError(["push", "--part-size", "-64MiB", REF, "f"], "push", /^--part-size: .*not negative/);
+  usageError(["pull", "--workers", "-2", REF, "f"], "pull", /^--workers: must be a positive/);
+  // After `--` a word starting with `-` is an operand, never a flag's value.
+  const command = parseCommandLine(["push", REF, "--", "-5s"]);
+  strictEqual(command.kind === "push" && command.file, "-5s");
 });
 
 Deno.test("--timeout 0 means no limit", () => {

@@ -9,6 +9,11 @@ import { PartTooLargeError } from "../../src/errors/sentinels.ts";
 import { parseCommandLine } from "../../src/cli/args.ts";
 import { failureWords } from "../../src/cli/failure_words.ts";
 import { rerunCommand } from "../../src/cli/part_size_words.ts";
+import { shellsOf } from "../../src/cli/shell_word.ts";
+import { startFakeRegistry } from "../fixtures/fake_registry.ts";
+import { writePatternFile } from "../fixtures/files.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { hintLines, runCli } from "../cli/_cli.ts";
 import { PartSizeError } from "../../src/parted/part_size_error.ts";
 import { hasUnsafeText } from "../../src/registry/untrusted_text.ts";
 import { assert, assertEquals } from "../fixtures/assert.ts";
@@ -17,9 +22,14 @@ import { MiB } from "./_hosted.ts";
 const REF = "reg.example:5000/team/llm:v1";
 
 /** The words bash reads from `line` (a command line the CLI printed). */
-async function bashWords(line: string): Promise<string[]> {
+function bashWords(line: string): Promise<string[]> {
+  return shellWords("bash", line);
+}
+
+/** The words `shell` (`bash`, `dash`) reads from `line`. */
+async function shellWords(shell: string, line: string): Promise<string[]> {
   const script = `printf '%s\\0' ${line}`;
-  const out = await new Deno.Command("bash", { args: ["-c", script], stdout: "piped" }).output();
+  const out = await new Deno.Command(shell, { args: ["-c", script], stdout: "piped" }).output();
   return new TextDecoder().decode(out.stdout).split("\0").slice(0, -1);
 }
 
@@ -58,13 +68,14 @@ Deno.test("rerun: words a shell would split, expand or act on are quoted; contro
     "\u001b[31mred\u001b[0m\nnext line\r",
     "é",
     "\u009b31m\u202egnp.exe\\",
+    "=ls",
   ];
   const line = rerunCommand(["--annotation", ...hostile], MiB);
   assertEquals(
     line,
     "ocipart push --part-size 1MiB --annotation 'my weights.bin' 'it'\\''s' '$(rm -rf ~)' " +
       "'`id`' '*' '' 'note=a;b|c&d>e' $'\\x1b[31mred\\x1b[0m\\x0anext line\\x0d' 'é' " +
-      "$'\\xc2\\x9b31m\\xe2\\x80\\xaegnp.exe\\\\'",
+      "$'\\xc2\\x9b31m\\xe2\\x80\\xaegnp.exe\\\\' '=ls'",
   );
   // Nothing the terminal would act on (C0, C1, bidi controls) is written raw.
   assert(!hasUnsafeText(line), line);
@@ -139,4 +150,43 @@ Deno.test("words: a PartSizeError's sentence, hint and command; none without a s
   const other = failureWords(refused, subject);
   assertEquals(other?.command, undefined, "another failure: no command");
   assert(!other?.hint?.startsWith("push again with --part-size"), other?.hint);
+});
+
+Deno.test("rerun: a word zsh would expand (=ls) is quoted; without control characters dash reads the line back", async () => {
+  const words = ["=ls", "=", "a=b", "~", "it's $HOME", "-w.bin", "é.bin"];
+  const line = rerunCommand(["--annotation", ...words], MiB);
+  assert(line.includes(" '=ls' ") && line.includes(" '=' "), line);
+  assertEquals(shellsOf(line), undefined, "every POSIX shell reads it");
+  assertEquals(await shellWords("dash", line.replace(/^ocipart push /, "")), [
+    "--part-size",
+    "1MiB",
+    "--annotation",
+    ...words,
+  ]);
+  const escaped = rerunCommand([REF, "\x1b[2Jw.bin"], MiB);
+  assertEquals(shellsOf(escaped), "bash, zsh or ksh");
+  assertEquals(shellsOf(rerunCommand([REF, "$'x'"], MiB)), undefined, "a quoted $' is no $'…'");
+});
+
+Deno.test("rerun: a printed command with $'…' says which shells read it", async () => {
+  await using registry = await startFakeRegistry();
+  await using tmp = await tempDir();
+  const src = `${tmp.path}/w\x1b[2J.bin`;
+  await writePatternFile(src, 300 * 1024);
+  registry.fault({
+    method: "PUT",
+    path: /\/blobs\/uploads\//,
+    times: Infinity,
+    respond: { status: 413 },
+  });
+  const ref = `${registry.host}/hosted/esc:v1`;
+  const result = await runCli(
+    ["push", "--plain-http", "--progress", "none", "--part-size", "256KiB", ref, src],
+    { tmp: tmp.path },
+  );
+  assertEquals(result.code, 7, result.stderr);
+  const [hint, command] = hintLines(result.stderr);
+  assert(hint.endsWith(". Run (bash, zsh or ksh):"), hint);
+  assert(command.includes("$'") && !hasUnsafeText(command), command);
+  assertEquals((await bashWords(command.trim())).at(-1), src);
 });

@@ -136,8 +136,9 @@ registryTest(
         assertEquals(run.code, 1, run.stderr);
         assertEquals(run.stdout, "");
         assertEquals(run.stderr.split("\n"), [
-          `ocipart pull: the title of ${ref} is not a plain file name (hidden, blank-looking ` +
-          `or reserved characters), so nothing was written to ${home}`,
+          `ocipart pull: the title of ${ref} is not a plain file name (hidden, blank-looking, ` +
+          `look-alike or reserved characters, or a leading - or ~), so nothing was written to ` +
+          home,
           `ocipart pull: hint: pull it into a file you name (ocipart pull ${ref} ${home}/<name>); ` +
           `ocipart inspect ${ref} shows the title escaped`,
           "ocipart pull: invalid manifest: annotations: title is not a plain file name",

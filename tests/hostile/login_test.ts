@@ -173,3 +173,34 @@ Deno.test("login: a token realm on a private address is refused, never contacted
     await accepting.catch(() => {});
   }
 });
+
+Deno.test({
+  name: "logout: a helper whose erase fails leaves no plain-text copy, and the helper is named",
+  ignore: !HELPER_OS,
+}, async () => {
+  await using tmp = await tempDir();
+  const bin = `${tmp.path}/bin`;
+  await Deno.mkdir(bin);
+  await writeHelper(bin, "broken", "cat > /dev/null\necho 'store locked' >&2\nexit 1\n");
+  const dockerConfig = `${tmp.path}/docker`;
+  await Deno.mkdir(dockerConfig);
+  const configPath = `${dockerConfig}/config.json`;
+  const auth = btoa("ci:pl4in-secret");
+  await Deno.writeTextFile(
+    configPath,
+    JSON.stringify({ credsStore: "broken", auths: { "127.0.0.1:5000": { auth } } }),
+  );
+  const result = await runCli(["logout", "127.0.0.1:5000"], {
+    tmp: tmp.path,
+    env: { DOCKER_CONFIG: dockerConfig, PATH: `${bin}:${Deno.env.get("PATH")}` },
+    run: ["docker-credential-broken"],
+  });
+  strictEqual(result.code, 1, result.stderr);
+  const left = await Deno.readTextFile(configPath);
+  ok(!left.includes(auth), `the plain-text credential is still there: ${left}`);
+  strictEqual(JSON.parse(left).credsStore, "broken");
+  const [error] = failureLines(result.stderr);
+  ok(/docker-credential-broken erase failed, so it may still hold the login/.test(error), error);
+  ok(/plain-text copy was removed/.test(error), error);
+  expectClean(result, ["pl4in-secret"]);
+});

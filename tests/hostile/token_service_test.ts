@@ -163,3 +163,24 @@ Deno.test("cli: a realm that refuses is told as the token service's, after the r
   ]);
   ok(!run.stderr.includes(String(port)), run.stderr);
 });
+
+for (const [what, body] of [["no token", '{"nope":1}'], ["garbage", "<html>oops</html>"]]) {
+  Deno.test(`cli: a token service that answers ${what} is the registry's authentication, not the docker configuration`, async () => {
+    await using tokens = await startFakeRegistry();
+    tokens.fault({
+      path: /^\/token/,
+      times: Infinity,
+      respond: { status: 200, headers: { "content-type": "application/json" }, body },
+    });
+    await using fake = await challenging(`${tokens.url}/token`);
+    await using tmp = await tempDir();
+    const run = await runCli(["inspect", "--plain-http", `${fake.host}/team/model:v1`], {
+      tmp: tmp.path,
+    });
+    strictEqual(run.code, 1, run.stderr);
+    const [sentence, hint] = reportLines(run.stderr, "inspect");
+    strictEqual(sentence, `${fake.host} answered, but its token service sent no usable token`);
+    ok(/not your docker configuration/.test(hint), hint);
+    ok(!/check the docker configuration/.test(run.stderr), run.stderr);
+  });
+}

@@ -56,14 +56,16 @@ Deno.test("mirrors: digest-only resolves the tag at the registry and takes the p
   assertEquals(blobGets(env.mirror), env.parts.length);
 });
 
-Deno.test("mirrors: pullFromMirror all resolves the tag on the mirror; the registry hears nothing", async () => {
+Deno.test("mirrors: pullFromMirror all still resolves the tag at the registry; the parts come from the mirror", async () => {
   await using env = await mirrorEnv();
   using c = client(env, [{ location: env.mirror.host, plainHttp: true, pullFromMirror: "all" }]);
   const dest = `${env.dir.path}/out.bin`;
   await c.pull(`${env.registry.host}/${REPO}:v1`, toFile(dest));
   await pulledRight(env, dest);
-  assertEquals(env.registry.log.length, 0, "requests at the registry");
-  assertEquals(manifestGets(env.mirror, "v1"), 1);
+  assertEquals(manifestGets(env.registry, "v1"), 1, "one manifest request at the registry");
+  assertEquals(blobGets(env.registry), 0, "blob GETs at the registry");
+  assertEquals(manifestGets(env.mirror, "v1"), 0, "the mirror is not asked for the tag");
+  assertEquals(blobGets(env.mirror), env.parts.length);
 });
 
 Deno.test("mirrors: a digest-only mirror that would answer the tag with another artifact is never asked for it", async () => {
@@ -224,7 +226,7 @@ Deno.test("mirrors: pushes never go to a mirror", async () => {
   assertEquals(env.mirror.log.length, 0, "requests at the mirror");
 });
 
-Deno.test("mirrors: inspect and verify read the manifest from the mirror; copy reads its source there", async () => {
+Deno.test("mirrors: inspect and verify resolve the tag at the registry; copy reads its source's parts from the mirror", async () => {
   await using env = await mirrorEnv();
   using c = client(env, [{ location: env.mirror.host, plainHttp: true, pullFromMirror: "all" }]);
   const ref = `${env.registry.host}/${REPO}:v1`;
@@ -236,7 +238,8 @@ Deno.test("mirrors: inspect and verify read the manifest from the mirror; copy r
   const copied = await c.copy(ref, `${target.host}/${REPO}:v1`);
   assertEquals(copied.descriptor.digest, env.manifestDigest);
   assertEquals(target.log.filter((r) => r.method === "GET").length, 0, "the target is written");
-  assertEquals(manifestGets(env.registry), 0, "manifest GETs at the registry");
+  assertEquals(manifestGets(env.registry, "v1"), 3, "the tag at the registry, once per command");
+  assertEquals(manifestGets(env.mirror, "v1"), 0, "the mirror is not asked for the tag");
   assertEquals(blobGets(env.registry), 0, "blob GETs at the registry");
   // Every part and the empty config blob.
   assertEquals(blobGets(env.mirror), env.parts.length + 1, "the copy streamed from the mirror");

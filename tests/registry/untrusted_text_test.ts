@@ -120,8 +120,13 @@ Deno.test("untrusted text: ordinary names of every script are plain and shown as
     assertEquals([hasUnsafeText(name), hasUnsafeNameText(name)], [false, false]);
     assert(isPlainFileName(name), name);
   }
-  // A backslash is shown as it is (a name holding one is refused for its own reason).
-  assertEquals(terminalText("a\\u200d"), "a\\u200d");
+  // A backslash is shown as it is, unless what follows would read as an escape: then it is
+  // doubled, so a literal `\u200d` never looks like an escaped joiner (a name holding a
+  // backslash is refused for its own reason).
+  assertEquals(terminalText("a\\b"), "a\\b");
+  assertEquals(terminalText("a\\u200d"), "a\\\\u200d");
+  assertEquals(terminalText("a\u200d"), "a\\u200d");
+  assertEquals(terminalText("a\\\x1b"), "a\\\\\\x1b", "a backslash before an escaped ESC");
 });
 
 Deno.test("untrusted text: replaceUnsafeText calls back for each escaped character only", () => {
