@@ -25,5 +25,7 @@ const tls = job.tls === "plain"
   : { caCerts: [await Deno.readTextFile(job.tls.caFile)] };
 using client = new BlobClient({ ...tls, ...(job.parallel ? { parallelPull: job.parallel } : {}) });
 const stream = await client.pull(job.repository, job.digest);
-using file = await Deno.open(job.out, { write: true, create: true, truncate: true });
-await stream.pipeTo(file.writable, { preventClose: true });
+const file = await Deno.open(job.out, { write: true, create: true, truncate: true });
+// The pipe closes the file: its promise settles only once every write is on disk (with
+// `preventClose` it may settle while the last write is still under way).
+await stream.pipeTo(file.writable);
