@@ -4,13 +4,13 @@
  *
  * @module
  */
-import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { CredentialError } from "../errors/kinds.ts";
 import type { Credential, CredentialSource } from "./credential.ts";
 import { runCredentialHelper } from "./credential_helper.ts";
+import { InputFileError, readInputFile } from "./input_file.ts";
 
 /** The server address under which the default public hub's credential is stored. */
 export const DOCKER_HUB_SERVER = "https://index.docker.io/v1/";
@@ -105,6 +105,23 @@ export interface DockerConfigOptions {
  * ```
  */
 export class DockerConfigFileError extends CredentialError {}
+
+/**
+ * The message of a docker configuration that could not be read: what is wrong with the file
+ * when it is not one that can be read (a named pipe, a device, too large), never its path.
+ *
+ * @example A named pipe
+ * ```ts
+ * import { InputFileError } from "./input_file.ts";
+ * import { unreadableConfig } from "./docker_config.ts";
+ * console.log(unreadableConfig(new InputFileError("not a regular file", "a named pipe (FIFO)")));
+ * // "docker config could not be read: not a regular file but a named pipe (FIFO)"
+ * ```
+ */
+export function unreadableConfig(err: unknown): string {
+  const what = "docker config could not be read";
+  return err instanceof InputFileError ? `${what}: ${err.message}` : what;
+}
 
 /** Reads the process environment; no permission to do so reads as unset. */
 function processEnv(name: string): string | undefined {
@@ -396,12 +413,12 @@ export function dockerConfigCredentials(options: DockerConfigOptions = {}): Cred
       if (path === undefined) return {};
       let text: string;
       try {
-        text = await readFile(path, { encoding: "utf8", ...(signal ? { signal } : {}) });
+        text = await readInputFile(path, { signal });
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
         const code = (err as NodeJS.ErrnoException)?.code;
         if (code === "ENOENT" || code === "ENOTDIR") return {};
-        throw new DockerConfigFileError("docker config could not be read", { cause: err });
+        throw new DockerConfigFileError(unreadableConfig(err), { cause: err });
       }
       const config = parseDockerConfig(text);
       return await resolveDockerCredential(config, registryHost, {

@@ -12,19 +12,10 @@
  *
  * @module
  */
-import {
-  lstat,
-  mkdir,
-  open,
-  readdir,
-  readFile,
-  readlink,
-  rename,
-  rm,
-  stat,
-} from "node:fs/promises";
+import { lstat, mkdir, open, readdir, readlink, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { DockerConfigFileError, parseDockerConfig } from "./docker_config.ts";
+import { DockerConfigFileError, parseDockerConfig, unreadableConfig } from "./docker_config.ts";
+import { readInputFile } from "./input_file.ts";
 
 /** A temporary file of ours this old belongs to a writer that died (a write takes far less). */
 export const LEFTOVER_AGE_MS = 10_000;
@@ -62,17 +53,18 @@ export interface ConfigFile {
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
-export async function readConfigFile(path: string): Promise<ConfigFile> {
+export async function readConfigFile(path: string, signal?: AbortSignal): Promise<ConfigFile> {
   const target = await linkTarget(path);
   let text: string;
   let owner: FileOwner;
   try {
-    text = await readFile(target, "utf8");
+    text = await readInputFile(target, { signal });
     const info = await stat(target);
     owner = { mode: info.mode & 0o7777, uid: info.uid, gid: info.gid };
   } catch (err) {
+    if (signal?.aborted) throw signal.reason;
     if (errorCode(err) === "ENOENT") return { target, document: {}, owner: undefined };
-    throw new DockerConfigFileError("docker config could not be read", { cause: err });
+    throw new DockerConfigFileError(unreadableConfig(err), { cause: err });
   }
   parseDockerConfig(text); // refuses a malformed file before anything is written
   return { target, document: documentOf(text), owner };

@@ -169,7 +169,7 @@ async function changeLogin(
   if (configPath === undefined) {
     throw new CredentialError("docker config location is unknown (no home directory)");
   }
-  const file = await readConfigFile(configPath);
+  const file = await readConfigFile(configPath, options.signal);
   const document = file.document;
   const helper = credentialHelperFor(parseDockerConfig(JSON.stringify(document)), host);
   const key = helperServerUrl(host);

@@ -40,9 +40,19 @@ interface Chunk {
   done: boolean;
 }
 
-/** The chunks of a parallel download and where the workers and the consumer are. */
+/**
+ * The chunks of a parallel download and where the workers and the consumer are. The plan grows
+ * as it goes: a chunk exists from the moment a worker takes it until the consumer has emitted
+ * it, so what it holds is bounded by the look-ahead (at most `workers` chunks), never by the
+ * total a registry states.
+ */
 class Schedule {
-  readonly chunks: Chunk[] = [];
+  /** The chunks taken and not yet emitted, by index. */
+  readonly #live = new Map<number, Chunk>();
+  /** How many chunks the blob has: arithmetic on the stated total, nothing allocated. */
+  readonly count: number;
+  readonly #total: number;
+  readonly #chunkSize: number;
   /** The chunk being emitted. */
   head = 0;
   /** The next chunk a worker takes. */
@@ -58,17 +68,35 @@ class Schedule {
 
   constructor(total: number, chunkSize: number, workers: number, abort: AbortController) {
     this.lookAhead = new LookAhead(workers);
-    for (let start = 0; start < total; start += chunkSize) {
-      const end = Math.min(total, start + chunkSize) - 1;
-      this.chunks.push({ start, end, pieces: [], done: false });
-    }
+    this.count = Math.ceil(total / chunkSize);
+    this.#total = total;
+    this.#chunkSize = chunkSize;
     this.#abort = abort;
+  }
+
+  /** Makes the next chunk a worker fetches. */
+  take(): Chunk {
+    const start = this.next * this.#chunkSize;
+    const end = Math.min(this.#total, start + this.#chunkSize) - 1;
+    const chunk: Chunk = { start, end, pieces: [], done: false };
+    this.#live.set(this.next++, chunk);
+    return chunk;
+  }
+
+  /** The chunk being emitted (taken by a worker or not yet). */
+  headChunk(): Chunk | undefined {
+    return this.#live.get(this.head);
+  }
+
+  /** The head chunk was emitted whole: forget it and move on. */
+  advance(): void {
+    this.#live.delete(this.head++);
   }
 
   /** Complete chunks waiting behind the one being emitted. */
   readyAhead(): number {
     let ready = 0;
-    for (let i = this.head + 1; i < this.next; i++) if (this.chunks[i]!.done) ready++;
+    for (let i = this.head + 1; i < this.next; i++) if (this.#live.get(i)?.done) ready++;
     return ready;
   }
 
@@ -103,17 +131,16 @@ function runWorkers(
   observer: ParallelPullObserver,
 ): Promise<void> {
   const { probe, budget, abort, signal } = download;
-  const { chunks } = schedule;
   const worker = async (firstPortion?: RangePortion) => {
     let portion = firstPortion;
     while (!abort.signal.aborted) {
-      if (schedule.next >= chunks.length) return;
+      if (schedule.next >= schedule.count) return;
       // Stay within the look-ahead of the consumer: bounds the buffered bytes.
       if (schedule.next >= schedule.head + schedule.lookAhead.window) {
         await schedule.changed;
         continue;
       }
-      const chunk = chunks[schedule.next++]!;
+      const chunk = schedule.take();
       const deliver = (bytes: Uint8Array) => {
         chunk.pieces.push(bytes);
         schedule.buffered += bytes.byteLength;
@@ -141,7 +168,7 @@ function runWorkers(
     }
   };
   const running = [worker(probe.portion).catch((err) => schedule.fail(err))];
-  for (let i = 1; i < Math.min(workers, chunks.length); i++) {
+  for (let i = 1; i < Math.min(workers, schedule.count); i++) {
     running.push(worker().catch((err) => schedule.fail(err)));
   }
   return Promise.all(running).then(() => {});
@@ -249,7 +276,6 @@ function orderedStream(
   const check = new DigestCheck(request.digest, operation);
   const { progress } = request;
   const settled = runWorkers(schedule, request, download, workers, observer);
-  const { chunks } = schedule;
 
   // A wait after the head chunk's first bytes means the network, not the hash, is the bound.
   let headEmitted = false;
@@ -266,15 +292,15 @@ function orderedStream(
         for (;;) {
           if (schedule.failure !== undefined) throw schedule.failure;
           if (abort.signal.aborted) throw signal.reason;
-          if (schedule.head >= chunks.length) {
+          if (schedule.head >= schedule.count) {
             await check.verify(hash);
             finish();
             controller.close();
             await settled;
             return;
           }
-          const chunk = chunks[schedule.head]!;
-          const piece = takeReady(chunk.pieces);
+          const chunk = schedule.headChunk();
+          const piece = chunk === undefined ? undefined : takeReady(chunk.pieces);
           if (piece !== undefined) {
             schedule.lookAhead.piledUp(schedule.readyAhead());
             schedule.buffered -= piece.byteLength;
@@ -285,8 +311,8 @@ function orderedStream(
             progress.committed(hash.bytes, total);
             return;
           }
-          if (chunk.done) {
-            schedule.head++;
+          if (chunk?.done) {
+            schedule.advance();
             headEmitted = false;
             schedule.notify();
             continue;

@@ -13,6 +13,7 @@ import {
   registriesConfLocation,
 } from "../parted/registries_conf.ts";
 import { LocalFileError } from "../errors/kinds.ts";
+import { InputFileError } from "../auth/input_file.ts";
 import { parseReference } from "../registry/reference.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
 import type { ReadFlags } from "./args.ts";
@@ -30,6 +31,7 @@ import type { ReadFlags } from "./args.ts";
 export async function commandMirrors(
   flags: ReadFlags,
   reference: string,
+  signal?: AbortSignal,
 ): Promise<MirrorTable | undefined> {
   if (flags.mirrors.length > 0) {
     let registry: string;
@@ -48,20 +50,31 @@ export async function commandMirrors(
     ? await registriesConfLocation({ env: permittedEnv, readable: permittedRead })
     : { path: flags.registriesConf, required: true };
   if (location === undefined) return undefined;
-  const table = await readNamed(location);
+  const flag = flags.registriesConf === undefined ? undefined : "--registries-conf";
+  const table = await readNamed(location, flag, signal);
   return Object.keys(table).length === 0 ? undefined : table;
 }
 
-async function readNamed(location: RegistriesConfLocation): Promise<MirrorTable> {
+async function readNamed(
+  location: RegistriesConfLocation,
+  flag: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<MirrorTable> {
   try {
-    return await readRegistriesConf(location);
+    return await readRegistriesConf(location, { signal });
   } catch (err) {
+    if (signal?.aborted) throw err;
     const reason = err instanceof Error
       ? err.message.replace(/^registries configuration: /, "")
       : "";
     // Not a LocalFileError any more: the report would name the destination as the file at fault.
     const cause = err instanceof LocalFileError ? err.cause : err;
-    throw new Error(`registries configuration ${location.path}: ${reason}`, { cause });
+    // A named pipe or a device: say which flag wants a regular file (the default locations
+    // are files the user did not type).
+    const which = cause instanceof InputFileError && flag !== undefined
+      ? `; ${flag} takes a regular file of at most 4 MiB`
+      : "";
+    throw new Error(`registries configuration ${location.path}: ${reason}${which}`, { cause });
   }
 }
 

@@ -19,10 +19,13 @@ const MAX_BYTES = 64 * 1024;
  * const password = await readPasswordFromStdin(Deno.stdin.readable);
  * ```
  */
-export async function readPasswordFromStdin(input: ReadableStream<Uint8Array>): Promise<string> {
+export async function readPasswordFromStdin(
+  input: ReadableStream<Uint8Array>,
+  signal?: AbortSignal,
+): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of input) {
+  for await (const chunk of stoppable(input, signal)) {
     size += chunk.byteLength;
     if (size > MAX_BYTES) throw new Error("--password-stdin: input larger than 64 KiB");
     chunks.push(chunk);
@@ -36,4 +39,28 @@ export async function readPasswordFromStdin(input: ReadableStream<Uint8Array>): 
   const password = new TextDecoder().decode(bytes).replace(/\r?\n$/, "");
   if (password === "") throw new Error("--password-stdin: standard input is empty");
   return password;
+}
+
+/** The chunks of `input` until `signal` aborts: a pipe whose writer never writes nor closes. */
+async function* stoppable(
+  input: ReadableStream<Uint8Array>,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Uint8Array> {
+  const reader = input.getReader();
+  const stopped = Promise.withResolvers<never>();
+  stopped.promise.catch(() => {});
+  const stop = () => stopped.reject(signal!.reason);
+  signal?.addEventListener("abort", stop, { once: true });
+  try {
+    for (;;) {
+      signal?.throwIfAborted();
+      const { done, value } = await Promise.race([reader.read(), stopped.promise]);
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    signal?.removeEventListener("abort", stop);
+    // A pending read keeps the lock: cancel it so the process can exit.
+    reader.cancel().catch(() => {});
+  }
 }

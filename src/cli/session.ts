@@ -18,13 +18,14 @@ import { terminalText } from "../registry/untrusted_text.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
 import { startDeadline } from "./deadline.ts";
 import { debugLine } from "./debug_log.ts";
-import { errorLine, EXIT_CODES, exitOutcome, type FailureContext } from "./exit_code.ts";
+import { errorLine, exitOutcome, type FailureContext } from "./exit_code.ts";
 import type { TypedInput } from "./failure_subject.ts";
 import { failureWords } from "./failure_words.ts";
 import { manifestMissing, repositoryKnown } from "./repository_probe.ts";
 import { noticeWrite, stderr } from "./io.ts";
 import { readPasswordFromStdin } from "./read_password.ts";
 import { trapStopSignals } from "./signals.ts";
+import { InputFileError, readInputFile } from "../auth/input_file.ts";
 
 /** One run of a registry command: what its failure report needs to know. */
 export interface RegistryJob {
@@ -74,7 +75,7 @@ export class StopScope implements Disposable {
     "label" | "localPath" | "onFailure" | "stoppedLine" | "pulledFile"
   >;
   readonly #limits: Pick<RegistryFlags, "timeoutMs" | "timeoutText"> & TypedInput;
-  readonly #probeOptions: PartedClientOptions | undefined;
+  #probeOptions: PartedClientOptions | undefined;
   readonly #controller = new AbortController();
   readonly #deadline: ReturnType<typeof startDeadline> | undefined;
   readonly #trap: ReturnType<typeof trapStopSignals>;
@@ -94,6 +95,11 @@ export class StopScope implements Disposable {
       ? AbortSignal.any([this.#controller.signal, timeout])
       : this.#controller.signal;
     this.#trap = trapStopSignals(this.#controller, noticeWrite);
+  }
+
+  /** The client options a missing manifest's probe uses, once the inputs are read. */
+  probeWith(options: PartedClientOptions): void {
+    this.#probeOptions = options;
   }
 
   /** Reports `err` on standard error by the exit-code contract; resolves to the exit code. */
@@ -161,17 +167,21 @@ export async function openSession(
     job = Object.assign(Object.create(job), own, { pulledFile: progress.pulledFile });
   }
   const { flags } = job;
+  // Armed first: `--timeout` and a stop signal also end the reading of the inputs.
+  const scope = new StopScope(job, flags);
   let inputs: Inputs;
   try {
-    inputs = await readInputs(flags, job);
+    inputs = await readInputs(flags, job, scope.signal);
   } catch (err) {
-    return reportFailure(job, err, "no sentinel matched (exit 1)", EXIT_CODES.failure);
+    const code = await scope.failed(err);
+    scope[Symbol.dispose]();
+    return code;
   }
   if (flags.insecure) {
     noticeWrite(`${job.label}: warning: --insecure: the registry's certificate is not verified\n`);
   }
   const clientOptions = clientOptionsOf(flags, inputs, job.label);
-  const scope = new StopScope(job, flags, clientOptions);
+  scope.probeWith(clientOptions);
   progress?.watch(scope.signal);
   // Closed when the command ends, so no pooled connection outlives it.
   let client: PartedClient | undefined;
@@ -270,17 +280,20 @@ interface Inputs {
 async function readInputs(
   flags: RegistryFlags,
   { createsConfig, reads }: Pick<RegistryJob, "createsConfig" | "reads">,
+  signal: AbortSignal,
 ): Promise<Inputs> {
-  if (flags.registryConfig !== undefined && createsConfig !== true) {
-    await requireRegistryConfig(flags.registryConfig);
+  if (flags.registryConfig !== undefined) {
+    await requireRegistryConfig(flags.registryConfig, createsConfig === true);
   }
-  const caCerts = flags.caFile === undefined ? undefined : [await readCaFile(flags.caFile)];
+  const caCerts = flags.caFile === undefined
+    ? undefined
+    : [await readCaFile(flags.caFile, "--ca-file", signal)];
   const mirrors = reads === undefined
     ? undefined
-    : await commandMirrors(reads.flags, reads.reference);
+    : await commandMirrors(reads.flags, reads.reference, signal);
   const credential = flags.username === undefined ? undefined : {
     username: flags.username,
-    password: await readPasswordFromStdin(Deno.stdin.readable),
+    password: await readPasswordFromStdin(Deno.stdin.readable, signal),
   };
   return { caCerts, credential, mirrors };
 }
@@ -319,9 +332,10 @@ function mirrorTagNotice(label: string): (mirror: string, tag: string) => void {
 }
 
 /**
- * Refuses a `--registry-config` path that does not exist: the user named a file, and reading
- * nothing there as "no credentials" would hide the typo. Other failures (a permission) are left
- * to the reader, which names them.
+ * Refuses a `--registry-config` path that does not exist (unless the command creates it): the
+ * user named a file, and reading nothing there as "no credentials" would hide the typo. Refuses
+ * a path that is not a regular file (a named pipe, a device), which would block or never end.
+ * Other failures (a permission) are left to the reader, which names them.
  *
  * @example
  * ```ts ignore
@@ -329,20 +343,24 @@ function mirrorTagNotice(label: string): (mirror: string, tag: string) => void {
  * await requireRegistryConfig("ci/config.json"); // throws when there is no such file
  * ```
  */
-export async function requireRegistryConfig(path: string): Promise<void> {
+export async function requireRegistryConfig(path: string, mayCreate = false): Promise<void> {
+  let info: Deno.FileInfo;
   try {
-    await Deno.stat(path);
+    info = await Deno.stat(path);
   } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) return;
+    if (!(err instanceof Deno.errors.NotFound) || mayCreate) return;
     throw new Error(`--registry-config: ${path} does not exist (only login creates it)`, {
       cause: err,
     });
   }
+  if (!info.isFile && !info.isDirectory) {
+    throw new Error(`--registry-config: ${path} is ${notRegular(info)}`);
+  }
 }
 
 /**
- * Reads the PEM file given with `flag` (`--ca-file`, or one side's of `copy`); a failure names
- * the flag and the kind of error.
+ * Reads the PEM file given with `flag` (`--ca-file`, or one side's of `copy`): a regular file of
+ * at most 4 MiB, stopped by `signal`; a failure names the flag and the kind of error.
  *
  * @example
  * ```ts ignore
@@ -350,11 +368,24 @@ export async function requireRegistryConfig(path: string): Promise<void> {
  * const pem = await readCaFile("corp-ca.pem", "--dest-ca-file");
  * ```
  */
-export async function readCaFile(path: string, flag = "--ca-file"): Promise<string> {
+export async function readCaFile(
+  path: string,
+  flag = "--ca-file",
+  signal?: AbortSignal,
+): Promise<string> {
   try {
-    return await Deno.readTextFile(path);
+    return await readInputFile(path, { signal });
   } catch (err) {
+    if (signal?.aborted) throw signal.reason;
+    if (err instanceof InputFileError) throw new Error(`${flag}: ${path} is ${err.message}`);
     const kind = err instanceof Error ? err.name : "error";
     throw new Error(`${flag}: cannot read the file (${kind})`, { cause: err });
   }
+}
+
+/** What a path that is not a regular file is, for a sentence naming its flag. */
+function notRegular(info: Deno.FileInfo): string {
+  if (info.isFifo) return "not a regular file but a named pipe (FIFO)";
+  if (info.isCharDevice || info.isBlockDevice) return "not a regular file but a device";
+  return "not a regular file";
 }

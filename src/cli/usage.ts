@@ -100,7 +100,11 @@ Flags:
   --overwrite            with a directory <dest>, replace a file of the artifact's name
   --json                 print the path written and what was fetched and resumed as JSON
 ${FORMAT_ALIAS}
-  --verify-file-digest   also check the whole-file digest, hashed in order while parts land
+  --verify-file-digest   also check the whole-file digest of the bytes on disk: the file is read
+                         back and hashed before the rename (one more read of the file after
+                         the download, about 1 to 2 s per GiB). Without it every part is
+                         verified as it arrives, and the rename checks only that the partial
+                         is still the file this pull locked and of the file's size
 ${MIRROR_FLAGS}
 ${TRANSFER_FLAGS}`,
 

@@ -73,9 +73,12 @@ export interface PullOptions {
   /** Concurrent part fetches and resume hashing; default 8. */
   workers?: number;
   /**
-   * Also check the whole-file digest annotation, with a sequential hash that follows the parts
-   * as they land in file order; a mismatch rejects with `DigestMismatchError` and nothing is
-   * renamed onto the destination. Default false (every part is verified either way).
+   * Also check the whole-file digest annotation over the bytes on disk: once every part is in
+   * place, the partial file is read back and hashed in file order before the rename (one more
+   * read and hash of the whole file, after the download); a mismatch rejects with
+   * `DigestMismatchError` and nothing is renamed onto the destination. Default false: every part
+   * is verified as it is received, and the commit checks that the partial is still the file this
+   * pull locked and of the file's size, but not its bytes again.
    */
   verifyFileDigest?: boolean;
   /** Receives snapshots (at most ~10 a second plus each phase change), synchronously. */

@@ -1,6 +1,6 @@
 /**
- * The whole-file digest check of a pull: one sequential hash that follows the parts as they
- * land, in file order, while later parts are still being fetched.
+ * The whole-file digest check of a pull: one sequential hash of the partial file read back from
+ * disk, in file order, as parts are marked placed (a pull marks them once all are on disk).
  *
  * @module
  */

@@ -68,8 +68,11 @@ export async function openNoFollow(
     if (seen !== undefined) {
       checkPlainFile(seen);
       const handle = await open(path, READ_WRITE).catch((err) => {
+        // Gone since the lstat (another pull committed it): look again, at most once.
+        if (codeOf(err) === "ENOENT" && attempt === 0) return undefined;
         throw openFailure(err);
       });
+      if (handle === undefined) continue;
       const opened = await handle.stat().catch(() => undefined);
       if (opened?.ino !== seen.ino || opened.dev !== seen.dev) {
         await handle.close().catch(() => {});
@@ -144,6 +147,8 @@ export async function lockPartial(
   try {
     file = await Deno.open(path, { read: true, write: true });
   } catch (err) {
+    // The holder committed (renamed the file away) between our open and this one.
+    if (err instanceof Deno.errors.NotFound) throw new PartialInUseError();
     throw new LocalFileError(`pull destination: partial file cannot be locked${osReason(err)}`, {
       cause: err,
     });

@@ -166,6 +166,8 @@ export class PartialFile {
   readonly #identity: FileIdentity;
   readonly #guard: DestinationGuard;
   #sized = false;
+  /** The length `prepare` gave the file: the only length a commit accepts. */
+  #size: number | undefined;
   #committed = false;
   /** The background flush in flight, if any; it never rejects (the commit's flush reports). */
   #flushing: Promise<void> | undefined;
@@ -236,6 +238,7 @@ export class PartialFile {
       }
     }
     this.#sized = size > 0;
+    this.#size = size;
   }
 
   /** Writes all of `bytes` at `position`. */
@@ -289,10 +292,13 @@ export class PartialFile {
 
   /**
    * Flushes the data once and renames the file onto the destination atomically (a link at the
-   * destination is replaced, never followed), then releases the file. What appeared at the
-   * destination during the pull is checked again first, so a file the pull may not replace is
-   * kept (and so is the partial); the rename cannot refuse to replace, so only that last
-   * instant stays open.
+   * destination is replaced, never followed), then releases the file. Only the file this pull
+   * locked and sized is committed: the path must still name it (same device and inode) and it
+   * must still have the size `prepare` gave it, so a file replaced, appended to or cut short by
+   * another program is refused (and kept). What appeared at the destination during the pull is
+   * checked again first, so a file the pull may not replace is kept (and so is the partial); the
+   * rename cannot refuse to replace, so only that last instant stays open, and a rename that
+   * moved another file there is reported.
    */
   async commit(): Promise<void> {
     const handle = this.#open();
@@ -302,9 +308,7 @@ export class PartialFile {
     } catch (err) {
       throw new LocalFileError(`pull destination: commit failed${osReason(err)}`, { cause: err });
     }
-    if (!(await samePlainFile(this.path, this.#identity))) {
-      throw new LocalFileError("pull destination: the partial file was replaced during the pull");
-    }
+    await this.#checkIntact(handle);
     await checkDestination(this.destination, this.#guard);
     try {
       await rename(this.path, this.destination);
@@ -313,6 +317,26 @@ export class PartialFile {
     }
     this.#committed = true;
     await this.close();
+    if (!(await samePlainFile(this.destination, this.#identity))) {
+      throw new LocalFileError("pull destination: another program replaced the file at the commit");
+    }
+  }
+
+  /**
+   * Refuses a partial that is no longer the file this pull locked, or no longer of the size it
+   * was given: another program wrote to it (the bytes placed and verified are not what is there).
+   */
+  async #checkIntact(handle: FileHandle): Promise<void> {
+    if (!(await samePlainFile(this.path, this.#identity))) {
+      throw new LocalFileError("pull destination: the partial file was replaced during the pull");
+    }
+    const { size } = await handle.stat();
+    if (this.#size !== undefined && size !== this.#size) {
+      throw new LocalFileError(
+        `pull destination: the partial file changed size during the pull (${size} bytes, ` +
+          `not ${this.#size}): another program wrote to it`,
+      );
+    }
   }
 
   /**

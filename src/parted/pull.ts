@@ -180,9 +180,12 @@ async function fetchParts(
     // One pool of write buffers for every part download of the pull (see partDownloadBuffers).
     const buffers = partDownloadBuffers();
     const context = { ...run, repo: connection.repo, partial, progress, hashThreads, buffers };
-    const tally = await placeParts(job, manifest, context, latch, fileCheck);
+    const tally = await placeParts(job, manifest, context, latch);
     if (fileCheck) {
+      // Read back once every part is placed: the digest covers the bytes on disk at the
+      // commit, not bytes another program may have changed after a part landed.
       progress.setPhase("verifying");
+      for (const part of manifest.parts) fileCheck.partPlaced(part.index);
       await fileCheck.finish();
     }
     progress.setPhase("committing");
@@ -230,13 +233,11 @@ async function placeParts(
   manifest: PartedManifest,
   context: PartDownloadContext & { partial: PartialFile; signal: AbortSignal },
   latch: FirstFailure,
-  fileCheck: FileDigestCheck | undefined,
 ): Promise<PartTally> {
   const { progress, signal } = context;
   const tally: PartTally = { fetched: 0, continued: 0, resumed: 0, resumedBytes: 0 };
   const placed = (part: PartDescriptor, kind: "resumed" | "verified") => {
     progress.completePart(part.index, part.size, kind);
-    fileCheck?.partPlaced(part.index);
   };
   const queue = new AsyncQueue<PartDescriptor>();
   const onDisk = new Map<number, RangeScan>();

@@ -13,7 +13,8 @@
  *
  * @module
  */
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
+import { InputFileError, readInputFile } from "../auth/input_file.ts";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -123,9 +124,11 @@ export async function registriesConfLocation(
 
 /**
  * Reads the mirrors of the registries configuration at `location` (see
- * {@linkcode registriesConfLocation}); a missing file that is not `required` has none.
+ * {@linkcode registriesConfLocation}); a missing file that is not `required` has none. Only a
+ * regular file of at most 4 MiB is read; `options.signal` stops the read.
  *
- * @throws {LocalFileError} The file cannot be read, is not TOML, or has an entry this reader
+ * @throws {LocalFileError} The file cannot be read, is not a regular file, is larger than
+ * 4 MiB, is not TOML, or has an entry this reader
  * cannot use (the message names the entry, e.g. `registry[1].mirror[0].location`).
  *
  * @example Mirrors for a registry
@@ -144,11 +147,18 @@ export async function registriesConfLocation(
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
-export async function readRegistriesConf(location: RegistriesConfLocation): Promise<MirrorTable> {
+export async function readRegistriesConf(
+  location: RegistriesConfLocation,
+  options: { signal?: AbortSignal } = {},
+): Promise<MirrorTable> {
   let text: string;
   try {
-    text = await readFile(location.path, "utf8");
+    text = await readInputFile(location.path, { signal: options.signal });
   } catch (err) {
+    if (options.signal?.aborted) throw options.signal.reason;
+    if (err instanceof InputFileError) {
+      throw new LocalFileError(`registries configuration: ${err.message}`, { cause: err });
+    }
     const code = (err as { code?: unknown })?.code;
     if (!location.required && (code === "ENOENT" || code === "ENOTDIR")) return {};
     throw new LocalFileError(`registries configuration: cannot be read${osReason(err)}`, {

@@ -5,7 +5,7 @@ import type { BlobContext } from "../../src/blob/context.ts";
 import { parallelPullBlob } from "../../src/blob/parallel_pull.ts";
 import { ProgressReporter } from "../../src/blob/progress.ts";
 import { findError } from "../../src/errors/find_error.ts";
-import { RetriesExhaustedError } from "../../src/errors/kinds.ts";
+import { ProtocolError, RetriesExhaustedError } from "../../src/errors/kinds.ts";
 import { DigestMismatchError } from "../../src/errors/sentinels.ts";
 import { Sha256Threads } from "../../src/registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
@@ -246,4 +246,68 @@ Deno.test("parallel pull: a cut chunk is resumed by its worker", async () => {
   });
   assertEquals(await collect(await client.pull(`${registry.host}/pp/x`, digest)), bytes);
   assertEquals(registry.count(GET), 8);
+});
+
+/** Runs `_stated_total_pull.ts` with a small heap; its output and exit code. */
+async function pullInOwnProcess(host: string, digest: string, chunkSize: number) {
+  const script = new URL("./_stated_total_pull.ts", import.meta.url);
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", "--v8-flags=--max-old-space-size=128", script.pathname]
+      .concat([host, "pp/huge", digest, String(chunkSize)]),
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  return { code: output.code, stdout: new TextDecoder().decode(output.stdout) };
+}
+
+Deno.test("parallel pull: a stated total of 2^53-1 with 64 MiB chunks is a clear error, not a crash", async () => {
+  await using registry = await startFakeRegistry();
+  const { bytes, digest } = blob(200 * KiB, 9);
+  registry.store.putBlob("pp/huge", bytes);
+  // The probe's answer is consistent in itself: 64 KiB of the blob, and a total near 8 PiB.
+  registry.fault({
+    ...GET,
+    respond: {
+      status: 206,
+      headers: { "content-range": "bytes 0-65535/9007199254740991" },
+      body: bytes.slice(0, 64 * KiB),
+    },
+  });
+  const { code, stdout } = await pullInOwnProcess(registry.host, digest, 64 * MiB);
+  assertEquals(code, 0, `the pull's process ended with ${code}: ${stdout}`);
+  const result = JSON.parse(stdout);
+  // The chunk past the blob's real end is refused (416): an error the caller catches.
+  assertEquals(result.name, "HttpStatusError", stdout);
+  assert(registry.count(GET) <= 5, `requests ${registry.count(GET)}`);
+});
+
+Deno.test("parallel pull: a total beyond 2^53-1 is refused at the probe, before any chunk", async () => {
+  await using registry = await startFakeRegistry();
+  const { bytes, digest } = blob(200 * KiB, 10);
+  registry.store.putBlob("pp/huge", bytes);
+  for (const total of ["9007199254740992", "99999999999999999"]) {
+    registry.clearFaults();
+    registry.fault({
+      ...GET,
+      respond: {
+        status: 206,
+        headers: { "content-range": `bytes 0-65535/${total}` },
+        body: bytes.slice(0, 64 * KiB),
+      },
+    });
+    const before = registry.count(GET);
+    using client = new BlobClient({
+      plainHttp: true,
+      parallelPull: { workers: 4, chunkSize: 64 * MiB },
+    });
+    let error: unknown;
+    try {
+      await collect(await client.pull(`${registry.host}/pp/huge`, digest));
+    } catch (err) {
+      error = assertSafeError(err);
+    }
+    assert(error instanceof ProtocolError, `${total}: ${error}`);
+    assertEquals(registry.count(GET) - before, 1, total);
+  }
 });

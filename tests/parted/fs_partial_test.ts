@@ -1,7 +1,8 @@
+import { stat } from "node:fs/promises";
 import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { LocalFileError } from "../../src/errors/kinds.ts";
-import { PartialInUseError } from "../../src/parted/fs_guard.ts";
+import { lockPartial, PartialInUseError } from "../../src/parted/fs_guard.ts";
 import { DestinationExistsError } from "../../src/parted/destination_exists_error.ts";
 import { PARTIAL_SUFFIX, PartialFile } from "../../src/parted/fs_partial.ts";
 
@@ -96,4 +97,18 @@ Deno.test("partial file: a destination that is a directory is refused before the
     await partial.commit();
     assertEquals((await Deno.lstat(`${dir.path}/${name}`)).isFile, true, name);
   }
+});
+
+Deno.test("partial file: a partial committed away while a second pull locks it is 'in use', never ENOENT", async () => {
+  await using dir = await tempDir();
+  const dest = `${dir.path}/a.bin`;
+  const first = await PartialFile.open(dest);
+  await first.prepare(3);
+  await first.writeAt(new TextEncoder().encode("abc"), 0);
+  // The second pull opened the partial and measured it, then the first committed it away.
+  const seen = await stat(first.path);
+  await first.commit();
+  const err = await assertRejects(() => lockPartial(first.path, seen));
+  assert(err instanceof PartialInUseError, `${err}`);
+  assertEquals(await Deno.readTextFile(dest), "abc");
 });

@@ -47,7 +47,7 @@ export async function runCopy(command: CopyCommand): Promise<number> {
   const { clientOptions, signal } = session;
   try {
     // Closed when the command ends, so no pooled connection outlives it.
-    using client = new PartedClient(await withSides(clientOptions, command));
+    using client = new PartedClient(await withSides(clientOptions, command, signal));
     const result = await client.copy(command.source, command.target, {
       ...(command.workers === undefined ? {} : { workers: command.workers }),
       onProgress: progress.onProgress,
@@ -70,12 +70,13 @@ export async function runCopy(command: CopyCommand): Promise<number> {
 async function withSides(
   options: PartedClientOptions,
   command: CopyCommand,
+  signal: AbortSignal,
 ): Promise<PartedClientOptions> {
   const registries: Record<string, RegistrySettings> = {};
   const { source, target } = command.sides;
   for (const side of [source, target]) {
     if (!side.own || side.registry === undefined) continue;
-    registries[side.registry.toLowerCase()] = await settings(side);
+    registries[side.registry.toLowerCase()] = await settings(side, signal);
   }
   if (source.own && source.registry !== undefined) {
     for (const location of command.mirrors) {
@@ -87,7 +88,7 @@ async function withSides(
   return Object.keys(registries).length === 0 ? options : { ...options, registries };
 }
 
-async function settings(side: CopySide): Promise<RegistrySettings> {
+async function settings(side: CopySide, signal: AbortSignal): Promise<RegistrySettings> {
   if (side.plainHttp) return { plainHttp: true };
   // A side's own --…-ca-file replaces --ca-file there; without one it keeps the shared roots.
   const flag = `--${side.prefix}-ca-file`;
@@ -95,6 +96,6 @@ async function settings(side: CopySide): Promise<RegistrySettings> {
   return {
     plainHttp: false,
     insecureTls: side.insecure,
-    ...(ownCa ? { caCerts: [await readCaFile(side.caFile!, flag)] } : {}),
+    ...(ownCa ? { caCerts: [await readCaFile(side.caFile!, flag, signal)] } : {}),
   };
 }
