@@ -16,7 +16,14 @@ import { commandMirrors } from "./mirrors.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
 import { startDeadline } from "./deadline.ts";
 import { debugLine } from "./debug_log.ts";
-import { errorLine, EXIT_CODES, exitOutcome, type FailureContext } from "./exit_code.ts";
+import {
+  errorLine,
+  EXIT_CODES,
+  exitOutcome,
+  type FailureContext,
+  matchedSentinel,
+} from "./exit_code.ts";
+import { failureJsonLine, namedError } from "./failure_json.ts";
 import type { TypedInput } from "./failure_subject.ts";
 import { failureWords } from "./failure_words.ts";
 import { manifestMissing, repositoryKnown } from "./repository_probe.ts";
@@ -201,7 +208,8 @@ const STOPPED = "stopped before it finished; run the same command again";
  * stop signal, the error line says what was kept and how to go on (`job.stoppedLine`), and the
  * library's own line follows only when the failure was more than the CLI's abort (whose reason
  * the signal line already names). `repositoryKnown` is what a probe after a missing manifest
- * learnt (`src/cli/repository_probe.ts`).
+ * learnt (`src/cli/repository_probe.ts`). With `--json`, the same report is one JSON object on
+ * one line instead (`src/cli/failure_json.ts`): what a script reads.
  *
  * @example
  * ```ts ignore
@@ -212,14 +220,13 @@ const STOPPED = "stopped before it finished; run the same command again";
 export function reportFailure(
   job:
     & Pick<RegistryJob, "label" | "localPath" | "stoppedLine" | "pulledFile">
-    & { readonly flags?: TypedInput },
+    & { readonly flags?: TypedInput & { readonly json?: boolean } },
   err: unknown,
   explanation: string,
   code: number,
   context: FailureContext = {},
   repositoryKnown?: boolean,
 ): number {
-  const prefix = `${job.label}: `;
   const subject = {
     command: job.label.replace(/^\S+\s+/, ""),
     input: job.flags ?? {},
@@ -227,23 +234,41 @@ export function reportFailure(
     pulledFile: job.pulledFile?.(),
   };
   const words = failureWords(err, subject, context);
-  const lines = words === undefined ? [] : [`${prefix}${words.sentence}`];
+  const lines: string[] = [];
+  if (words !== undefined) lines.push(words.sentence);
   const run = words?.command === undefined ? "" : ". Run:";
-  if (words?.hint !== undefined) lines.push(`${prefix}hint: ${words.hint}${run}`);
-  // Indented, without the prefix: the whole line can be copied and pasted as it is.
-  if (words?.command !== undefined) lines.push(`  ${words.command}`);
-  if (context.signal !== undefined) lines.push(`${prefix}${job.stoppedLine?.() ?? STOPPED}`);
+  if (words?.hint !== undefined) lines.push(`hint: ${words.hint}${run}`);
+  if (context.signal !== undefined) lines.push(job.stoppedLine?.() ?? STOPPED);
+  const codes = causeCodes(err);
   if (!onlyTheStop(err, context)) {
     const path = job.localPath !== undefined && findError(err, LocalFileError) !== undefined
       ? ` (${job.localPath})`
       : "";
-    lines.push(`${prefix}${errorLine(err)}${path}`);
+    lines.push(`${errorLine(err)}${path}`);
     // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
-    const codes = causeCodes(err);
-    if (codes.length > 0) lines.push(`${prefix}cause: ${codes.join(", ")}`);
+    if (codes.length > 0) lines.push(`cause: ${codes.join(", ")}`);
   }
-  lines.push(`${prefix}${explanation}`);
-  stderr(lines.map((line) => `${line}\n`).join(""));
+  lines.push(explanation);
+  if (job.flags?.json === true) {
+    const stopped = context.signal !== undefined || context.timeout !== undefined;
+    stderr(failureJsonLine({
+      exitCode: code,
+      ...(stopped ? { code: null, class: null } : namedError(err, matchedSentinel(err))),
+      message: lines[0],
+      hint: words?.hint ?? null,
+      run: words?.command ?? null,
+      causes: codes,
+      signal: context.signal ?? null,
+    }));
+    return code;
+  }
+  const prefix = `${job.label}: `;
+  const text = lines.map((line) => `${prefix}${line}\n`);
+  // Indented, without the prefix: the whole line can be copied and pasted as it is.
+  if (words?.command !== undefined) {
+    text.splice(words.hint === undefined ? 1 : 2, 0, `  ${words.command}\n`);
+  }
+  stderr(text.join(""));
   return code;
 }
 
