@@ -137,6 +137,11 @@ export interface VerifyCommand extends RegistryFlags, ReadFlags {
 export interface LoginCommand extends RegistryFlags {
   /** Discriminant. */
   kind: "login";
+  /**
+   * Without `--password-stdin`, the credential is asked on the terminal: this is the user name
+   * given with `--username`, or "" to ask for it too. Undefined with `--password-stdin`.
+   */
+  prompt: string | undefined;
   /** The registry host (`host[:port]`). */
   registry: string;
 }
@@ -311,11 +316,14 @@ class Parsed {
     };
   }
 
-  /** The flags of a command that talks to a registry, checked together. */
+  /**
+   * The flags of a command that talks to a registry, checked together. `login` may name the
+   * user without `--password-stdin`: it then asks on the terminal.
+   */
   registry(): RegistryFlags {
     const username = this.text("username");
     const passwordStdin = this.bool("password-stdin");
-    if (this.values.username !== undefined && !passwordStdin) {
+    if (this.values.username !== undefined && !passwordStdin && this.command !== "login") {
       throw new UsageError(
         "--username needs --password-stdin (passwords are never flags)",
         this.command,
@@ -462,10 +470,16 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     operands: ["<registry>"],
     build: (p) => {
       const flags = p.registry();
-      if (flags.username === undefined) {
-        throw new UsageError("login needs --username and --password-stdin", "login");
-      }
-      return { kind: "login", ...flags, registry: registryOperand(p) };
+      const registry = registryOperand(p);
+      if (p.bool("password-stdin")) return { kind: "login", ...flags, registry, prompt: undefined };
+      // No password on standard input: the terminal is asked, for the user name too if missing.
+      return {
+        kind: "login",
+        ...flags,
+        username: undefined,
+        registry,
+        prompt: flags.username ?? "",
+      };
     },
   },
   logout: {

@@ -55,6 +55,8 @@ export interface RegistryJob {
   readonly pulledFile?: () => string | undefined;
   /** The command creates the `--registry-config` file (login), so it may be missing. */
   readonly createsConfig?: boolean;
+  /** A credential the command already has (typed at login's prompt), in place of stdin's. */
+  readonly credential?: { readonly username: string; readonly password: string };
 }
 
 /**
@@ -287,7 +289,10 @@ interface Inputs {
 
 async function readInputs(
   flags: RegistryFlags,
-  { createsConfig, reads }: Pick<RegistryJob, "createsConfig" | "reads">,
+  { createsConfig, reads, credential: typed }: Pick<
+    RegistryJob,
+    "createsConfig" | "reads" | "credential"
+  >,
 ): Promise<Inputs> {
   if (flags.registryConfig !== undefined && createsConfig !== true) {
     await requireRegistryConfig(flags.registryConfig);
@@ -296,10 +301,10 @@ async function readInputs(
   const mirrors = reads === undefined
     ? undefined
     : await commandMirrors(reads.flags, reads.reference);
-  const credential = flags.username === undefined ? undefined : {
+  const credential = typed ?? (flags.username === undefined ? undefined : {
     username: flags.username,
     password: await readPasswordFromStdin(Deno.stdin.readable),
-  };
+  });
   return { caCerts, credential, mirrors };
 }
 

@@ -160,12 +160,13 @@ ${FORMAT_ALIAS}
 ${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 
-  login: `Usage: ${PROGRAM} login --username USER --password-stdin [flags] <registry>
+  login: `Usage: ${PROGRAM} login [--username USER] [--password-stdin] [flags] <registry>
 
-Check USER and the password read from standard input against <registry> (host[:port]), then
-save them in the docker configuration: through its credential helper (credsStore) when one is
-configured, otherwise as auths.<registry>.auth; either way the file keeps nothing else for
-<registry>. A rejected credential saves nothing (exit 6).
+Check USER and the password read from standard input (--password-stdin) or, on a terminal,
+typed at a prompt with echo off (the user name too when --username is missing) against
+<registry> (host[:port]), then save them in the docker configuration: through its credential
+helper (credsStore) when one is configured, otherwise as auths.<registry>.auth; either way the
+file keeps nothing else for <registry>. A rejected credential saves nothing (exit 6).
 
 Flags:
   --json                 print the result as JSON

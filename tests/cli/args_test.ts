@@ -273,7 +273,12 @@ Deno.test("inspect, verify, login and logout parse with their own flags", () => 
 Deno.test("command-specific usage errors of the new commands", () => {
   usageError(["inspect"], "inspect", /expected 1 operand, <ref>; got 0/);
   usageError(["verify", REF], "verify", /expected 2 operands, <ref> and <file>; got 1/);
-  usageError(["login", "127.0.0.1:5000"], "login", /needs --username/);
+  // Without --password-stdin, login asks on the terminal: for the user name too when missing.
+  const asks = (args: string[]) => (parseCommandLine(args) as { prompt?: string }).prompt;
+  strictEqual(asks(["login", "127.0.0.1:5000"]), "");
+  strictEqual(asks(["login", "--username", "alice", "127.0.0.1:5000"]), "alice");
+  strictEqual(asks(["login", "-u", "alice", "--password-stdin", "127.0.0.1:5000"]), undefined);
+  usageError(["login", "--password-stdin", "127.0.0.1:5000"], "login", /needs --username/);
   usageError(
     ["login", "--username", "u", "--password-stdin", "https://x/"],
     "login",
