@@ -28,7 +28,8 @@
  *
  * Permissions (the narrowest set that works; `deno task compile` bakes in the general form):
  * - `--allow-net`: the registry and its token endpoint (`--allow-net=<host>` when known).
- * - `--allow-read`: the source file, `--ca-file`, and the docker configuration
+ * - `--allow-read`: the source file, `--ca-file`, the `certs.d` CA files (`src/cli/registry_trust.ts`),
+ *   and the docker configuration
  *   (`--registry-config`, `$DOCKER_CONFIG/config.json` or `~/.docker/config.json`).
  * - `--allow-write`: the destination's directory, where `<dest>.parted-partial` is written and
  *   renamed onto `<dest>`; for `login`/`logout`, the docker configuration's directory.

@@ -29,6 +29,7 @@ import { failureWords } from "./failure_words.ts";
 import { manifestMissing, repositoryKnown } from "./repository_probe.ts";
 import { noticeWrite, stderr } from "./io.ts";
 import { readPasswordFromStdin } from "./read_password.ts";
+import { findTrust, type FoundTrust, trustLines, typedRegistries } from "./registry_trust.ts";
 import { trapStopSignals } from "./signals.ts";
 
 /** One run of a registry command: what its failure report needs to know. */
@@ -177,6 +178,7 @@ export async function openSession(
   if (flags.insecure) {
     noticeWrite(`${job.label}: warning: --insecure: the registry's certificate is not verified\n`);
   }
+  if (flags.debug) { for (const line of trustLines(inputs.trust)) noticeWrite(`${line}\n`); }
   const clientOptions = clientOptionsOf(flags, inputs);
   const scope = new StopScope(job, flags, clientOptions);
   progress?.watch(scope.signal);
@@ -285,10 +287,11 @@ interface Inputs {
   caCerts: string[] | undefined;
   credential: { username: string; password: string } | undefined;
   mirrors: MirrorTable | undefined;
+  trust: FoundTrust;
 }
 
 async function readInputs(
-  flags: RegistryFlags,
+  flags: RegistryFlags & TypedInput,
   { createsConfig, reads, credential: typed }: Pick<
     RegistryJob,
     "createsConfig" | "reads" | "credential"
@@ -298,6 +301,9 @@ async function readInputs(
     await requireRegistryConfig(flags.registryConfig);
   }
   const caCerts = flags.caFile === undefined ? undefined : [await readCaFile(flags.caFile)];
+  const trust = await findTrust(
+    typedRegistries([flags.reference, flags.source, flags.target, flags.registry]),
+  );
   const mirrors = reads === undefined
     ? undefined
     : await commandMirrors(reads.flags, reads.reference);
@@ -305,7 +311,7 @@ async function readInputs(
     username: flags.username,
     password: await readPasswordFromStdin(Deno.stdin.readable),
   });
-  return { caCerts, credential, mirrors };
+  return { caCerts, credential, mirrors, trust };
 }
 
 function clientOptionsOf(
@@ -313,10 +319,20 @@ function clientOptionsOf(
   inputs: Inputs,
 ): PartedClientOptions {
   const limitRate = "limitRate" in flags ? flags.limitRate : undefined;
+  // --ca-file, SSL_CERT_FILE and DENO_CERT for every registry; certs.d's for its registry.
+  const shared = [...(inputs.caCerts ?? []), ...inputs.trust.shared.map((file) => file.pem)];
+  const registries = Object.fromEntries(
+    [...inputs.trust.registries].map(([host, files]) => [
+      host,
+      { caCerts: [...shared, ...files.map((file) => file.pem)] },
+    ]),
+  );
+  const useRegistries = !flags.plainHttp && !flags.insecure && inputs.trust.registries.size > 0;
   return {
     plainHttp: flags.plainHttp,
     ...(flags.insecure ? { insecureTls: true } : {}),
-    ...(inputs.caCerts ? { caCerts: inputs.caCerts } : {}),
+    ...(shared.length > 0 ? { caCerts: shared } : {}),
+    ...(useRegistries ? { registries } : {}),
     ...(flags.debug ? { onExchange: (r) => noticeWrite(`${debugLine(r)}\n`) } : {}),
     ...(inputs.credential
       ? { credential: inputs.credential }
