@@ -97,6 +97,11 @@ export interface PullCommand extends TransferFlags, ReadFlags {
   verifyFileDigest: boolean;
   /** Into a directory: replace a file of the artifact's name. */
   overwrite: boolean;
+  /**
+   * `--wait[=DURATION]`: how long to wait for another pull of the destination to finish, in
+   * milliseconds (0: as long as it takes); undefined without the flag (refused at once).
+   */
+  waitMs: number | undefined;
 }
 
 /** A parsed `copy` command line. */
@@ -414,6 +419,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       ...MIRROR_OPTIONS,
       "verify-file-digest": { type: "boolean" },
       overwrite: { type: "boolean" },
+      wait: { type: "string" },
     },
     operands: ["<ref>", "<dest>"],
     build: (p) => ({
@@ -424,6 +430,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       destination: p.operands[1],
       verifyFileDigest: p.bool("verify-file-digest"),
       overwrite: p.bool("overwrite"),
+      waitMs: p.flag("wait", parseLimit),
     }),
   },
   copy: {
@@ -581,8 +588,16 @@ function flagOwners(): Map<string, CommandName> {
   return owners;
 }
 
-function parseCommand(command: CommandName, args: string[]): CliCommand {
+/** `--wait` alone is `--wait=0` (no limit): only `--wait=DURATION` takes a value. */
+function bareWait(command: CommandName, args: string[]): string[] {
+  if (command !== "pull") return args;
+  const end = args.indexOf("--");
+  return args.map((arg, i) => arg === "--wait" && (end < 0 || i < end) ? "--wait=0" : arg);
+}
+
+function parseCommand(command: CommandName, typed: string[]): CliCommand {
   const spec = COMMAND_SPECS[command];
+  const args = bareWait(command, typed);
   refuseUnknownFlags(command, args);
   let parsed;
   try {

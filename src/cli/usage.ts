@@ -98,6 +98,8 @@ success the path of the file written is the only line on standard output.
 
 Flags:
   --overwrite            with a directory <dest>, replace a file of the artifact's name
+  --wait[=DURATION]      wait for another pull of <dest> to finish (at most DURATION), then
+                         resume what it left or return its file if it matches
   --json                 print the path written and what was fetched and resumed as JSON
 ${FORMAT_ALIAS}
   --verify-file-digest   also check the whole-file digest, hashed in order while parts land

@@ -85,9 +85,14 @@ Deno.test("pull defaults leave library defaults in place", () => {
     destination: "out.bin",
     verifyFileDigest: false,
     overwrite: false,
+    waitMs: undefined,
     mirrors: [],
     registriesConf: undefined,
   });
+  // `--wait` alone waits without a limit; only `--wait=DURATION` takes a value.
+  const waits = (args: string[]) => (parseCommandLine(args) as { waitMs?: number }).waitMs;
+  strictEqual(waits(["pull", "--wait", REF, "out.bin"]), 0);
+  strictEqual(waits(["pull", "--wait=90s", REF, "out.bin"]), 90_000);
   const verify = parseCommandLine(["pull", "--verify-file-digest", REF, "out.bin"]);
   strictEqual(verify.kind === "pull" && verify.verifyFileDigest, true);
   const overwrite = parseCommandLine(["pull", "--overwrite", REF, "models/"]);
