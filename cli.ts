@@ -20,13 +20,16 @@
  * sentence naming what was typed (reference, registry, file) and, for the common cases, a
  * `hint:` line; then the library's error on one line (after a stop signal, what was kept and
  * how to resume), its safe cause codes, and a line naming the matched sentinel class and code,
- * stating that none matched, or naming the signal. A closed
+ * stating that none matched, or naming the signal. With `--json`, a failure (a usage error too)
+ * is one JSON object on the last line of standard error instead: `exitCode`, `code`, `class`,
+ * `message`, `hint`, `run`, `causes`, `signal`. A closed
  * standard output or error (`ocipart inspect … | head -1`) ends nothing: what cannot be written
  * is dropped without a word and the exit code is the command's own.
  *
  * Permissions (the narrowest set that works; `deno task compile` bakes in the general form):
  * - `--allow-net`: the registry and its token endpoint (`--allow-net=<host>` when known).
- * - `--allow-read`: the source file, `--ca-file`, and the docker configuration
+ * - `--allow-read`: the source file, `--ca-file`, the `certs.d` CA files (`src/cli/registry_trust.ts`),
+ *   and the docker configuration
  *   (`--registry-config`, `$DOCKER_CONFIG/config.json` or `~/.docker/config.json`).
  * - `--allow-write`: the destination's directory, where `<dest>.parted-partial` is written and
  *   renamed onto `<dest>`; for `login`/`logout`, the docker configuration's directory.
@@ -53,6 +56,7 @@ import { runPull } from "./src/cli/commands/pull.ts";
 import { runPush } from "./src/cli/commands/push.ts";
 import { runVerify } from "./src/cli/commands/verify.ts";
 import { errorLine, EXIT_CODES } from "./src/cli/exit_code.ts";
+import { asksForJson, usageFailureJson } from "./src/cli/failure_json.ts";
 import { noticeWrite, stderr, stdout } from "./src/cli/io.ts";
 import { usagePointer, usageText } from "./src/cli/usage.ts";
 import { UsageError } from "./src/cli/usage_error.ts";
@@ -102,6 +106,10 @@ export async function main(args: readonly string[]): Promise<number> {
     }
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
+    if (asksForJson(args)) {
+      stderr(usageFailureJson(err, usagePointer(err.command)));
+      return EXIT_CODES.usage;
+    }
     // The error and where the usage is, not the usage itself: the error stays on screen.
     // Usage errors repeat what was typed: escaped like registry text.
     const message = terminalText(err.message);

@@ -97,6 +97,11 @@ export interface PullCommand extends TransferFlags, ReadFlags {
   verifyFileDigest: boolean;
   /** Into a directory: replace a file of the artifact's name. */
   overwrite: boolean;
+  /**
+   * `--wait[=DURATION]`: how long to wait for another pull of the destination to finish, in
+   * milliseconds (0: as long as it takes); undefined without the flag (refused at once).
+   */
+  waitMs: number | undefined;
 }
 
 /** A parsed `copy` command line. */
@@ -137,6 +142,11 @@ export interface VerifyCommand extends RegistryFlags, ReadFlags {
 export interface LoginCommand extends RegistryFlags {
   /** Discriminant. */
   kind: "login";
+  /**
+   * Without `--password-stdin`, the credential is asked on the terminal: this is the user name
+   * given with `--username`, or "" to ask for it too. Undefined with `--password-stdin`.
+   */
+  prompt: string | undefined;
   /** The registry host (`host[:port]`). */
   registry: string;
 }
@@ -311,11 +321,14 @@ class Parsed {
     };
   }
 
-  /** The flags of a command that talks to a registry, checked together. */
+  /**
+   * The flags of a command that talks to a registry, checked together. `login` may name the
+   * user without `--password-stdin`: it then asks on the terminal.
+   */
   registry(): RegistryFlags {
     const username = this.text("username");
     const passwordStdin = this.bool("password-stdin");
-    if (this.values.username !== undefined && !passwordStdin) {
+    if (this.values.username !== undefined && !passwordStdin && this.command !== "login") {
       throw new UsageError(
         "--username needs --password-stdin (passwords are never flags)",
         this.command,
@@ -406,6 +419,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       ...MIRROR_OPTIONS,
       "verify-file-digest": { type: "boolean" },
       overwrite: { type: "boolean" },
+      wait: { type: "string" },
     },
     operands: ["<ref>", "<dest>"],
     build: (p) => ({
@@ -416,6 +430,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       destination: p.operands[1],
       verifyFileDigest: p.bool("verify-file-digest"),
       overwrite: p.bool("overwrite"),
+      waitMs: p.flag("wait", parseLimit),
     }),
   },
   copy: {
@@ -462,10 +477,16 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     operands: ["<registry>"],
     build: (p) => {
       const flags = p.registry();
-      if (flags.username === undefined) {
-        throw new UsageError("login needs --username and --password-stdin", "login");
-      }
-      return { kind: "login", ...flags, registry: registryOperand(p) };
+      const registry = registryOperand(p);
+      if (p.bool("password-stdin")) return { kind: "login", ...flags, registry, prompt: undefined };
+      // No password on standard input: the terminal is asked, for the user name too if missing.
+      return {
+        kind: "login",
+        ...flags,
+        username: undefined,
+        registry,
+        prompt: flags.username ?? "",
+      };
     },
   },
   logout: {
@@ -588,9 +609,16 @@ function joinNegativeValues(command: CommandName, args: readonly string[]): stri
   return out;
 }
 
+/** `--wait` alone is `--wait=0` (no limit): only `--wait=DURATION` takes a value. */
+function bareWait(command: CommandName, args: string[]): string[] {
+  if (command !== "pull") return args;
+  const end = args.indexOf("--");
+  return args.map((arg, i) => arg === "--wait" && (end < 0 || i < end) ? "--wait=0" : arg);
+}
+
 function parseCommand(command: CommandName, typed: string[]): CliCommand {
   const spec = COMMAND_SPECS[command];
-  const args = joinNegativeValues(command, typed);
+  const args = bareWait(command, joinNegativeValues(command, typed));
   refuseUnknownFlags(command, args);
   let parsed;
   try {

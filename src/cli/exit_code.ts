@@ -113,15 +113,35 @@ export function exitOutcome(err: unknown, context: FailureContext = {}): ExitOut
       explanation: `--timeout ${context.timeout} expired; no sentinel applies (exit 1)`,
     };
   }
-  for (const [cls, code] of SENTINEL_TABLE) {
-    const found = findError(err, cls);
-    if (found !== undefined) {
-      const stable = (found as { code?: unknown }).code;
-      const name = typeof stable === "string" ? `${cls.name} (${stable})` : cls.name;
-      return { code, explanation: `matched ${name} (exit ${code})` };
-    }
+  const matched = matchedSentinel(err);
+  if (matched !== undefined) {
+    const { error, code, className } = matched;
+    const stable = (error as { code?: unknown }).code;
+    const name = typeof stable === "string" ? `${className} (${stable})` : className;
+    return { code, explanation: `matched ${name} (exit ${code})` };
   }
   return { code: EXIT_CODES.failure, explanation: "no sentinel matched (exit 1)" };
+}
+
+/**
+ * The first sentinel of the exit-code table found in `err`'s chain, its exit code and the
+ * table's class name.
+ *
+ * @example
+ * ```ts
+ * import { matchedSentinel } from "./exit_code.ts";
+ * import { UnauthorizedError } from "../errors/sentinels.ts";
+ * console.log(matchedSentinel(new UnauthorizedError("GET manifest"))?.code); // 6
+ * ```
+ */
+export function matchedSentinel(
+  err: unknown,
+): { error: Error; code: number; className: string } | undefined {
+  for (const [cls, code] of SENTINEL_TABLE) {
+    const found = findError(err, cls);
+    if (found !== undefined) return { error: found, code, className: cls.name };
+  }
+  return undefined;
 }
 
 /**

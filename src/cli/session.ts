@@ -18,12 +18,19 @@ import { terminalText } from "../registry/untrusted_text.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
 import { startDeadline } from "./deadline.ts";
 import { debugLine } from "./debug_log.ts";
-import { errorLine, exitOutcome, type FailureContext } from "./exit_code.ts";
+import {
+  errorLine,
+  exitOutcome,
+  type FailureContext,
+  matchedSentinel,
+} from "./exit_code.ts";
+import { failureJsonLine, namedError } from "./failure_json.ts";
 import type { TypedInput } from "./failure_subject.ts";
 import { failureWords } from "./failure_words.ts";
 import { manifestMissing, repositoryKnown } from "./repository_probe.ts";
 import { noticeWrite, stderr } from "./io.ts";
 import { readPasswordFromStdin } from "./read_password.ts";
+import { findTrust, type FoundTrust, trustLines, typedRegistries } from "./registry_trust.ts";
 import { trapStopSignals } from "./signals.ts";
 import { InputFileError, readInputFile } from "../auth/input_file.ts";
 
@@ -51,6 +58,8 @@ export interface RegistryJob {
   readonly pulledFile?: () => string | undefined;
   /** The command creates the `--registry-config` file (login), so it may be missing. */
   readonly createsConfig?: boolean;
+  /** A credential the command already has (typed at login's prompt), in place of stdin's. */
+  readonly credential?: { readonly username: string; readonly password: string };
 }
 
 /**
@@ -180,6 +189,7 @@ export async function openSession(
   if (flags.insecure) {
     noticeWrite(`${job.label}: warning: --insecure: the registry's certificate is not verified\n`);
   }
+  if (flags.debug) { for (const line of trustLines(inputs.trust)) noticeWrite(`${line}\n`); }
   const clientOptions = clientOptionsOf(flags, inputs, job.label);
   scope.probeWith(clientOptions);
   progress?.watch(scope.signal);
@@ -213,7 +223,8 @@ const STOPPED = "stopped before it finished; run the same command again";
  * stop signal, the error line says what was kept and how to go on (`job.stoppedLine`), and the
  * library's own line follows only when the failure was more than the CLI's abort (whose reason
  * the signal line already names). `repositoryKnown` is what a probe after a missing manifest
- * learnt (`src/cli/repository_probe.ts`).
+ * learnt (`src/cli/repository_probe.ts`). With `--json`, the same report is one JSON object on
+ * one line instead (`src/cli/failure_json.ts`): what a script reads.
  *
  * @example
  * ```ts ignore
@@ -224,14 +235,13 @@ const STOPPED = "stopped before it finished; run the same command again";
 export function reportFailure(
   job:
     & Pick<RegistryJob, "label" | "localPath" | "stoppedLine" | "pulledFile">
-    & { readonly flags?: TypedInput },
+    & { readonly flags?: TypedInput & { readonly json?: boolean } },
   err: unknown,
   explanation: string,
   code: number,
   context: FailureContext = {},
   repositoryKnown?: boolean,
 ): number {
-  const prefix = `${job.label}: `;
   const subject = {
     command: job.label.replace(/^\S+\s+/, ""),
     input: job.flags ?? {},
@@ -239,28 +249,46 @@ export function reportFailure(
     pulledFile: job.pulledFile?.(),
   };
   const words = failureWords(err, subject, context);
-  const lines = words === undefined ? [] : [`${prefix}${words.sentence}`];
+  const lines: string[] = [];
+  if (words !== undefined) lines.push(words.sentence);
   const shells = words?.command === undefined ? undefined : shellsOf(words.command);
   const run = words?.command === undefined
     ? ""
     : shells === undefined
     ? ". Run:"
     : `. Run (${shells}):`;
-  if (words?.hint !== undefined) lines.push(`${prefix}hint: ${words.hint}${run}`);
-  // Indented, without the prefix: the whole line can be copied and pasted as it is.
-  if (words?.command !== undefined) lines.push(`  ${words.command}`);
-  if (context.signal !== undefined) lines.push(`${prefix}${job.stoppedLine?.() ?? STOPPED}`);
+  if (words?.hint !== undefined) lines.push(`hint: ${words.hint}${run}`);
+  if (context.signal !== undefined) lines.push(job.stoppedLine?.() ?? STOPPED);
+  const codes = causeCodes(err);
   if (!onlyTheStop(err, context)) {
     const path = job.localPath !== undefined && findError(err, LocalFileError) !== undefined
       ? ` (${terminalText(job.localPath)})`
       : "";
-    lines.push(`${prefix}${errorLine(err)}${path}`);
+    lines.push(`${errorLine(err)}${path}`);
     // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
-    const codes = causeCodes(err);
-    if (codes.length > 0) lines.push(`${prefix}cause: ${codes.join(", ")}`);
+    if (codes.length > 0) lines.push(`cause: ${codes.join(", ")}`);
   }
-  lines.push(`${prefix}${explanation}`);
-  stderr(lines.map((line) => `${line}\n`).join(""));
+  lines.push(explanation);
+  if (job.flags?.json === true) {
+    const stopped = context.signal !== undefined || context.timeout !== undefined;
+    stderr(failureJsonLine({
+      exitCode: code,
+      ...(stopped ? { code: null, class: null } : namedError(err, matchedSentinel(err))),
+      message: lines[0],
+      hint: words?.hint ?? null,
+      run: words?.command ?? null,
+      causes: codes,
+      signal: context.signal ?? null,
+    }));
+    return code;
+  }
+  const prefix = `${job.label}: `;
+  const text = lines.map((line) => `${prefix}${line}\n`);
+  // Indented, without the prefix: the whole line can be copied and pasted as it is.
+  if (words?.command !== undefined) {
+    text.splice(words.hint === undefined ? 1 : 2, 0, `  ${words.command}\n`);
+  }
+  stderr(text.join(""));
   return code;
 }
 
@@ -275,11 +303,15 @@ interface Inputs {
   caCerts: string[] | undefined;
   credential: { username: string; password: string } | undefined;
   mirrors: MirrorTable | undefined;
+  trust: FoundTrust;
 }
 
 async function readInputs(
-  flags: RegistryFlags,
-  { createsConfig, reads }: Pick<RegistryJob, "createsConfig" | "reads">,
+  flags: RegistryFlags & TypedInput,
+  { createsConfig, reads, credential: typed }: Pick<
+    RegistryJob,
+    "createsConfig" | "reads" | "credential"
+  >,
   signal: AbortSignal,
 ): Promise<Inputs> {
   if (flags.registryConfig !== undefined) {
@@ -288,14 +320,17 @@ async function readInputs(
   const caCerts = flags.caFile === undefined
     ? undefined
     : [await readCaFile(flags.caFile, "--ca-file", signal)];
+  const trust = await findTrust(
+    typedRegistries([flags.reference, flags.source, flags.target, flags.registry]),
+  );
   const mirrors = reads === undefined
     ? undefined
     : await commandMirrors(reads.flags, reads.reference, signal);
-  const credential = flags.username === undefined ? undefined : {
+  const credential = typed ?? (flags.username === undefined ? undefined : {
     username: flags.username,
     password: await readPasswordFromStdin(Deno.stdin.readable, signal),
-  };
-  return { caCerts, credential, mirrors };
+  });
+  return { caCerts, credential, mirrors, trust };
 }
 
 function clientOptionsOf(
@@ -304,10 +339,20 @@ function clientOptionsOf(
   label: string,
 ): PartedClientOptions {
   const limitRate = "limitRate" in flags ? flags.limitRate : undefined;
+  // --ca-file, SSL_CERT_FILE and DENO_CERT for every registry; certs.d's for its registry.
+  const shared = [...(inputs.caCerts ?? []), ...inputs.trust.shared.map((file) => file.pem)];
+  const registries = Object.fromEntries(
+    [...inputs.trust.registries].map(([host, files]) => [
+      host,
+      { caCerts: [...shared, ...files.map((file) => file.pem)] },
+    ]),
+  );
+  const useRegistries = !flags.plainHttp && !flags.insecure && inputs.trust.registries.size > 0;
   return {
     plainHttp: flags.plainHttp,
     ...(flags.insecure ? { insecureTls: true } : {}),
-    ...(inputs.caCerts ? { caCerts: inputs.caCerts } : {}),
+    ...(shared.length > 0 ? { caCerts: shared } : {}),
+    ...(useRegistries ? { registries } : {}),
     ...(flags.debug ? { onExchange: (r) => noticeWrite(`${debugLine(r)}\n`) } : {}),
     ...(inputs.credential
       ? { credential: inputs.credential }

@@ -98,6 +98,8 @@ success the path of the file written is the only line on standard output.
 
 Flags:
   --overwrite            with a directory <dest>, replace a file of the artifact's name
+  --wait[=DURATION]      wait for another pull of <dest> to finish (at most DURATION), then
+                         resume what it left or return its file if it matches
   --json                 print the path written and what was fetched and resumed as JSON
 ${FORMAT_ALIAS}
   --verify-file-digest   also check the whole-file digest of the bytes on disk: the file is read
@@ -164,12 +166,13 @@ ${FORMAT_ALIAS}
 ${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 
-  login: `Usage: ${PROGRAM} login --username USER --password-stdin [flags] <registry>
+  login: `Usage: ${PROGRAM} login [--username USER] [--password-stdin] [flags] <registry>
 
-Check USER and the password read from standard input against <registry> (host[:port]), then
-save them in the docker configuration: through its credential helper (credsStore) when one is
-configured, otherwise as auths.<registry>.auth; either way the file keeps nothing else for
-<registry>. A rejected credential saves nothing (exit 6).
+Check USER and the password read from standard input (--password-stdin) or, on a terminal,
+typed at a prompt with echo off (the user name too when --username is missing) against
+<registry> (host[:port]), then save them in the docker configuration: through its credential
+helper (credsStore) when one is configured, otherwise as auths.<registry>.auth; either way the
+file keeps nothing else for <registry>. A rejected credential saves nothing (exit 6).
 
 Flags:
   --json                 print the result as JSON

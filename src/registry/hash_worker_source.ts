@@ -30,7 +30,7 @@ import { PREFIX_BLOCK_BYTES, scanWrittenPrefix } from "./written_prefix.ts";
  * await worker.terminate();
  * ```
  */
-export const HASH_WORKER_SOURCE = `
+export const HASH_WORKER_SOURCE: string = `
 const { parentPort } = require("node:worker_threads");
 const { createHash } = require("node:crypto");
 const { open } = require("node:fs/promises");

@@ -9,7 +9,7 @@ import { Sha256 } from "./sha256.ts";
 import type { RunningHash, Sha256Threads } from "./sha256_threads.ts";
 
 /** Bodies at least this large are hashed on a thread; below it a thread costs more than it saves. */
-export const THREADED_HASH_MIN_BYTES = 16 << 20;
+export const THREADED_HASH_MIN_BYTES: number = 16 << 20;
 
 /** Staging buffers in flight to the hashing thread: bounds the memory a threaded hash holds. */
 const STAGING_BUFFERS = 4;

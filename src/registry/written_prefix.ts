@@ -13,7 +13,7 @@
  * that are data (which only makes a continuation start earlier); the trailing zeros of the
  * block before are trimmed, so a block written partly still counts up to its last nonzero byte.
  */
-export const PREFIX_BLOCK_BYTES = 1 << 20;
+export const PREFIX_BLOCK_BYTES: number = 1 << 20;
 
 /** The part of a hash the scan uses (`node:crypto`'s `Hash` has it). */
 export interface ForkableHash<H> {

@@ -37,7 +37,7 @@ export const MAX_RANGE_PORTIONS = 16;
  * hash update and a consumer write; a slow link is never held back for longer than a read plus
  * `GATHER_MS`.
  */
-export const EMIT_BYTES = 1 << 20;
+export const EMIT_BYTES: number = 1 << 20;
 const GATHER_MS = 10;
 
 /** What a read asks for and how it may continue. */

@@ -255,7 +255,12 @@ export class ExchangeError extends NetworkError {
    * Wraps `cause` as a failure of `operation`: `fallback` is the text when the cause is not
    * recognised, otherwise the reason's own text.
    */
-  constructor(operation: string, fallback: string, cause: unknown, reason = failureReason(cause)) {
+  constructor(
+    operation: string,
+    fallback: string,
+    cause: unknown,
+    reason: FailureReason | undefined = failureReason(cause),
+  ) {
     const permanent = reason !== undefined && PERMANENT.has(reason);
     super(`${operation}: ${reason === undefined ? fallback : TEXT[reason]}`, {
       cause,

@@ -29,7 +29,11 @@ export const BODILESS_STATUSES: ReadonlySet<number> = new Set([204, 205, 304]);
  * console.log(answer.status, answer.url, await answer.text()); // 201 "http://127.0.0.1/x" "b"
  * ```
  */
-export function withBody(response: Response, body: BodyInit | null, url = response.url): Response {
+export function withBody(
+  response: Response,
+  body: BodyInit | null,
+  url: string = response.url,
+): Response {
   const replaced = new Response(body, {
     status: response.status,
     statusText: response.statusText,

@@ -25,7 +25,7 @@ export const VERSION = "0.1.0";
  * console.log(USER_AGENT.startsWith("ocipart/")); // true
  * ```
  */
-export const USER_AGENT = `ocipart/${VERSION}`;
+export const USER_AGENT: string = `ocipart/${VERSION}`;
 
 /**
  * Wraps `fetch` so that every request carries {@linkcode USER_AGENT} unless it already names

@@ -50,6 +50,13 @@ export const PROXY_VARIABLES: readonly string[] = [
   "all_proxy",
 ];
 
+/** The variables that name CA certificates or where to find them (`src/cli/registry_trust.ts`). */
+export const TRUST_VARIABLES: readonly string[] = [
+  "SSL_CERT_FILE",
+  "DENO_CERT",
+  "OCIPART_CERTS_DIRS",
+];
+
 /** The permission flags of every CLI run: the narrowest set that works. */
 export function permissionFlags(options: CliOptions): string[] {
   return [
@@ -59,7 +66,7 @@ export function permissionFlags(options: CliOptions): string[] {
     `--allow-write=${options.tmp}`,
     "--allow-sys=statfs",
     ...(options.run === undefined
-      ? [`--allow-env=HOME,DOCKER_CONFIG,${PROXY_VARIABLES.join(",")}`]
+      ? [`--allow-env=HOME,DOCKER_CONFIG,${[...PROXY_VARIABLES, ...TRUST_VARIABLES].join(",")}`]
       : ["--allow-env", `--allow-run=${options.run.join(",")}`]),
   ];
 }

@@ -85,9 +85,14 @@ Deno.test("pull defaults leave library defaults in place", () => {
     destination: "out.bin",
     verifyFileDigest: false,
     overwrite: false,
+    waitMs: undefined,
     mirrors: [],
     registriesConf: undefined,
   });
+  // `--wait` alone waits without a limit; only `--wait=DURATION` takes a value.
+  const waits = (args: string[]) => (parseCommandLine(args) as { waitMs?: number }).waitMs;
+  strictEqual(waits(["pull", "--wait", REF, "out.bin"]), 0);
+  strictEqual(waits(["pull", "--wait=90s", REF, "out.bin"]), 90_000);
   const verify = parseCommandLine(["pull", "--verify-file-digest", REF, "out.bin"]);
   strictEqual(verify.kind === "pull" && verify.verifyFileDigest, true);
   const overwrite = parseCommandLine(["pull", "--overwrite", REF, "models/"]);
@@ -290,7 +295,12 @@ Deno.test("inspect, verify, login and logout parse with their own flags", () => 
 Deno.test("command-specific usage errors of the new commands", () => {
   usageError(["inspect"], "inspect", /expected 1 operand, <ref>; got 0/);
   usageError(["verify", REF], "verify", /expected 2 operands, <ref> and <file>; got 1/);
-  usageError(["login", "127.0.0.1:5000"], "login", /needs --username/);
+  // Without --password-stdin, login asks on the terminal: for the user name too when missing.
+  const asks = (args: string[]) => (parseCommandLine(args) as { prompt?: string }).prompt;
+  strictEqual(asks(["login", "127.0.0.1:5000"]), "");
+  strictEqual(asks(["login", "--username", "alice", "127.0.0.1:5000"]), "alice");
+  strictEqual(asks(["login", "-u", "alice", "--password-stdin", "127.0.0.1:5000"]), undefined);
+  usageError(["login", "--password-stdin", "127.0.0.1:5000"], "login", /needs --username/);
   usageError(
     ["login", "--username", "u", "--password-stdin", "https://x/"],
     "login",

@@ -85,7 +85,10 @@ async function withSides(
       if (host !== undefined) registries[host] ??= registries[source.registry.toLowerCase()];
     }
   }
-  return Object.keys(registries).length === 0 ? options : { ...options, registries };
+  // A side's own flags replace what certs.d gave its registry.
+  return Object.keys(registries).length === 0
+    ? options
+    : { ...options, registries: { ...options.registries, ...registries } };
 }
 
 async function settings(side: CopySide, signal: AbortSignal): Promise<RegistrySettings> {

@@ -13,13 +13,16 @@ import {
 } from "../../auth/docker_login.ts";
 import type { LoginCommand, LogoutCommand } from "../args.ts";
 import { errorLine, EXIT_CODES } from "../exit_code.ts";
-import { stdout } from "../io.ts";
+import { stderr, stdout } from "../io.ts";
+import { PromptCancelledError, promptLogin, type PromptTerminal } from "../login_prompt.ts";
+import { UsageError } from "../usage_error.ts";
 import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
-import { openSession, requireRegistryConfig, StopScope } from "../session.ts";
+import { openSession, reportFailure, requireRegistryConfig, StopScope } from "../session.ts";
 
 /**
- * Runs `login`: the credential from `--username`/`--password-stdin` is checked with
- * `GET /v2/` first; a refused one saves nothing (exit 6).
+ * Runs `login`: the credential from `--username`/`--password-stdin`, or typed at the terminal's
+ * prompt (the user name when not given, the password with echo off), is checked with `GET /v2/`
+ * first; a refused one saves nothing (exit 6). Ctrl-C at the prompt exits 130.
  *
  * @example
  * ```ts ignore
@@ -29,11 +32,20 @@ import { openSession, requireRegistryConfig, StopScope } from "../session.ts";
  * ```
  */
 export async function runLogin(command: LoginCommand): Promise<number> {
-  const session = await openSession({
-    label: "ocipart login",
-    flags: command,
-    createsConfig: true,
-  });
+  const job = { label: "ocipart login", flags: command, createsConfig: true };
+  let credential: { username: string; password: string } | undefined;
+  if (command.prompt !== undefined) {
+    const asked = terminal();
+    try {
+      credential = await promptLogin(command.prompt || undefined, asked);
+    } catch (err) {
+      // Ctrl-C in raw mode is a key, not a signal: it ends the login as SIGINT would.
+      return err instanceof PromptCancelledError
+        ? reportFailure(job, err, "interrupted at the prompt (exit 130)", EXIT_CODES.sigint)
+        : reportFailure(job, err, "no sentinel matched (exit 1)", EXIT_CODES.failure);
+    }
+  }
+  const session = await openSession({ ...job, ...(credential ? { credential } : {}) });
   if (typeof session === "number") return session;
   using _ = session;
   try {
@@ -82,6 +94,24 @@ export async function runLogout(command: LogoutCommand): Promise<number> {
   } catch (err) {
     return await scope.failed(err);
   }
+}
+
+/**
+ * Standard input as the login prompt's terminal. Without a terminal there is nobody to ask: the
+ * password must come from `--password-stdin`, as `docker login` requires.
+ */
+function terminal(): PromptTerminal {
+  if (!Deno.stdin.isTerminal()) {
+    throw new UsageError(
+      "standard input is not a terminal: give --username with --password-stdin",
+      "login",
+    );
+  }
+  return {
+    input: Deno.stdin.readable,
+    setRaw: (raw) => Deno.stdin.setRaw(raw),
+    write: (text) => stderr(text),
+  };
 }
 
 /** Adds the configuration file's path to an error about that file (the library leaves it out). */

@@ -9,7 +9,8 @@ import { toDirectory, toFile } from "../../parted/fs_partial.ts";
 import type { PullResult } from "../../parted/pull.ts";
 import type { PullCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
-import { stdout } from "../io.ts";
+import { noticeWrite, stdout } from "../io.ts";
+import { pullWaiting } from "../pull_wait.ts";
 import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
 import { openSession } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
@@ -20,7 +21,8 @@ import { transferProgress } from "../transfer_progress.ts";
  * and the library's result).
  *
  * A destination that is a directory receives the file under the artifact's recorded name; a
- * file of that name is replaced only with `--overwrite`.
+ * file of that name is replaced only with `--overwrite`. With `--wait`, another pull of the
+ * destination is waited for (`src/cli/pull_wait.ts`).
  *
  * @example
  * ```ts ignore
@@ -51,12 +53,21 @@ export async function runPull(command: PullCommand): Promise<number> {
   if (typeof session === "number") return session;
   using _ = session;
   try {
-    const result = await session.client.pull(command.reference, destination, {
-      ...(command.workers === undefined ? {} : { workers: command.workers }),
-      verifyFileDigest: command.verifyFileDigest,
-      onProgress: progress.onProgress,
+    const pull = () =>
+      session.client.pull(command.reference, destination, {
+        ...(command.workers === undefined ? {} : { workers: command.workers }),
+        verifyFileDigest: command.verifyFileDigest,
+        onProgress: progress.onProgress,
+        signal: session.signal,
+      });
+    const result = await (command.waitMs === undefined ? pull() : pullWaiting(pull, {
+      waitMs: command.waitMs,
       signal: session.signal,
-    }).catch((err) => {
+      notice: (text) => noticeWrite(`ocipart pull: ${text}`),
+      path: () => intoDirectory ? progress.pulledFile() : command.destination,
+      reference: command.reference,
+      client: session.client,
+    })).catch((err) => {
       localPath = findError(err, DestinationExistsError)?.path ?? localPath;
       throw err;
     });

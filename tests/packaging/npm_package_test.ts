@@ -1,0 +1,171 @@
+/**
+ * The npm package of `deno task npm`: its tarball installs into an empty prefix with npm offline
+ * (the registry set to a closed port, an empty cache), and its `ocipart` command runs the quick
+ * start (push, inspect, pull, verify) against the real registry on Node, then the same file under
+ * Deno; a TypeScript program type-checks against the package's declarations.
+ */
+import { assert, assertEquals, assertMatch } from "../fixtures/assert.ts";
+import { sha256File, writePatternFile } from "../fixtures/files.ts";
+import { findBinary, registryTest, startRegistry } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { denoDirEnv, permissionFlags, PROJECT_ROOT } from "../cli/_cli.ts";
+
+const MiB = 1024 * 1024;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(
+  program: string,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<Run> {
+  const output = await new Deno.Command(program, {
+    args,
+    cwd: options.cwd,
+    clearEnv: true,
+    env: { PATH: Deno.env.get("PATH") ?? "", NO_COLOR: "1", ...options.env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+let packing: Promise<string> | undefined;
+
+/** Runs `deno task npm` once for this file and returns the tarball's path. */
+function buildTarball(): Promise<string> {
+  packing ??= (async () => {
+    const built = await run(Deno.execPath(), ["task", "npm"], {
+      cwd: PROJECT_ROOT,
+      env: { HOME: Deno.env.get("HOME") ?? "/", ...denoDirEnv() },
+    });
+    assertEquals(built.code, 0, built.stderr);
+    return `${PROJECT_ROOT}${built.stdout.trim().split("\n").at(-1)}`;
+  })();
+  return packing;
+}
+
+/** Installs the tarball into `prefix` with no way to reach a registry. */
+async function installOffline(tarball: string, prefix: string, home: string): Promise<void> {
+  const installed = await run(findBinary("npm")!, [
+    "install",
+    "--prefix",
+    prefix,
+    "--offline",
+    "--registry=http://127.0.0.1:9/",
+    `--cache=${home}/npm-cache`,
+    "--no-audit",
+    "--no-fund",
+    "--ignore-scripts",
+    tarball,
+  ], { env: { HOME: home } });
+  assertEquals(installed.code, 0, installed.stderr);
+}
+
+/** Push, inspect, pull and verify, as the README's quick start does, with `cli`. */
+async function quickStart(
+  cli: (args: string[]) => Promise<Run>,
+  host: string,
+  dir: string,
+  label: string,
+): Promise<void> {
+  const source = `${dir}/${label}.bin`;
+  const digest = await writePatternFile(source, 3 * MiB + 5, 7);
+  const ref = `${host}/demo/${label}:v1`;
+  const push = await cli(["push", "--plain-http", "--part-size", "1MiB", ref, source]);
+  assertEquals(push.code, 0, push.stderr);
+  assertMatch(push.stdout, /^sha256:[0-9a-f]{64}\n$/);
+  const inspect = await cli(["inspect", "--plain-http", ref]);
+  assertEquals(inspect.code, 0, inspect.stderr);
+  assertMatch(inspect.stdout, new RegExp(`^name: +${label}\\.bin$`, "m"));
+  assertMatch(inspect.stdout, /^parts: +4$/m);
+  await Deno.mkdir(`${dir}/downloads-${label}`);
+  const pull = await cli(["pull", "--plain-http", ref, `${dir}/downloads-${label}`]);
+  assertEquals(pull.code, 0, pull.stderr);
+  assertEquals(pull.stdout, `${dir}/downloads-${label}/${label}.bin\n`);
+  assertEquals(await sha256File(`${dir}/downloads-${label}/${label}.bin`), digest);
+  const verify = await cli(["verify", "--plain-http", ref, source]);
+  assertEquals(verify.code, 0, verify.stderr);
+}
+
+registryTest(
+  "npm package: installed offline, its ocipart command runs the quick start on Node and on Deno",
+  { needs: ["node", "npm"] },
+  async () => {
+    const tarball = await buildTarball();
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const prefix = `${tmp.path}/prefix`;
+    await installOffline(tarball, prefix, tmp.path);
+    const bin = `${prefix}/node_modules/.bin/ocipart`;
+    const node = findBinary("node")!;
+
+    const version = await run(node, [bin, "--version"]);
+    assertEquals(version.code, 0, version.stderr);
+    assertEquals(version.stdout, "ocipart 0.1.0\n");
+    // The installed command itself (`#!/usr/bin/env node`), as a shell runs it.
+    await quickStart(
+      (args) => run(bin, args, { env: { HOME: tmp.path } }),
+      registry.host,
+      tmp.path,
+      "node",
+    );
+
+    const script = `${prefix}/node_modules/@ocipart/ocipart/bin/ocipart.mjs`;
+    const options = { tmp: tmp.path };
+    await quickStart(
+      (args) =>
+        run(Deno.execPath(), ["run", ...permissionFlags(options), script, ...args], {
+          env: { HOME: tmp.path, ...denoDirEnv() },
+        }),
+      registry.host,
+      tmp.path,
+      "deno",
+    );
+  },
+);
+
+registryTest(
+  "npm package: the library's subpaths share one copy of each class, and its types check",
+  { needs: ["node", "npm"] },
+  async () => {
+    const tarball = await buildTarball();
+    await using tmp = await tempDir();
+    const prefix = `${tmp.path}/prefix`;
+    await installOffline(tarball, prefix, tmp.path);
+    const program = [
+      'import { findError, NotFoundError, PartedClient } from "@ocipart/ocipart";',
+      'import { NotFoundError as FromErrors } from "@ocipart/ocipart/errors";',
+      'import { main } from "@ocipart/ocipart/cli";',
+      "const err: Error = new Error('outer', { cause: new FromErrors('manifest') });",
+      "const client: PartedClient = new PartedClient({ plainHttp: true });",
+      "client.close();",
+      "const code: number = await main(['--version']);",
+      "console.log(JSON.stringify({ same: findError(err, NotFoundError) !== undefined, code }));",
+    ].join("\n");
+    await Deno.writeTextFile(`${prefix}/program.mts`, program);
+    await Deno.writeTextFile(
+      `${prefix}/program.mjs`,
+      program.replace(/: (Error|PartedClient|number) =/g, " ="),
+    );
+    const node = await run(findBinary("node")!, ["program.mjs"], { cwd: prefix });
+    assertEquals(node.code, 0, node.stderr);
+    assertEquals(node.stdout.split("\n").at(-2), '{"same":true,"code":0}');
+    assert(node.stdout.startsWith("ocipart 0.1.0\n"));
+    const check = await run(Deno.execPath(), ["check", "program.mts"], {
+      cwd: prefix,
+      env: { HOME: tmp.path, ...denoDirEnv() },
+    });
+    assertEquals(check.code, 0, check.stderr);
+  },
+);
