@@ -18,12 +18,7 @@ import { terminalText } from "../registry/untrusted_text.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
 import { startDeadline } from "./deadline.ts";
 import { debugLine } from "./debug_log.ts";
-import {
-  errorLine,
-  exitOutcome,
-  type FailureContext,
-  matchedSentinel,
-} from "./exit_code.ts";
+import { errorLine, exitOutcome, type FailureContext, matchedSentinel } from "./exit_code.ts";
 import { failureJsonLine, namedError } from "./failure_json.ts";
 import type { TypedInput } from "./failure_subject.ts";
 import { failureWords } from "./failure_words.ts";
