@@ -57,6 +57,22 @@ registryTest("connection refused: the message, then cause ECONNREFUSED", async (
   ok(!/http:/.test(run.stderr), run.stderr);
 });
 
+registryTest("a wrong port fails at once: a refused first connection is not retried", async () => {
+  await using tmp = await tempDir();
+  const port = await freePort();
+  const started = performance.now();
+  const run = await runCli(
+    ["pull", "--plain-http", "--progress", "none", `127.0.0.1:${port}/a/b:v1`, `${tmp.path}/o`],
+    { tmp: tmp.path },
+  );
+  const elapsed = performance.now() - started;
+  strictEqual(run.code, 1, run.stderr);
+  ok(run.stderr.includes(`nothing is listening at 127.0.0.1:${port}`), run.stderr);
+  ok(!/after \d+ attempts/.test(run.stderr), run.stderr);
+  // The run includes the runtime's start; four attempts took about 5 s more.
+  ok(elapsed < 3000, `${Math.round(elapsed)} ms\n${run.stderr}`);
+});
+
 /** A registry spoken to the wrong way: the one error line and the cause code a user sees. */
 const MISMATCHES = [
   {
