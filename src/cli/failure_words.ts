@@ -33,8 +33,15 @@ import {
 import { NoFileNameError } from "../parted/no_file_name_error.ts";
 import { TooManyPartsError } from "../parted/too_many_parts_error.ts";
 import { TokenServiceError } from "../auth/token_service_error.ts";
-import { failureReason } from "../transport/failure.ts";
-import { type Place, reasonWords, tokenServiceWords, type Words } from "./cause_words.ts";
+import { ExchangeError, failureReason } from "../transport/failure.ts";
+import {
+  type Place,
+  type ProxyPlace,
+  proxyWords,
+  reasonWords,
+  tokenServiceWords,
+  type Words,
+} from "./cause_words.ts";
 import { SchemeMismatchError, schemeMismatchWords } from "./copy_sides.ts";
 import type { FailureContext } from "./exit_code.ts";
 import { type FailureSubject, registriesOf, subjectPhrase } from "./failure_subject.ts";
@@ -51,6 +58,32 @@ import { referenceWords } from "./reference_words.ts";
 import { statusWords } from "./status_words.ts";
 
 export type { Words } from "./cause_words.ts";
+
+/**
+ * The proxy the environment names for the registry's scheme, as the user set it: the variable
+ * read (the lowercase one wins, as the transport reads them) and the host and port, never the
+ * user name or password the setting may hold.
+ */
+function proxyOf(plainHttp: boolean): ProxyPlace | undefined {
+  const upper = plainHttp ? "HTTP_PROXY" : "HTTPS_PROXY";
+  for (const variable of [upper.toLowerCase(), upper]) {
+    let value: string | undefined;
+    try {
+      value = Deno.env.get(variable);
+    } catch {
+      continue;
+    }
+    if (value === undefined || value === "") continue;
+    try {
+      const url = new URL(value.includes("://") ? value : `http://${value}`);
+      const address = url.port === "" ? url.hostname : `${url.hostname}:${url.port}`;
+      return { variable, address: terminalText(address) };
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
 
 /** Where the failure happened: the registries it may concern, as typed. */
 function placeOf(subject: FailureSubject, err: unknown): Place {
@@ -245,6 +278,9 @@ export function failureWords(
     ? undefined
     : tokenServiceWords(reason, place);
   if (tokenService !== undefined) return tokenService;
+  if (findError(err, ExchangeError)?.atProxy === true) {
+    return proxyWords(reason, place, proxyOf(place.plainHttp));
+  }
   if (reason !== undefined) return reasonWords(reason, place);
   return answerWords(subject, err) ?? kindWords(subject, err, place) ??
     destinationWords(subject, err) ??
