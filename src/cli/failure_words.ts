@@ -121,6 +121,14 @@ function timeoutWords(subject: FailureSubject, timeout: string): Words {
   return { sentence, hint: "run it again with a longer --timeout" };
 }
 
+/** A push source that changed while it was pushed: the user's file, never the registry. */
+function sourceChangedWords(subject: FailureSubject): Words {
+  return {
+    sentence: `${terminalText(subject.input.file ?? "the file")} changed while it was pushed`,
+    hint: "push it again once nothing writes to it",
+  };
+}
+
 /** The words of the sentinel and library errors that are not about a connection or a status. */
 function kindWords(subject: FailureSubject, err: unknown, place: Place): Words | undefined {
   const ref = terminalText(subject.input.reference ?? subject.input.source ?? "the artifact");
@@ -140,12 +148,6 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
     return {
       sentence: `${terminalText(subject.input.file ?? "the file")} needs too many parts`,
       hint: "push it with a larger --part-size (the line below names the smallest that fits)",
-    };
-  }
-  if (findError(err, SourceChangedError)) {
-    return {
-      sentence: `${terminalText(subject.input.file ?? "the file")} changed while it was pushed`,
-      hint: "push it again once nothing writes to it",
     };
   }
   if (findError(err, StallError)) {
@@ -264,6 +266,9 @@ export function failureWords(
   if (findError(err, OutputError)) return outputWords(err);
   const invalid = findError(err, InvalidReferenceError);
   if (invalid !== undefined) return referenceWords(subject.input, invalid);
+  // The file changed under the push: whatever the registry then answered (a 400
+  // DIGEST_INVALID for bytes that no longer match their digest) follows from that.
+  if (findError(err, SourceChangedError)) return sourceChangedWords(subject);
   const place = placeOf(subject, err);
   // Before the cause and the status: a cut connection, a 413 or a refused token that the part
   // size caused is told as that limit, with the size that fits.
