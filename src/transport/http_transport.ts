@@ -10,7 +10,14 @@ import * as https from "node:https";
 import { fileBodyRange, type FileRange } from "./file_body.ts";
 import type { Fetch } from "./fetch.ts";
 import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
-import { lengthError, OPERATION, statusLineUnseen } from "./failure.ts";
+import {
+  ExchangeError,
+  type FailureReason,
+  failureReason,
+  lengthError,
+  OPERATION,
+  statusLineUnseen,
+} from "./failure.ts";
 import { platformExchange, type PlatformFetch, platformFetch } from "./platform_exchange.ts";
 import { nodeExchange } from "./node_exchange.ts";
 import { vetProxiedTarget } from "./dial.ts";
@@ -163,6 +170,9 @@ export class HttpTransport {
   readonly #trust: TlsTrust;
   readonly #agentOptions: http.AgentOptions;
   #proxyAgent: http.Agent | undefined;
+  // The peers (origins, proxies) that answered at least once: a refused connection to one of
+  // them may pass (a restart); to one that never answered it is a wrong address, told at once.
+  #answered = new Set<string>();
   #tunnelAgent: https.Agent | undefined;
   #external: HttpTransport | undefined;
 
@@ -281,12 +291,33 @@ export class HttpTransport {
 
   #fetch(request: Request): Promise<Response> {
     const send = async () => {
-      const response = await this.#send(request);
-      return await checkTlsPortAnswer(request, response, (probe) => this.#send(probe));
+      const first = this.#firstContact(request);
+      try {
+        const response = await this.#send(request);
+        this.#answered.add(first.key);
+        return await checkTlsPortAnswer(request, response, (probe) => this.#send(probe));
+      } catch (err) {
+        throw judgedFailure(err, first.proxied, !this.#answered.has(first.key));
+      }
     };
     const observer = this.#options.onExchange;
     if (observer === undefined) return send();
     return observeExchange(request, this.#options.site ?? "registry", send, observer);
+  }
+
+  // Where a request's connection goes (the proxy, when it takes one), and whether that peer
+  // ever answered this transport.
+  #firstContact(request: Request): { key: string; proxied: boolean } {
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return { key: "", proxied: false };
+    }
+    const route = this.#proxies.route(url);
+    return route === undefined
+      ? { key: url.origin, proxied: false }
+      : { key: `proxy ${route.host}:${route.port}`, proxied: true };
   }
 
   // The agents of proxied requests, made on first use: plain HTTP to the proxy, and tunnels
@@ -481,4 +512,29 @@ function takesPlatform(out: Outgoing): boolean {
   return out.request.body === null && PLATFORM_METHODS.has(out.request.method) &&
     (encoding === undefined || encoding === "identity") && out.route === undefined &&
     out.runtimeTls;
+}
+
+// Failures of the dial itself: with a proxy, the peer dialed is the proxy.
+const DIAL_FAILURES = new Set<FailureReason>([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+
+// A failed exchange as the caller should see it: a dial failure through a proxy names the proxy
+// as the party that failed, and a refused connection to a peer that never answered is final
+// (a wrong port: four attempts would only add seconds of silence).
+function judgedFailure(err: unknown, proxied: boolean, neverAnswered: boolean): unknown {
+  if (!(err instanceof ExchangeError)) return err;
+  const reason = failureReason(err);
+  if (reason === undefined || !DIAL_FAILURES.has(reason)) return err;
+  const final = reason === "ECONNREFUSED" && neverAnswered;
+  if (!final && !proxied) return err;
+  const cause = err.cause ?? err;
+  return new ExchangeError(OPERATION, "", cause, reason, {
+    final: final || !err.retryable,
+    atProxy: proxied,
+  });
 }
