@@ -10,6 +10,7 @@ import * as https from "node:https";
 import { fileBodyRange, type FileRange } from "./file_body.ts";
 import type { Fetch } from "./fetch.ts";
 import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
+import { rawDownload, rawDownloadAvailable } from "./raw_download.ts";
 import {
   ExchangeError,
   type FailureReason,
@@ -36,6 +37,10 @@ import { type ExchangeObserver, observeExchange } from "./exchange_observer.ts";
 // File-range bodies go out on a connection of their own, written from the file by a minimal
 // HTTP/1.1 client where the runtime allows it: a third less CPU than node:http's write path.
 const RAW_UPLOADS = rawUploadAvailable();
+// Downloads the runtime's pooled client cannot take (a proxy, a peer guard) read from a socket
+// of their own into the caller's buffers where the runtime allows it: node:http allocates every
+// read, and a 1 GiB pull through it peaked at two to three times the memory.
+const RAW_DOWNLOADS = rawDownloadAvailable();
 
 /**
  * Options of {@linkcode HttpTransport}.
@@ -367,8 +372,23 @@ export class HttpTransport {
     if (fileRange !== undefined && RAW_UPLOADS && out.runtimeTls) {
       return this.#sendFileRange(out, fileRange);
     }
+    if (RAW_DOWNLOADS && takesRawDownload(out)) return this.#sendRawDownload(out);
     if (out.route !== undefined) return this.#sendProxied(out, out.route);
     return this.#sendDirect(out);
+  }
+
+  // A GET on a socket of its own, read into the caller's buffers (raw_download.ts).
+  #sendRawDownload(out: Outgoing): Promise<Response> {
+    const guard = this.#options.peerGuard;
+    return rawDownload({
+      url: out.url,
+      method: out.request.method,
+      headers: out.headers,
+      signal: out.request.signal,
+      ...(guard ? { peerGuard: guard } : {}),
+      ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
+      ...(out.route ? { proxy: out.route } : {}),
+    });
   }
 
   // Straight to the origin on this transport's node:http pools.
@@ -512,6 +532,12 @@ function takesPlatform(out: Outgoing): boolean {
   return out.request.body === null && PLATFORM_METHODS.has(out.request.method) &&
     (encoding === undefined || encoding === "identity") && out.route === undefined &&
     out.runtimeTls;
+}
+
+// Whether `out` is a download the transport's own socket client may take: a body-less GET whose
+// TLS the runtime judges as node:tls does (an unverified or pinned host needs node:tls).
+function takesRawDownload(out: Outgoing): boolean {
+  return out.request.body === null && out.request.method === "GET" && out.runtimeTls;
 }
 
 // Failures of the dial itself: with a proxy, the peer dialed is the proxy.
