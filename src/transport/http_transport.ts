@@ -130,13 +130,18 @@ const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
  *   run faster and with less memory, and their body is a readable byte stream
  *   (`getReader({ mode: "byob" })` reads into the caller's buffers). They carry
  *   `accept-encoding: identity` (a request that accepts another encoding stays on `node:http`),
- *   are never decompressed or redirected, and are not counted by `maxSocketsPerOrigin`. Everything else uses `node:http`, and so does
- *   every request of a guarded or `insecureTls` transport, of a transport whose environment
- *   names a proxy (or cannot be read: the runtime's client would follow it by rules of its
- *   own), to a host pinned by `caCerts`, and every HTTPS request while `caCerts` holds a
- *   self-signed server certificate.
- * - A request the `proxy` settings route through a proxy uses `node:http` (or, for a file-range
- *   body, the minimal client): absolute form for `http:`, a `CONNECT` tunnel for `https:`.
+ *   are never decompressed or redirected, and are not counted by `maxSocketsPerOrigin`.
+ * - The other body-less GETs that ask for no encoding, to a host the runtime's TLS judges as
+ *   `node:tls` does (those of a guarded transport, or through a proxy), go on Deno through the
+ *   transport's minimal HTTP/1.1 client on a connection of their own (`Connection: close`,
+ *   the peer guard and the proxy applied where it dials), whose body is a byte stream read
+ *   straight from the socket into the caller's buffers.
+ * - Everything else uses `node:http`/`node:https` (a paused TLS answer stops reading its
+ *   connection): every request with a body or another method, and every request of an
+ *   `insecureTls` transport, to a host pinned by `caCerts`, and every HTTPS request while
+ *   `caCerts` holds a self-signed server certificate.
+ * - A request the `proxy` settings route through a proxy goes in absolute form for `http:`,
+ *   through a `CONNECT` tunnel for `https:`.
  * - `request.signal` aborts the request at any point (also mid-body, also after the request and
  *   response objects were collected) with the signal's reason and destroys its socket.
  * - Failures reject with a `NetworkError` whose message names a safe reason (errno code, TLS
@@ -534,10 +539,13 @@ function takesPlatform(out: Outgoing): boolean {
     out.runtimeTls;
 }
 
-// Whether `out` is a download the transport's own socket client may take: a body-less GET whose
-// TLS the runtime judges as node:tls does (an unverified or pinned host needs node:tls).
+// Whether `out` is a download the transport's own socket client may take: a body-less GET that
+// asks for no encoding (as for the runtime's client: another one stays on node:http), whose TLS
+// the runtime judges as node:tls does (an unverified or pinned host needs node:tls).
 function takesRawDownload(out: Outgoing): boolean {
-  return out.request.body === null && out.request.method === "GET" && out.runtimeTls;
+  const encoding = out.headers["accept-encoding"]?.trim().toLowerCase();
+  return out.request.body === null && out.request.method === "GET" && out.runtimeTls &&
+    (encoding === undefined || encoding === "identity");
 }
 
 // Failures of the dial itself: with a proxy, the peer dialed is the proxy.
