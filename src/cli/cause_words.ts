@@ -234,6 +234,45 @@ export function tokenServiceWords(reason: FailureReason | undefined, at: Place):
   };
 }
 
+/** A proxy of the environment, as the user set it: its address without credentials. */
+export interface ProxyPlace {
+  /** The variable that names it (`HTTPS_PROXY`, `http_proxy`, …). */
+  readonly variable: string;
+  /** Its host and port as written (escaped for the terminal), never its user or password. */
+  readonly address: string;
+}
+
+/**
+ * The words of a proxy that could not be reached on the way to the registry at `at`: the proxy
+ * is the party that failed, named by its address (never its credentials) and its variable.
+ *
+ * @example
+ * ```ts
+ * import { proxyWords } from "./cause_words.ts";
+ * const at = { where: "registry.lan:5000", port: "5000", plainHttp: false };
+ * const proxy = { variable: "HTTPS_PROXY", address: "127.0.0.1:3128" };
+ * console.log(proxyWords("ECONNREFUSED", at, proxy).sentence);
+ * // "the proxy 127.0.0.1:3128 (HTTPS_PROXY) could not be reached: the connection was refused; registry.lan:5000 was not asked"
+ * ```
+ */
+export function proxyWords(
+  reason: FailureReason | undefined,
+  at: Place,
+  proxy: ProxyPlace | undefined,
+): Words {
+  const what = reason === undefined ? undefined : TOKEN_SERVICE_FAILURES[reason];
+  const named = proxy === undefined
+    ? "the proxy"
+    : `the proxy ${proxy.address} (${proxy.variable})`;
+  const variable = proxy?.variable ?? "the proxy variable";
+  return {
+    sentence: `${named} could not be reached` + (what ? `: ${what}` : "") +
+      `; ${at.where} was not asked`,
+    hint: `is the proxy running at that address? To reach ${at.where} directly instead, unset ` +
+      `${variable} or list the registry in NO_PROXY`,
+  };
+}
+
 /**
  * The words of a failed connection's `reason` at `at`.
  *

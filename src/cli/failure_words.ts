@@ -33,8 +33,15 @@ import {
 import { NoFileNameError } from "../parted/no_file_name_error.ts";
 import { TooManyPartsError } from "../parted/too_many_parts_error.ts";
 import { TokenServiceError } from "../auth/token_service_error.ts";
-import { failureReason } from "../transport/failure.ts";
-import { type Place, reasonWords, tokenServiceWords, type Words } from "./cause_words.ts";
+import { ExchangeError, failureReason } from "../transport/failure.ts";
+import {
+  type Place,
+  type ProxyPlace,
+  proxyWords,
+  reasonWords,
+  tokenServiceWords,
+  type Words,
+} from "./cause_words.ts";
 import { SchemeMismatchError, schemeMismatchWords } from "./copy_sides.ts";
 import type { FailureContext } from "./exit_code.ts";
 import { type FailureSubject, registriesOf, subjectPhrase } from "./failure_subject.ts";
@@ -51,6 +58,32 @@ import { referenceWords } from "./reference_words.ts";
 import { statusWords } from "./status_words.ts";
 
 export type { Words } from "./cause_words.ts";
+
+/**
+ * The proxy the environment names for the registry's scheme, as the user set it: the variable
+ * read (the lowercase one wins, as the transport reads them) and the host and port, never the
+ * user name or password the setting may hold.
+ */
+function proxyOf(plainHttp: boolean): ProxyPlace | undefined {
+  const upper = plainHttp ? "HTTP_PROXY" : "HTTPS_PROXY";
+  for (const variable of [upper.toLowerCase(), upper]) {
+    let value: string | undefined;
+    try {
+      value = Deno.env.get(variable);
+    } catch {
+      continue;
+    }
+    if (value === undefined || value === "") continue;
+    try {
+      const url = new URL(value.includes("://") ? value : `http://${value}`);
+      const address = url.port === "" ? url.hostname : `${url.hostname}:${url.port}`;
+      return { variable, address: terminalText(address) };
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
 
 /** Where the failure happened: the registries it may concern, as typed. */
 function placeOf(subject: FailureSubject, err: unknown): Place {
@@ -88,6 +121,14 @@ function timeoutWords(subject: FailureSubject, timeout: string): Words {
   return { sentence, hint: "run it again with a longer --timeout" };
 }
 
+/** A push source that changed while it was pushed: the user's file, never the registry. */
+function sourceChangedWords(subject: FailureSubject): Words {
+  return {
+    sentence: `${terminalText(subject.input.file ?? "the file")} changed while it was pushed`,
+    hint: "push it again once nothing writes to it",
+  };
+}
+
 /** The words of the sentinel and library errors that are not about a connection or a status. */
 function kindWords(subject: FailureSubject, err: unknown, place: Place): Words | undefined {
   const ref = terminalText(subject.input.reference ?? subject.input.source ?? "the artifact");
@@ -107,12 +148,6 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
     return {
       sentence: `${terminalText(subject.input.file ?? "the file")} needs too many parts`,
       hint: "push it with a larger --part-size (the line below names the smallest that fits)",
-    };
-  }
-  if (findError(err, SourceChangedError)) {
-    return {
-      sentence: `${terminalText(subject.input.file ?? "the file")} changed while it was pushed`,
-      hint: "push it again once nothing writes to it",
     };
   }
   if (findError(err, StallError)) {
@@ -231,6 +266,9 @@ export function failureWords(
   if (findError(err, OutputError)) return outputWords(err);
   const invalid = findError(err, InvalidReferenceError);
   if (invalid !== undefined) return referenceWords(subject.input, invalid);
+  // The file changed under the push: whatever the registry then answered (a 400
+  // DIGEST_INVALID for bytes that no longer match their digest) follows from that.
+  if (findError(err, SourceChangedError)) return sourceChangedWords(subject);
   const place = placeOf(subject, err);
   // Before the cause and the status: a cut connection, a 413 or a refused token that the part
   // size caused is told as that limit, with the size that fits.
@@ -245,6 +283,9 @@ export function failureWords(
     ? undefined
     : tokenServiceWords(reason, place);
   if (tokenService !== undefined) return tokenService;
+  if (findError(err, ExchangeError)?.atProxy === true) {
+    return proxyWords(reason, place, proxyOf(place.plainHttp));
+  }
   if (reason !== undefined) return reasonWords(reason, place);
   return answerWords(subject, err) ?? kindWords(subject, err, place) ??
     destinationWords(subject, err) ??

@@ -20,7 +20,8 @@ import { statusAnswer } from "./status_words.ts";
 
 const WHY: Readonly<Record<PartSizeError["limit"], string>> = {
   "request-time": "(a part then fits the time limit at the speed measured)",
-  "body-size": "(the registry refused the size of a part)",
+  "body-size": "(a guess: the registry did not state its limit, so this is at most half the " +
+    "size it refused; if it is refused too, the next report names a smaller one)",
   "layer-count": "(half as many parts)",
   "token-lifetime": "(a part then arrives within a token's lifetime)",
 };

@@ -13,6 +13,8 @@ import { smallestPartSize } from "./plan.ts";
  */
 export const TIME_LIMIT_SHARE = 0.5;
 
+const MIB = 2 ** 20;
+
 /**
  * The largest power of two that is at most `bytes` (1 for anything below 2).
  *
@@ -52,18 +54,25 @@ export function partSizeForTimeLimit(
 }
 
 /**
- * The part size to try after the registry refused a request body of `refusedBytes` (413): the
- * largest power of two below it; `undefined` when a file of `fileSize` bytes would then need
- * more parts than the format allows.
+ * The part size to try after the registry refused a request body of `refusedBytes` (413) without
+ * stating its limit: a guess, the largest power-of-two MiB at most half the refused size (the
+ * largest power of two at most half, below 2 MiB), so each refusal at least halves the size and
+ * lands on a round one; `undefined` when a file of `fileSize` bytes would then need more parts
+ * than the format allows.
  *
  * @example Behind a proxy that refuses bodies over 100 MB
  * ```ts
  * import { partSizeBelowRefused } from "./part_size_advice.ts";
  * console.log(partSizeBelowRefused(2 ** 33, 2 ** 29)! / 2 ** 20); // 256
+ * console.log(partSizeBelowRefused(2 ** 33, 300 * 2 ** 20)! / 2 ** 20); // 128
  * ```
  */
 export function partSizeBelowRefused(fileSize: number, refusedBytes: number): number | undefined {
-  return allowed(fileSize, powerBelow(refusedBytes));
+  const half = Math.max(1, Math.floor(refusedBytes / 2));
+  const size = half >= MIB
+    ? powerOfTwoAtMost(Math.floor(half / MIB)) * MIB
+    : powerOfTwoAtMost(half);
+  return allowed(fileSize, size);
 }
 
 /**

@@ -133,7 +133,8 @@ function explain(facts: PartSizeFacts): string {
         describeBytes(facts.refusedBytes ?? facts.partSize);
       return suggested === undefined
         ? `${what}; smaller parts would need more than ${MAX_PARTS} parts`
-        : `${what}; try parts of ${describeBytes(suggested)} (${NEW_ARTIFACT})`;
+        : `${what} and states no limit; try parts of ${describeBytes(suggested)}, a guess at ` +
+          `half that or less (${NEW_ARTIFACT})`;
     }
     case "token-lifetime": {
       const lifetime = facts.tokenLifetimeMs === undefined

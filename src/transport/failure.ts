@@ -251,22 +251,28 @@ export function failureReason(err: unknown): FailureReason | undefined {
 export class ExchangeError extends NetworkError {
   /** Why the exchange failed, when known; safe to print. */
   readonly reason: FailureReason | undefined;
+  /** The proxy the request goes through could not be reached (the registry was never asked). */
+  readonly atProxy: boolean;
   /**
    * Wraps `cause` as a failure of `operation`: `fallback` is the text when the cause is not
-   * recognised, otherwise the reason's own text.
+   * recognised, otherwise the reason's own text. `options.final` makes a failure that could
+   * pass terminal; `options.atProxy` says the proxy is the party that failed.
    */
   constructor(
     operation: string,
     fallback: string,
     cause: unknown,
     reason: FailureReason | undefined = failureReason(cause),
+    options: { final?: boolean; atProxy?: boolean } = {},
   ) {
-    const permanent = reason !== undefined && PERMANENT.has(reason);
-    super(`${operation}: ${reason === undefined ? fallback : TEXT[reason]}`, {
+    const permanent = options.final === true || (reason !== undefined && PERMANENT.has(reason));
+    const text = reason === undefined ? fallback : TEXT[reason];
+    super(`${operation}: ${options.atProxy === true ? `proxy ${text}` : text}`, {
       cause,
       retryable: !permanent,
     });
     this.reason = reason;
+    this.atProxy = options.atProxy === true;
   }
 }
 

@@ -10,7 +10,15 @@ import * as https from "node:https";
 import { fileBodyRange, type FileRange } from "./file_body.ts";
 import type { Fetch } from "./fetch.ts";
 import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
-import { lengthError, OPERATION, statusLineUnseen } from "./failure.ts";
+import { rawDownload, rawDownloadAvailable } from "./raw_download.ts";
+import {
+  ExchangeError,
+  type FailureReason,
+  failureReason,
+  lengthError,
+  OPERATION,
+  statusLineUnseen,
+} from "./failure.ts";
 import { platformExchange, type PlatformFetch, platformFetch } from "./platform_exchange.ts";
 import { nodeExchange } from "./node_exchange.ts";
 import { vetProxiedTarget } from "./dial.ts";
@@ -29,6 +37,10 @@ import { type ExchangeObserver, observeExchange } from "./exchange_observer.ts";
 // File-range bodies go out on a connection of their own, written from the file by a minimal
 // HTTP/1.1 client where the runtime allows it: a third less CPU than node:http's write path.
 const RAW_UPLOADS = rawUploadAvailable();
+// Downloads the runtime's pooled client cannot take (a proxy, a peer guard) read from a socket
+// of their own into the caller's buffers where the runtime allows it: node:http allocates every
+// read, and a 1 GiB pull through it peaked at two to three times the memory.
+const RAW_DOWNLOADS = rawDownloadAvailable();
 
 /**
  * Options of {@linkcode HttpTransport}.
@@ -118,13 +130,18 @@ const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
  *   run faster and with less memory, and their body is a readable byte stream
  *   (`getReader({ mode: "byob" })` reads into the caller's buffers). They carry
  *   `accept-encoding: identity` (a request that accepts another encoding stays on `node:http`),
- *   are never decompressed or redirected, and are not counted by `maxSocketsPerOrigin`. Everything else uses `node:http`, and so does
- *   every request of a guarded or `insecureTls` transport, of a transport whose environment
- *   names a proxy (or cannot be read: the runtime's client would follow it by rules of its
- *   own), to a host pinned by `caCerts`, and every HTTPS request while `caCerts` holds a
- *   self-signed server certificate.
- * - A request the `proxy` settings route through a proxy uses `node:http` (or, for a file-range
- *   body, the minimal client): absolute form for `http:`, a `CONNECT` tunnel for `https:`.
+ *   are never decompressed or redirected, and are not counted by `maxSocketsPerOrigin`.
+ * - The other body-less GETs that ask for no encoding, to a host the runtime's TLS judges as
+ *   `node:tls` does (those of a guarded transport, or through a proxy), go on Deno through the
+ *   transport's minimal HTTP/1.1 client on a connection of their own (`Connection: close`,
+ *   the peer guard and the proxy applied where it dials), whose body is a byte stream read
+ *   straight from the socket into the caller's buffers.
+ * - Everything else uses `node:http`/`node:https` (a paused TLS answer stops reading its
+ *   connection): every request with a body or another method, and every request of an
+ *   `insecureTls` transport, to a host pinned by `caCerts`, and every HTTPS request while
+ *   `caCerts` holds a self-signed server certificate.
+ * - A request the `proxy` settings route through a proxy goes in absolute form for `http:`,
+ *   through a `CONNECT` tunnel for `https:`.
  * - `request.signal` aborts the request at any point (also mid-body, also after the request and
  *   response objects were collected) with the signal's reason and destroys its socket.
  * - Failures reject with a `NetworkError` whose message names a safe reason (errno code, TLS
@@ -163,6 +180,9 @@ export class HttpTransport {
   readonly #trust: TlsTrust;
   readonly #agentOptions: http.AgentOptions;
   #proxyAgent: http.Agent | undefined;
+  // The peers (origins, proxies) that answered at least once: a refused connection to one of
+  // them may pass (a restart); to one that never answered it is a wrong address, told at once.
+  #answered = new Set<string>();
   #tunnelAgent: https.Agent | undefined;
   #external: HttpTransport | undefined;
 
@@ -281,12 +301,33 @@ export class HttpTransport {
 
   #fetch(request: Request): Promise<Response> {
     const send = async () => {
-      const response = await this.#send(request);
-      return await checkTlsPortAnswer(request, response, (probe) => this.#send(probe));
+      const first = this.#firstContact(request);
+      try {
+        const response = await this.#send(request);
+        this.#answered.add(first.key);
+        return await checkTlsPortAnswer(request, response, (probe) => this.#send(probe));
+      } catch (err) {
+        throw judgedFailure(err, first.proxied, !this.#answered.has(first.key));
+      }
     };
     const observer = this.#options.onExchange;
     if (observer === undefined) return send();
     return observeExchange(request, this.#options.site ?? "registry", send, observer);
+  }
+
+  // Where a request's connection goes (the proxy, when it takes one), and whether that peer
+  // ever answered this transport.
+  #firstContact(request: Request): { key: string; proxied: boolean } {
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return { key: "", proxied: false };
+    }
+    const route = this.#proxies.route(url);
+    return route === undefined
+      ? { key: url.origin, proxied: false }
+      : { key: `proxy ${route.host}:${route.port}`, proxied: true };
   }
 
   // The agents of proxied requests, made on first use: plain HTTP to the proxy, and tunnels
@@ -336,8 +377,23 @@ export class HttpTransport {
     if (fileRange !== undefined && RAW_UPLOADS && out.runtimeTls) {
       return this.#sendFileRange(out, fileRange);
     }
+    if (RAW_DOWNLOADS && takesRawDownload(out)) return this.#sendRawDownload(out);
     if (out.route !== undefined) return this.#sendProxied(out, out.route);
     return this.#sendDirect(out);
+  }
+
+  // A GET on a socket of its own, read into the caller's buffers (raw_download.ts).
+  #sendRawDownload(out: Outgoing): Promise<Response> {
+    const guard = this.#options.peerGuard;
+    return rawDownload({
+      url: out.url,
+      method: out.request.method,
+      headers: out.headers,
+      signal: out.request.signal,
+      ...(guard ? { peerGuard: guard } : {}),
+      ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
+      ...(out.route ? { proxy: out.route } : {}),
+    });
   }
 
   // Straight to the origin on this transport's node:http pools.
@@ -481,4 +537,38 @@ function takesPlatform(out: Outgoing): boolean {
   return out.request.body === null && PLATFORM_METHODS.has(out.request.method) &&
     (encoding === undefined || encoding === "identity") && out.route === undefined &&
     out.runtimeTls;
+}
+
+// Whether `out` is a download the transport's own socket client may take: a body-less GET that
+// asks for no encoding (as for the runtime's client: another one stays on node:http), whose TLS
+// the runtime judges as node:tls does (an unverified or pinned host needs node:tls).
+function takesRawDownload(out: Outgoing): boolean {
+  const encoding = out.headers["accept-encoding"]?.trim().toLowerCase();
+  return out.request.body === null && out.request.method === "GET" && out.runtimeTls &&
+    (encoding === undefined || encoding === "identity");
+}
+
+// Failures of the dial itself: with a proxy, the peer dialed is the proxy.
+const DIAL_FAILURES = new Set<FailureReason>([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+
+// A failed exchange as the caller should see it: a dial failure through a proxy names the proxy
+// as the party that failed, and a refused connection to a peer that never answered is final
+// (a wrong port: four attempts would only add seconds of silence).
+function judgedFailure(err: unknown, proxied: boolean, neverAnswered: boolean): unknown {
+  if (!(err instanceof ExchangeError)) return err;
+  const reason = failureReason(err);
+  if (reason === undefined || !DIAL_FAILURES.has(reason)) return err;
+  const final = reason === "ECONNREFUSED" && neverAnswered;
+  if (!final && !proxied) return err;
+  const cause = err.cause ?? err;
+  return new ExchangeError(OPERATION, "", cause, reason, {
+    final: final || !err.retryable,
+    atProxy: proxied,
+  });
 }

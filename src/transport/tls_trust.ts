@@ -34,6 +34,10 @@ function certificates(caCerts: readonly string[]): X509Certificate[] {
 
 // Whether `cert` is valid for `host` as a server certificate: its alternative names, or without
 // any, its common name (as TLS clients fall back to it for host names).
+function namesSomeHost(cert: X509Certificate): boolean {
+  return /(^|, )(DNS:|IP Address:)/.test(cert.subjectAltName ?? "");
+}
+
 function namesHost(cert: X509Certificate, host: string): boolean {
   if (isIP(host) !== 0) return cert.checkIP(host) !== undefined;
   if (cert.checkHost(host) !== undefined) return true;
@@ -43,9 +47,10 @@ function namesHost(cert: X509Certificate, host: string): boolean {
 }
 
 // Whether `cert` is a self-signed server certificate (as `openssl req -x509` makes one: a CA by
-// its constraints, but with the server's names), not an authority that signs others.
+// its constraints, but with a host's names), not an authority that signs others. A root of a
+// system bundle may carry other alternative names (an e-mail address): it names no host.
 function selfSignedServer(cert: X509Certificate): boolean {
-  if (cert.subject !== cert.issuer || (cert.ca && cert.subjectAltName === undefined)) return false;
+  if (cert.subject !== cert.issuer || (cert.ca && !namesSomeHost(cert))) return false;
   try {
     return cert.verify(cert.publicKey);
   } catch {

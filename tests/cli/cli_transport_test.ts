@@ -57,6 +57,71 @@ registryTest("connection refused: the message, then cause ECONNREFUSED", async (
   ok(!/http:/.test(run.stderr), run.stderr);
 });
 
+registryTest("a wrong port fails at once: a refused first connection is not retried", async () => {
+  await using tmp = await tempDir();
+  const port = await freePort();
+  const started = performance.now();
+  const run = await runCli(
+    ["pull", "--plain-http", "--progress", "none", `127.0.0.1:${port}/a/b:v1`, `${tmp.path}/o`],
+    { tmp: tmp.path },
+  );
+  const elapsed = performance.now() - started;
+  strictEqual(run.code, 1, run.stderr);
+  ok(run.stderr.includes(`nothing is listening at 127.0.0.1:${port}`), run.stderr);
+  ok(!/after \d+ attempts/.test(run.stderr), run.stderr);
+  // The run includes the runtime's start; four attempts took about 5 s more.
+  ok(elapsed < 3000, `${Math.round(elapsed)} ms\n${run.stderr}`);
+});
+
+registryTest(
+  "a dead proxy is named as the proxy, by host and port, never its credentials",
+  async () => {
+    await using tmp = await tempDir();
+    const registryPort = await freePort();
+    const proxyPort = await freePort();
+    const host = `127.0.0.1:${registryPort}`;
+    const cases = [
+      { variable: "HTTP_PROXY", value: `http://127.0.0.1:${proxyPort}`, plain: ["--plain-http"] },
+      { variable: "HTTPS_PROXY", value: `http://127.0.0.1:${proxyPort}`, plain: [] },
+      {
+        variable: "HTTPS_PROXY",
+        value: `http://alice:s3cret-pw@127.0.0.1:${proxyPort}`,
+        plain: [],
+      },
+      {
+        variable: "http_proxy",
+        value: `http://alice:s3cret-pw@127.0.0.1:${proxyPort}/`,
+        plain: ["--plain-http"],
+      },
+    ];
+    for (const { variable, value, plain } of cases) {
+      const started = performance.now();
+      const run = await runCli(
+        ["pull", ...plain, "--progress", "none", `${host}/a/b:v1`, `${tmp.path}/o`],
+        { tmp: tmp.path, env: { [variable]: value } },
+      );
+      const elapsed = performance.now() - started;
+      strictEqual(run.code, 1, run.stderr);
+      const lines = run.stderr.trimEnd().split("\n");
+      strictEqual(
+        lines[0],
+        `ocipart pull: the proxy 127.0.0.1:${proxyPort} (${variable}) could not be reached: the ` +
+          `connection was refused; ${host} was not asked`,
+        run.stderr,
+      );
+      ok(!run.stderr.includes(`nothing is listening at ${host}`), run.stderr);
+      ok(!/alice|s3cret/.test(run.stderr), run.stderr);
+      ok(!/https?:/.test(run.stderr), run.stderr);
+      // The library's line and the cause line name no host: the proxy, then the code.
+      const [error] = failureLines(run.stderr);
+      ok(/proxy connection failed \(connection refused\)/.test(error), run.stderr);
+      ok(!/127\.0\.0\.1/.test(`${error}\n${causeLine(run.stderr).join()}`), run.stderr);
+      ok(causeLine(run.stderr).includes("ECONNREFUSED"), run.stderr);
+      ok(elapsed < 3000, `${Math.round(elapsed)} ms\n${run.stderr}`);
+    }
+  },
+);
+
 /** A registry spoken to the wrong way: the one error line and the cause code a user sees. */
 const MISMATCHES = [
   {

@@ -124,8 +124,10 @@ Deno.test("words: a PartSizeError's sentence, hint and command; none without a s
   const subject = { command: "push", input: { reference: REF, file: "w.bin", args } };
   assertEquals(failureWords(err, subject), {
     sentence: "reg.example:5000 refused a part of 512MiB as too large (413 Content Too Large)",
-    hint: "push again with --part-size 256MiB (the registry refused the size of a part); no " +
-      "part already uploaded at 512MiB is reused (a new part size makes a new artifact)",
+    hint: "push again with --part-size 256MiB (a guess: the registry did not state its limit, " +
+      "so this is at most half the size it refused; if it is refused too, the next report " +
+      "names a smaller one); no part already uploaded at 512MiB is reused (a new part size " +
+      "makes a new artifact)",
     command: `ocipart push --part-size 256MiB --plain-http ${REF} w.bin`,
   });
   assertEquals(

@@ -17,6 +17,7 @@ import {
   UnauthorizedError,
 } from "../../src/errors/mod.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
+import { failureWords } from "../../src/cli/failure_words.ts";
 import { encodeManifest } from "../../src/parted/manifest.ts";
 import { exists, recordingClock } from "./_helpers.ts";
 import { BROKEN_MANIFESTS, validManifest } from "./_manifests.ts";
@@ -209,6 +210,29 @@ Deno.test("push: a source changed while it is pushed aborts without a manifest, 
   );
   assertInstanceOf(findError(err2, SourceChangedError), SourceChangedError);
   assertEquals(e.fake.count({ method: "PUT", route: "manifest" }), 0);
+});
+
+Deno.test("push: a last part changed while it uploads is told as the file, before the registry's 400", async () => {
+  await using e = await env();
+  // The last part (1 byte at 3P) is hashed, then its session opens slowly: the byte changes
+  // (same length) in that time, so its PUT sends bytes the registry hashes to another digest.
+  e.fake.fault({ method: "POST", path: /\/blobs\/uploads\/$/, nth: 4, delayMs: 400 });
+  const ref = `${e.fake.host}/e/late:v1`;
+  const push = e.client.push(ref, fromFile(e.src), { partSize: P, workers: 1 })
+    .then(() => undefined, (err) => err);
+  const posts = () => e.fake.log.filter((r) => r.method === "POST").length;
+  while (posts() < 4) await new Promise((resolve) => setTimeout(resolve, 5));
+  const handle = await Deno.open(e.src, { write: true });
+  await handle.seek(3 * P, Deno.SeekMode.Start);
+  await handle.write(new Uint8Array([0xee]));
+  handle.close();
+  const err = await push;
+  assertInstanceOf(findError(err, SourceChangedError), SourceChangedError);
+  assertEquals(e.fake.count({ method: "PUT", route: "manifest" }), 0);
+  const words = failureWords(err, { command: "push", input: { reference: ref, file: "w.bin" } });
+  assertEquals(words?.sentence, "w.bin changed while it was pushed", `${err}`);
+  assertEquals(words?.hint, "push it again once nothing writes to it");
+  assert(!/registry|\b400\b|Bad Request/.test(`${words?.sentence} ${words?.hint}`));
 });
 
 Deno.test("pull: a non-identity content encoding is refused and not retried; reads send identity", async () => {

@@ -468,20 +468,31 @@ Deno.test("close() ends every connection, the external pool's too", async () => 
   });
 });
 
-Deno.test("a failed connection rejects with a retryable NetworkError that names no host", async () => {
+Deno.test("a refused connection names no host; final where nothing ever answered, retryable after an answer", async () => {
   const server = startRawServer();
   const port = server.port;
-  await server.close();
   const transport = new HttpTransport();
+  const fresh = new HttpTransport();
   try {
+    const answered = await transport.fetch(new Request(`http://127.0.0.1:${port}/x`));
+    await answered.body?.cancel();
+    await server.close();
+    // The port answered before: a refusal now may be a restart, worth another attempt.
     const err = await transport.fetch(new Request(`http://127.0.0.1:${port}/x`))
       .then(() => undefined, (e) => e);
     assert.ok(err instanceof NetworkError, String(err));
     assert.equal(err.message, "HTTP request: connection failed (connection refused)");
     assert.equal(retryable(err).retryable, true);
     assert.ok(err.cause instanceof Error);
+    // Never answered this transport: a wrong address, told at once.
+    const first = await fresh.fetch(new Request(`http://127.0.0.1:${port}/x`))
+      .then(() => undefined, (e) => e);
+    assert.ok(first instanceof NetworkError, String(first));
+    assert.equal(first.message, "HTTP request: connection failed (connection refused)");
+    assert.equal(retryable(first).retryable, false);
   } finally {
     transport.close();
+    fresh.close();
   }
 });
 

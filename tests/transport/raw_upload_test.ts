@@ -221,7 +221,7 @@ Deno.test("aborting a fileBody upload mid-body rejects with the reason", async (
   }
 });
 
-Deno.test("fileBody upload to a closed port: a retryable NetworkError naming no host", async () => {
+Deno.test("fileBody upload to a closed port never answered: a final NetworkError naming no host", async () => {
   await using dir = await tempDir();
   const path = `${dir.path}/body.bin`;
   await patternFile(path, 10);
@@ -234,7 +234,7 @@ Deno.test("fileBody upload to a closed port: a retryable NetworkError naming no 
       .then(() => undefined, (e) => e);
     assert.ok(err instanceof NetworkError, String(err));
     assert.equal(err.message, "HTTP request: connection failed (connection refused)");
-    assert.equal(retryable(err).retryable, true);
+    assert.equal(retryable(err).retryable, false);
   } finally {
     transport.close();
   }
