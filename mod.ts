@@ -36,6 +36,7 @@
 export {
   type CopyOptions,
   type InspectOptions,
+  type ListTagsOptions,
   PartedClient,
   type PartedClientOptions,
   type PullOptions,
@@ -78,7 +79,7 @@ export type { BlobProgressCallback, WireProgressCallback } from "./src/blob/prog
 export type { PushBody } from "./src/blob/upload_source.ts";
 
 // Shared by both clients' options.
-export type { ClientOptions } from "./src/remote/client_core.ts";
+export type { ClientOptions } from "./src/remote/session.ts";
 export type { Fetch } from "./src/transport/fetch.ts";
 export type { RetryPolicy } from "./src/remote/retry.ts";
 export type { Clock } from "./src/transport/clock.ts";

@@ -55,20 +55,6 @@ export interface CredentialSource {
 }
 
 /**
- * Reports whether a credential is anonymous: no field carries a value.
- *
- * @example
- * ```ts
- * import { isAnonymous } from "./credential.ts";
- * console.log(isAnonymous({}), isAnonymous({ username: "u", password: "p" })); // true false
- * ```
- */
-export function isAnonymous(credential: Credential): boolean {
-  return !credential.username && !credential.password && !credential.identityToken &&
-    !credential.registryToken;
-}
-
-/**
  * A source that answers one explicit credential for every registry, e.g. a
  * `{ username, password }` pair or a `{ registryToken }` given on a command line.
  *

@@ -4,14 +4,13 @@
  *
  * @module
  */
-import { Sha256Threads } from "../registry/sha256_threads.ts";
 import { BodyLengthError } from "../errors/kinds.ts";
 import { isSha256Digest } from "../registry/digest.ts";
-import { registryOrigin } from "../registry/endpoints.ts";
-import { AttemptBudget, BLOB_RETRY_POLICY } from "../remote/retry.ts";
-import { ClientCore, type ClientOptions } from "../remote/client_core.ts";
+import { AttemptBudget } from "../remote/retry.ts";
+import { BLOB_SPEC_POLICY, withRedirects } from "../remote/policy.ts";
+import { type ClientOptions, ClientSession } from "../remote/session.ts";
 import type { BlobContext } from "./context.ts";
-import { RemoteRepository } from "../remote/repository.ts";
+import type { RemoteRepository } from "../remote/repository.ts";
 import { mountBlob } from "../remote/uploads.ts";
 import { parallelPullBlob } from "./parallel_pull.ts";
 import {
@@ -209,6 +208,7 @@ export interface BlobPushOptions extends BlobCallOptions {
  */
 export class BlobClient {
   readonly #context: BlobContext;
+  readonly #session: ClientSession;
   readonly #owned: { close(): void }[] = [];
 
   /**
@@ -228,25 +228,23 @@ export class BlobClient {
     const parallelPull = checkParallelPull(options.parallelPull);
     // Every origin but the registry's goes to the storage transport
     // (docs/protocol.md#credentials-stay-on-their-origin).
-    const core = new ClientCore(options, {
+    const policy = options.writeRedirects === false
+      ? withRedirects(BLOB_SPEC_POLICY, { writes: "refuse" })
+      : BLOB_SPEC_POLICY;
+    const session = new ClientSession(options, {
       owner: "BlobClient",
-      retryPolicy: BLOB_RETRY_POLICY,
-      stack: { maxIdleSocketsPerOrigin: parallelPull?.workers },
+      policy,
+      ...(parallelPull === undefined ? {} : { maxIdleSocketsPerOrigin: parallelPull.workers }),
     });
-    this.#owned.push(core);
+    this.#session = session;
+    this.#owned.push(session);
     // Started on the first large pull; one per concurrent pull up to the limit.
-    const hashThreads = core.hashThreads === 0 ? undefined : new Sha256Threads(core.hashThreads);
+    const hashThreads = session.hashThreads === 0 ? undefined : session.hashing();
     if (hashThreads !== undefined) this.#owned.push(hashThreads);
-    const writeRedirects = options.writeRedirects ?? true;
-    const { stack } = core;
     this.#context = {
-      repository: (origin, name) => {
-        const { transport, storageTransport } = stack.route(origin, origin.host);
-        return new RemoteRepository({ origin, name, transport, storageTransport, writeRedirects });
-      },
-      policy: core.policy,
-      plainHttp: core.plainHttp,
-      clock: core.clock,
+      policy: session.policy.retry,
+      plainHttp: session.plainHttp,
+      clock: session.clock,
       chunkSize,
       parallelPull,
       hashThreads,
@@ -509,10 +507,7 @@ export class BlobClient {
 
   #target(repository: Repository | string): RemoteRepository {
     const { host, name } = toRepository(repository);
-    return this.#context.repository(
-      registryOrigin(host, { plainHttp: this.#context.plainHttp }),
-      name,
-    );
+    return this.#session.repository({ registry: host, repository: name }).repo;
   }
 }
 

@@ -4,14 +4,11 @@
  * @module
  */
 import type { Sha256Threads } from "../registry/sha256_threads.ts";
-import type { RemoteRepository } from "../remote/repository.ts";
 import type { Clock } from "../transport/clock.ts";
 import type { RetryPolicy } from "../remote/retry.ts";
 
 /** Resolved, validated settings of a `BlobClient`. */
 export interface BlobContext {
-  /** The registry operations of a repository, routed through the client's transports. */
-  repository(origin: URL, name: string): RemoteRepository;
   /** The attempt budget and backoff of each operation. */
   policy: RetryPolicy;
   /** Plain HTTP to the registry. */

@@ -9,15 +9,10 @@
 import { findError } from "../errors/find_error.ts";
 import { HttpStatusError } from "../errors/kinds.ts";
 import { NotFoundError } from "../errors/sentinels.ts";
-import type { PartedClientOptions } from "../parted/client.ts";
-import { connect, partedStack } from "../parted/connection.ts";
-import { discard } from "../registry/discard.ts";
-import { tagsUrl } from "../registry/endpoints.ts";
+import type { PartedClient } from "../parted/client.ts";
 import { distributionErrorCodes } from "../registry/error_codes.ts";
 import { parseReference, type Reference } from "../registry/reference.ts";
-import { expectStatus } from "../registry/status.ts";
 
-const OPERATION = "GET tags";
 // The report waits at most this long for the answer; without one it says "tag or repository".
 const PROBE_LIMIT_MS = 5_000;
 
@@ -46,40 +41,30 @@ export function manifestMissing(err: unknown, typed: string | undefined): Refere
 }
 
 /**
- * Asks the registry for one tag of `reference`'s repository, with the command's client options:
+ * Asks the registry for one tag of `reference`'s repository through the command's `client`:
  * true when it answers (the repository exists), false when it says `NAME_UNKNOWN`, undefined
  * when it says anything else or nothing within five seconds.
  *
  * @example
  * ```ts ignore
  * import { repositoryKnown } from "./repository_probe.ts";
- * const known = await repositoryKnown(reference, { plainHttp: true }, signal);
+ * const known = await repositoryKnown(reference, client, signal);
  * ```
  */
 export async function repositoryKnown(
   reference: Reference,
-  options: PartedClientOptions,
+  client: PartedClient,
   signal: AbortSignal,
 ): Promise<boolean | undefined> {
-  const stack = partedStack(options);
   try {
-    const { repo } = connect(stack, reference);
-    const url = tagsUrl(repo.origin, reference.repository);
-    url.searchParams.set("n", "1");
-    const { response } = await repo.send({
-      method: "GET",
-      url,
-      headers: { "accept-encoding": "identity" },
+    await client.listTags(`${reference.registry}/${reference.repository}`, {
+      limit: 1,
       signal: AbortSignal.any([signal, AbortSignal.timeout(PROBE_LIMIT_MS)]),
-    }, OPERATION);
-    await expectStatus(response, [200], OPERATION);
-    await discard(response);
+    });
     return true;
   } catch (err) {
     const http = findError(err, HttpStatusError);
     if (http?.status === 404 && distributionErrorCodes(http).includes("NAME_UNKNOWN")) return false;
     return undefined;
-  } finally {
-    stack.close();
   }
 }

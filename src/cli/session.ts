@@ -61,7 +61,7 @@ export interface RegistryJob {
  * A command's run under the time limit and the stop-signal trap: its `signal` aborts on SIGINT,
  * SIGTERM or an expired `--timeout` (whatever the command started, requests and helper programs,
  * must end with it), and {@linkcode StopScope.failed} reports a failure by the exit-code
- * contract. With `probeOptions`, a missing manifest makes it ask the registry once whether the
+ * contract. Given the command's client, a missing manifest makes it ask the registry once whether the
  * repository exists (`src/cli/repository_probe.ts`), to say which of the two is missing.
  *
  * @example
@@ -79,7 +79,7 @@ export class StopScope implements Disposable {
     "label" | "localPath" | "onFailure" | "stoppedLine" | "pulledFile"
   >;
   readonly #limits: Pick<RegistryFlags, "timeoutMs" | "timeoutText"> & TypedInput;
-  #probeOptions: PartedClientOptions | undefined;
+  #probeClient: (() => PartedClient) | undefined;
   readonly #controller = new AbortController();
   readonly #deadline: ReturnType<typeof startDeadline> | undefined;
   readonly #trap: ReturnType<typeof trapStopSignals>;
@@ -88,11 +88,9 @@ export class StopScope implements Disposable {
   constructor(
     job: Pick<RegistryJob, "label" | "localPath" | "onFailure" | "stoppedLine" | "pulledFile">,
     limits: Pick<RegistryFlags, "timeoutMs" | "timeoutText"> & TypedInput,
-    probeOptions?: PartedClientOptions,
   ) {
     this.#job = job;
     this.#limits = limits;
-    this.#probeOptions = probeOptions;
     this.#deadline = limits.timeoutMs > 0 ? startDeadline(limits.timeoutMs) : undefined;
     const timeout = this.#deadline?.signal;
     this.signal = timeout
@@ -101,9 +99,9 @@ export class StopScope implements Disposable {
     this.#trap = trapStopSignals(this.#controller, noticeWrite);
   }
 
-  /** The client options a missing manifest's probe uses, once the inputs are read. */
-  probeWith(options: PartedClientOptions): void {
-    this.#probeOptions = options;
+  /** The command's client, which a missing manifest's probe asks, once the inputs are read. */
+  probeWith(client: () => PartedClient): void {
+    this.#probeClient = client;
   }
 
   /** Reports `err` on standard error by the exit-code contract; resolves to the exit code. */
@@ -118,11 +116,11 @@ export class StopScope implements Disposable {
     const outcome = exitOutcome(err, context);
     this.#job.onFailure?.(outcome.code);
     // A missing manifest: ask whether the repository exists, to say which of the two is missing.
-    const probe = this.#probeOptions;
+    const probe = this.#probeClient;
     const missing = this.signal.aborted || probe === undefined
       ? undefined
       : manifestMissing(err, this.#limits.reference ?? this.#limits.source);
-    const known = missing && probe && await repositoryKnown(missing, probe, this.signal);
+    const known = missing && probe && await repositoryKnown(missing, probe(), this.signal);
     return reportFailure(this.#job, err, outcome.explanation, outcome.code, context, known);
   }
 
@@ -186,10 +184,10 @@ export async function openSession(
   }
   if (flags.debug) { for (const line of trustLines(inputs.trust)) noticeWrite(`${line}\n`); }
   const clientOptions = clientOptionsOf(flags, inputs, job.label);
-  scope.probeWith(clientOptions);
-  progress?.watch(scope.signal);
   // Closed when the command ends, so no pooled connection outlives it.
   let client: PartedClient | undefined;
+  scope.probeWith(() => client ??= new PartedClient(clientOptions));
+  progress?.watch(scope.signal);
   return {
     clientOptions,
     get client() {

@@ -4,12 +4,12 @@
  * @module
  */
 import { coreCount } from "../registry/sha256_threads.ts";
-import { parseReference } from "../registry/reference.ts";
+import { isRegistryHost, isRepositoryName, parseReference } from "../registry/reference.ts";
 import type { Descriptor } from "../registry/media_types.ts";
-import type { ClientCore } from "../remote/client_core.ts";
-import { checkMirrorTable, type MirrorTable, withMirrorHosts } from "../remote/mirror_table.ts";
+import type { ClientSession } from "../remote/session.ts";
+import { checkMirrorTable, withMirrorHosts } from "../remote/mirror_table.ts";
 import { checkRegistrySettings } from "../remote/registry_settings.ts";
-import { connect, type Connection, partedCore } from "./connection.ts";
+import { connect, type Connection, partedSession } from "./connection.ts";
 import type { PartedClientOptions } from "./options.ts";
 export type { ExplicitCredential, PartedClientOptions } from "./options.ts";
 import type { TransferJob } from "./transfer_job.ts";
@@ -22,7 +22,6 @@ import { runPush } from "./push.ts";
 import { type CopyResult, runCopy } from "./copy.ts";
 import { type ArtifactDescription, runInspect } from "./inspect.ts";
 import { runVerify, type VerifyReport } from "./verify.ts";
-import { runLoginCheck } from "./login_check.ts";
 
 /**
  * Options of {@linkcode PartedClient.push}.
@@ -108,6 +107,23 @@ export interface CopyOptions {
 }
 
 /**
+ * Options of {@linkcode PartedClient.listTags}.
+ *
+ * @example At most ten tags, within five seconds
+ * ```ts
+ * import type { ListTagsOptions } from "@ocipart/ocipart";
+ * const options: ListTagsOptions = { limit: 10, signal: AbortSignal.timeout(5_000) };
+ * console.log(options.limit); // 10
+ * ```
+ */
+export interface ListTagsOptions {
+  /** The most tags asked for. Default: 100. */
+  limit?: number;
+  /** Stops the request. */
+  signal?: AbortSignal;
+}
+
+/**
  * Options of {@linkcode PartedClient.inspect}.
  *
  * @example A time limit
@@ -178,9 +194,7 @@ export interface VerifyOptions {
  * ```
  */
 export class PartedClient {
-  readonly #core: ClientCore;
-  readonly #mirrors: MirrorTable | undefined;
-  readonly #onMirrorTag: ((mirror: string, tag: string) => void) | undefined;
+  readonly #session: ClientSession;
   #closed = false;
 
   /**
@@ -200,17 +214,16 @@ export class PartedClient {
     if (options.onMirrorTag !== undefined && typeof options.onMirrorTag !== "function") {
       throw new TypeError("PartedClient: onMirrorTag must be a function");
     }
-    this.#onMirrorTag = options.onMirrorTag;
-    this.#mirrors = options.mirrors === undefined
+    const mirrors = options.mirrors === undefined
       ? undefined
       : checkMirrorTable(options.mirrors, owner);
     const registries = checkRegistrySettings(options.registries, "PartedClient");
-    const registryTable = this.#mirrors === undefined
+    const registryTable = mirrors === undefined
       ? registries
-      : withMirrorHosts(registries, this.#mirrors, owner);
-    // One stack serves every transfer of this client: keep-alive connections and tokens are
+      : withMirrorHosts(registries, mirrors, owner);
+    // One session serves every transfer of this client: keep-alive connections and tokens are
     // reused; a caller's transport is the caller's to manage.
-    this.#core = partedCore({ ...options, registryTable });
+    this.#session = partedSession({ ...options, mirrors, registryTable });
   }
 
   /**
@@ -229,7 +242,7 @@ export class PartedClient {
    */
   close(): void {
     this.#closed = true;
-    this.#core.close();
+    this.#session.close();
   }
 
   /**
@@ -386,13 +399,7 @@ export class PartedClient {
     // Only the source is read through mirrors; the target is written, never mirrored.
     return await runCopy(
       { ...job, target },
-      (reference) =>
-        connect(
-          this.#core.stack,
-          reference,
-          reference === job.reference ? this.#mirrors : undefined,
-          this.#onMirrorTag,
-        ),
+      (reference) => connect(this.#session, reference, reference === job.reference),
     );
   }
 
@@ -476,11 +483,35 @@ export class PartedClient {
   async checkLogin(registry: string, options: InspectOptions = {}): Promise<void> {
     this.#checkOpen();
     options.signal?.throwIfAborted();
-    await runLoginCheck(
-      this.#core.stack,
-      registry,
-      options.signal === undefined ? {} : { signal: options.signal },
-    );
+    await this.#session.registry(registry).checkLogin(options.signal);
+  }
+
+  /**
+   * The first `limit` tags (default 100) of the repository of `ref` (`registry/repository`; a
+   * tag or digest in it is ignored), in the registry's order. A repository the registry does
+   * not know rejects with `NotFoundError`, its `HttpStatusError` carrying `NAME_UNKNOWN`.
+   *
+   * @throws {RangeError} `limit` is not a positive integer.
+   *
+   * @example Listing a repository's tags
+   * ```ts
+   * import { fromFile, PartedClient } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry();
+   * const path = await Deno.makeTempFile();
+   * await Deno.writeTextFile(path, "hello");
+   * using client = new PartedClient({ plainHttp: true });
+   * await client.push(`${registry.host}/demo/tags:v1`, fromFile(path));
+   * console.log(await client.listTags(`${registry.host}/demo/tags`)); // ["v1"]
+   * await Deno.remove(path);
+   * ```
+   */
+  async listTags(ref: string, options: ListTagsOptions = {}): Promise<string[]> {
+    const limit = positive(options.limit, 100, "tag limit");
+    this.#checkOpen();
+    options.signal?.throwIfAborted();
+    const { registry, repository } = repositoryOf(ref);
+    return await this.#session.registry(registry).tags(repository, limit, options.signal);
   }
 
   /**
@@ -499,15 +530,12 @@ export class PartedClient {
       workers,
       onProgress: "onProgress" in options ? options.onProgress : undefined,
       signal: options.signal,
-      policy: this.#core.policy,
-      clock: this.#core.clock,
-      hashThreads: this.#core.hashThreads,
+      policy: this.#session.policy.retry,
+      clock: this.#session.clock,
+      hashThreads: this.#session.hashThreads,
+      hashing: (count: number) => this.#session.hashing(count),
     };
-    const mirrors = reads ? this.#mirrors : undefined;
-    return {
-      job,
-      connection: () => connect(this.#core.stack, reference, mirrors, this.#onMirrorTag),
-    };
+    return { job, connection: () => connect(this.#session, reference, reads) };
   }
 
   #checkOpen(): void {
@@ -532,6 +560,17 @@ function checkAnnotations(
     }
   }
   return { ...annotations };
+}
+
+/** The registry and repository of `ref`, with or without a tag or digest. */
+function repositoryOf(ref: string): { registry: string; repository: string } {
+  const slash = typeof ref === "string" ? ref.indexOf("/") : -1;
+  const registry = ref.slice(0, slash);
+  const repository = ref.slice(slash + 1);
+  if (slash > 0 && isRegistryHost(registry) && isRepositoryName(repository)) {
+    return { registry, repository };
+  }
+  return parseReference(ref);
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {

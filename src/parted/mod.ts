@@ -33,6 +33,7 @@
 export {
   type CopyOptions,
   type InspectOptions,
+  type ListTagsOptions,
   PartedClient,
   type PartedClientOptions,
   type PullOptions,

@@ -5,8 +5,7 @@
  * @module
  */
 import type { CredentialSource } from "../auth/credential.ts";
-import type { ClientOptions } from "../remote/client_core.ts";
-import type { Fetch } from "../transport/fetch.ts";
+import type { ClientOptions } from "../remote/session.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
 import type { RegistrySettings } from "../remote/registry_settings.ts";
 
@@ -42,19 +41,6 @@ export type ExplicitCredential = { username: string; password: string } | {
  * ```
  */
 export interface PartedClientOptions extends ClientOptions {
-  /**
-   * The caller's transport for registry requests.
-   *
-   * @deprecated Use `transport` (the name both clients share); kept for one release.
-   */
-  fetch?: Fetch;
-  /**
-   * Send cross-host requests (token realms, blob redirects, off-origin upload sessions) through
-   * the caller's `transport`, delegating the destination check to it.
-   *
-   * @deprecated Use `storageTransport` (give the same transport); kept for one release.
-   */
-  unverifiedExternalTransport?: boolean;
   /**
    * One explicit credential instead of the docker configuration.
    *

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type RangeScan, Sha256Threads } from "../registry/sha256_threads.ts";
+import type { RangeScan, Sha256Threads } from "../registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import { join } from "node:path";
 import type { Clock } from "../transport/clock.ts";
@@ -153,7 +153,7 @@ async function fetchParts(
   run: PullRun,
 ): Promise<PullResult> {
   const { manifest } = resolved;
-  const hashThreads = new Sha256Threads(hashThreadCount(job, manifest.fileSize));
+  const hashThreads = job.hashing(hashThreadCount(job, manifest.fileSize));
   const { latch } = run;
   const progress = new ProgressTracker(
     manifest.fileSize,

@@ -14,7 +14,7 @@ import {
 import type { Descriptor } from "../registry/media_types.ts";
 import { ShortFileError } from "../registry/hash_range.ts";
 import { sha256Digest } from "../registry/sha256.ts";
-import { type FileHash, Sha256Threads } from "../registry/sha256_threads.ts";
+import type { FileHash, Sha256Threads } from "../registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
 import type { Clock } from "../transport/clock.ts";
 import { retry, type RetryPolicy } from "../remote/retry.ts";
@@ -65,7 +65,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   progress.onFailure = (err) => latch.stop(err);
   // A small file hashes faster here than a thread starts (and starting none keeps a process
   // that moves many small files lean).
-  const pool = new Sha256Threads(
+  const pool = job.hashing(
     stamp.size < THREADED_HASH_MIN_BYTES ? 0 : Math.min(plan.length > 1 ? 2 : 1, job.hashThreads),
   );
   // A single part's digest is the file's digest: hash once.

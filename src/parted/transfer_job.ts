@@ -4,6 +4,7 @@
  * @module
  */
 import type { Reference } from "../registry/reference.ts";
+import type { Sha256Threads } from "../registry/sha256_threads.ts";
 import type { Clock } from "../transport/clock.ts";
 import type { RetryPolicy } from "../remote/retry.ts";
 import type { ProgressCallback } from "./progress.ts";
@@ -31,4 +32,6 @@ export interface TransferJob {
   clock: Clock;
   /** The most hashing threads (the client's `hashThreads`); large files only use threads. */
   hashThreads: number;
+  /** Hashing threads, at most `count` (and `hashThreads`); the caller closes them. */
+  hashing(count: number): Sha256Threads;
 }

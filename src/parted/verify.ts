@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { Sha256Threads } from "../registry/sha256_threads.ts";
+import type { Sha256Threads } from "../registry/sha256_threads.ts";
 import type { Connection } from "./connection.ts";
 import { ProgressTracker } from "./progress.ts";
 import type { PartInfo } from "./inspect.ts";
@@ -88,7 +88,7 @@ export async function runVerify(job: VerifyJob, connect: () => Connection): Prom
   const signal = job.signal === undefined
     ? controller.signal
     : AbortSignal.any([job.signal, controller.signal]);
-  const threads = new Sha256Threads(Math.min(job.workers, manifest.parts.length, job.hashThreads));
+  const threads = job.hashing(Math.min(job.workers, manifest.parts.length, job.hashThreads));
   try {
     progress.setPhase("verifying");
     const parts = await Promise.all(manifest.parts.map(async (part): Promise<PartCheck> => {

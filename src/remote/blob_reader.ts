@@ -90,22 +90,25 @@ interface Answer {
  * import { sha256Digest } from "../registry/sha256.ts";
  * import { completeUpload, openUpload } from "./uploads.ts";
  * import { BlobReader } from "./blob_reader.ts";
- * import { AttemptBudget, BLOB_RETRY_POLICY } from "./retry.ts";
+ * import { AttemptBudget } from "./retry.ts";
+ * import { BLOB_SPEC_POLICY } from "./policy.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const registry = new RegistryHandler();
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "demo/blob",
  *   transport: (request) => registry.handle(request),
  *   storageTransport: (request) => registry.handle(request),
+ *   redirects: DEFAULT_POLICY.redirects,
  * });
  * const bytes = new TextEncoder().encode("hello");
  * const digest = sha256Digest(bytes);
  * const session = await openUpload(repo, undefined);
  * await completeUpload(repo, session, digest, bytes.length, { make: () => bytes, replayable: true }, undefined);
  * const signal = new AbortController().signal;
- * const budget = new AttemptBudget(BLOB_RETRY_POLICY, undefined, signal);
+ * const budget = new AttemptBudget(BLOB_SPEC_POLICY.retry, undefined, signal);
  * const reader = await BlobReader.open(repo, digest, { budget, signal, offset: 1 });
  * const chunk = await reader.read();
  * console.log(chunk?.offset, new TextDecoder().decode(chunk?.bytes)); // 1 "ello"

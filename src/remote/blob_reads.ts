@@ -55,12 +55,14 @@ export interface RangePortion {
  * import { getBlob } from "./blob_reads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const registry = new RegistryHandler();
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "demo/blob",
  *   transport: (request) => registry.handle(request),
  *   storageTransport: (request) => registry.handle(request),
+ *   redirects: DEFAULT_POLICY.redirects,
  * });
  * const bytes = new TextEncoder().encode("hello");
  * const digest = sha256Digest(bytes);
@@ -151,12 +153,14 @@ export type ProbeAnswer =
  * import { probeBlob } from "./blob_reads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const registry = new RegistryHandler();
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "demo/blob",
  *   transport: (request) => registry.handle(request),
  *   storageTransport: (request) => registry.handle(request),
+ *   redirects: DEFAULT_POLICY.redirects,
  * });
  * const bytes = new TextEncoder().encode("hello");
  * const digest = sha256Digest(bytes);
@@ -242,12 +246,14 @@ function wholeBody(
  * import { getRange } from "./blob_reads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const registry = new RegistryHandler();
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "demo/blob",
  *   transport: (request) => registry.handle(request),
  *   storageTransport: (request) => registry.handle(request),
+ *   redirects: DEFAULT_POLICY.redirects,
  * });
  * const bytes = new TextEncoder().encode("hello");
  * const digest = sha256Digest(bytes);

@@ -4,14 +4,11 @@
  * and one authenticator (so one token cache) per registry, shared by all the client's
  * transfers.
  *
- * Peer policy, the same for both clients: a request that is not for the registry origin never
- * carries a credential, and unless the caller supplied the transport that carries it, it goes
- * through one lazily created clone of the library pool whose peer guard refuses loopback,
- * private, link-local and unspecified addresses before dialing. The stricter of the two
- * previous policies is kept for every host but the registry's own; the registry's own
- * hostname on another port is exempt only where the parted client needs it (token realms and
- * storage behind the registry's host: without the exemption those break), which is
- * `ownHostnameIsRegistry` (docs/protocol.md#peer-guard).
+ * Peer policy: a request that is not for the registry origin never carries a credential, and
+ * unless the caller supplied the transport that carries it, it goes through one lazily created
+ * clone of the library pool whose peer guard refuses loopback, private, link-local and
+ * unspecified addresses before dialing. The policy's `peers` rule says whether the registry's
+ * own hostname on another port is the registry's (docs/protocol.md#peer-guard).
  *
  * Bodies keep their fast paths through every layer (bandwidth cap, stall guard, user agent,
  * authenticator): a request body made by `fileBody()` stays a file range the transport writes
@@ -39,6 +36,7 @@ import { guardedExternalTransport, type GuardedTransport } from "../transport/pe
 import { layeredFetch } from "../transport/layered_fetch.ts";
 import { type RateLimit, RateLimiter } from "../transport/rate_limit.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
+import type { EnginePolicy } from "./policy.ts";
 import { type RegistrySettings, type ResolvedSettings, settingsOf } from "./registry_settings.ts";
 
 /** How a client's requests travel. */
@@ -48,22 +46,11 @@ export interface ClientStackOptions {
   /**
    * The caller's transport for other origins; it owns their peer policy. Default: a lazily
    * created clone of the library pool that refuses loopback, private, link-local and
-   * unspecified peers (with a caller's `transport`, see `callerTransportReachesOtherHosts`).
+   * unspecified peers (with a caller's `transport`, see the policy's `peers`).
    */
   storageTransport?: Fetch;
-  /**
-   * Other origins on the registry's own hostname (any port) go through the registry's pool
-   * without credentials, instead of through the storage transport. The parted library's rule
-   * (token realms and storage behind the registry's host, docs/protocol.md#peer-guard); the blob
-   * library sends every other origin to its storage transport. Default: false.
-   */
-  ownHostnameIsRegistry?: boolean;
-  /**
-   * With a caller's `transport` and no `storageTransport`: true sends other hosts through the
-   * caller's transport unverified; false refuses them (`PeerRefusedError`, nothing sent; only
-   * with `ownHostnameIsRegistry`); undefined uses the library's peer-guarded pool.
-   */
-  callerTransportReachesOtherHosts?: boolean;
+  /** The policy whose `peers` and `credentials` rules the stack applies. */
+  policy: EnginePolicy;
   /** Plain HTTP to every registry without its own setting (see {@linkcode ClientStack.origin}). */
   plainHttp?: boolean;
   /** Extra PEM roots trusted by the library pool. */
@@ -84,10 +71,12 @@ export interface ClientStackOptions {
   /** One bandwidth cap over every body of the client, both directions. Default: none. */
   rateLimit?: RateLimit;
   /**
-   * Authenticate registry requests (the parted client); else the transport is used as is.
-   * `mirrorCredentials` answers for mirror routes (default: `credentials`).
+   * The registry's credentials; without them the policy's `credentials` rule decides whether
+   * requests are authenticated (from the docker configuration) or sent as they are.
    */
-  authenticate?: { credentials?: CredentialSource; mirrorCredentials?: CredentialSource };
+  credentials?: CredentialSource;
+  /** The credentials of mirror routes. Default: `credentials`. */
+  mirrorCredentials?: CredentialSource;
 }
 
 /** Whose route: a registry's own, or a mirror's (its own pools and credentials). */
@@ -113,7 +102,8 @@ export interface RegistryRoute {
  * @example The routes of a registry
  * ```ts
  * import { ClientStack } from "./client_stack.ts";
- * const stack = new ClientStack({});
+ * import { DEFAULT_POLICY } from "./policy.ts";
+ * const stack = new ClientStack({ policy: DEFAULT_POLICY });
  * const route = stack.route(new URL("http://127.0.0.1:5000/"), "127.0.0.1:5000");
  * console.log(typeof route.transport); // "function"
  * stack.close();
@@ -134,6 +124,11 @@ export class ClientStack {
     this.#limiter = options.rateLimit === undefined
       ? undefined
       : new RateLimiter(options.rateLimit);
+  }
+
+  /** The policy the stack's client runs on. */
+  get policy(): EnginePolicy {
+    return this.#options.policy;
   }
 
   /** The settings of `registry` (`host[:port]`): its own, else the client-wide ones. */
@@ -187,7 +182,7 @@ export class ClientStack {
     // The registry's hostname on another port skips the peer guard, but is still storage: its
     // own unguarded twin of the pool, so `onExchange` reports it as such.
     const sameHost = options.transport ?? library!.externalFetch;
-    const storage = options.ownHostnameIsRegistry === true
+    const storage = options.policy.peers === "registry-hostname"
       ? crossHostFetch({ registry: origin, sameHost, crossHost: otherHosts })
       : otherHosts ?? guarded();
     // Every request names the package; a silent peer costs one attempt of the retry budget
@@ -195,10 +190,10 @@ export class ClientStack {
     const layers = { stallTimeoutMs: options.stallTimeoutMs, limiter: this.#limiter };
     const transport = layeredFetch(base, layers);
     const storageTransport = layeredFetch(storage, layers);
-    if (options.authenticate === undefined) {
+    const { credentials: own, mirrorCredentials } = options;
+    if (own === undefined && options.policy.credentials === "caller") {
       return { transport, storageTransport, authenticator: undefined };
     }
-    const { credentials: own, mirrorCredentials } = options.authenticate;
     const credentials = site === "mirror" ? mirrorCredentials ?? own : own;
     const authenticator = new RegistryAuthenticator({
       registry,
@@ -214,10 +209,9 @@ export class ClientStack {
   #otherHosts(guarded: () => Fetch): Fetch | undefined {
     const options = this.#options;
     if (options.transport !== undefined) {
-      // The caller's transport hides the peer address: verify with the library's own pool,
-      // send unverified when allowed, or refuse.
-      if (options.callerTransportReachesOtherHosts === true) return options.transport;
-      if (options.callerTransportReachesOtherHosts === false) return undefined;
+      // The caller's transport hides the peer address: where the registry's hostname is the
+      // registry's, other hosts are refused; else they take the library's guarded pool.
+      if (options.policy.peers === "registry-hostname") return undefined;
     }
     return guarded();
   }

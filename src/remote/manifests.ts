@@ -59,12 +59,14 @@ export interface FetchedManifest {
  * import { completeUpload, openUpload } from "./uploads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const registry = new RegistryHandler();
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "demo/blob",
  *   transport: (request) => registry.handle(request),
  *   storageTransport: (request) => registry.handle(request),
+ *   redirects: DEFAULT_POLICY.redirects,
  * });
  * const config = EMPTY_CONFIG_DESCRIPTOR;
  * const session = await openUpload(repo, undefined);
@@ -169,12 +171,14 @@ async function getManifestFrom(
  * import { completeUpload, openUpload } from "./uploads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const registry = new RegistryHandler();
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "demo/blob",
  *   transport: (request) => registry.handle(request),
  *   storageTransport: (request) => registry.handle(request),
+ *   redirects: DEFAULT_POLICY.redirects,
  * });
  * const config = EMPTY_CONFIG_DESCRIPTOR;
  * const session = await openUpload(repo, undefined);

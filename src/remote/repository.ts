@@ -16,6 +16,7 @@ import { resolveLocation } from "../registry/location.ts";
 import { expectStatus } from "../registry/status.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import type { MirrorSet } from "./mirror_reads.ts";
+import { BLOB_SPEC_POLICY, type RedirectPolicy } from "./policy.ts";
 
 /** The redirect statuses that are followed; every other status is returned as is. */
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
@@ -36,9 +37,6 @@ export const CROSS_ORIGIN_STRIPPED_HEADERS: readonly string[] = Object.freeze([
   "cookie",
   "referer",
 ]);
-
-/** The default bound on redirect hops. */
-export const DEFAULT_MAX_REDIRECTS = 10;
 
 /** A request the follower may send more than once (one time per hop). */
 export interface RedirectableRequest {
@@ -145,7 +143,7 @@ export async function followRedirects(
   request: RedirectableRequest,
   options: FollowRedirectsOptions,
 ): Promise<FollowedResponse> {
-  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const maxRedirects = options.maxRedirects ?? BLOB_SPEC_POLICY.redirects.readHops;
   if (!Number.isSafeInteger(maxRedirects) || maxRedirects < 0) {
     throw new RangeError(
       `follow redirects: maxRedirects must be a non-negative integer, not ${maxRedirects}`,
@@ -232,16 +230,8 @@ export interface RemoteRepositoryOptions {
   transport: Fetch;
   /** Transport for every other origin; it owns the peer policy. */
   storageTransport: Fetch;
-  /** Whether a 307/308 redirect of a write may be followed. Default: true. */
-  writeRedirects?: boolean;
-  /** How many redirects a blob read follows at most. Default: 10. */
-  readRedirects?: number;
-  /**
-   * Classify every redirect target of a blob read like storage (its 401/403/404/410 is
-   * retryable and matches no sentinel), even one on the registry's origin. Default: false
-   * (only other origins).
-   */
-  redirectTargetsAreStorage?: boolean;
+  /** How redirects are followed (the client's policy). */
+  redirects: RedirectPolicy;
   /** Mirrors that blob and manifest reads try first (see `mirror_reads.ts`). Default: none. */
   mirrors?: MirrorSet;
 }
@@ -252,7 +242,7 @@ export interface RoutedResponse {
   response: Response;
   /** The URL that answered: the base of a relative Location it carries. */
   url: URL;
-  /** True when the answer is classified like storage (see the options). */
+  /** True when the answer is classified like storage (see the redirect policy). */
   offOrigin: boolean;
 }
 
@@ -263,9 +253,11 @@ export interface RoutedResponse {
  * @example Checking whether a blob exists
  * ```ts
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "org/data",
+ *   redirects: DEFAULT_POLICY.redirects,
  *   transport: () => Promise.resolve(new Response(null, { status: 404 })),
  *   storageTransport: () => Promise.reject(new TypeError("unused")),
  * });
@@ -304,13 +296,13 @@ export class RemoteRepository {
         transport: options.transport,
         storageTransport: options.storageTransport,
         operation,
-        writeRedirects: options.writeRedirects ?? true,
-        maxRedirects: read ? options.readRedirects ?? DEFAULT_MAX_REDIRECTS : undefined,
+        writeRedirects: options.redirects.writes === "follow",
+        maxRedirects: read ? options.redirects.readHops : undefined,
       });
     } catch (err) {
       throw asNetworkFailure(operation, err, request.signal);
     }
-    const storageLike = read && options.redirectTargetsAreStorage === true &&
+    const storageLike = read && options.redirects.targetsAreStorage &&
       followed.redirects > 0;
     return {
       response: followed.response,

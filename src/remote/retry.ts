@@ -1,7 +1,7 @@
 /**
  * The one retry engine of both libraries: the attempt budget of an operation (shared by all its
  * concurrent and nested requests), exponential full-jitter backoff, Retry-After as a floor, a
- * cap on every wait, waits cut short by an AbortSignal, and the client policies' defaults.
+ * cap on every wait, waits cut short by an AbortSignal. The defaults are in `policy.ts`.
  *
  * @module
  */
@@ -27,36 +27,6 @@ export interface RetryPolicy {
   /** Cap of every wait in milliseconds, including one a server requested. */
   maxDelayMs: number;
 }
-
-/**
- * The parted library's policy: 4 attempts, 1 s base, 30 s cap.
- *
- * @example
- * ```ts
- * import { PARTED_RETRY_POLICY } from "./retry.ts";
- * console.log(PARTED_RETRY_POLICY.maxAttempts); // 4
- * ```
- */
-export const PARTED_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
-  maxAttempts: 4,
-  baseDelayMs: 1000,
-  maxDelayMs: 30_000,
-});
-
-/**
- * The blob library's default policy: 4 attempts, 250 ms base, 30 s cap.
- *
- * @example
- * ```ts
- * import { BLOB_RETRY_POLICY } from "./retry.ts";
- * console.log(BLOB_RETRY_POLICY.baseDelayMs); // 250
- * ```
- */
-export const BLOB_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
-  maxAttempts: 4,
-  baseDelayMs: 250,
-  maxDelayMs: 30_000,
-});
 
 /**
  * Checks a policy and throws `RangeError` when a field is out of range.
@@ -93,9 +63,10 @@ export function validateRetryPolicy(policy: RetryPolicy): void {
  *
  * @example A partial policy means one attempt unless it says more
  * ```ts
- * import { BLOB_RETRY_POLICY, resolveRetryPolicy } from "./retry.ts";
- * console.log(resolveRetryPolicy({}, BLOB_RETRY_POLICY, "BlobClient").maxAttempts); // 1
- * console.log(resolveRetryPolicy(undefined, BLOB_RETRY_POLICY, "BlobClient").maxAttempts); // 4
+ * import { resolveRetryPolicy } from "./retry.ts";
+ * import { BLOB_SPEC_POLICY } from "./policy.ts";
+ * console.log(resolveRetryPolicy({}, BLOB_SPEC_POLICY.retry, "BlobClient").maxAttempts); // 1
+ * console.log(resolveRetryPolicy(undefined, BLOB_SPEC_POLICY.retry, "BlobClient").maxAttempts); // 4
  * ```
  */
 export function resolveRetryPolicy(
@@ -123,9 +94,10 @@ export function resolveRetryPolicy(
  *
  * @example
  * ```ts
- * import { retryDelay, PARTED_RETRY_POLICY } from "./retry.ts";
- * console.log(retryDelay(0, PARTED_RETRY_POLICY, 0.5)); // 500
- * console.log(retryDelay(0, PARTED_RETRY_POLICY, 0.5, 120_000)); // 30000
+ * import { retryDelay } from "./retry.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
+ * console.log(retryDelay(0, DEFAULT_POLICY.retry, 0.5)); // 500
+ * console.log(retryDelay(0, DEFAULT_POLICY.retry, 0.5, 120_000)); // 30000
  * ```
  */
 export function retryDelay(
@@ -152,9 +124,10 @@ export type RetryListener = (err: unknown, attempt: number, delayMs: number) => 
  *
  * @example Running a request under the budget
  * ```ts
- * import { AttemptBudget, BLOB_RETRY_POLICY } from "./retry.ts";
+ * import { AttemptBudget } from "./retry.ts";
+ * import { BLOB_SPEC_POLICY } from "./policy.ts";
  * import { systemClock } from "../transport/clock.ts";
- * const budget = new AttemptBudget(BLOB_RETRY_POLICY, systemClock);
+ * const budget = new AttemptBudget(BLOB_SPEC_POLICY.retry, systemClock);
  * const value = await budget.run("HEAD blob", () => Promise.resolve(7));
  * console.log(value, budget.used); // 7 1
  * ```
@@ -245,9 +218,10 @@ export interface RetryOptions {
  *
  * @example Retrying an operation under a fresh budget
  * ```ts
- * import { retry, BLOB_RETRY_POLICY } from "./retry.ts";
+ * import { retry } from "./retry.ts";
+ * import { BLOB_SPEC_POLICY } from "./policy.ts";
  * const value = await retry("HEAD blob", (attempt) => Promise.resolve(attempt), {
- *   policy: BLOB_RETRY_POLICY,
+ *   policy: BLOB_SPEC_POLICY.retry,
  * });
  * console.log(value); // 1
  * ```

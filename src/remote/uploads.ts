@@ -42,12 +42,14 @@ export interface UploadBody {
  * import { completeUpload, openUpload } from "./uploads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const registry = new RegistryHandler();
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "demo/blob",
  *   transport: (request) => registry.handle(request),
  *   storageTransport: (request) => registry.handle(request),
+ *   redirects: DEFAULT_POLICY.redirects,
  * });
  * const bytes = new TextEncoder().encode("hello");
  * const digest = sha256Digest(bytes);
@@ -81,12 +83,14 @@ export async function openUpload(
  * import { mountBlob } from "./uploads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const registry = new RegistryHandler();
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "demo/blob",
  *   transport: (request) => registry.handle(request),
  *   storageTransport: (request) => registry.handle(request),
+ *   redirects: DEFAULT_POLICY.redirects,
  * });
  * const bytes = new TextEncoder().encode("hello");
  * const digest = sha256Digest(bytes);
@@ -128,12 +132,14 @@ export async function mountBlob(
  * import { completeUpload, openUpload } from "./uploads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const registry = new RegistryHandler();
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "demo/blob",
  *   transport: (request) => registry.handle(request),
  *   storageTransport: (request) => registry.handle(request),
+ *   redirects: DEFAULT_POLICY.redirects,
  * });
  * const bytes = new TextEncoder().encode("hello");
  * const digest = sha256Digest(bytes);
@@ -174,12 +180,14 @@ export async function completeUpload(
  * import { completeUpload, openUpload, patchUpload } from "./uploads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const registry = new RegistryHandler();
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "demo/blob",
  *   transport: (request) => registry.handle(request),
  *   storageTransport: (request) => registry.handle(request),
+ *   redirects: DEFAULT_POLICY.redirects,
  * });
  * const bytes = new TextEncoder().encode("hello");
  * const digest = sha256Digest(bytes);
@@ -235,12 +243,14 @@ export async function patchUpload(
  * import { cancelUpload, openUpload } from "./uploads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
+ * import { DEFAULT_POLICY } from "./policy.ts";
  * const registry = new RegistryHandler();
  * const repo = new RemoteRepository({
  *   origin: new URL("http://127.0.0.1:5000/"),
  *   name: "demo/blob",
  *   transport: (request) => registry.handle(request),
  *   storageTransport: (request) => registry.handle(request),
+ *   redirects: DEFAULT_POLICY.redirects,
  * });
  * const session = await openUpload(repo, undefined);
  * await cancelUpload(repo, session.location, undefined);

@@ -31,7 +31,7 @@ registryTest(
 
     using explicit = new PartedClient({
       plainHttp: true,
-      fetch: transport.fetch,
+      transport: transport.fetch,
       credential: { username: "alice", password: "pw" },
     });
     await explicit.push(`${host}/team/data:v1`, fromFile(src), { partSize: PART, workers: 1 });
@@ -88,7 +88,7 @@ registryTest(
     ];
     for (const { credentials, requests } of cases) {
       transport.log.length = 0;
-      using client = new PartedClient({ plainHttp: true, fetch: transport.fetch, credentials });
+      using client = new PartedClient({ plainHttp: true, transport: transport.fetch, credentials });
       const err = await assertRejects(() =>
         client.push(`${registry.host}/team/data:v1`, fromFile(src), { partSize: PART, workers: 1 })
       );

@@ -50,7 +50,7 @@ registryTest(
     const digest = await writePatternFile(src, SIZE);
     using client = new PartedClient({
       plainHttp: true,
-      fetch: transport.fetch,
+      transport: transport.fetch,
       credential: { username: "alice", password: "pw" },
     });
     await client.push(`${registry.host}/team/data:v1`, fromFile(src), {
@@ -81,7 +81,7 @@ registryTest(
     const digest = await writePatternFile(src, SIZE);
     using client = new PartedClient({
       plainHttp: true,
-      fetch: transport.fetch,
+      transport: transport.fetch,
       credential: { username: "alice", password: "pw" },
     });
     const ref = `${auth.registry.host}/team/data:v1`;
@@ -189,7 +189,7 @@ registryTest(
     const host = auth.registry.host;
     using wrong = new PartedClient({
       plainHttp: true,
-      fetch: transport.fetch,
+      transport: transport.fetch,
       credential: { username: "alice", password: "wrong" },
     });
     const err = await assertRejects(() =>

@@ -9,7 +9,7 @@ import { ProtocolError, RetriesExhaustedError } from "../../src/errors/kinds.ts"
 import { DigestMismatchError } from "../../src/errors/sentinels.ts";
 import { Sha256Threads } from "../../src/registry/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
-import { BLOB_RETRY_POLICY } from "../../src/remote/retry.ts";
+import { BLOB_SPEC_POLICY } from "../../src/remote/policy.ts";
 import { RemoteRepository } from "../../src/remote/repository.ts";
 import type { Clock } from "../../src/transport/clock.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";
@@ -110,10 +110,10 @@ for (
           name,
           transport: transport.fetch,
           storageTransport: transport.fetch,
+          redirects: BLOB_SPEC_POLICY.redirects,
         });
       const context: BlobContext = {
-        repository,
-        policy: BLOB_RETRY_POLICY,
+        policy: BLOB_SPEC_POLICY.retry,
         plainHttp: true,
         clock: instantClock(),
         chunkSize: undefined,

@@ -1,7 +1,7 @@
 /**
  * A caller-supplied transport hides the true peer: cross-host requests (a token realm, a blob
- * redirect to another host) fail closed before anything is sent, unless the caller opts in with
- * `unverifiedExternalTransport`, which routes them through the caller's transport.
+ * redirect to another host) fail closed before anything is sent, unless the caller opts in by
+ * giving the same transport as `storageTransport`, which routes them through it.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -71,7 +71,7 @@ registryTest("confidentiality: a caller's transport and cross-host requests", as
       using client = new PartedClient({
         plainHttp: true,
         credential,
-        fetch: caller.fetch,
+        transport: caller.fetch,
         retryPolicy: FAST_POLICY,
       });
       const err = await ledger.rejection(
@@ -87,8 +87,8 @@ registryTest("confidentiality: a caller's transport and cross-host requests", as
       using client = new PartedClient({
         plainHttp: true,
         credential,
-        fetch: caller.fetch,
-        unverifiedExternalTransport: true,
+        transport: caller.fetch,
+        storageTransport: caller.fetch,
         retryPolicy: FAST_POLICY,
       });
       caller.hosts.length = 0;
@@ -107,7 +107,7 @@ registryTest("confidentiality: a caller's transport and cross-host requests", as
     await t.step("without the opt-in a cross-host blob redirect fails closed", async () => {
       using client = new PartedClient({
         plainHttp: true,
-        fetch: caller.fetch,
+        transport: caller.fetch,
         retryPolicy: FAST_POLICY,
       });
       const storageBefore = files.log.length;

@@ -148,7 +148,7 @@ registryTest("caCerts with the registry's self-signed certificate: library, dire
   const tunnelled = new HttpTransport({ caCerts: [own.cert], proxy: { https: proxy.url } });
   try {
     for (const [name, transport] of [["direct", direct], ["tunnel", tunnelled]] as const) {
-      using client = new PartedClient({ fetch: transport.fetch });
+      using client = new PartedClient({ transport: transport.fetch });
       const reference = `${registry.host}/pinned/${name}:v1`;
       await client.push(reference, fromFile(source), { partSize: MiB });
       const out = `${tmp.path}/${name}.bin`;

@@ -97,7 +97,7 @@ Deno.test("library: a registry whose name does not resolve costs one attempt", a
   let requests = 0;
   try {
     using client = new PartedClient({
-      fetch: (request) => {
+      transport: (request) => {
         requests++;
         return transport.fetch(request);
       },

@@ -9,7 +9,7 @@ import {
   readRegistriesConf,
   registriesConfLocation,
 } from "../../src/parted/registries_conf.ts";
-import { connect, partedStack } from "../../src/parted/connection.ts";
+import { connect, partedSession } from "../../src/parted/connection.ts";
 import { mirrorsOf, withMirrorHosts } from "../../src/remote/mirror_table.ts";
 import { parseReference } from "../../src/registry/reference.ts";
 
@@ -86,9 +86,9 @@ Deno.test("registries.conf: which mirrors a reference gets, and where its reposi
   assertEquals(Object.fromEntries(settings), {
     "cache-1.lan": { plainHttp: false, insecureTls: true },
   });
-  const stack = partedStack({ registryTable: settings });
+  const stack = partedSession({ registryTable: settings, mirrors: table });
   try {
-    const { repo } = connect(stack, parseReference("ghcr.io/acme/model:v1"), table);
+    const { repo } = connect(stack, parseReference("ghcr.io/acme/model:v1"), true);
     const blob = { digest: `sha256:${"b".repeat(64)}` };
     assertEquals(repo.mirrors?.candidates(blob).map((m) => m.repo.origin.href), [
       "https://cache-0.lan:5000/",

@@ -40,7 +40,7 @@ async function env() {
     return await transport.fetch(request);
   };
   const client = new PartedClient({
-    fetch: warmed,
+    transport: warmed,
     plainHttp: true,
     retryPolicy: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5 },
   });

@@ -7,6 +7,7 @@ import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { blob, instantClock } from "../blob/_helpers.ts";
 import { BlobReader, type BlobReadOptions, EMIT_BYTES } from "../../src/remote/blob_reader.ts";
 import { RemoteRepository } from "../../src/remote/repository.ts";
+import { BLOB_SPEC_POLICY } from "../../src/remote/policy.ts";
 import { AttemptBudget, type RetryPolicy } from "../../src/remote/retry.ts";
 import { HttpTransport } from "../../src/transport/http_transport.ts";
 import {
@@ -28,6 +29,7 @@ async function setup(size: number) {
     name: "r/x",
     transport: transport.fetch,
     storageTransport: transport.fetch,
+    redirects: BLOB_SPEC_POLICY.redirects,
   });
   return {
     registry,

@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
-import {
-  BLOB_RETRY_POLICY,
-  PARTED_RETRY_POLICY,
-  retry,
-  retryDelay,
-  type RetryPolicy,
-} from "../../src/remote/retry.ts";
+import { retry, retryDelay, type RetryPolicy } from "../../src/remote/retry.ts";
+import { BLOB_SPEC_POLICY, DEFAULT_POLICY } from "../../src/remote/policy.ts";
+
+const BLOB_RETRY_POLICY = BLOB_SPEC_POLICY.retry;
+const PARTED_RETRY_POLICY = DEFAULT_POLICY.retry;
 import { parseRetryAfter } from "../../src/registry/retry_after.ts";
 import { type Clock, systemClock } from "../../src/transport/clock.ts";
 import {

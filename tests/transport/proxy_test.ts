@@ -27,7 +27,7 @@ async function roundTrip(
   await using dir = await tempDir();
   const src = `${dir.path}/weights.bin`;
   const digest = await writePatternFile(src, 3 * MiB + 17);
-  using client = new PartedClient({ fetch: transport.fetch, plainHttp });
+  using client = new PartedClient({ transport: transport.fetch, plainHttp });
   await client.push(reference, fromFile(src), { partSize: MiB });
   const out = `${dir.path}/out.bin`;
   await client.pull(reference, toFile(out));

@@ -12,9 +12,10 @@ import { sha256Digest } from "../../src/registry/sha256.ts";
 import { RateLimiter } from "../../src/transport/rate_limit.ts";
 import type { Clock } from "../../src/transport/clock.ts";
 import { ClientStack } from "../../src/remote/client_stack.ts";
+import { DEFAULT_POLICY } from "../../src/remote/policy.ts";
 import { startLoopbackServer } from "../fixtures/loopback_server.ts";
 import { mirrorEnv, P, REPO } from "../mirrors/_setup.ts";
-import { connect, partedStack } from "../../src/parted/connection.ts";
+import { connect, partedSession } from "../../src/parted/connection.ts";
 import { checkMirrorTable } from "../../src/remote/mirror_table.ts";
 import { getBlob } from "../../src/remote/blob_reads.ts";
 import { parseReference } from "../../src/registry/reference.ts";
@@ -102,7 +103,7 @@ Deno.test("rate limit: a capped download still reads into the caller's own buffe
   const stack = new ClientStack({
     rateLimit: { bytesPerSecond: 64 * MiB },
     plainHttp: true,
-    authenticate: {},
+    policy: DEFAULT_POLICY,
   });
   try {
     const origin = new URL(`http://${server.host}/`);
@@ -131,11 +132,11 @@ Deno.test("rate limit: a capped download still reads into the caller's own buffe
 Deno.test("rate limit: a capped part continued from a mirror still reads into the caller's own buffers (mirror route, its body watch, stall guard, cap)", async () => {
   await using env = await mirrorEnv();
   const cap = MiB;
-  const stack = partedStack({ plainHttp: true, rateLimit: { bytesPerSecond: cap } });
+  const mirrors = checkMirrorTable({ [env.registry.host]: [{ location: env.mirror.host }] });
+  const stack = partedSession({ plainHttp: true, rateLimit: { bytesPerSecond: cap }, mirrors });
   try {
-    const mirrors = checkMirrorTable({ [env.registry.host]: [{ location: env.mirror.host }] });
     const reference = parseReference(`${env.registry.host}/${REPO}:v1`);
-    const { repo } = connect(stack, reference, mirrors);
+    const { repo } = connect(stack, reference, true);
     // A continuation, as a part resumed from its written prefix asks for it.
     const from = 1000;
     const answer = await getBlob(repo, env.parts[0], from, P, undefined);

@@ -5,17 +5,17 @@
 import { assertEquals, assertRejects, assertThrows } from "../fixtures/assert.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { BlobClient, PartedClient } from "../../mod.ts";
-import { ClientCore } from "../../src/remote/client_core.ts";
-import { BLOB_RETRY_POLICY, PARTED_RETRY_POLICY } from "../../src/remote/retry.ts";
+import { ClientSession } from "../../src/remote/session.ts";
+import { BLOB_SPEC_POLICY, DEFAULT_POLICY } from "../../src/remote/policy.ts";
 import { coreCount } from "../../src/registry/sha256_threads.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { findError } from "../../src/errors/find_error.ts";
 
 Deno.test("client core: one default per setting, each client's own retry policy", () => {
-  const blob = new ClientCore({}, { owner: "BlobClient", retryPolicy: BLOB_RETRY_POLICY });
-  const parted = new ClientCore({}, { owner: "PartedClient", retryPolicy: PARTED_RETRY_POLICY });
-  assertEquals(blob.policy, { ...BLOB_RETRY_POLICY });
-  assertEquals(parted.policy, { ...PARTED_RETRY_POLICY });
+  const blob = new ClientSession({}, { owner: "BlobClient", policy: BLOB_SPEC_POLICY });
+  const parted = new ClientSession({}, { owner: "PartedClient", policy: DEFAULT_POLICY });
+  assertEquals(blob.policy.retry, { ...BLOB_SPEC_POLICY.retry });
+  assertEquals(parted.policy.retry, { ...DEFAULT_POLICY.retry });
   assertEquals([blob.hashThreads, blob.plainHttp], [coreCount(), false]);
   blob.close();
   parted.close();
@@ -50,7 +50,7 @@ Deno.test("client core: a refused number is quoted in the error", () => {
   assertThrows(() => new BlobClient({ caCerts: "not a list" as unknown as string[] }), TypeError);
 });
 
-Deno.test("client core: the parted client's transport goes by either name; other hosts only through a transport given for them", async () => {
+Deno.test("client session: with the parted client's own transport, other hosts only through a transport given for them", async () => {
   await using registry = await startFakeRegistry();
   // The registry answers the manifest with a redirect to another host.
   registry.fault({
@@ -64,7 +64,7 @@ Deno.test("client core: the parted client's transport goes by either name; other
     seen.push(new URL(request.url).host);
     return fetch(request, { redirect: "manual" });
   };
-  for (const options of [{ transport }, { fetch: transport }]) {
+  for (const options of [{ transport }]) {
     seen.length = 0;
     using client = new PartedClient({ ...options, plainHttp: true, retryPolicy: {} });
     const err = await assertRejects(() => client.inspect(`${registry.host}/a/b:v1`));
@@ -80,7 +80,7 @@ Deno.test("client core: the parted client's transport goes by either name; other
   for (
     const options of [
       { transport, storageTransport },
-      { fetch: transport, unverifiedExternalTransport: true },
+      { transport, storageTransport: transport },
     ]
   ) {
     seen.length = storage.length = 0;
