@@ -3,7 +3,6 @@
  *
  * @module
  */
-import type { Sha256Threads } from "../registry/sha256_threads.ts";
 import type { Connection } from "./connection.ts";
 import { ProgressTracker } from "./progress.ts";
 import type { PartInfo } from "./inspect.ts";
