@@ -26,7 +26,7 @@ const transport = mode === "none"
   : undefined;
 const client = new PartedClient({
   plainHttp: !reference.startsWith("tls:"),
-  ...(transport ? { fetch: transport.fetch } : {}),
+  ...(transport ? { transport: transport.fetch } : {}),
   ...(caCerts ? { caCerts } : {}),
 });
 try {
