@@ -26,7 +26,7 @@ function bashWords(line: string): Promise<string[]> {
   return shellWords("bash", line);
 }
 
-/** The words `shell` (`bash`, `dash`) reads from `line`. */
+/** The words `shell` (`bash`, `dash`, `zsh`) reads from `line`. */
 async function shellWords(shell: string, line: string): Promise<string[]> {
   const script = `printf '%s\\0' ${line}`;
   const out = await new Deno.Command(shell, { args: ["-c", script], stdout: "piped" }).output();
@@ -165,8 +165,17 @@ Deno.test("rerun: a word zsh would expand (=ls) is quoted; without control chara
     "--annotation",
     ...words,
   ]);
+  // zsh, whose `=word` expands to a program's path, reads the same words.
+  assertEquals(await shellWords("zsh", line.replace(/^ocipart push /, "")), [
+    "--part-size",
+    "1MiB",
+    "--annotation",
+    ...words,
+  ]);
   const escaped = rerunCommand([REF, "\x1b[2Jw.bin"], MiB);
   assertEquals(shellsOf(escaped), "bash, zsh or ksh");
+  const escapedWords = escaped.replace(/^ocipart push /, "");
+  assertEquals(await shellWords("zsh", escapedWords), await bashWords(escapedWords));
   assertEquals(shellsOf(rerunCommand([REF, "$'x'"], MiB)), undefined, "a quoted $' is no $'…'");
 });
 
