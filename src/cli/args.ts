@@ -72,8 +72,12 @@ export interface PushCommand extends TransferFlags {
   kind: "push";
   /** The reference to push to, as typed. */
   reference: string;
-  /** The file to push. */
+  /** The file to push; `-` reads standard input. */
   file: string;
+  /** `--name`: the title recorded for standard input (`-`). */
+  name?: string | undefined;
+  /** `--temp-dir`: where the parts of a push from standard input wait. */
+  tempDir?: string | undefined;
   /** Part size in bytes, or undefined for the library's default. */
   partSize: number | undefined;
   /** Extra manifest annotations from `--annotation key=value`. */
@@ -102,6 +106,8 @@ export interface PullCommand extends TransferFlags, ReadFlags {
    * milliseconds (0: as long as it takes); undefined without the flag (refused at once).
    */
   waitMs: number | undefined;
+  /** `--temp-dir`: where parts of a pull to standard output wait when they do not fit in memory. */
+  tempDir?: string | undefined;
 }
 
 /** A parsed `copy` command line. */
@@ -401,6 +407,8 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       ...TRANSFER_OPTIONS,
       "part-size": { type: "string" },
       annotation: { type: "string", multiple: true },
+      name: { type: "string" },
+      "temp-dir": { type: "string" },
     },
     operands: ["<ref>", "<file>"],
     build: (p) => ({
@@ -408,6 +416,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       ...p.transfer(),
       reference: p.operands[0],
       file: p.operands[1],
+      ...stdinPush(p),
       partSize: p.flag("part-size", parseSize),
       annotations: parseAnnotations(p.list("annotation"), "push"),
       args: p.args,
@@ -419,6 +428,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       ...MIRROR_OPTIONS,
       "verify-file-digest": { type: "boolean" },
       overwrite: { type: "boolean" },
+      "temp-dir": { type: "string" },
       wait: { type: "string" },
     },
     operands: ["<ref>", "<dest>"],
@@ -430,6 +440,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       destination: p.operands[1],
       verifyFileDigest: p.bool("verify-file-digest"),
       overwrite: p.bool("overwrite"),
+      ...tempDirFlag(p),
       waitMs: p.flag("wait", parseLimit),
     }),
   },
@@ -501,6 +512,35 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     }),
   },
 };
+
+/** `--name` of a push from standard input; standard input cannot also carry a password. */
+function stdinPush(p: Parsed): { name?: string } {
+  const name = p.text("name");
+  if (p.operands[1] !== "-") {
+    tempDirFlag(p);
+    if (name !== undefined) {
+      throw new UsageError("--name is for a push from standard input (<file> is -)", p.command);
+    }
+    return {};
+  }
+  if (p.bool("password-stdin")) {
+    throw new UsageError(
+      "--password-stdin cannot go with - (standard input carries the file)",
+      p.command,
+    );
+  }
+  return { ...(name === undefined ? {} : { name }), ...tempDirFlag(p) };
+}
+
+/** `--temp-dir`, which only a transfer through a pipe (`-`) uses. */
+function tempDirFlag(p: Parsed): { tempDir?: string } {
+  const tempDir = p.text("temp-dir");
+  if (tempDir === undefined) return {};
+  if (p.operands[1] !== "-") {
+    throw new UsageError("--temp-dir is for a transfer through a pipe (-)", p.command);
+  }
+  return { tempDir };
+}
 
 /** The command names, in the order the usage lists them. */
 export const COMMAND_NAMES: readonly CommandName[] = Object.keys(COMMAND_SPECS) as CommandName[];

@@ -78,12 +78,21 @@ const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
 Push <file> to <ref> (registry/repository:tag or registry/repository@sha256:...) as a parted
 artifact. On success the manifest digest is the only line on standard output.
 
+<file> - reads standard input (tar c dir | ${PROGRAM} push <ref> -): parts are cut as bytes
+arrive; each waits in a temporary file while it is hashed and uploaded, so at most
+--workers x --part-size bytes are on disk (8 x 512MiB = 4GiB by default). The manifest is
+written last; input that fails leaves none. Same bytes, part size and --name give the same
+manifest digest as a push of the file.
+
 Flags:
   --part-size SIZE       part size in ${SIZE_HELP} (default 512MiB)
   --json                 print the manifest descriptor as JSON instead of the digest
 ${FORMAT_ALIAS}
   --annotation KEY=VALUE add a manifest annotation (repeatable); the file's base name is
                          recorded as org.opencontainers.image.title
+  --name NAME            with -, the file name to record as the title (else none)
+  --temp-dir DIR         with -, where the part files wait (default: the system's
+                         temporary directory); removed at the end
 ${TRANSFER_FLAGS}`,
 
   pull: `Usage: ${PROGRAM} pull [flags] <ref> <dest>
@@ -96,8 +105,16 @@ interrupted pull to resume it: parts already on disk, and the written part of ea
 was in flight, are kept. One pull at a time owns a file: another pull of it fails at once. On
 success the path of the file written is the only line on standard output.
 
+<dest> - writes the file, in order, to standard output (${PROGRAM} pull <ref> - | tar x).
+Parts download in parallel, at most --workers ahead of the part being written; a part goes out
+only once it has verified whole. They wait in memory when --workers x part size is at most
+256MiB, else in a temporary directory (at most that many bytes on disk), removed however the
+pull ends. A part that fails its digest ends the output at the end of the part before it
+(exit 5); a reader that stops reading (| head -c 1M) ends the pull quietly with exit 0.
+
 Flags:
   --overwrite            with a directory <dest>, replace a file of the artifact's name
+  --temp-dir DIR         with -, where parts wait when they do not fit in memory
   --wait[=DURATION]      wait for another pull of <dest> to finish (at most DURATION), then
                          resume what it left or return its file if it matches
   --json                 print the path written and what was fetched and resumed as JSON
