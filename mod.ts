@@ -57,6 +57,7 @@ export {
   type ToStreamOptions,
 } from "./src/parted/stream_ends.ts";
 export type { StreamPullResult } from "./src/parted/stream_pull.ts";
+export type { ArtifactReader, OpenOptions, ReadOptions } from "./src/parted/artifact_reader.ts";
 export {
   type DirectoryOptions,
   type PullDestination,

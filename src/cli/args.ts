@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { registryOrigin } from "../registry/endpoints.ts";
 import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
+import { type ByteRange, parseByteRange } from "./byte_range.ts";
 import { isReservedAnnotation } from "../parted/format.ts";
 import { isMirrorLocation } from "../remote/mirror_table.ts";
 import { parseRate } from "./rate.ts";
@@ -130,6 +131,20 @@ export interface InspectCommand extends RegistryFlags, ReadFlags {
   reference: string;
 }
 
+/** A parsed `cat` command line. */
+export interface CatCommand extends RegistryFlags, ReadFlags {
+  /** Discriminant. */
+  kind: "cat";
+  /** The reference to read, as typed. */
+  reference: string;
+  /** `--range`, or undefined for the whole file. */
+  range: ByteRange | undefined;
+  /** `--range` as typed (for messages). */
+  rangeText: string;
+  /** `--cache-dir`: where verified parts are kept for later reads. */
+  cacheDir: string | undefined;
+}
+
 /** A parsed `verify` command line. */
 export interface VerifyCommand extends RegistryFlags, ReadFlags {
   /** Discriminant. */
@@ -180,6 +195,7 @@ export type RunCommand =
   | PullCommand
   | CopyCommand
   | InspectCommand
+  | CatCommand
   | VerifyCommand
   | LoginCommand
   | LogoutCommand;
@@ -464,6 +480,24 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: { ...REGISTRY_OPTIONS, ...MIRROR_OPTIONS },
     operands: ["<ref>"],
     build: (p) => ({ kind: "inspect", ...p.registry(), ...p.reads(), reference: p.operands[0] }),
+  },
+  cat: {
+    options: {
+      ...REGISTRY_OPTIONS,
+      ...MIRROR_OPTIONS,
+      range: { type: "string" },
+      "cache-dir": { type: "string" },
+    },
+    operands: ["<ref>"],
+    build: (p) => ({
+      kind: "cat",
+      ...p.registry(),
+      ...p.reads(),
+      reference: p.operands[0],
+      range: p.flag("range", parseByteRange),
+      rangeText: typeof p.values.range === "string" ? p.values.range.trim() : "",
+      cacheDir: p.text("cache-dir"),
+    }),
   },
   verify: {
     options: {

@@ -168,6 +168,23 @@ ${FORMAT_ALIAS}
 ${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 
+  cat: `Usage: ${PROGRAM} cat [flags] <ref>
+
+Write the file of the parted artifact <ref>, or with --range a part of it, to standard output.
+Only the parts the range touches are fetched, and each is verified whole before any of its
+bytes is written: a part's digest is all that vouches for its bytes, so reading 8 bytes costs
+one part (the part size is the granularity; a range across a part edge costs two).
+
+Flags:
+  --range START-END      bytes START to END, both included (0-7: the first 8 bytes);
+                         START- to the end of the file; START+LENGTH (LENGTH may be 0).
+                         A range past the end of the file is refused (exit 2)
+  --cache-dir DIR        keep verified parts in DIR (created if needed; the 2 most recently
+                         used) so that the next read of nearby bytes fetches nothing; a kept
+                         part is hashed again before it is used
+${MIRROR_FLAGS}
+${REGISTRY_FLAGS}`,
+
   verify: `Usage: ${PROGRAM} verify [flags] <ref> <file>
 
 Check the local <file> against the parted artifact <ref> part by part, hashing parts in
@@ -219,10 +236,11 @@ const GENERAL = `Usage: ${PROGRAM} <command> [flags] <operands>
 Move one very large file through an OCI registry as a parted artifact.
 
 Commands:
-  push [flags] <ref> <file>    push a file
-  pull [flags] <ref> <dest>    pull a file
+  push [flags] <ref> <file>    push a file (- reads standard input)
+  pull [flags] <ref> <dest>    pull a file (- writes standard output)
   copy [flags] <src> <dst>     copy an artifact to another repository or registry
   inspect [flags] <ref>        describe an artifact without downloading it
+  cat [flags] <ref>            write the file or a byte range of it to standard output
   verify [flags] <ref> <file>  compare a local file with an artifact, part by part
   login [flags] <registry>     check and save a credential
   logout [flags] <registry>    erase a saved credential

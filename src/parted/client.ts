@@ -26,6 +26,13 @@ import {
   type StreamPullResult,
 } from "./stream_pull.ts";
 import { runStreamPush } from "./stream_push.ts";
+import {
+  ArtifactReader,
+  DEFAULT_CACHE_PARTS,
+  type OpenOptions,
+  rangeStream,
+  type ReadOptions,
+} from "./artifact_reader.ts";
 import { type CopyResult, runCopy } from "./copy.ts";
 import { type ArtifactDescription, runInspect } from "./inspect.ts";
 import { runVerify, type VerifyReport } from "./verify.ts";
@@ -463,6 +470,58 @@ export class PartedClient {
       { ...job, target },
       (reference) => connect(this.#session, reference, reference === job.reference),
     );
+  }
+
+  /**
+   * Opens a random-access reader on the artifact `ref` (one manifest request): its `readAt`
+   * returns any byte range. Every part a range touches is fetched whole and verified before
+   * any of its bytes is returned (a part's digest is all that vouches for its bytes, so the
+   * part size is the granularity); verified parts stay in a bounded cache (`cacheParts`, in
+   * memory or in `cacheDirectory`), so nearby reads fetch nothing again. Close the reader.
+   *
+   * @throws {RangeError} `cacheParts` is not a positive integer.
+   *
+   * @example Reading bytes 2 to 4
+   * ```ts
+   * import { fromStream, PartedClient } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry();
+   * using client = new PartedClient({ plainHttp: true });
+   * await client.push(`${registry.host}/org/w:v1`, fromStream(new Blob(["weights"]).stream()));
+   * await using reader = await client.open(`${registry.host}/org/w:v1`);
+   * console.log(new TextDecoder().decode(await reader.readAt(2, 3))); // "igh"
+   * ```
+   */
+  async open(ref: string, options: OpenOptions = {}): Promise<ArtifactReader> {
+    const cacheParts = positive(options.cacheParts, DEFAULT_CACHE_PARTS, "cacheParts");
+    this.#checkOpen();
+    const { job, connection } = this.#transfer(ref, 1, options, true);
+    return await ArtifactReader.open({
+      ...job,
+      cacheParts,
+      ...(options.cacheDirectory === undefined ? {} : { cacheDirectory: options.cacheDirectory }),
+    }, connection());
+  }
+
+  /**
+   * The bytes `[offset, offset + length)` of the artifact `ref` as a stream (default: the whole
+   * file), read as {@linkcode PartedClient.open} reads: each part the range touches fetched
+   * whole and verified before its first byte is enqueued. A range past the end of the file
+   * errors the stream with a `RangeError`.
+   *
+   * @example The first three bytes
+   * ```ts
+   * import { fromStream, PartedClient } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry();
+   * using client = new PartedClient({ plainHttp: true });
+   * await client.push(`${registry.host}/org/w:v1`, fromStream(new Blob(["weights"]).stream()));
+   * const stream = client.read(`${registry.host}/org/w:v1`, { offset: 0, length: 3 });
+   * console.log(await new Response(stream).text()); // "wei"
+   * ```
+   */
+  read(ref: string, options: ReadOptions = {}): ReadableStream<Uint8Array> {
+    return rangeStream(this.open(ref, options), options.offset ?? 0, options.length);
   }
 
   /**

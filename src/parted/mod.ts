@@ -55,6 +55,7 @@ export {
   type ToStreamOptions,
 } from "./stream_ends.ts";
 export type { StreamPullResult } from "./stream_pull.ts";
+export type { ArtifactReader, OpenOptions, ReadOptions } from "./artifact_reader.ts";
 export {
   type DirectoryOptions,
   PARTIAL_SUFFIX,
