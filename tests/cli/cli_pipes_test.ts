@@ -7,7 +7,8 @@ import { ok, strictEqual } from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { cliArgv, cliEnv, PROJECT_ROOT, runCli, spawnCli } from "./_cli.ts";
+import { startFaultProxy } from "../fixtures/fault_proxy.ts";
+import { cliArgv, cliEnv, PROJECT_ROOT, runCli, spawnCli, stallFromThirdPart } from "./_cli.ts";
 
 const KiB = 1024;
 const PART = 64 * KiB;
@@ -130,4 +131,41 @@ registryTest("push -: the same manifest digest as the push of the file", async (
     tmp.path,
   );
   strictEqual(sha256(pull.stdout), sha256(bytes));
+});
+
+registryTest("pull -: a reader that goes away stops every request within 1 s, exit 0", async () => {
+  await using registry = await startRegistry();
+  await using proxy = await startFaultProxy({ target: registry.url });
+  await using tmp = await tempDir();
+  const MiB = 1024 * KiB;
+  const bytes = pattern(4 * MiB, 13);
+  await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
+  const ref = `${proxy.host}/pipes/gone:v1`;
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/data.bin`],
+    { tmp: tmp.path },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  // Parts 2 and 3 never finish: only the closed pipe can end this pull.
+  stallFromThirdPart(proxy);
+  const child = spawnCli(["pull", "--plain-http", "--progress", "none", ref, "-"], {
+    tmp: tmp.path,
+  });
+  await child.stdin.close();
+  const stderr = new Response(child.stderr).text();
+  const reader = child.stdout.getReader();
+  let got = 0;
+  while (got < 100_000) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    got += value.byteLength;
+  }
+  await reader.cancel();
+  const closed = performance.now();
+  const status = await child.status;
+  const elapsed = performance.now() - closed;
+  strictEqual(status.code, 0, await stderr);
+  strictEqual(await stderr, "");
+  ok(elapsed < 1000, `exited ${elapsed.toFixed(0)} ms after the pipe closed`);
+  console.log(`pull - exited ${elapsed.toFixed(0)} ms after its reader went away`);
 });
