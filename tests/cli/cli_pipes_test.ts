@@ -169,3 +169,43 @@ registryTest("pull -: a reader that goes away stops every request within 1 s, ex
   ok(elapsed < 1000, `exited ${elapsed.toFixed(0)} ms after the pipe closed`);
   console.log(`pull - exited ${elapsed.toFixed(0)} ms after its reader went away`);
 });
+
+registryTest(
+  "push -: Ctrl-C mid-stream removes the part files and leaves no manifest",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const MiB = 1024 * KiB;
+    const bytes = pattern(3 * MiB, 17);
+    const ref = `${registry.host}/pipes/int:v1`;
+    const spill = `${tmp.path}/spill`;
+    await Deno.mkdir(spill);
+    const partial = spawnCli(
+      ["push", "--plain-http", "--part-size", "1MiB", "--temp-dir", spill, ref, "-"],
+      { tmp: tmp.path },
+    );
+    const writer = partial.stdin.getWriter();
+    // The input stays open: the producer is still "writing" when the push is interrupted.
+    await writer.write(bytes);
+    for (let i = 0; i < 100 && (await entries(spill)).length === 0; i++) await delay(50);
+    partial.kill("SIGINT");
+    const status = await partial.status;
+    await writer.close().catch(() => {});
+    await partial.stdout.cancel();
+    await partial.stderr.cancel();
+    strictEqual(status.code, 130);
+    strictEqual((await entries(spill)).length, 0);
+    const inspect = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
+    strictEqual(inspect.code, 3, inspect.stderr);
+  },
+);
+
+async function entries(dir: string): Promise<string[]> {
+  const names = [];
+  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  return names;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -137,3 +137,31 @@ Deno.test("an empty stream pushes an empty file", async () => {
   strictEqual(result.size, 0);
   strictEqual(out.bytes().byteLength, 0);
 });
+
+Deno.test("a pull into a stream stopped by its signal removes the spill directory", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  await Deno.writeFile(`${tmp.path}/f.bin`, pattern(20 * 16 * KiB));
+  using client = new PartedClient({ plainHttp: true });
+  const ref = `${registry.host}/s/h:v1`;
+  await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 16 * KiB });
+  const spill = `${tmp.path}/spill`;
+  await Deno.mkdir(spill);
+  const stop = new AbortController();
+  const reason = new Error("stopped");
+  let sawSpill = false;
+  const writable = new WritableStream<Uint8Array>({
+    async write() {
+      sawSpill ||= (await entries(spill)).length === 1;
+      stop.abort(reason);
+    },
+  });
+  await rejects(
+    client.pull(ref, toStream(writable, { memoryWindowBytes: 0, spillDirectory: spill }), {
+      signal: stop.signal,
+    }),
+    (err) => err === reason,
+  );
+  ok(sawSpill);
+  deepStrictEqual(await entries(spill), []);
+});
