@@ -568,6 +568,16 @@ function stdinPush(p: Parsed): { name?: string } {
 
 /** `--temp-dir`, which only a transfer through a pipe (`-`) uses. */
 function tempDirFlag(p: Parsed): { tempDir?: string } {
+  if (p.command === "pull" && p.operands[1] === "-") {
+    for (const flag of ["verify-file-digest", "overwrite", "wait"]) {
+      if (p.values[flag] !== undefined) {
+        throw new UsageError(
+          `--${flag} is for a pull into a file; with - the file goes to standard output`,
+          p.command,
+        );
+      }
+    }
+  }
   const tempDir = p.text("temp-dir");
   if (tempDir === undefined) return {};
   if (p.operands[1] !== "-") {
