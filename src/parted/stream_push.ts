@@ -23,6 +23,7 @@ import { uploadPart } from "./part_upload.ts";
 import { FirstFailure, nextPart } from "./part_workers.ts";
 import { ProgressTracker } from "./progress.ts";
 import { ensureConfig, recordedTitle } from "./push.ts";
+import { PushTokens } from "./push_tokens.ts";
 import type { TransferJob } from "./transfer_job.ts";
 
 /** What the push from a stream needs, already validated. */
@@ -82,6 +83,13 @@ export async function runStreamPush(
         latch.fail(err);
         return undefined;
       });
+    // A token that would expire before a part arrives is renewed first, as a push of a file does.
+    const tokens = new PushTokens(
+      connection.tokens,
+      job.reference.repository,
+      job.clock,
+      job.workers,
+    );
     const context = {
       repo: connection.repo,
       fileSize: job.partSize,
@@ -90,6 +98,9 @@ export async function runStreamPush(
       signal,
       policy: job.policy,
       clock: job.clock,
+      beforeUpload: (part: PartDescriptor, signal: AbortSignal) =>
+        tokens.renewFor(part.size, progress.snapshot.wireBytes, signal),
+      tokenLifetimeMs: () => tokens.lifetimeMs(),
     };
     const workers = Array.from({ length: job.workers }, async () => {
       for (let part; (part = await nextPart(queue, signal)) !== undefined;) {
