@@ -40,6 +40,13 @@ function blobGets(proxy: { log: { method: string; path: string }[] }, from: numb
     .length;
 }
 
+/** The bytes received in every exchange `--debug` reported. */
+function received(stderr: string): number {
+  let total = 0;
+  for (const match of stderr.matchAll(/^debug: .* received=(\d+)/gm)) total += Number(match[1]);
+  return total;
+}
+
 registryTest("cat --range: part edges, the end, empty, past the end", async () => {
   await using registry = await startRegistry();
   await using tmp = await tempDir();
@@ -94,15 +101,20 @@ registryTest(
     const range = `${from}+${MiB}`;
     const cache = ["--cache-dir", `${tmp.path}/cache`];
     const before = proxy.log.length;
-    const first = await cat([...cache, "--range", range, ref], tmp.path);
+    const first = await cat([...cache, "--debug", "--range", range, ref], tmp.path);
     strictEqual(first.code, 0, first.stderr);
     strictEqual(sha256(first.stdout), sha256(bytes.subarray(from, from + MiB)));
     strictEqual(blobGets(proxy, before), 2);
+    // Bytes received, as --debug counts them: the manifest and two parts.
+    const moved = received(first.stderr);
+    ok(moved > 2 * MiB && moved < 2 * MiB + 16 * KiB, `${moved} bytes received`);
     const again = proxy.log.length;
-    const second = await cat([...cache, "--range", range, ref], tmp.path);
+    const second = await cat([...cache, "--debug", "--range", range, ref], tmp.path);
     strictEqual(second.code, 0, second.stderr);
     strictEqual(sha256(second.stdout), sha256(first.stdout));
     strictEqual(blobGets(proxy, again), 0);
+    ok(received(second.stderr) < 16 * KiB, "only the manifest");
+    console.log(`1 MiB range: ${moved} bytes received; again: ${received(second.stderr)}`);
   },
 );
 
