@@ -8,6 +8,7 @@
  * ocipart push [flags] <ref> <file>     # prints the manifest digest
  * ocipart pull [flags] <ref> <dest>     # prints nothing
  * ocipart inspect [flags] <ref>         # prints the artifact's parts
+ * ocipart cat [--range S-E] <ref>       # the file or a byte range of it, verified per part
  * ocipart verify [flags] <ref> <file>   # exit 0 identical, 5 different
  * ocipart login --username U --password-stdin <registry>
  * ocipart logout <registry>
@@ -49,6 +50,7 @@
  */
 import { VERSION } from "./src/transport/user_agent.ts";
 import { type CliCommand, parseCommandLine, type RunCommand } from "./src/cli/args.ts";
+import { runCat } from "./src/cli/commands/cat.ts";
 import { runCopy } from "./src/cli/commands/copy.ts";
 import { runInspect } from "./src/cli/commands/inspect.ts";
 import { runLogin, runLogout } from "./src/cli/commands/login.ts";
@@ -74,6 +76,7 @@ const HANDLERS: { [K in RunCommand["kind"]]: Handler<K> } = {
   pull: runPull,
   copy: runCopy,
   inspect: runInspect,
+  cat: runCat,
   verify: runVerify,
   login: runLogin,
   logout: runLogout,

@@ -49,6 +49,16 @@ export type { ArtifactDescription, PartInfo } from "./src/parted/inspect.ts";
 export type { PartCheck, VerifyReport } from "./src/parted/verify.ts";
 export { fromFile, type PushSource } from "./src/parted/fs_source.ts";
 export {
+  fromStream,
+  type FromStreamOptions,
+  type StreamDestination,
+  type StreamSource,
+  toStream,
+  type ToStreamOptions,
+} from "./src/parted/stream_ends.ts";
+export type { StreamPullResult } from "./src/parted/stream_pull.ts";
+export type { ArtifactReader, OpenOptions, ReadOptions } from "./src/parted/artifact_reader.ts";
+export {
   type DirectoryOptions,
   type PullDestination,
   toDirectory,

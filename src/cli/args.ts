@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { registryOrigin } from "../registry/endpoints.ts";
 import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
+import { type ByteRange, parseByteRange } from "./byte_range.ts";
 import { isReservedAnnotation } from "../parted/format.ts";
 import { isMirrorLocation } from "../remote/mirror_table.ts";
 import { parseRate } from "./rate.ts";
@@ -72,8 +73,12 @@ export interface PushCommand extends TransferFlags {
   kind: "push";
   /** The reference to push to, as typed. */
   reference: string;
-  /** The file to push. */
+  /** The file to push; `-` reads standard input. */
   file: string;
+  /** `--name`: the title recorded for standard input (`-`). */
+  name?: string | undefined;
+  /** `--temp-dir`: where the parts of a push from standard input wait. */
+  tempDir?: string | undefined;
   /** Part size in bytes, or undefined for the library's default. */
   partSize: number | undefined;
   /** Extra manifest annotations from `--annotation key=value`. */
@@ -102,6 +107,8 @@ export interface PullCommand extends TransferFlags, ReadFlags {
    * milliseconds (0: as long as it takes); undefined without the flag (refused at once).
    */
   waitMs: number | undefined;
+  /** `--temp-dir`: where parts of a pull to standard output wait when they do not fit in memory. */
+  tempDir?: string | undefined;
 }
 
 /** A parsed `copy` command line. */
@@ -122,6 +129,20 @@ export interface InspectCommand extends RegistryFlags, ReadFlags {
   kind: "inspect";
   /** The reference to describe, as typed. */
   reference: string;
+}
+
+/** A parsed `cat` command line. */
+export interface CatCommand extends RegistryFlags, ReadFlags {
+  /** Discriminant. */
+  kind: "cat";
+  /** The reference to read, as typed. */
+  reference: string;
+  /** `--range`, or undefined for the whole file. */
+  range: ByteRange | undefined;
+  /** `--range` as typed (for messages). */
+  rangeText: string;
+  /** `--cache-dir`: where verified parts are kept for later reads. */
+  cacheDir: string | undefined;
 }
 
 /** A parsed `verify` command line. */
@@ -174,6 +195,7 @@ export type RunCommand =
   | PullCommand
   | CopyCommand
   | InspectCommand
+  | CatCommand
   | VerifyCommand
   | LoginCommand
   | LogoutCommand;
@@ -401,6 +423,8 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       ...TRANSFER_OPTIONS,
       "part-size": { type: "string" },
       annotation: { type: "string", multiple: true },
+      name: { type: "string" },
+      "temp-dir": { type: "string" },
     },
     operands: ["<ref>", "<file>"],
     build: (p) => ({
@@ -408,6 +432,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       ...p.transfer(),
       reference: p.operands[0],
       file: p.operands[1],
+      ...stdinPush(p),
       partSize: p.flag("part-size", parseSize),
       annotations: parseAnnotations(p.list("annotation"), "push"),
       args: p.args,
@@ -419,6 +444,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       ...MIRROR_OPTIONS,
       "verify-file-digest": { type: "boolean" },
       overwrite: { type: "boolean" },
+      "temp-dir": { type: "string" },
       wait: { type: "string" },
     },
     operands: ["<ref>", "<dest>"],
@@ -430,6 +456,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       destination: p.operands[1],
       verifyFileDigest: p.bool("verify-file-digest"),
       overwrite: p.bool("overwrite"),
+      ...tempDirFlag(p),
       waitMs: p.flag("wait", parseLimit),
     }),
   },
@@ -453,6 +480,24 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: { ...REGISTRY_OPTIONS, ...MIRROR_OPTIONS },
     operands: ["<ref>"],
     build: (p) => ({ kind: "inspect", ...p.registry(), ...p.reads(), reference: p.operands[0] }),
+  },
+  cat: {
+    options: {
+      ...REGISTRY_OPTIONS,
+      ...MIRROR_OPTIONS,
+      range: { type: "string" },
+      "cache-dir": { type: "string" },
+    },
+    operands: ["<ref>"],
+    build: (p) => ({
+      kind: "cat",
+      ...p.registry(),
+      ...p.reads(),
+      reference: p.operands[0],
+      range: p.flag("range", parseByteRange),
+      rangeText: typeof p.values.range === "string" ? p.values.range.trim() : "",
+      cacheDir: p.text("cache-dir"),
+    }),
   },
   verify: {
     options: {
@@ -501,6 +546,45 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     }),
   },
 };
+
+/** `--name` of a push from standard input; standard input cannot also carry a password. */
+function stdinPush(p: Parsed): { name?: string } {
+  const name = p.text("name");
+  if (p.operands[1] !== "-") {
+    tempDirFlag(p);
+    if (name !== undefined) {
+      throw new UsageError("--name is for a push from standard input (<file> is -)", p.command);
+    }
+    return {};
+  }
+  if (p.bool("password-stdin")) {
+    throw new UsageError(
+      "--password-stdin cannot go with - (standard input carries the file)",
+      p.command,
+    );
+  }
+  return { ...(name === undefined ? {} : { name }), ...tempDirFlag(p) };
+}
+
+/** `--temp-dir`, which only a transfer through a pipe (`-`) uses. */
+function tempDirFlag(p: Parsed): { tempDir?: string } {
+  if (p.command === "pull" && p.operands[1] === "-") {
+    for (const flag of ["verify-file-digest", "overwrite", "wait"]) {
+      if (p.values[flag] !== undefined) {
+        throw new UsageError(
+          `--${flag} is for a pull into a file; with - the file goes to standard output`,
+          p.command,
+        );
+      }
+    }
+  }
+  const tempDir = p.text("temp-dir");
+  if (tempDir === undefined) return {};
+  if (p.operands[1] !== "-") {
+    throw new UsageError("--temp-dir is for a transfer through a pipe (-)", p.command);
+  }
+  return { tempDir };
+}
 
 /** The command names, in the order the usage lists them. */
 export const COMMAND_NAMES: readonly CommandName[] = Object.keys(COMMAND_SPECS) as CommandName[];

@@ -78,12 +78,21 @@ const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
 Push <file> to <ref> (registry/repository:tag or registry/repository@sha256:...) as a parted
 artifact. On success the manifest digest is the only line on standard output.
 
+<file> - reads standard input (tar c dir | ${PROGRAM} push <ref> -): parts are cut as bytes
+arrive; each waits in a temporary file while it is hashed and uploaded, so at most
+--workers x --part-size bytes are on disk (8 x 512MiB = 4GiB by default). The manifest is
+written last; input that fails leaves none. Same bytes, part size and --name give the same
+manifest digest as a push of the file.
+
 Flags:
   --part-size SIZE       part size in ${SIZE_HELP} (default 512MiB)
   --json                 print the manifest descriptor as JSON instead of the digest
 ${FORMAT_ALIAS}
   --annotation KEY=VALUE add a manifest annotation (repeatable); the file's base name is
                          recorded as org.opencontainers.image.title
+  --name NAME            with -, the file name to record as the title (else none)
+  --temp-dir DIR         with -, where the part files wait (default: the system's
+                         temporary directory); removed at the end
 ${TRANSFER_FLAGS}`,
 
   pull: `Usage: ${PROGRAM} pull [flags] <ref> <dest>
@@ -96,8 +105,16 @@ interrupted pull to resume it: parts already on disk, and the written part of ea
 was in flight, are kept. One pull at a time owns a file: another pull of it fails at once. On
 success the path of the file written is the only line on standard output.
 
+<dest> - writes the file, in order, to standard output (${PROGRAM} pull <ref> - | tar x).
+Parts download in parallel, at most --workers ahead of the part being written; a part goes out
+only once it has verified whole. They wait in memory when --workers x part size is at most
+256MiB, else in a temporary directory (at most that many bytes on disk), removed however the
+pull ends. A part that fails its digest ends the output at the end of the part before it
+(exit 5); a reader that stops reading (| head -c 1M) ends the pull quietly with exit 0.
+
 Flags:
   --overwrite            with a directory <dest>, replace a file of the artifact's name
+  --temp-dir DIR         with -, where parts wait when they do not fit in memory
   --wait[=DURATION]      wait for another pull of <dest> to finish (at most DURATION), then
                          resume what it left or return its file if it matches
   --json                 print the path written and what was fetched and resumed as JSON
@@ -148,6 +165,23 @@ size, part count and each part (index, size, digest).
 Flags:
   --json                 print the description as JSON instead of a table
 ${FORMAT_ALIAS}
+${MIRROR_FLAGS}
+${REGISTRY_FLAGS}`,
+
+  cat: `Usage: ${PROGRAM} cat [flags] <ref>
+
+Write the file of the parted artifact <ref>, or with --range a part of it, to standard output.
+Only the parts the range touches are fetched, and each is verified whole before any of its
+bytes is written: a part's digest is all that vouches for its bytes, so reading 8 bytes costs
+one part (the part size is the granularity; a range across a part edge costs two).
+
+Flags:
+  --range START-END      bytes START to END, both included (0-7: the first 8 bytes);
+                         START- to the end of the file; START+LENGTH (LENGTH may be 0).
+                         A range past the end of the file is refused (exit 2)
+  --cache-dir DIR        keep verified parts in DIR (created if needed; the 2 most recently
+                         used) so that the next read of nearby bytes fetches nothing; a kept
+                         part is hashed again before it is used
 ${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 
@@ -202,10 +236,11 @@ const GENERAL = `Usage: ${PROGRAM} <command> [flags] <operands>
 Move one very large file through an OCI registry as a parted artifact.
 
 Commands:
-  push [flags] <ref> <file>    push a file
-  pull [flags] <ref> <dest>    pull a file
+  push [flags] <ref> <file>    push a file (- reads standard input)
+  pull [flags] <ref> <dest>    pull a file (- writes standard output)
   copy [flags] <src> <dst>     copy an artifact to another repository or registry
   inspect [flags] <ref>        describe an artifact without downloading it
+  cat [flags] <ref>            write the file or a byte range of it to standard output
   verify [flags] <ref> <file>  compare a local file with an artifact, part by part
   login [flags] <registry>     check and save a credential
   logout [flags] <registry>    erase a saved credential

@@ -10,6 +10,7 @@ export type CommandName =
   | "pull"
   | "copy"
   | "inspect"
+  | "cat"
   | "verify"
   | "login"
   | "logout";

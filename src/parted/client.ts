@@ -19,6 +19,20 @@ import type { PushSource } from "./fs_source.ts";
 import type { ProgressCallback } from "./progress.ts";
 import { type PullResult, runPull } from "./pull.ts";
 import { runPush } from "./push.ts";
+import type { StreamDestination, StreamSource } from "./stream_ends.ts";
+import {
+  DEFAULT_MEMORY_WINDOW_BYTES,
+  runStreamPull,
+  type StreamPullResult,
+} from "./stream_pull.ts";
+import { runStreamPush } from "./stream_push.ts";
+import {
+  ArtifactReader,
+  DEFAULT_CACHE_PARTS,
+  type OpenOptions,
+  rangeStream,
+  type ReadOptions,
+} from "./artifact_reader.ts";
 import { type CopyResult, runCopy } from "./copy.ts";
 import { type ArtifactDescription, runInspect } from "./inspect.ts";
 import { runVerify, type VerifyReport } from "./verify.ts";
@@ -280,13 +294,29 @@ export class PartedClient {
    * await Deno.remove(dir, { recursive: true });
    * ```
    */
-  async push(ref: string, source: PushSource, options: PushOptions = {}): Promise<Descriptor> {
+  async push(
+    ref: string,
+    source: PushSource | StreamSource,
+    options: PushOptions = {},
+  ): Promise<Descriptor> {
     const partSize = positive(options.partSize, DEFAULT_PART_SIZE, "part size");
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
-    if (source?.kind !== "file") throw new TypeError("push: source must come from fromFile()");
+    if (source?.kind !== "file" && source?.kind !== "stream") {
+      throw new TypeError("push: source must come from fromFile() or fromStream()");
+    }
     const annotations = checkAnnotations(options.annotations);
     this.#checkOpen();
     const { job, connection } = this.#transfer(ref, workers, options, false);
+    if (source.kind === "stream") {
+      return await runStreamPush({
+        ...job,
+        readable: source.readable,
+        partSize,
+        annotations,
+        ...(source.name === undefined ? {} : { name: source.name }),
+        ...(source.spillDirectory === undefined ? {} : { spillDirectory: source.spillDirectory }),
+      }, connection);
+    }
     return await runPush({ ...job, path: source.path, partSize, annotations }, connection);
   }
 
@@ -345,17 +375,56 @@ export class PartedClient {
    * await Deno.remove(dir, { recursive: true });
    * ```
    */
+  async pull(ref: string, destination: PullDestination, options?: PullOptions): Promise<PullResult>;
+  /**
+   * Pulls `ref` into the writable stream of `toStream()`: the file in order, each part written
+   * once the whole part has verified. Parts download in parallel, at most `workers` ahead of
+   * the part being written; they wait in memory while `workers × part size` is within the
+   * destination's memory window (default 256 MiB), else in a temporary directory, removed when
+   * the pull ends. A failure aborts the stream after the last verified part written.
+   *
+   * @example Pulling into a stream
+   * ```ts
+   * import { fromStream, PartedClient, toStream } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry();
+   * using client = new PartedClient({ plainHttp: true });
+   * await client.push(`${registry.host}/org/w:v1`, fromStream(new Blob(["weights"]).stream()));
+   * const chunks: Uint8Array[] = [];
+   * const result = await client.pull(
+   *   `${registry.host}/org/w:v1`,
+   *   toStream(new WritableStream({ write: (chunk) => void chunks.push(chunk) })),
+   * );
+   * console.log(result.size, chunks.length); // 7 1
+   * ```
+   */
   async pull(
     ref: string,
-    destination: PullDestination,
+    destination: StreamDestination,
+    options?: PullOptions,
+  ): Promise<StreamPullResult>;
+  async pull(
+    ref: string,
+    destination: PullDestination | StreamDestination,
     options: PullOptions = {},
-  ): Promise<PullResult> {
+  ): Promise<PullResult | StreamPullResult> {
     const workers = positive(options.workers, DEFAULT_WORKERS, "worker count");
-    if (destination?.kind !== "file" && destination?.kind !== "directory") {
-      throw new TypeError("pull: destination must come from toFile() or toDirectory()");
+    const kind = destination?.kind;
+    if (kind !== "file" && kind !== "directory" && kind !== "stream") {
+      throw new TypeError("pull: destination must come from toFile(), toDirectory() or toStream()");
     }
     this.#checkOpen();
     const { job, connection } = this.#transfer(ref, workers, options, true);
+    if (destination.kind === "stream") {
+      return await runStreamPull({
+        ...job,
+        writable: destination.writable,
+        memoryWindowBytes: destination.memoryWindowBytes ?? DEFAULT_MEMORY_WINDOW_BYTES,
+        ...(destination.spillDirectory === undefined
+          ? {}
+          : { spillDirectory: destination.spillDirectory }),
+      }, connection);
+    }
     return await runPull({
       ...job,
       destination: destination.path,
@@ -401,6 +470,58 @@ export class PartedClient {
       { ...job, target },
       (reference) => connect(this.#session, reference, reference === job.reference),
     );
+  }
+
+  /**
+   * Opens a random-access reader on the artifact `ref` (one manifest request): its `readAt`
+   * returns any byte range. Every part a range touches is fetched whole and verified before
+   * any of its bytes is returned (a part's digest is all that vouches for its bytes, so the
+   * part size is the granularity); verified parts stay in a bounded cache (`cacheParts`, in
+   * memory or in `cacheDirectory`), so nearby reads fetch nothing again. Close the reader.
+   *
+   * @throws {RangeError} `cacheParts` is not a positive integer.
+   *
+   * @example Reading bytes 2 to 4
+   * ```ts
+   * import { fromStream, PartedClient } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry();
+   * using client = new PartedClient({ plainHttp: true });
+   * await client.push(`${registry.host}/org/w:v1`, fromStream(new Blob(["weights"]).stream()));
+   * await using reader = await client.open(`${registry.host}/org/w:v1`);
+   * console.log(new TextDecoder().decode(await reader.readAt(2, 3))); // "igh"
+   * ```
+   */
+  async open(ref: string, options: OpenOptions = {}): Promise<ArtifactReader> {
+    const cacheParts = positive(options.cacheParts, DEFAULT_CACHE_PARTS, "cacheParts");
+    this.#checkOpen();
+    const { job, connection } = this.#transfer(ref, 1, options, true);
+    return await ArtifactReader.open({
+      ...job,
+      cacheParts,
+      ...(options.cacheDirectory === undefined ? {} : { cacheDirectory: options.cacheDirectory }),
+    }, connection());
+  }
+
+  /**
+   * The bytes `[offset, offset + length)` of the artifact `ref` as a stream (default: the whole
+   * file), read as {@linkcode PartedClient.open} reads: each part the range touches fetched
+   * whole and verified before its first byte is enqueued. A range past the end of the file
+   * errors the stream with a `RangeError`.
+   *
+   * @example The first three bytes
+   * ```ts
+   * import { fromStream, PartedClient } from "@ocipart/ocipart";
+   * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+   * await using registry = await startMemoryRegistry();
+   * using client = new PartedClient({ plainHttp: true });
+   * await client.push(`${registry.host}/org/w:v1`, fromStream(new Blob(["weights"]).stream()));
+   * const stream = client.read(`${registry.host}/org/w:v1`, { offset: 0, length: 3 });
+   * console.log(await new Response(stream).text()); // "wei"
+   * ```
+   */
+  read(ref: string, options: ReadOptions = {}): ReadableStream<Uint8Array> {
+    return rangeStream(this.open(ref, options), options.offset ?? 0, options.length);
   }
 
   /**

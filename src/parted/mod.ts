@@ -47,6 +47,16 @@ export type { PartCheck, VerifyReport } from "./verify.ts";
 export * from "./format.ts";
 export { fromFile, type PushSource } from "./fs_source.ts";
 export {
+  fromStream,
+  type FromStreamOptions,
+  type StreamDestination,
+  type StreamSource,
+  toStream,
+  type ToStreamOptions,
+} from "./stream_ends.ts";
+export type { StreamPullResult } from "./stream_pull.ts";
+export type { ArtifactReader, OpenOptions, ReadOptions } from "./artifact_reader.ts";
+export {
   type DirectoryOptions,
   PARTIAL_SUFFIX,
   type PullDestination,

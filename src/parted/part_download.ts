@@ -33,6 +33,9 @@ import type { PartialFile } from "./fs_partial.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import type { ProgressTracker } from "./progress.ts";
 
+/** Where a part download writes: positional writes at the part's offset in the file. */
+export type PartSink = Pick<PartialFile, "writeAt">;
+
 /** Bytes gathered before one positional write; also the most one read may deliver. */
 const WRITE_BUFFER_SIZE = 1 << 20;
 
@@ -40,8 +43,8 @@ const WRITE_BUFFER_SIZE = 1 << 20;
 export interface PartDownloadContext {
   /** The registry operations of the source repository. */
   repo: RemoteRepository;
-  /** The partial file the bytes go to. */
-  partial: PartialFile;
+  /** Where the bytes go: the partial file, or a part held apart (a stream's spill, a cache). */
+  partial: PartSink;
   /** Counts wire bytes and the bytes each attempt landed. */
   progress: ProgressTracker;
   /** Stops the download. */
@@ -282,14 +285,14 @@ const BUFFERS_PER_PULL = 32;
  * goes to the running hash once written, so the hash covers exactly the bytes placed on disk.
  */
 class PartWriter {
-  readonly #partial: PartialFile;
+  readonly #partial: PartSink;
   readonly #pool: BufferPool;
   readonly #fill: BufferFill;
   readonly #hash: RunningHash;
   #position: number;
   #inflight: Promise<void> | undefined;
 
-  constructor(partial: PartialFile, position: number, pool: BufferPool, hash: RunningHash) {
+  constructor(partial: PartSink, position: number, pool: BufferPool, hash: RunningHash) {
     this.#partial = partial;
     this.#position = position;
     this.#pool = pool;

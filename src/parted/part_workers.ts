@@ -91,10 +91,10 @@ export class FirstFailure {
  * });
  * ```
  */
-export async function nextPart(
-  queue: AsyncQueue<PartDescriptor>,
+export async function nextPart<T extends PartDescriptor>(
+  queue: AsyncQueue<T>,
   signal: AbortSignal,
-): Promise<PartDescriptor | undefined> {
+): Promise<T | undefined> {
   const part = await queue.take();
   return signal.aborted ? undefined : part;
 }

@@ -51,8 +51,8 @@ export class ProgressTracker {
   #resumeChecked = false;
   #events: PartEvent[] = [];
   #phase: ProgressPhase;
-  readonly #total: number;
-  readonly #partsTotal: number;
+  #total: number;
+  #partsTotal: number;
   readonly #callback: ProgressCallback | undefined;
   readonly #now: () => number;
   #lastEmitAt = -Infinity;
@@ -82,6 +82,15 @@ export class ProgressTracker {
     this.#now = options.now ?? (() => performance.now());
     this.#countsResumed = options.resume ?? false;
     this.#path = options.path;
+  }
+
+  /**
+   * A transfer whose size is learnt as it goes (a push from a stream): `bytes` more in
+   * `parts` more parts.
+   */
+  extend(bytes: number, parts: number): void {
+    this.#total += bytes;
+    this.#partsTotal += parts;
   }
 
   /** The current snapshot (a fresh object; `events` are those not yet delivered). */

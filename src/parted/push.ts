@@ -193,7 +193,7 @@ async function pushManifest(push: PushRun, hashed: HashedFile): Promise<Descript
  * The source's base name in NFC form (a macOS name arrives decomposed), when a pull into a
  * directory could use it (else no title).
  */
-function recordedTitle(path: string): string | undefined {
+export function recordedTitle(path: string): string | undefined {
   const name = basename(path).normalize("NFC");
   return isPlainFileName(name) ? name : undefined;
 }
@@ -268,7 +268,15 @@ async function checkUnchanged(path: string, stamp: SourceStamp): Promise<void> {
   if (!sameStamp(stamp, now)) throw new SourceChangedError("file was modified");
 }
 
-async function ensureConfig(
+/**
+ * Puts the empty config blob unless the registry has it.
+ *
+ * @example
+ * ```ts ignore
+ * await ensureConfig(repo, signal, policy, clock);
+ * ```
+ */
+export async function ensureConfig(
   repo: RemoteRepository,
   signal: AbortSignal,
   policy: RetryPolicy,

@@ -43,11 +43,13 @@ Deno.test("the root export holds the clients, their helpers and the error classe
     "createAuthFetch",
     "findError",
     "fromFile",
+    "fromStream",
     "retryable",
     "sha256Digest",
     "statusCode",
     "toDirectory",
     "toFile",
+    "toStream",
   ]);
 });
 
@@ -89,6 +91,7 @@ Deno.test("each subpath exports what its users call", () => {
     "PartedClient",
     "TooManyPartsError",
     "fromFile",
+    "fromStream",
     "isPlainFileName",
     "isReservedAnnotation",
     "parseRegistriesConf",
@@ -96,6 +99,7 @@ Deno.test("each subpath exports what its users call", () => {
     "registriesConfLocation",
     "toDirectory",
     "toFile",
+    "toStream",
   ]);
 });
 

@@ -13,6 +13,7 @@ import { noticeWrite, stdout } from "../io.ts";
 import { pullWaiting } from "../pull_wait.ts";
 import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
 import { openSession } from "../session.ts";
+import { runPullToStdout } from "./pull_stdout.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
 /**
@@ -31,6 +32,7 @@ import { transferProgress } from "../transfer_progress.ts";
  * ```
  */
 export async function runPull(command: PullCommand): Promise<number> {
+  if (command.destination === "-") return await runPullToStdout(command);
   const intoDirectory = await isDirectory(command.destination);
   const destination = intoDirectory
     ? toDirectory(command.destination, { overwrite: command.overwrite })

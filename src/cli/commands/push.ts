@@ -12,6 +12,7 @@ import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
 import { jsonText } from "../../registry/untrusted_text.ts";
 import { openSession } from "../session.ts";
+import { runPushFromStdin } from "./push_stdin.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
 /**
@@ -24,6 +25,7 @@ import { transferProgress } from "../transfer_progress.ts";
  * ```
  */
 export async function runPush(command: PushCommand): Promise<number> {
+  if (command.file === "-") return await runPushFromStdin(command);
   const progress = transferProgress(command.progress, { kind: "push" });
   const session = await openSession({
     label: "ocipart push",

@@ -1,0 +1,384 @@
+/**
+ * Random access to a parted artifact: any byte range, fetched part by part. A part is the
+ * unit of verification (its digest is all the manifest says about its bytes), so every part a
+ * range touches is fetched whole and verified before any of its bytes is returned: reading 8
+ * bytes costs one part. Verified parts stay in a bounded cache (memory, or a cache directory)
+ * so that nearby reads do not fetch them again.
+ *
+ * @module
+ */
+import type { Sha256Threads } from "../registry/sha256_threads.ts";
+import type { Connection } from "./connection.ts";
+import { CacheDirectory } from "./fs_part_cache.ts";
+import { PartFile } from "./fs_spill.ts";
+import { FilePart, MemoryPart } from "./held_part.ts";
+import type { PartDescriptor, PartedManifest } from "./manifest.ts";
+import { downloadPart, partDownloadBuffers } from "./part_download.ts";
+import { ProgressTracker } from "./progress.ts";
+import { resolveManifest } from "./resolve_manifest.ts";
+import type { TransferJob } from "./transfer_job.ts";
+
+/** Parts kept in memory by default. */
+export const DEFAULT_CACHE_PARTS = 2;
+
+/** What opening a reader needs, already validated. */
+export interface ReaderJob extends TransferJob {
+  /** Parts kept at most. */
+  cacheParts: number;
+  /** Keep parts in this directory instead of memory. */
+  cacheDirectory?: string;
+}
+
+/** A verified part, in memory or in the cache directory. */
+type CachedPart = { bytes: Uint8Array } | { path: string };
+
+/**
+ * A reader of any byte range of one artifact, from {@linkcode PartedClient.open}. Close it
+ * (or `await using` it) to let its parts and connections go.
+ *
+ * @example Reading a safetensors header: its 8-byte length, then the JSON
+ * ```ts
+ * import { fromStream, PartedClient } from "@ocipart/ocipart";
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ * await using registry = await startMemoryRegistry();
+ * using client = new PartedClient({ plainHttp: true });
+ * const json = new TextEncoder().encode('{"w":{}}');
+ * const file = new Uint8Array(8 + json.byteLength + 100);
+ * new DataView(file.buffer).setBigUint64(0, BigInt(json.byteLength), true);
+ * file.set(json, 8);
+ * await client.push(`${registry.host}/m/w:v1`, fromStream(new Blob([file]).stream()), { partSize: 16 });
+ * await using reader = await client.open(`${registry.host}/m/w:v1`);
+ * const length = new DataView((await reader.readAt(0, 8)).buffer).getBigUint64(0, true);
+ * const header = new TextDecoder().decode(await reader.readAt(8, Number(length)));
+ * console.log(header, reader.bytesFetched); // '{"w":{}}' 16
+ * ```
+ */
+export class ArtifactReader {
+  /** The file's size in bytes. */
+  readonly size: number;
+  /** The manifest digest (what a tag resolved to). */
+  readonly digest: string;
+  /** The part size: the granularity of fetching and verification. */
+  readonly partSize: number;
+  readonly #manifest: PartedManifest;
+  readonly #job: ReaderJob;
+  readonly #connection: Connection;
+  readonly #directory: CacheDirectory | undefined;
+  readonly #threads: Sha256Threads;
+  readonly #progress: ProgressTracker;
+  readonly #buffers = partDownloadBuffers();
+  readonly #controller = new AbortController();
+  readonly #signal: AbortSignal;
+  /** Verified parts, least recently used first. */
+  readonly #cache = new Map<number, CachedPart>();
+  readonly #fetching = new Map<number, Promise<CachedPart>>();
+  /** Cache files hashed again by this reader. */
+  readonly #checked = new Set<string>();
+  #closed = false;
+
+  private constructor(
+    job: ReaderJob,
+    connection: Connection,
+    resolved: { manifest: PartedManifest; digest: string },
+    directory: CacheDirectory | undefined,
+  ) {
+    this.#job = job;
+    this.#connection = connection;
+    this.#manifest = resolved.manifest;
+    this.digest = resolved.digest;
+    this.size = resolved.manifest.fileSize;
+    this.partSize = resolved.manifest.partSize;
+    this.#directory = directory;
+    this.#threads = job.hashing(1);
+    this.#progress = new ProgressTracker(this.size, resolved.manifest.parts.length, "downloading");
+    this.#signal = job.signal === undefined
+      ? this.#controller.signal
+      : AbortSignal.any([job.signal, this.#controller.signal]);
+  }
+
+  /** Resolves the manifest of `job` and opens a reader on it. */
+  static async open(job: ReaderJob, connection: Connection): Promise<ArtifactReader> {
+    job.signal?.throwIfAborted();
+    const resolved = await resolveManifest(connection, job.reference, {
+      signal: job.signal,
+      policy: job.policy,
+      clock: job.clock,
+    });
+    const directory = job.cacheDirectory === undefined
+      ? undefined
+      : await CacheDirectory.open(job.cacheDirectory, job.cacheParts);
+    return new ArtifactReader(job, connection, resolved, directory);
+  }
+
+  /** Part bytes received from the registry by this reader so far. */
+  get bytesFetched(): number {
+    return this.#progress.snapshot.wireBytes;
+  }
+
+  /**
+   * The `length` bytes from `offset`. Every part they touch is fetched whole (or taken from
+   * the cache) and verified first.
+   *
+   * @throws {RangeError} The range is negative or goes past the end of the file.
+   */
+  async readAt(offset: number, length: number): Promise<Uint8Array> {
+    const parts = this.#touched(offset, length);
+    const out = new Uint8Array(length);
+    await Promise.all(parts.map(async ({ part, from, count }) => {
+      let at = part.offset + from - offset;
+      for await (const chunk of await this.#chunks(part, from, count)) {
+        out.set(chunk, at);
+        at += chunk.byteLength;
+      }
+    }));
+    return out;
+  }
+
+  /**
+   * The `length` bytes from `offset` (default: to the end of the file) as a stream, part by
+   * part, each part verified before its first byte is enqueued.
+   *
+   * @throws {RangeError} The range is negative or goes past the end of the file.
+   */
+  stream(offset = 0, length: number = this.size - offset): ReadableStream<Uint8Array> {
+    const parts = this.#touched(offset, length);
+    let next = 0;
+    let current: AsyncIterator<Uint8Array> | undefined;
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        for (;;) {
+          if (current === undefined) {
+            if (next >= parts.length) return controller.close();
+            const { part, from, count } = parts[next++];
+            current = (await this.#chunks(part, from, count))[Symbol.asyncIterator]();
+          }
+          const { value, done } = await current.next();
+          if (!done) return controller.enqueue(value);
+          current = undefined;
+        }
+      },
+      cancel: async () => {
+        await current?.return?.();
+      },
+    }, { highWaterMark: 0 });
+  }
+
+  /** Stops the reader's requests and lets its parts go (a cache directory keeps its files). */
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    this.#controller.abort(new DOMException("the reader was closed", "AbortError"));
+    this.#cache.clear();
+    this.#threads.close();
+    this.#progress.close();
+    return Promise.resolve();
+  }
+
+  /** Same as {@linkcode ArtifactReader.close}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** The parts `[offset, offset + length)` touches, and which of their bytes. */
+  #touched(
+    offset: number,
+    length: number,
+  ): { part: PartDescriptor; from: number; count: number }[] {
+    if (this.#closed) throw new TypeError("ArtifactReader: the reader is closed");
+    if (!Number.isSafeInteger(offset) || offset < 0) {
+      throw new RangeError(`offset must be a non-negative integer, not ${offset}`);
+    }
+    if (!Number.isSafeInteger(length) || length < 0) {
+      throw new RangeError(`length must be a non-negative integer, not ${length}`);
+    }
+    if (offset + length > this.size) {
+      throw new RangeError(
+        `range ${offset}+${length} goes past the end of the file (${this.size} bytes)`,
+      );
+    }
+    const touched = [];
+    for (const part of this.#manifest.parts) {
+      const from = Math.max(offset, part.offset);
+      const to = Math.min(offset + length, part.offset + part.size);
+      if (from < to) touched.push({ part, from: from - part.offset, count: to - from });
+    }
+    return touched;
+  }
+
+  /** The bytes `[from, from + count)` of `part`, once the whole part verified. */
+  async #chunks(
+    part: PartDescriptor,
+    from: number,
+    count: number,
+  ): Promise<AsyncIterable<Uint8Array>> {
+    const cached = await this.#part(part);
+    if ("bytes" in cached) {
+      const bytes = cached.bytes.slice(from, from + count);
+      return (async function* () {
+        if (bytes.byteLength > 0) yield bytes;
+      })();
+    }
+    return (async function* () {
+      const file = await PartFile.openRead(cached.path);
+      try {
+        yield* file.chunks(from, count);
+      } finally {
+        await file.close();
+      }
+    })();
+  }
+
+  /** The verified part: from the cache, else fetched (once, however many reads ask). */
+  #part(part: PartDescriptor): Promise<CachedPart> {
+    const cached = this.#cache.get(part.index);
+    if (cached !== undefined) {
+      // Most recently used last.
+      this.#cache.delete(part.index);
+      this.#cache.set(part.index, cached);
+      return Promise.resolve(cached);
+    }
+    let fetching = this.#fetching.get(part.index);
+    if (fetching === undefined) {
+      fetching = this.#load(part).then((loaded) => {
+        this.#remember(part.index, loaded);
+        return loaded;
+      }).finally(() => this.#fetching.delete(part.index));
+      this.#fetching.set(part.index, fetching);
+    }
+    return fetching;
+  }
+
+  #remember(index: number, part: CachedPart): void {
+    this.#cache.set(index, part);
+    while (this.#cache.size > this.#job.cacheParts) {
+      this.#cache.delete(this.#cache.keys().next().value!);
+    }
+  }
+
+  /** Takes the part from the cache directory (hashed again once) or fetches and verifies it. */
+  async #load(part: PartDescriptor): Promise<CachedPart> {
+    const directory = this.#directory;
+    if (directory !== undefined) {
+      const path = await directory.find(part.digest, part.size);
+      if (path !== undefined) {
+        if (this.#checked.has(path)) return { path };
+        const digest = await this.#threads.hashRange(path, 0, part.size, this.#signal);
+        if (digest === part.digest) {
+          this.#checked.add(path);
+          return { path };
+        }
+        await directory.forget(path);
+      }
+    }
+    const context = {
+      repo: this.#connection.repo,
+      progress: this.#progress,
+      hashThreads: this.#threads,
+      buffers: this.#buffers,
+      signal: this.#signal,
+      policy: this.#job.policy,
+      clock: this.#job.clock,
+    };
+    if (directory === undefined) {
+      const held = new MemoryPart(part.offset, part.size);
+      await downloadPart({ ...context, partial: held }, part);
+      return { bytes: held.bytes };
+    }
+    const file = await directory.create(part.digest);
+    try {
+      await downloadPart({ ...context, partial: new FilePart(part.offset, file) }, part);
+    } catch (err) {
+      await file.remove();
+      throw err;
+    }
+    const path = await directory.keep(file, part.digest);
+    this.#checked.add(path);
+    return { path };
+  }
+}
+
+/**
+ * Options of {@linkcode PartedClient.open}.
+ *
+ * @example Parts kept in a directory across runs
+ * ```ts
+ * import type { OpenOptions } from "@ocipart/ocipart";
+ * const options: OpenOptions = { cacheDirectory: "./.ocipart-cache", cacheParts: 8 };
+ * console.log(options.cacheParts); // 8
+ * ```
+ */
+export interface OpenOptions {
+  /**
+   * The most verified parts kept for later reads (the least recently used go first). In
+   * memory, that many parts of the artifact's part size; in `cacheDirectory`, that many files.
+   *
+   * @default 2
+   */
+  cacheParts?: number;
+  /**
+   * Keep verified parts as files in this directory (created if needed) instead of memory;
+   * another reader, in this process or a later one, takes them from there after hashing them
+   * again once.
+   *
+   * @default none: parts are kept in memory
+   */
+  cacheDirectory?: string;
+  /** Stops the manifest request and every part fetch of the reader. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of {@linkcode PartedClient.read}.
+ *
+ * @example The 8 bytes at the start of the file
+ * ```ts
+ * import type { ReadOptions } from "@ocipart/ocipart";
+ * const options: ReadOptions = { offset: 0, length: 8 };
+ * console.log(options.length); // 8
+ * ```
+ */
+export interface ReadOptions extends OpenOptions {
+  /** The first byte to read. Default 0. */
+  offset?: number;
+  /** The number of bytes to read. Default: to the end of the file. */
+  length?: number;
+}
+
+/**
+ * A stream of a range of the reader `opening` will give, which closes the reader at its end.
+ *
+ * @example
+ * ```ts ignore
+ * const stream = rangeStream(ArtifactReader.open(job, connection), 0, 8);
+ * ```
+ */
+export function rangeStream(
+  opening: Promise<ArtifactReader>,
+  offset: number,
+  length: number | undefined,
+): ReadableStream<Uint8Array> {
+  opening.catch(() => {});
+  let inner: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  const close = async () => await (await opening.catch(() => undefined))?.close();
+  return new ReadableStream<Uint8Array>({
+    pull: async (controller) => {
+      try {
+        if (inner === undefined) {
+          const reader = await opening;
+          inner = reader.stream(offset, length ?? Math.max(0, reader.size - offset)).getReader();
+        }
+        const { value, done } = await inner.read();
+        if (!done) return controller.enqueue(value);
+        await close();
+        controller.close();
+      } catch (err) {
+        await close();
+        throw err;
+      }
+    },
+    cancel: async (reason) => {
+      await inner?.cancel(reason);
+      await close();
+    },
+  }, { highWaterMark: 0 });
+}

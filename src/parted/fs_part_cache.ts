@@ -1,0 +1,95 @@
+/**
+ * A part cache directory: verified parts kept as files named by their digest's hex, so that
+ * reads of nearby bytes (and later processes) do not fetch them again. At most `limit` parts
+ * are kept; the least recently used go first. A file is hashed again the first time a reader
+ * uses it: the directory is the user's, and its files may have changed.
+ *
+ * @module
+ */
+import { mkdir, readdir, rm, stat, utimes } from "node:fs/promises";
+import { join } from "node:path";
+import { LocalFileError } from "../errors/kinds.ts";
+import { osReason } from "./fs_reason.ts";
+import { PartFile } from "./fs_spill.ts";
+
+/**
+ * The files of a part cache directory.
+ *
+ * @example
+ * ```ts ignore
+ * const cache = await CacheDirectory.open("./.ocipart-cache", 8);
+ * const path = cache.pathOf("sha256:…");
+ * ```
+ */
+export class CacheDirectory {
+  readonly path: string;
+  readonly #limit: number;
+
+  private constructor(path: string, limit: number) {
+    this.path = path;
+    this.#limit = limit;
+  }
+
+  /** Opens (creating it if needed) the directory at `path`, keeping at most `limit` parts. */
+  static async open(path: string, limit: number): Promise<CacheDirectory> {
+    try {
+      await mkdir(path, { recursive: true });
+    } catch (err) {
+      throw new LocalFileError(`cache directory: cannot be created${osReason(err)}`, {
+        cause: err,
+      });
+    }
+    return new CacheDirectory(path, limit);
+  }
+
+  /** Where the part of `digest` is kept. */
+  pathOf(digest: string): string {
+    return join(this.path, digest.replace(/^sha256:/, ""));
+  }
+
+  /** The kept file of `digest` when it has `size` bytes (its use is recorded), else undefined. */
+  async find(digest: string, size: number): Promise<string | undefined> {
+    const path = this.pathOf(digest);
+    try {
+      const info = await stat(path);
+      if (!info.isFile() || info.size !== size) return undefined;
+      const now = new Date();
+      await utimes(path, now, now).catch(() => {});
+      return path;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A new file for the part of `digest`, to be {@linkcode CacheDirectory.keep}-ed once verified. */
+  async create(digest: string): Promise<PartFile> {
+    const name = `${digest.replace(/^sha256:/, "")}.${crypto.randomUUID()}.partial`;
+    return await PartFile.create(join(this.path, name));
+  }
+
+  /** Puts the verified `file` in place under its digest's name, then trims the directory. */
+  async keep(file: PartFile, digest: string): Promise<string> {
+    await file.close();
+    const path = this.pathOf(digest);
+    await file.renameTo(path);
+    await this.#trim();
+    return path;
+  }
+
+  /** Deletes a file that did not verify. */
+  async forget(path: string): Promise<void> {
+    await rm(path, { force: true }).catch(() => {});
+  }
+
+  /** Keeps the `limit` most recently used parts. */
+  async #trim(): Promise<void> {
+    const names = (await readdir(this.path)).filter((name) => /^[0-9a-f]{64}$/.test(name));
+    if (names.length <= this.#limit) return;
+    const dated = await Promise.all(names.map(async (name) => {
+      const path = join(this.path, name);
+      return { path, at: (await stat(path).catch(() => undefined))?.mtimeMs ?? 0 };
+    }));
+    dated.sort((a, b) => a.at - b.at);
+    for (const { path } of dated.slice(0, dated.length - this.#limit)) await this.forget(path);
+  }
+}

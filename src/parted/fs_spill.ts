@@ -1,0 +1,155 @@
+/**
+ * Temporary part files: the spill directory of a pull to a stream, the part files of a push
+ * from a stream, and the files of a part cache directory. Each file holds one part at offset 0.
+ *
+ * @module
+ */
+import { mkdtemp, open, rename, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { LocalFileError } from "../errors/kinds.ts";
+import { osReason } from "./fs_reason.ts";
+
+/** Bytes of one read when a part file is streamed out. */
+const READ_BYTES = 1 << 20;
+
+/**
+ * A directory of this process's own under the system's temporary directory (or `parent`),
+ * removed with everything in it by {@linkcode SpillDirectory.remove}.
+ *
+ * @example A part spilled to disk and read back
+ * ```ts
+ * import { SpillDirectory } from "./fs_spill.ts";
+ * const dir = await SpillDirectory.create();
+ * const file = await dir.file("part-0");
+ * await file.writeAt(new TextEncoder().encode("abc"), 0);
+ * const chunks = [];
+ * for await (const chunk of file.chunks(0, 3)) chunks.push(...chunk);
+ * await file.close();
+ * await dir.remove();
+ * console.log(chunks.length); // 3
+ * ```
+ */
+export class SpillDirectory {
+  readonly path: string;
+
+  private constructor(path: string) {
+    this.path = path;
+  }
+
+  /** Creates a fresh directory `ocipart-…` in `parent` (default: the system's temporary one). */
+  static async create(parent?: string): Promise<SpillDirectory> {
+    try {
+      if (parent === undefined && typeof Deno !== "undefined") {
+        // The runtime's own call: it finds the temporary directory without reading TMPDIR
+        // through a permission check.
+        return new SpillDirectory(await Deno.makeTempDir({ prefix: "ocipart-" }));
+      }
+      return new SpillDirectory(await mkdtemp(join(parent ?? tmpdir(), "ocipart-")));
+    } catch (err) {
+      throw new LocalFileError(`temporary directory: cannot be created${osReason(err)}`, {
+        cause: err,
+      });
+    }
+  }
+
+  /** Creates (or truncates) the file `name` in the directory, open for writing and reading. */
+  async file(name: string): Promise<PartFile> {
+    return await PartFile.create(join(this.path, name));
+  }
+
+  /** Removes the directory and every file in it (never fails). */
+  async remove(): Promise<void> {
+    await rm(this.path, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/**
+ * One part on disk: positional writes (the sink of a part download), then reads in order.
+ *
+ * @example
+ * ```ts ignore
+ * const file = await PartFile.create("/tmp/part");
+ * await file.writeAt(bytes, 0);
+ * ```
+ */
+export class PartFile {
+  readonly path: string;
+  readonly #handle: Awaited<ReturnType<typeof open>>;
+  #closed = false;
+
+  private constructor(path: string, handle: Awaited<ReturnType<typeof open>>) {
+    this.path = path;
+    this.#handle = handle;
+  }
+
+  /** Creates (or truncates) the file at `path`. */
+  static async create(path: string): Promise<PartFile> {
+    try {
+      return new PartFile(path, await open(path, "w+"));
+    } catch (err) {
+      throw new LocalFileError(`temporary part file: cannot be created${osReason(err)}`, {
+        cause: err,
+      });
+    }
+  }
+
+  /** Opens the existing file at `path` for reading. */
+  static async openRead(path: string): Promise<PartFile> {
+    return new PartFile(path, await open(path, "r"));
+  }
+
+  /** Writes all of `bytes` at `position`. */
+  async writeAt(bytes: Uint8Array, position: number): Promise<void> {
+    let done = 0;
+    while (done < bytes.byteLength) {
+      const { bytesWritten } = await this.#handle.write(
+        bytes,
+        done,
+        bytes.byteLength - done,
+        position + done,
+      );
+      done += bytesWritten;
+    }
+  }
+
+  /** Reads `length` bytes from `position` into a new array (fewer where the file ends). */
+  async readAt(position: number, length: number): Promise<Uint8Array> {
+    const out = new Uint8Array(length);
+    let done = 0;
+    while (done < length) {
+      const { bytesRead } = await this.#handle.read(out, done, length - done, position + done);
+      if (bytesRead === 0) break;
+      done += bytesRead;
+    }
+    return done === length ? out : out.subarray(0, done);
+  }
+
+  /** The bytes `[position, position + length)` in new arrays of at most 1 MiB, in order. */
+  async *chunks(position: number, length: number): AsyncGenerator<Uint8Array> {
+    for (let at = position; at < position + length;) {
+      const chunk = await this.readAt(at, Math.min(READ_BYTES, position + length - at));
+      if (chunk.byteLength === 0) return;
+      at += chunk.byteLength;
+      yield chunk;
+    }
+  }
+
+  /** Renames the file to `path` (within its directory's file system). */
+  async renameTo(path: string): Promise<void> {
+    await rename(this.path, path);
+  }
+
+  /** Closes the file (once). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#handle.close().catch(() => {});
+  }
+
+  /** Closes and deletes the file (never fails). */
+  async remove(): Promise<void> {
+    await this.close();
+    await rm(this.path, { force: true }).catch(() => {});
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * The pull into a stream: the file's bytes in order into a `WritableStream` (standard output,
+ * a pipe, a socket). Parts download in parallel, each into a place of its own (memory, or a
+ * file of a temporary directory when the window does not fit in memory), and a part's bytes
+ * are written to the stream only once the whole part has verified. Workers fetch at most
+ * `workers` parts ahead of the part being written (the window), so what is held is bounded:
+ * `workers × part size` bytes, in memory when that is at most the memory window, else on disk.
+ *
+ * @module
+ */
+import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
+import type { Connection } from "./connection.ts";
+import { SpillDirectory } from "./fs_spill.ts";
+import { FilePart, type HeldPart, MemoryPart } from "./held_part.ts";
+import { downloadPart, partDownloadBuffers } from "./part_download.ts";
+import { FirstFailure } from "./part_workers.ts";
+import { ProgressTracker } from "./progress.ts";
+import { resolveManifest } from "./resolve_manifest.ts";
+import type { TransferJob } from "./transfer_job.ts";
+
+/** The most bytes a pull into a stream holds in memory before it spills parts to disk. */
+export const DEFAULT_MEMORY_WINDOW_BYTES: number = 256 * 1024 * 1024;
+
+/** What the pull into a stream needs, already validated. */
+export interface StreamPullJob extends TransferJob {
+  /** Receives the file's bytes in order; closed at the end, aborted on failure. */
+  writable: WritableStream<Uint8Array>;
+  /** Bytes of parts that may be held in memory; a larger window goes to a temporary directory. */
+  memoryWindowBytes: number;
+  /** Where the temporary directory is made (default: the system's temporary directory). */
+  spillDirectory?: string;
+}
+
+/**
+ * What {@linkcode PartedClient.pull} into a stream resolves to.
+ *
+ * @example Reporting a pull to a stream
+ * ```ts
+ * import type { StreamPullResult } from "@ocipart/ocipart";
+ * const describe = (r: StreamPullResult) =>
+ *   `${r.size} bytes in ${r.partsFetched} parts${r.spilled ? " (spilled to disk)" : ""}`;
+ * console.log(describe({ digest: "sha256:…", size: 30, bytesFetched: 30, partsFetched: 3, spilled: false }));
+ * // "30 bytes in 3 parts"
+ * ```
+ */
+export interface StreamPullResult {
+  /** The digest of the manifest pulled. */
+  digest: string;
+  /** The file's size in bytes: all written to the stream. */
+  size: number;
+  /** Part bytes received from the registry. */
+  bytesFetched: number;
+  /** Parts downloaded. */
+  partsFetched: number;
+  /** The window did not fit in memory: parts waited in a temporary directory (now removed). */
+  spilled: boolean;
+}
+
+/**
+ * Pulls the artifact of `job` into its writable stream.
+ *
+ * @example
+ * ```ts ignore
+ * import { runStreamPull } from "./stream_pull.ts";
+ * const result = await runStreamPull(job, () => connect(session, reference, true));
+ * ```
+ */
+export async function runStreamPull(
+  job: StreamPullJob,
+  connect: () => Connection,
+): Promise<StreamPullResult> {
+  job.signal?.throwIfAborted();
+  const writer = job.writable.getWriter();
+  const connection = connect();
+  const latch = new FirstFailure(job.signal);
+  const { policy, clock } = job;
+  let spill: SpillDirectory | undefined;
+  let progress: ProgressTracker | undefined;
+  let hashThreads: ReturnType<TransferJob["hashing"]> | undefined;
+  try {
+    const { manifest, digest } = await resolveManifest(connection, job.reference, {
+      signal: latch.signal,
+      policy,
+      clock,
+    });
+    const parts = manifest.parts;
+    const window = Math.min(job.workers, parts.length);
+    const inMemory = window * manifest.partSize <= job.memoryWindowBytes;
+    if (!inMemory) spill = await SpillDirectory.create(job.spillDirectory);
+    hashThreads = job.hashing(
+      manifest.fileSize < THREADED_HASH_MIN_BYTES ? 0 : Math.min(job.workers, job.hashThreads),
+    );
+    progress = new ProgressTracker(manifest.fileSize, parts.length, "downloading", job.onProgress);
+    const tracker = progress;
+    tracker.onFailure = (err) => latch.stop(err);
+    const context = {
+      repo: connection.repo,
+      progress: tracker,
+      hashThreads,
+      buffers: partDownloadBuffers(),
+      signal: latch.signal,
+      policy,
+      clock,
+    };
+    const ready = parts.map(() => Promise.withResolvers<HeldPart>());
+    for (const r of ready) r.promise.catch(() => {});
+    const gate = new Gate();
+    let written = 0;
+    let next = 0;
+    const worker = async () => {
+      for (;;) {
+        const index = next++;
+        if (index >= parts.length || latch.signal.aborted) return;
+        const part = parts[index];
+        let held: HeldPart | undefined;
+        try {
+          // The window: no part more than `window` ahead of the part being written.
+          while (index >= written + window) await gate.wait(latch.signal);
+          held = spill === undefined
+            ? new MemoryPart(part.offset, part.size)
+            : new FilePart(part.offset, await spill.file(`part-${index}`));
+          await downloadPart({ ...context, partial: held }, part);
+          ready[index].resolve(held);
+        } catch (err) {
+          await held?.release();
+          ready[index].reject(err);
+          latch.fail(err, index);
+          return;
+        }
+      }
+    };
+    const writing = async () => {
+      for (const part of parts) {
+        const held = await abortable(ready[part.index].promise, latch.signal);
+        try {
+          // A verified part goes out whole: a failure elsewhere does not cut it short.
+          for await (const chunk of held.chunks(0, part.size)) await writer.write(chunk);
+        } finally {
+          await held.release();
+        }
+        tracker.completePart(part.index, part.size, "verified");
+        written++;
+        gate.open();
+      }
+    };
+    const workers = Array.from({ length: window }, () => worker());
+    const out = writing().catch((err) => latch.fail(err));
+    await latch.settle([out, ...workers], tracker);
+    // A part left unwritten (a worker stopped by the caller) is not a success.
+    latch.signal.throwIfAborted();
+    await writer.close();
+    tracker.setPhase("done");
+    return {
+      digest,
+      size: manifest.fileSize,
+      bytesFetched: tracker.snapshot.wireBytes,
+      partsFetched: parts.length,
+      spilled: spill !== undefined,
+    };
+  } catch (err) {
+    await writer.abort(err).catch(() => {});
+    if (job.signal?.aborted) throw job.signal.reason;
+    throw latch.publicError(err);
+  } finally {
+    progress?.close();
+    hashThreads?.close();
+    await spill?.remove();
+    writer.releaseLock();
+  }
+}
+
+/** `promise`, or the signal's reason once it aborts. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** Wakes every waiter each time it is opened (the writer moved on by one part). */
+class Gate {
+  #waiters: (() => void)[] = [];
+
+  /** Resolves at the next `open()`, rejects once `signal` aborts. */
+  wait(signal: AbortSignal): Promise<void> {
+    return abortable(new Promise<void>((resolve) => this.#waiters.push(resolve)), signal);
+  }
+
+  /** Wakes the waiters. */
+  open(): void {
+    for (const waiter of this.#waiters.splice(0)) waiter();
+  }
+}

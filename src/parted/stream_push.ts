@@ -1,0 +1,283 @@
+/**
+ * The push from a stream of unknown length: parts are cut as bytes arrive, each written to a
+ * file of a temporary directory while it is hashed, then uploaded by the first free worker
+ * while the next parts arrive. At most `workers` part files exist at a time (the one being
+ * filled among them): reading waits for an upload to finish when they are all taken. The
+ * manifest, with the file's size and digest, is written last, only after the stream ended
+ * normally and every part is in the registry.
+ *
+ * @module
+ */
+import { InvalidReferenceError } from "../errors/kinds.ts";
+import type { Descriptor } from "../registry/media_types.ts";
+import { OCI_MANIFEST_MEDIA_TYPE } from "../registry/media_types.ts";
+import { Sha256, sha256Digest } from "../registry/sha256.ts";
+import { putManifest } from "../remote/manifests.ts";
+import { retry } from "../remote/retry.ts";
+import { AsyncQueue } from "./async_queue.ts";
+import type { Connection } from "./connection.ts";
+import { PARTED_ARTIFACT_TYPE } from "./format.ts";
+import { type PartFile, SpillDirectory } from "./fs_spill.ts";
+import { encodeManifest, layerLimitFailure, type PartDescriptor } from "./manifest.ts";
+import { uploadPart } from "./part_upload.ts";
+import { FirstFailure, nextPart } from "./part_workers.ts";
+import { ProgressTracker } from "./progress.ts";
+import { ensureConfig, recordedTitle } from "./push.ts";
+import { PushTokens } from "./push_tokens.ts";
+import type { TransferJob } from "./transfer_job.ts";
+
+/** What the push from a stream needs, already validated. */
+export interface StreamPushJob extends TransferJob {
+  /** The file's bytes. */
+  readable: ReadableStream<Uint8Array>;
+  /** Part size in bytes. */
+  partSize: number;
+  /** The title to record. */
+  name?: string;
+  /** The caller's manifest annotations (keys already checked). */
+  annotations?: Readonly<Record<string, string>>;
+  /** Where the temporary directory is made (default: the system's temporary directory). */
+  spillDirectory?: string;
+}
+
+/** A part cut from the stream, in its own file. */
+interface CutPart extends PartDescriptor {
+  readonly file: PartFile;
+}
+
+/**
+ * Pushes the stream of `job` and returns the manifest's descriptor.
+ *
+ * @example
+ * ```ts ignore
+ * import { runStreamPush } from "./stream_push.ts";
+ * const descriptor = await runStreamPush(job, () => connect(session, reference));
+ * ```
+ */
+export async function runStreamPush(
+  job: StreamPushJob,
+  connect: () => Connection,
+): Promise<Descriptor> {
+  job.signal?.throwIfAborted();
+  const reader = job.readable.getReader();
+  const latch = new FirstFailure(job.signal);
+  const { signal } = latch;
+  // The total is known only at the end: progress counts bytes and parts as they go.
+  const progress = new ProgressTracker(0, 0, "hashing", job.onProgress);
+  progress.onFailure = (err) => latch.stop(err);
+  let spill: SpillDirectory | undefined;
+  try {
+    spill = await SpillDirectory.create(job.spillDirectory);
+    const connection = connect();
+    const queue = new AsyncQueue<CutPart>();
+    const slots = new Slots(job.workers);
+    const cut = cutParts(job, reader, spill, slots, signal, (part) => {
+      progress.extend(part.size, 1);
+      queue.push(part);
+    })
+      .then((cut) => {
+        queue.close();
+        return cut;
+      }, (err) => {
+        queue.close();
+        latch.fail(err);
+        return undefined;
+      });
+    // A token that would expire before a part arrives is renewed first, as a push of a file does.
+    const tokens = new PushTokens(
+      connection.tokens,
+      job.reference.repository,
+      job.clock,
+      job.workers,
+    );
+    const context = {
+      repo: connection.repo,
+      fileSize: job.partSize,
+      partSize: job.partSize,
+      progress,
+      signal,
+      policy: job.policy,
+      clock: job.clock,
+      beforeUpload: (part: PartDescriptor, signal: AbortSignal) =>
+        tokens.renewFor(part.size, progress.snapshot.wireBytes, signal),
+      tokenLifetimeMs: () => tokens.lifetimeMs(),
+    };
+    const workers = Array.from({ length: job.workers }, async () => {
+      for (let part; (part = await nextPart(queue, signal)) !== undefined;) {
+        const { file, ...descriptor } = part;
+        try {
+          progress.setPhase("uploading");
+          // Each part file holds its part from byte zero.
+          const outcome = await uploadPart(
+            { ...context, path: file.path },
+            { ...descriptor, offset: 0 },
+          );
+          progress.completePart(
+            part.index,
+            part.size,
+            outcome === "skipped" ? "exists" : "uploaded",
+          );
+        } catch (err) {
+          latch.fail(err, part.index);
+        } finally {
+          await file.remove();
+          slots.release();
+        }
+      }
+    });
+    await latch.settle([cut, ...workers], progress);
+    const file = (await cut)!;
+    return await writeManifest(job, connection, file, signal, progress);
+  } catch (err) {
+    await reader.cancel(err).catch(() => {});
+    throw latch.publicError(err);
+  } finally {
+    progress.close();
+    reader.releaseLock();
+    await spill?.remove();
+  }
+}
+
+/** What the stream turned out to be. */
+interface CutFile {
+  size: number;
+  digest: string;
+  partDigests: string[];
+}
+
+/** Reads the stream to its end, handing each part on once its file is written and hashed. */
+async function cutParts(
+  job: StreamPushJob,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  spill: SpillDirectory,
+  slots: Slots,
+  signal: AbortSignal,
+  onPart: (part: CutPart) => void,
+): Promise<CutFile> {
+  const whole = new Sha256();
+  const partDigests: string[] = [];
+  let size = 0;
+  let part: { file: PartFile; hash: Sha256; size: number } | undefined;
+  const finish = () => {
+    const { file, hash } = part!;
+    const digest = hash.digest();
+    const index = partDigests.length;
+    partDigests.push(digest);
+    onPart({ index, offset: index * job.partSize, size: part!.size, digest, file });
+    part = undefined;
+  };
+  for (;;) {
+    signal.throwIfAborted();
+    const { value, done } = await abortableRead(reader, signal);
+    if (done) break;
+    for (let at = 0; at < value.byteLength;) {
+      if (part === undefined) {
+        await slots.acquire(signal);
+        const file = await spill.file(`part-${partDigests.length}`);
+        part = { file, hash: new Sha256(), size: 0 };
+      }
+      const piece = value.subarray(
+        at,
+        at + Math.min(job.partSize - part.size, value.byteLength - at),
+      );
+      await part.file.writeAt(piece, part.size);
+      part.hash.update(piece);
+      whole.update(piece);
+      part.size += piece.byteLength;
+      size += piece.byteLength;
+      at += piece.byteLength;
+      if (part.size === job.partSize) finish();
+    }
+  }
+  if (part !== undefined) finish();
+  if (partDigests.length === 0) {
+    // An empty stream is an empty file: one empty part.
+    await slots.acquire(signal);
+    part = { file: await spill.file("part-0"), hash: new Sha256(), size: 0 };
+    finish();
+  }
+  return { size, digest: whole.digest(), partDigests };
+}
+
+/** The config blob, then the manifest, as a push of a file writes them. */
+async function writeManifest(
+  job: StreamPushJob,
+  connection: Connection,
+  file: CutFile,
+  signal: AbortSignal,
+  progress: ProgressTracker,
+): Promise<Descriptor> {
+  progress.setPhase("config");
+  await ensureConfig(connection.repo, signal, job.policy, job.clock);
+  const manifest = encodeManifest({
+    partSize: job.partSize,
+    fileSize: file.size,
+    fileDigest: file.digest,
+    partDigests: file.partDigests,
+    title: job.name === undefined ? undefined : recordedTitle(job.name),
+    annotations: job.annotations,
+  });
+  const digest = sha256Digest(manifest);
+  if (job.reference.digest !== undefined && job.reference.digest !== digest) {
+    throw new InvalidReferenceError("digest differs from the pushed manifest's digest");
+  }
+  progress.setPhase("manifest");
+  const target = job.reference.tag ?? digest;
+  const retries = { policy: job.policy, signal, clock: job.clock };
+  await retry("PUT manifest", () => putManifest(connection.repo, target, manifest, signal), retries)
+    .catch((err) => {
+      throw layerLimitFailure(err, job.partSize, file.partDigests.length) ?? err;
+    });
+  progress.setPhase("done");
+  if (progress.failure !== undefined) throw progress.failure;
+  return {
+    mediaType: OCI_MANIFEST_MEDIA_TYPE,
+    digest,
+    size: manifest.byteLength,
+    artifactType: PARTED_ARTIFACT_TYPE,
+  };
+}
+
+/** The next read of `reader`, or the signal's reason once it aborts. */
+function abortableRead(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  signal: AbortSignal,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    reader.read().then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** A count of part files that may exist at once. */
+class Slots {
+  #free: number;
+  #waiters: (() => void)[] = [];
+
+  constructor(count: number) {
+    this.#free = count;
+  }
+
+  /** Takes a slot, waiting for one to be released. */
+  async acquire(signal: AbortSignal): Promise<void> {
+    while (this.#free === 0) {
+      signal.throwIfAborted();
+      await new Promise<void>((resolve) => {
+        const onAbort = () => resolve();
+        signal.addEventListener("abort", onAbort, { once: true });
+        this.#waiters.push(() => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        });
+      });
+    }
+    this.#free--;
+  }
+
+  /** Gives a slot back. */
+  release(): void {
+    this.#free++;
+    this.#waiters.shift()?.();
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * `ocipart cat <ref> [--range …]` against the real registry (CNCF Distribution), behind the
+ * fault proxy that counts what is fetched: only the parts a range touches move, each verified
+ * whole first, and `--cache-dir` keeps a repeated read from fetching again.
+ */
+import { ok, strictEqual } from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { startFaultProxy } from "../fixtures/fault_proxy.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { runCli, spawnCli } from "./_cli.ts";
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+function pattern(size: number, seed: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  let x = seed;
+  for (let i = 0; i < size; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    bytes[i] = x >>> 24;
+  }
+  return bytes;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+async function cat(args: string[], tmp: string) {
+  const child = spawnCli(["cat", "--plain-http", ...args], { tmp });
+  await child.stdin.close();
+  const out = await child.output();
+  return { code: out.code, stdout: out.stdout, stderr: new TextDecoder().decode(out.stderr) };
+}
+
+/** Blob GETs the proxy saw since `from` (each moves at most one part). */
+function blobGets(proxy: { log: { method: string; path: string }[] }, from: number): number {
+  return proxy.log.slice(from).filter((r) => r.method === "GET" && /\/blobs\//.test(r.path))
+    .length;
+}
+
+/** The bytes received in every exchange `--debug` reported. */
+function received(stderr: string): number {
+  let total = 0;
+  for (const match of stderr.matchAll(/^debug: .* received=(\d+)/gm)) total += Number(match[1]);
+  return total;
+}
+
+registryTest("cat --range: part edges, the end, empty, past the end", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const part = 64 * KiB;
+  const bytes = pattern(3 * part + 1000, 9);
+  await Deno.writeFile(`${tmp.path}/f.bin`, bytes);
+  const ref = `${registry.host}/cat/edges:v1`;
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/f.bin`],
+    { tmp: tmp.path },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  const cases: [string, number, number][] = [
+    [`0-${part - 1}`, 0, part], // exactly the first part
+    [`${part - 4}-${part + 3}`, part - 4, part + 4], // across an edge
+    [`${part}+${part}`, part, 2 * part], // exactly the second part
+    [`${bytes.length - 10}-`, bytes.length - 10, bytes.length], // the end
+    [`${bytes.length - 1}-${bytes.length - 1}`, bytes.length - 1, bytes.length], // the last byte
+    [`${part}+0`, part, part], // empty
+    [`${bytes.length}-`, bytes.length, bytes.length], // empty, at the end
+  ];
+  for (const [range, from, to] of cases) {
+    const out = await cat(["--range", range, ref], tmp.path);
+    strictEqual(out.code, 0, `${range}: ${out.stderr}`);
+    strictEqual(sha256(out.stdout), sha256(bytes.subarray(from, to)), range);
+  }
+  const whole = await cat([ref], tmp.path);
+  strictEqual(sha256(whole.stdout), sha256(bytes));
+  const past = await cat(["--range", `${bytes.length - 5}-${bytes.length}`, ref], tmp.path);
+  strictEqual(past.code, 2);
+  strictEqual(past.stdout.byteLength, 0);
+  ok(/goes past the end of the file \(197608 bytes; the last byte is 197607\)/.test(past.stderr));
+  const after = await cat(["--range", `${bytes.length + 1}-`, ref], tmp.path);
+  strictEqual(after.code, 2, after.stderr);
+});
+
+registryTest(
+  "cat --range of 1 MiB moves at most 2 parts; again with --cache-dir, none",
+  async () => {
+    await using registry = await startRegistry();
+    await using proxy = await startFaultProxy({ target: registry.url });
+    await using tmp = await tempDir();
+    const bytes = pattern(8 * MiB, 4);
+    await Deno.writeFile(`${tmp.path}/f.bin`, bytes);
+    const ref = `${proxy.host}/cat/big:v1`;
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/f.bin`],
+      { tmp: tmp.path },
+    );
+    strictEqual(push.code, 0, push.stderr);
+    const from = 3 * MiB + 12345;
+    const range = `${from}+${MiB}`;
+    const cache = ["--cache-dir", `${tmp.path}/cache`];
+    const before = proxy.log.length;
+    const first = await cat([...cache, "--debug", "--range", range, ref], tmp.path);
+    strictEqual(first.code, 0, first.stderr);
+    strictEqual(sha256(first.stdout), sha256(bytes.subarray(from, from + MiB)));
+    strictEqual(blobGets(proxy, before), 2);
+    // Bytes received, as --debug counts them: the manifest and two parts.
+    const moved = received(first.stderr);
+    ok(moved > 2 * MiB && moved < 2 * MiB + 16 * KiB, `${moved} bytes received`);
+    const again = proxy.log.length;
+    const second = await cat([...cache, "--debug", "--range", range, ref], tmp.path);
+    strictEqual(second.code, 0, second.stderr);
+    strictEqual(sha256(second.stdout), sha256(first.stdout));
+    strictEqual(blobGets(proxy, again), 0);
+    ok(received(second.stderr) < 16 * KiB, "only the manifest");
+    console.log(`1 MiB range: ${moved} bytes received; again: ${received(second.stderr)}`);
+  },
+);
+
+registryTest("cat: a corrupted part gives exit 5 and none of its bytes", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const part = 64 * KiB;
+  const bytes = pattern(3 * part, 2);
+  await Deno.writeFile(`${tmp.path}/f.bin`, bytes);
+  const ref = `${registry.host}/cat/bad:v1`;
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/f.bin`],
+    { tmp: tmp.path },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  const tampered = bytes.slice(part, 2 * part);
+  tampered[7] ^= 1;
+  await Deno.writeFile(
+    registry.blobPath(`sha256:${sha256(bytes.subarray(part, 2 * part))}`),
+    tampered,
+  );
+  const out = await cat(["--range", `${part + 10}+5`, ref], tmp.path);
+  strictEqual(out.code, 5, out.stderr);
+  strictEqual(out.stdout.byteLength, 0);
+});

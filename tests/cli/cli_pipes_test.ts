@@ -1,0 +1,211 @@
+/**
+ * Transfers through pipes, as a user types them: `ocipart pull <ref> -` writes the file to
+ * standard output (each part only once it verified), `ocipart push <ref> -` pushes standard
+ * input, against the real registry (CNCF Distribution).
+ */
+import { ok, strictEqual } from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { startFaultProxy } from "../fixtures/fault_proxy.ts";
+import { cliArgv, cliEnv, PROJECT_ROOT, runCli, spawnCli, stallFromThirdPart } from "./_cli.ts";
+
+const KiB = 1024;
+const PART = 64 * KiB;
+
+function pattern(size: number, seed = 7): Uint8Array {
+  const bytes = new Uint8Array(size);
+  let x = seed;
+  for (let i = 0; i < size; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    bytes[i] = x >>> 24;
+  }
+  return bytes;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** Runs the CLI with `stdin` bytes and returns stdout as bytes. */
+async function runBytes(args: string[], tmp: string, stdin?: Uint8Array) {
+  const child = spawnCli(args, { tmp });
+  const writer = child.stdin.getWriter();
+  if (stdin !== undefined) await writer.write(stdin).catch(() => {});
+  await writer.close().catch(() => {});
+  const out = await child.output();
+  return { code: out.code, stdout: out.stdout, stderr: new TextDecoder().decode(out.stderr) };
+}
+
+registryTest("pull -: the file on stdout, equal to the file (sha256)", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const bytes = pattern(5 * PART + 123);
+  await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
+  const ref = `${registry.host}/pipes/data:v1`;
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/data.bin`],
+    { tmp: tmp.path },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  const pull = await runBytes(["pull", "--plain-http", "--workers", "3", ref, "-"], tmp.path);
+  strictEqual(pull.code, 0, pull.stderr);
+  strictEqual(sha256(pull.stdout), sha256(bytes));
+  strictEqual(pull.stderr.includes("sha256:"), false);
+});
+
+registryTest("pull -: a corrupted part gives exit 5 and none of its bytes", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const bytes = pattern(4 * PART, 3);
+  await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
+  const ref = `${registry.host}/pipes/bad:v1`;
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/data.bin`],
+    { tmp: tmp.path },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  const digest = `sha256:${sha256(bytes.subarray(PART, 2 * PART))}`;
+  const tampered = bytes.slice(PART, 2 * PART);
+  tampered[100] ^= 0xff;
+  await Deno.writeFile(registry.blobPath(digest), tampered);
+  const pull = await runBytes(["pull", "--plain-http", "--workers", "1", ref, "-"], tmp.path);
+  strictEqual(pull.code, 5, pull.stderr);
+  // The output ends at the end of the part before the bad one.
+  strictEqual(pull.stdout.byteLength, PART);
+  strictEqual(sha256(pull.stdout), sha256(bytes.subarray(0, PART)));
+});
+
+registryTest("pull - | head -c: exit 0, quietly, and the requests stop", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const bytes = pattern(64 * PART, 5);
+  await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
+  const ref = `${registry.host}/pipes/head:v1`;
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/data.bin`],
+    { tmp: tmp.path },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  const argv = cliArgv(["pull", "--plain-http", ref, "-"], { tmp: tmp.path });
+  const quoted = argv.map((arg) => `'${arg}'`).join(" ");
+  const started = performance.now();
+  const out = await new Deno.Command("bash", {
+    args: ["-o", "pipefail", "-c", `${quoted} | head -c 100000 | wc -c`],
+    cwd: PROJECT_ROOT,
+    clearEnv: true,
+    env: cliEnv({ tmp: tmp.path }),
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  strictEqual(new TextDecoder().decode(out.stdout).trim(), "100000");
+  strictEqual(out.code, 0, stderr);
+  strictEqual(stderr.includes("Broken pipe"), false, stderr);
+  ok(performance.now() - started < 20_000);
+});
+
+registryTest("push -: the same manifest digest as the push of the file", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const bytes = pattern(3 * PART + 17, 11);
+  await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
+  const args = ["push", "--plain-http", "--part-size", "64KiB"];
+  const fromFile = await runCli(
+    [...args, `${registry.host}/pipes/a:v1`, `${tmp.path}/data.bin`],
+    { tmp: tmp.path },
+  );
+  strictEqual(fromFile.code, 0, fromFile.stderr);
+  const stdin = await runBytes(
+    [...args, "--name", "data.bin", "--temp-dir", tmp.path, `${registry.host}/pipes/b:v1`, "-"],
+    tmp.path,
+    bytes,
+  );
+  strictEqual(stdin.code, 0, stdin.stderr);
+  strictEqual(new TextDecoder().decode(stdin.stdout), fromFile.stdout);
+  // Nothing of the part files is left behind.
+  const left = [];
+  for await (const entry of Deno.readDir(tmp.path)) left.push(entry.name);
+  strictEqual(left.filter((name) => name.startsWith("ocipart-")).length, 0);
+  // And it pulls back equal.
+  const pull = await runBytes(
+    ["pull", "--plain-http", `${registry.host}/pipes/b:v1`, "-"],
+    tmp.path,
+  );
+  strictEqual(sha256(pull.stdout), sha256(bytes));
+});
+
+registryTest("pull -: a reader that goes away stops every request within 1 s, exit 0", async () => {
+  await using registry = await startRegistry();
+  await using proxy = await startFaultProxy({ target: registry.url });
+  await using tmp = await tempDir();
+  const MiB = 1024 * KiB;
+  const bytes = pattern(4 * MiB, 13);
+  await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
+  const ref = `${proxy.host}/pipes/gone:v1`;
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/data.bin`],
+    { tmp: tmp.path },
+  );
+  strictEqual(push.code, 0, push.stderr);
+  // Parts 2 and 3 never finish: only the closed pipe can end this pull.
+  stallFromThirdPart(proxy);
+  const child = spawnCli(["pull", "--plain-http", "--progress", "none", ref, "-"], {
+    tmp: tmp.path,
+  });
+  await child.stdin.close();
+  const stderr = new Response(child.stderr).text();
+  const reader = child.stdout.getReader();
+  let got = 0;
+  while (got < 100_000) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    got += value.byteLength;
+  }
+  await reader.cancel();
+  const closed = performance.now();
+  const status = await child.status;
+  const elapsed = performance.now() - closed;
+  strictEqual(status.code, 0, await stderr);
+  strictEqual(await stderr, "");
+  ok(elapsed < 1000, `exited ${elapsed.toFixed(0)} ms after the pipe closed`);
+  console.log(`pull - exited ${elapsed.toFixed(0)} ms after its reader went away`);
+});
+
+registryTest(
+  "push -: Ctrl-C mid-stream removes the part files and leaves no manifest",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const MiB = 1024 * KiB;
+    const bytes = pattern(3 * MiB, 17);
+    const ref = `${registry.host}/pipes/int:v1`;
+    const spill = `${tmp.path}/spill`;
+    await Deno.mkdir(spill);
+    const partial = spawnCli(
+      ["push", "--plain-http", "--part-size", "1MiB", "--temp-dir", spill, ref, "-"],
+      { tmp: tmp.path },
+    );
+    const writer = partial.stdin.getWriter();
+    // The input stays open: the producer is still "writing" when the push is interrupted.
+    await writer.write(bytes);
+    for (let i = 0; i < 100 && (await entries(spill)).length === 0; i++) await delay(50);
+    partial.kill("SIGINT");
+    const status = await partial.status;
+    await writer.close().catch(() => {});
+    await partial.stdout.cancel();
+    await partial.stderr.cancel();
+    strictEqual(status.code, 130);
+    strictEqual((await entries(spill)).length, 0);
+    const inspect = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
+    strictEqual(inspect.code, 3, inspect.stderr);
+  },
+);
+
+async function entries(dir: string): Promise<string[]> {
+  const names = [];
+  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  return names;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,167 @@
+/**
+ * Pulls into a `WritableStream` and pushes from a `ReadableStream`: order, the memory window
+ * and its spill directory (removed on every exit), a reader that goes away, a producer that
+ * fails, and a rerun that skips the parts present.
+ */
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { fromFile, fromStream, PartedClient, toStream } from "../../mod.ts";
+import { startMemoryRegistry } from "../../src/testing/mod.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+
+const KiB = 1024;
+
+function pattern(size: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  for (let i = 0; i < size; i++) bytes[i] = (i * 31 + (i >> 8)) & 0xff;
+  return bytes;
+}
+
+function collector(): { writable: WritableStream<Uint8Array>; bytes: () => Uint8Array } {
+  const chunks: Uint8Array[] = [];
+  return {
+    writable: new WritableStream({ write: (chunk) => void chunks.push(chunk.slice()) }),
+    bytes: () => new Uint8Array(chunks.flatMap((c) => [...c])),
+  };
+}
+
+async function entries(dir: string): Promise<string[]> {
+  const names = [];
+  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  return names;
+}
+
+function byteStream(bytes: Uint8Array, piece: number, fail?: Error): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (at >= bytes.byteLength) {
+        if (fail) controller.error(fail);
+        else controller.close();
+        return;
+      }
+      controller.enqueue(bytes.slice(at, at + piece));
+      at += piece;
+    },
+  });
+}
+
+Deno.test("a pull into a stream spills a window larger than memory, in order, and removes it", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  const bytes = pattern(10 * 16 * KiB + 5);
+  await Deno.writeFile(`${tmp.path}/f.bin`, bytes);
+  using client = new PartedClient({ plainHttp: true });
+  const ref = `${registry.host}/s/f:v1`;
+  await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 16 * KiB });
+  const out = collector();
+  const spill = `${tmp.path}/spill`;
+  await Deno.mkdir(spill);
+  const result = await client.pull(
+    ref,
+    toStream(out.writable, { memoryWindowBytes: 0, spillDirectory: spill }),
+    { workers: 3 },
+  );
+  ok(result.spilled);
+  deepStrictEqual(out.bytes(), bytes);
+  deepStrictEqual(await entries(spill), []);
+});
+
+Deno.test("a reader that fails stops the pull and removes the spill directory", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  await Deno.writeFile(`${tmp.path}/f.bin`, pattern(40 * 16 * KiB));
+  using client = new PartedClient({ plainHttp: true });
+  const ref = `${registry.host}/s/g:v1`;
+  await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 16 * KiB });
+  const spill = `${tmp.path}/spill`;
+  await Deno.mkdir(spill);
+  let writes = 0;
+  const gone = new Error("reader gone");
+  const writable = new WritableStream<Uint8Array>({
+    write() {
+      if (++writes === 2) throw gone;
+    },
+  });
+  const started = performance.now();
+  await rejects(
+    client.pull(ref, toStream(writable, { memoryWindowBytes: 0, spillDirectory: spill })),
+    (err) => err === gone,
+  );
+  ok(performance.now() - started < 1000);
+  deepStrictEqual(await entries(spill), []);
+});
+
+Deno.test("a push from a stream matches the file's manifest; a rerun skips the parts", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  const bytes = pattern(3 * 16 * KiB + 100);
+  await Deno.writeFile(`${tmp.path}/w.bin`, bytes);
+  using client = new PartedClient({ plainHttp: true });
+  const options = { partSize: 16 * KiB };
+  const file = await client.push(`${registry.host}/s/a:v1`, fromFile(`${tmp.path}/w.bin`), options);
+  let skipped = 0;
+  const stream = await client.push(
+    `${registry.host}/s/a:v2`,
+    fromStream(byteStream(bytes, 7000), { name: "w.bin", spillDirectory: tmp.path }),
+    { ...options, onProgress: (s) => void (skipped = s.partsSkipped ?? 0) },
+  );
+  strictEqual(stream.digest, file.digest);
+  strictEqual(skipped, 4);
+  deepStrictEqual((await entries(tmp.path)).filter((n) => n.startsWith("ocipart-")), []);
+});
+
+Deno.test("a producer that fails mid-stream leaves no manifest", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  using client = new PartedClient({ plainHttp: true });
+  const died = new Error("producer died");
+  await rejects(
+    client.push(
+      `${registry.host}/s/dead:v1`,
+      fromStream(byteStream(pattern(50 * KiB), 4096, died), { spillDirectory: tmp.path }),
+      { partSize: 16 * KiB },
+    ),
+    (err) => err === died,
+  );
+  strictEqual(registry.store.getManifest("s/dead", "v1"), undefined);
+  deepStrictEqual((await entries(tmp.path)).filter((n) => n.startsWith("ocipart-")), []);
+});
+
+Deno.test("an empty stream pushes an empty file", async () => {
+  await using registry = await startMemoryRegistry();
+  using client = new PartedClient({ plainHttp: true });
+  const ref = `${registry.host}/s/empty:v1`;
+  await client.push(ref, fromStream(new Blob([]).stream()));
+  const out = collector();
+  const result = await client.pull(ref, toStream(out.writable));
+  strictEqual(result.size, 0);
+  strictEqual(out.bytes().byteLength, 0);
+});
+
+Deno.test("a pull into a stream stopped by its signal removes the spill directory", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  await Deno.writeFile(`${tmp.path}/f.bin`, pattern(20 * 16 * KiB));
+  using client = new PartedClient({ plainHttp: true });
+  const ref = `${registry.host}/s/h:v1`;
+  await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 16 * KiB });
+  const spill = `${tmp.path}/spill`;
+  await Deno.mkdir(spill);
+  const stop = new AbortController();
+  const reason = new Error("stopped");
+  let sawSpill = false;
+  const writable = new WritableStream<Uint8Array>({
+    async write() {
+      sawSpill ||= (await entries(spill)).length === 1;
+      stop.abort(reason);
+    },
+  });
+  await rejects(
+    client.pull(ref, toStream(writable, { memoryWindowBytes: 0, spillDirectory: spill }), {
+      signal: stop.signal,
+    }),
+    (err) => err === reason,
+  );
+  ok(sawSpill);
+  deepStrictEqual(await entries(spill), []);
+});
