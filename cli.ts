@@ -47,7 +47,7 @@
  *
  * @module
  */
-import { VERSION } from "./src/transport/user_agent.ts";
+import { VERSION } from "./mod.ts";
 import { type CliCommand, parseCommandLine, type RunCommand } from "./src/cli/args.ts";
 import { runCopy } from "./src/cli/commands/copy.ts";
 import { runInspect } from "./src/cli/commands/inspect.ts";
@@ -60,7 +60,7 @@ import { asksForJson, usageFailureJson } from "./src/cli/failure_json.ts";
 import { noticeWrite, stderr, stdout } from "./src/cli/io.ts";
 import { usagePointer, usageText } from "./src/cli/usage.ts";
 import { UsageError } from "./src/cli/usage_error.ts";
-import { terminalText } from "./src/registry/untrusted_text.ts";
+import { terminalText } from "./src/parted/mod.ts";
 
 const PROGRAM = "ocipart";
 

@@ -87,6 +87,7 @@ export type { Credential, CredentialSource } from "./src/auth/credential.ts";
 export { type AuthFetchOptions, createAuthFetch } from "./src/auth/create_auth_fetch.ts";
 export type { RegistryAuthenticatorOptions } from "./src/auth/authenticator.ts";
 export { sha256Digest } from "./src/registry/sha256.ts";
+export { VERSION } from "./src/transport/user_agent.ts";
 
 // Errors: the sentinels a caller matches, and the helpers that inspect any error.
 export { OciError } from "./src/errors/oci_error.ts";

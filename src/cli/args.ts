@@ -7,13 +7,15 @@
  *
  * @module
  */
-import { terminalText } from "../registry/untrusted_text.ts";
+import {
+  isMirrorLocation,
+  isReservedAnnotation,
+  registryOrigin,
+  terminalText,
+} from "../parted/mod.ts";
 import { parseArgs } from "node:util";
-import { registryOrigin } from "../registry/endpoints.ts";
 import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
-import { isReservedAnnotation } from "../parted/format.ts";
-import { isMirrorLocation } from "../remote/mirror_table.ts";
 import { parseRate } from "./rate.ts";
 import { COPY_SIDE_OPTIONS, type CopySides, copySides } from "./copy_sides.ts";
 import { type CommandName, UsageError } from "./usage_error.ts";

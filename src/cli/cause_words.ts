@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { FailureReason } from "../transport/failure.ts";
+import type { FailureReason } from "../transport/mod.ts";
 
 /** The first lines of a failure report: what happened, and what to try. */
 export interface Words {

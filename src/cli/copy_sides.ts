@@ -6,8 +6,7 @@
  *
  * @module
  */
-import { parseReference } from "../registry/reference.ts";
-import { terminalText } from "../registry/untrusted_text.ts";
+import { parseReference, terminalText } from "../parted/mod.ts";
 import type { RegistryFlags } from "./args.ts";
 import type { Words } from "./cause_words.ts";
 import { UsageError } from "./usage_error.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ExchangeRecord } from "../transport/exchange_observer.ts";
+import type { ExchangeRecord } from "../transport/mod.ts";
 
 /**
  * The debug line of one exchange, e.g.

@@ -3,17 +3,17 @@
  *
  * @module
  */
-import type { ErrorClass } from "../errors/find_error.ts";
-import { findError } from "../errors/find_error.ts";
 import {
   DigestMismatchError,
+  type ErrorClass,
+  findError,
   NotFoundError,
   NotPartedArtifactError,
   PartTooLargeError,
   TooLargeError,
   UnauthorizedError,
-} from "../errors/sentinels.ts";
-import { terminalText } from "../registry/untrusted_text.ts";
+} from "../errors/mod.ts";
+import { terminalText } from "../parted/mod.ts";
 
 /**
  * The exit codes of the reference CLI. Scripts depend on these numbers; they never change.

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { causeChain } from "../errors/find_error.ts";
-import { jsonText } from "../registry/untrusted_text.ts";
+import { causeChain } from "../errors/mod.ts";
+import { jsonText } from "../parted/mod.ts";
 
 /** What a failed command tells a script. */
 export interface FailureFields {

@@ -5,10 +5,8 @@
  *
  * @module
  */
-import { findError } from "../errors/find_error.ts";
-import { HttpStatusError } from "../errors/kinds.ts";
-import { parseReference, type Reference } from "../registry/reference.ts";
-import { terminalText } from "../registry/untrusted_text.ts";
+import { findError, HttpStatusError } from "../errors/mod.ts";
+import { parseReference, type Reference, terminalText } from "../parted/mod.ts";
 
 /**
  * The parts of a parsed command line a failure report uses; each command object has the ones

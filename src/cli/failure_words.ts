@@ -11,29 +11,26 @@
  *
  * @module
  */
-import { findError } from "../errors/find_error.ts";
 import {
   AuthChallengeError,
   CredentialError,
+  DigestMismatchError,
+  findError,
   HttpStatusError,
   InvalidManifestError,
   InvalidReferenceError,
   LocalFileError,
-  SourceChangedError,
-  StallError,
-} from "../errors/kinds.ts";
-import {
-  DigestMismatchError,
   NotFoundError,
   NotPartedArtifactError,
   PartTooLargeError,
+  SourceChangedError,
+  StallError,
   TooLargeError,
   UnauthorizedError,
-} from "../errors/sentinels.ts";
-import { NoFileNameError } from "../parted/no_file_name_error.ts";
-import { TooManyPartsError } from "../parted/too_many_parts_error.ts";
-import { TokenServiceError } from "../auth/token_service_error.ts";
-import { ExchangeError, failureReason } from "../transport/failure.ts";
+} from "../errors/mod.ts";
+import { NoFileNameError, terminalText, TooManyPartsError } from "../parted/mod.ts";
+import { TokenServiceError } from "../auth/mod.ts";
+import { ExchangeError, failureReason } from "../transport/mod.ts";
 import {
   type Place,
   type ProxyPlace,
@@ -53,7 +50,6 @@ import {
   restrictedPathWords,
 } from "./local_file_words.ts";
 import { partSizeWords } from "./part_size_words.ts";
-import { terminalText } from "../registry/untrusted_text.ts";
 import { referenceWords } from "./reference_words.ts";
 import { statusWords } from "./status_words.ts";
 

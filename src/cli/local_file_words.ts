@@ -5,12 +5,16 @@
  *
  * @module
  */
-import { causeChain, findError } from "../errors/find_error.ts";
-import { DestinationExistsError, type ExistingEntry } from "../parted/destination_exists_error.ts";
-import { errnoCode, errnoMeaning } from "../parted/fs_reason.ts";
+import { causeChain, findError } from "../errors/mod.ts";
+import {
+  DestinationExistsError,
+  errnoCode,
+  errnoMeaning,
+  type ExistingEntry,
+  terminalText,
+} from "../parted/mod.ts";
 import type { Words } from "./cause_words.ts";
 import type { FailureSubject } from "./failure_subject.ts";
-import { terminalText } from "../registry/untrusted_text.ts";
 
 function firstErrno(err: unknown): string | undefined {
   for (const link of causeChain(err)) {

@@ -8,14 +8,14 @@
  * @module
  */
 import {
+  type MirrorTable,
+  parseReference,
   readRegistriesConf,
   type RegistriesConfLocation,
   registriesConfLocation,
-} from "../parted/registries_conf.ts";
-import { LocalFileError } from "../errors/kinds.ts";
-import { InputFileError } from "../auth/input_file.ts";
-import { parseReference } from "../registry/reference.ts";
-import type { MirrorTable } from "../remote/mirror_table.ts";
+} from "../parted/mod.ts";
+import { LocalFileError } from "../errors/mod.ts";
+import { InputFileError } from "../auth/mod.ts";
 import type { ReadFlags } from "./args.ts";
 
 /**

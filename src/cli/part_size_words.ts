@@ -8,11 +8,8 @@
  *
  * @module
  */
-import { findError } from "../errors/find_error.ts";
-import { HttpStatusError } from "../errors/kinds.ts";
-import { PartSizeError } from "../parted/part_size_error.ts";
-import { wholeBinaryUnit } from "../registry/bytes.ts";
-import { distributionErrorCodes } from "../registry/error_codes.ts";
+import { findError, HttpStatusError } from "../errors/mod.ts";
+import { distributionErrorCodes, PartSizeError, wholeBinaryUnit } from "../parted/mod.ts";
 import type { Place, Words } from "./cause_words.ts";
 import type { FailureSubject } from "./failure_subject.ts";
 import { shellLine } from "./shell_word.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { terminalText } from "../registry/untrusted_text.ts";
+import { terminalText } from "../parted/mod.ts";
 import { formatBytes } from "./format.ts";
 import type { TransferSnapshot } from "./progress_types.ts";
 

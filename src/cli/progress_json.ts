@@ -3,8 +3,7 @@
  *
  * @module
  */
-import { jsonText } from "../registry/untrusted_text.ts";
-import type { PartEvent } from "../parted/progress.ts";
+import { jsonText, type PartEvent } from "../parted/mod.ts";
 import { resumingLine } from "./progress_status.ts";
 import {
   defaultSchedule,

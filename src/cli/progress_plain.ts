@@ -5,7 +5,7 @@
  */
 import { formatBytePair, formatBytes, formatRate, formatSeconds } from "./format.ts";
 import { resumingLine, skippedPartsLine } from "./progress_status.ts";
-import type { PartEvent } from "../parted/progress.ts";
+import type { PartEvent } from "../parted/mod.ts";
 import {
   defaultSchedule,
   type ProgressRenderer,

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { PartEvent } from "../parted/progress.ts";
+import type { PartEvent } from "../parted/mod.ts";
 
 /** One progress snapshot of a parted transfer, as the library reports it. */
 export interface TransferSnapshot {

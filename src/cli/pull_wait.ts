@@ -6,12 +6,14 @@
  *
  * @module
  */
-import { findError } from "../errors/find_error.ts";
-import { DestinationExistsError } from "../parted/destination_exists_error.ts";
-import { PartialInUseError } from "../parted/fs_guard.ts";
-import type { PartedClient } from "../parted/client.ts";
-import type { PullResult } from "../parted/pull.ts";
-import { PARTIAL_SUFFIX } from "../parted/fs_partial.ts";
+import { findError } from "../errors/mod.ts";
+import {
+  DestinationExistsError,
+  type PartedClient,
+  PARTIAL_SUFFIX,
+  PartialInUseError,
+  type PullResult,
+} from "../parted/mod.ts";
 
 /** Between two tries: short beside a transfer, long beside a lock's check. */
 const POLL_MS = 500;

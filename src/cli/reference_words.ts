@@ -4,11 +4,10 @@
  *
  * @module
  */
-import { InvalidReferenceError } from "../errors/kinds.ts";
-import { parseReference, REFERENCE_RULES } from "../registry/reference.ts";
+import { InvalidReferenceError } from "../errors/mod.ts";
+import { parseReference, REFERENCE_RULES, terminalText } from "../parted/mod.ts";
 import type { Words } from "./cause_words.ts";
 import type { TypedInput } from "./failure_subject.ts";
-import { terminalText } from "../registry/untrusted_text.ts";
 
 const GRAMMAR = "a reference is <registry>/<repository>:<tag> or " +
   "<registry>/<repository>@sha256:<digest>";

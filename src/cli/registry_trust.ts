@@ -8,8 +8,7 @@
  *
  * @module
  */
-import { parseReference } from "../registry/reference.ts";
-import { terminalText } from "../registry/untrusted_text.ts";
+import { parseReference, terminalText } from "../parted/mod.ts";
 
 /** The certificates found, and which file each came from (for `--debug`). */
 export interface FoundTrust {

@@ -6,12 +6,13 @@
  *
  * @module
  */
-import { findError } from "../errors/find_error.ts";
-import { HttpStatusError } from "../errors/kinds.ts";
-import { NotFoundError } from "../errors/sentinels.ts";
-import type { PartedClient } from "../parted/client.ts";
-import { distributionErrorCodes } from "../registry/error_codes.ts";
-import { parseReference, type Reference } from "../registry/reference.ts";
+import { findError, HttpStatusError, NotFoundError } from "../errors/mod.ts";
+import {
+  distributionErrorCodes,
+  parseReference,
+  type PartedClient,
+  type Reference,
+} from "../parted/mod.ts";
 
 // The report waits at most this long for the answer; without one it says "tag or repository".
 const PROBE_LIMIT_MS = 5_000;

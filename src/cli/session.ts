@@ -5,17 +5,19 @@
  *
  * @module
  */
-import { dockerConfigCredentials } from "../auth/docker_config.ts";
-import { LocalFileError } from "../errors/kinds.ts";
-import { causeChain, findError } from "../errors/find_error.ts";
-import { PartedClient, type PartedClientOptions } from "../parted/client.ts";
+import { dockerConfigCredentials, InputFileError, readInputFile } from "../auth/mod.ts";
+import { causeChain, findError, LocalFileError } from "../errors/mod.ts";
+import {
+  type MirrorTable,
+  PartedClient,
+  type PartedClientOptions,
+  terminalText,
+} from "../parted/mod.ts";
 import type { TransferProgress } from "./transfer_progress.ts";
-import { causeCodes } from "../transport/failure.ts";
+import { causeCodes } from "../transport/mod.ts";
 import type { ReadFlags, RegistryFlags, TransferFlags } from "./args.ts";
 import { commandMirrors } from "./mirrors.ts";
 import { shellsOf } from "./shell_word.ts";
-import { terminalText } from "../registry/untrusted_text.ts";
-import type { MirrorTable } from "../remote/mirror_table.ts";
 import { startDeadline } from "./deadline.ts";
 import { debugLine } from "./debug_log.ts";
 import { errorLine, exitOutcome, type FailureContext, matchedSentinel } from "./exit_code.ts";
@@ -27,7 +29,6 @@ import { noticeWrite, stderr } from "./io.ts";
 import { readPasswordFromStdin } from "./read_password.ts";
 import { findTrust, type FoundTrust, trustLines, typedRegistries } from "./registry_trust.ts";
 import { trapStopSignals } from "./signals.ts";
-import { InputFileError, readInputFile } from "../auth/input_file.ts";
 
 /** One run of a registry command: what its failure report needs to know. */
 export interface RegistryJob {

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { hasUnsafeText, replaceUnsafeText } from "../registry/untrusted_text.ts";
+import { hasUnsafeText, replaceUnsafeText } from "../parted/mod.ts";
 
 // Words made only of these need no quotes: no shell expands, splits or globs them.
 const PLAIN = /^[A-Za-z0-9_@%+=:,./-]+$/;

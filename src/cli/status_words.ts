@@ -6,16 +6,12 @@
  *
  * @module
  */
-import { statusCode } from "../errors/status_code.ts";
-import type { HttpStatusError } from "../errors/kinds.ts";
-import { findError } from "../errors/find_error.ts";
-import { PartTooLargeError } from "../errors/sentinels.ts";
-import { type DistributionErrorCode, distributionErrorCodes } from "../registry/error_codes.ts";
+import { findError, type HttpStatusError, PartTooLargeError, statusCode } from "../errors/mod.ts";
+import { type DistributionErrorCode, distributionErrorCodes, terminalText } from "../parted/mod.ts";
 import type { Words } from "./cause_words.ts";
 import type { FailureSubject, TypedRegistry } from "./failure_subject.ts";
-import { terminalText } from "../registry/untrusted_text.ts";
 import { loginCommand } from "./login_command.ts";
-import { TOKEN_OPERATION } from "../auth/token_exchange.ts";
+import { TOKEN_OPERATION } from "../auth/mod.ts";
 
 const PHRASES: Readonly<Record<number, string>> = {
   400: "Bad Request",

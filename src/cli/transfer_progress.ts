@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ProgressSnapshot } from "../parted/progress.ts";
+import type { ProgressSnapshot } from "../parted/mod.ts";
 import type { ProgressMode } from "./args.ts";
 import { noticeWrite, terminalColumns } from "./io.ts";
 import { createProgressRenderer } from "./progress.ts";

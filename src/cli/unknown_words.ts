@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { terminalText } from "../registry/untrusted_text.ts";
+import { terminalText } from "../parted/mod.ts";
 import { didYouMean, nearest } from "./suggest.ts";
 import type { CommandName } from "./usage_error.ts";
 

@@ -31,3 +31,4 @@ export { isForbiddenPeerAddress } from "./peer_policy.ts";
 export type { ExchangeObserver, ExchangeRecord } from "./exchange_observer.ts";
 export type { ProxySettings } from "./proxy.ts";
 export type { RateLimit } from "./rate_limit.ts";
+export { causeCodes, ExchangeError, type FailureReason, failureReason } from "./failure.ts";

@@ -8,9 +8,9 @@ import type { Fetch } from "./fetch.ts";
 /**
  * The package version; kept equal to `deno.json`'s `version` (a test checks it).
  *
- * @example
+ * @example The version a program reports
  * ```ts
- * import { VERSION } from "./user_agent.ts";
+ * import { VERSION } from "@ocipart/ocipart";
  * console.log(/^\d+\.\d+\.\d+/.test(VERSION)); // true
  * ```
  */

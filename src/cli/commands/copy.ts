@@ -6,10 +6,13 @@
  *
  * @module
  */
-import { PartedClient, type PartedClientOptions } from "../../parted/client.ts";
-import { mirrorHost } from "../../remote/mirror_table.ts";
-import type { RegistrySettings } from "../../remote/registry_settings.ts";
-import { jsonText } from "../../registry/untrusted_text.ts";
+import {
+  jsonText,
+  mirrorHost,
+  PartedClient,
+  type PartedClientOptions,
+  type RegistrySettings,
+} from "../../parted/mod.ts";
 import type { CopyCommand } from "../args.ts";
 import type { CopySide } from "../copy_sides.ts";
 import { EXIT_CODES } from "../exit_code.ts";

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { PartedClient } from "../../parted/client.ts";
-import { causeCodes } from "../../transport/failure.ts";
+import type { PartedClient } from "../../parted/mod.ts";
+import { causeCodes } from "../../transport/mod.ts";
 import {
   type CopySide,
   type CopySides,

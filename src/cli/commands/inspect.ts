@@ -3,9 +3,12 @@
  *
  * @module
  */
-import { isPlainFileName } from "../../parted/format.ts";
-import type { ArtifactDescription } from "../../parted/inspect.ts";
-import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
+import {
+  type ArtifactDescription,
+  isPlainFileName,
+  jsonText,
+  terminalText,
+} from "../../parted/mod.ts";
 import type { InspectCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { formatBytes } from "../format.ts";

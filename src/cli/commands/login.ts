@@ -5,18 +5,19 @@
  *
  * @module
  */
-import { DockerConfigFileError, dockerConfigPath } from "../../auth/docker_config.ts";
 import {
+  DockerConfigFileError,
+  dockerConfigPath,
   type DockerLoginResult,
   eraseDockerLogin,
   saveDockerLogin,
-} from "../../auth/docker_login.ts";
+} from "../../auth/mod.ts";
 import type { LoginCommand, LogoutCommand } from "../args.ts";
 import { errorLine, EXIT_CODES } from "../exit_code.ts";
 import { stderr, stdout } from "../io.ts";
 import { PromptCancelledError, promptLogin, type PromptTerminal } from "../login_prompt.ts";
 import { UsageError } from "../usage_error.ts";
-import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
+import { jsonText, terminalText } from "../../parted/mod.ts";
 import { openSession, reportFailure, requireRegistryConfig, StopScope } from "../session.ts";
 
 /**

@@ -3,15 +3,19 @@
  *
  * @module
  */
-import { findError } from "../../errors/find_error.ts";
-import { DestinationExistsError } from "../../parted/destination_exists_error.ts";
-import { toDirectory, toFile } from "../../parted/fs_partial.ts";
-import type { PullResult } from "../../parted/pull.ts";
+import { findError } from "../../errors/mod.ts";
+import {
+  DestinationExistsError,
+  jsonText,
+  type PullResult,
+  terminalText,
+  toDirectory,
+  toFile,
+} from "../../parted/mod.ts";
 import type { PullCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { noticeWrite, stdout } from "../io.ts";
 import { pullWaiting } from "../pull_wait.ts";
-import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
 import { openSession } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 

@@ -6,11 +6,10 @@
  *
  * @module
  */
-import { fromFile } from "../../parted/fs_source.ts";
+import { fromFile, jsonText } from "../../parted/mod.ts";
 import type { PushCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
-import { jsonText } from "../../registry/untrusted_text.ts";
 import { openSession } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 

@@ -3,11 +3,10 @@
  *
  * @module
  */
-import type { VerifyReport } from "../../parted/verify.ts";
+import { jsonText, type VerifyReport } from "../../parted/mod.ts";
 import type { VerifyCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stdout } from "../io.ts";
-import { jsonText } from "../../registry/untrusted_text.ts";
 import { openSession } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
