@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import { parseCommandLine } from "../../src/cli/args.ts";
-import { type CommandName, UsageError } from "../../src/cli/usage_error.ts";
+import { parseCommandLine } from "../../src/cli/arguments/args.ts";
+import { type CommandName, UsageError } from "../../src/cli/arguments/usage_error.ts";
 
 const REF = "127.0.0.1:5000/models/llm:v1";
 

@@ -16,13 +16,13 @@ function failureReasons(text: string): string[] {
   return [...union.matchAll(/"([A-Z_]+)"/g)].map((m) => m[1]);
 }
 
-/** The codes `src/cli/cause_words.ts` has words for (the keys of its table). */
+/** The codes `src/cli/words/cause_words.ts` has words for (the keys of its table). */
 function wordedReasons(text: string): string[] {
   const table = /const WORDS[^{]*\{\n([^]*?)\n\};/.exec(text)?.[1] ?? "";
   return [...table.matchAll(/^ {2}([A-Z_]+): \(/gm)].map((m) => m[1]);
 }
 
-/** The errno codes `src/cli/local_file_words.ts` gives advice for. */
+/** The errno codes `src/cli/words/local_file_words.ts` gives advice for. */
 function advisedErrnos(text: string): string[] {
   return [...text.matchAll(/case "(E[A-Z]+)":/g)].map((m) => m[1]);
 }
@@ -43,8 +43,8 @@ function documentedCodes(markdown: string): Set<string> {
 
 Deno.test("every cause code the CLI can print has a row in docs/cli.md's cause table", async () => {
   const reasons = failureReasons(await source("src/transport/failure.ts"));
-  const worded = wordedReasons(await source("src/cli/cause_words.ts"));
-  const errnos = advisedErrnos(await source("src/cli/local_file_words.ts"));
+  const worded = wordedReasons(await source("src/cli/words/cause_words.ts"));
+  const errnos = advisedErrnos(await source("src/cli/words/local_file_words.ts"));
   // The parsing found what it should: the transport's reasons, each with its words.
   ok(reasons.includes("ECONNREFUSED") && reasons.includes("PERMISSION"), reasons.join());
   ok(worded.includes("TLS_SERVER"), worded.join());

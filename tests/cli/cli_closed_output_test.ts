@@ -7,7 +7,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { encodeManifest } from "../../src/parted/manifest.ts";
 import { OCI_MANIFEST_MEDIA_TYPE } from "../../src/registry/media_types.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";

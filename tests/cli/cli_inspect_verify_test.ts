@@ -5,7 +5,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { encodeManifest } from "../../src/parted/manifest.ts";
 import { OCI_MANIFEST_MEDIA_TYPE } from "../../src/registry/media_types.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";

@@ -1,5 +1,5 @@
 import { strictEqual } from "node:assert/strict";
-import { startDeadline } from "../../src/cli/deadline.ts";
+import { startDeadline } from "../../src/cli/session/deadline.ts";
 
 Deno.test("a deadline past setTimeout's 2^31 ms limit does not fire early, and fires when due", async () => {
   const deadline = startDeadline(600 * 3_600_000);

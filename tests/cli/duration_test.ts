@@ -1,5 +1,5 @@
 import { strictEqual, throws } from "node:assert/strict";
-import { parseDuration } from "../../src/cli/duration.ts";
+import { parseDuration } from "../../src/cli/arguments/duration.ts";
 
 Deno.test("parseDuration reads Go-style durations in milliseconds", () => {
   strictEqual(parseDuration("0"), 0);

@@ -1,5 +1,5 @@
 import { strictEqual } from "node:assert/strict";
-import { errorLine, EXIT_CODES, exitOutcome } from "../../src/cli/exit_code.ts";
+import { errorLine, EXIT_CODES, exitOutcome } from "../../src/cli/words/exit_code.ts";
 import {
   DigestMismatchError,
   HttpStatusError,

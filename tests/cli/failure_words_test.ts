@@ -9,7 +9,7 @@ import {
   NotFoundError,
   UnauthorizedError,
 } from "../../src/errors/sentinels.ts";
-import { failureWords } from "../../src/cli/failure_words.ts";
+import { failureWords } from "../../src/cli/words/failure_words.ts";
 import { ExchangeError, type FailureReason } from "../../src/transport/failure.ts";
 import { TokenServiceError } from "../../src/auth/token_service_error.ts";
 

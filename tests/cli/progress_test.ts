@@ -1,15 +1,15 @@
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
-import { parseCommandLine } from "../../src/cli/args.ts";
-import { UsageError } from "../../src/cli/usage_error.ts";
-import { formatBytes, formatRate, formatSeconds } from "../../src/cli/format.ts";
-import { createProgressRenderer } from "../../src/cli/progress.ts";
-import { ProgressBar } from "../../src/cli/progress_bar.ts";
-import { interruptedLine } from "../../src/cli/progress_interrupted.ts";
-import { JsonProgress } from "../../src/cli/progress_json.ts";
-import { PlainProgress } from "../../src/cli/progress_plain.ts";
-import { progressStatus } from "../../src/cli/progress_status.ts";
-import type { TransferSnapshot } from "../../src/cli/progress_types.ts";
-import { RateMeter } from "../../src/cli/rate_meter.ts";
+import { parseCommandLine } from "../../src/cli/arguments/args.ts";
+import { UsageError } from "../../src/cli/arguments/usage_error.ts";
+import { formatBytes, formatRate, formatSeconds } from "../../src/cli/words/format.ts";
+import { createProgressRenderer } from "../../src/cli/progress/progress.ts";
+import { ProgressBar } from "../../src/cli/progress/progress_bar.ts";
+import { interruptedLine } from "../../src/cli/progress/progress_interrupted.ts";
+import { JsonProgress } from "../../src/cli/progress/progress_json.ts";
+import { PlainProgress } from "../../src/cli/progress/progress_plain.ts";
+import { progressStatus } from "../../src/cli/progress/progress_status.ts";
+import type { TransferSnapshot } from "../../src/cli/progress/progress_types.ts";
+import { RateMeter } from "../../src/cli/progress/rate_meter.ts";
 
 const MiB = 1024 * 1024;
 

@@ -1,5 +1,5 @@
 import { strictEqual, throws } from "node:assert/strict";
-import { parseSize } from "../../src/cli/size.ts";
+import { parseSize } from "../../src/cli/arguments/size.ts";
 
 Deno.test("parseSize reads byte counts and IEC suffixes (powers of 1024)", () => {
   strictEqual(parseSize("1048576"), 1048576);

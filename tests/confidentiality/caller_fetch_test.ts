@@ -9,7 +9,7 @@ import { findError } from "../../src/errors/find_error.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
 import type { Fetch } from "../../src/transport/fetch.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { startFileServer } from "../fixtures/file_server.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { makeTempDir, removeDir } from "../fixtures/tmp.ts";

@@ -6,7 +6,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { ExchangeError } from "../../src/transport/failure.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { everyPath, type RawServer, startRawServer } from "../transport/_raw_server.ts";

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findError } from "../../src/errors/find_error.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 import { BlobClient } from "../../src/blob/client.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";

@@ -23,7 +23,7 @@ import { assertCertificateRefused, makeSelfSigned, makeTestCa } from "../fixture
 import { tempDir } from "../fixtures/tmp.ts";
 import { cliEnv, PROJECT_ROOT, runCli } from "../cli/_cli.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 
 const MiB = 1024 * 1024;
 const SKIP = "--insecure skips the check, and then anyone on the path can read and change the " +

@@ -12,7 +12,7 @@ import { retryable } from "../../src/errors/retryable.ts";
 import { TokenServiceError } from "../../src/auth/token_service_error.ts";
 import { PartedClient } from "../../src/parted/mod.ts";
 import { failureReason } from "../../src/transport/failure.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { type FakeRegistry, startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { freePort } from "../fixtures/ports.ts";

@@ -8,7 +8,7 @@ import {
   OCI_INDEX_MEDIA_TYPE,
   OCI_MANIFEST_MEDIA_TYPE,
 } from "../../src/registry/media_types.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 
 Deno.test("the empty config is the 2 bytes {} and its descriptor matches them", () => {
   assert.equal(new TextDecoder().decode(EMPTY_CONFIG_BYTES), "{}");

@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 import { assert, assertEquals, assertInstanceOf } from "../fixtures/assert.ts";
 import { NetworkError, StallError } from "../../src/errors/kinds.ts";
 import { type ByobSource, openByob, relayBody } from "../../src/transport/byob_body.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
-import { withStallGuard } from "../../src/transport/stall_guard.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
+import { withStallGuard } from "../../src/transport/layers/stall_guard.ts";
 import { startLoopbackServer } from "../fixtures/loopback_server.ts";
 import { recordErrors } from "../reliability/leak_scan.ts";
 

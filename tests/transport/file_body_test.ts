@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash, randomFillSync } from "node:crypto";
 import { FILE_BODY_CHUNK_SIZE, fileBody, fileBodyRange } from "../../src/transport/file_body.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { BodyLengthError, LocalFileError } from "../../src/errors/kinds.ts";
 import { startRawServer } from "./_raw_server.ts";
 import { tempDir } from "../fixtures/tmp.ts";

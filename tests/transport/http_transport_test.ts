@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { BodyLengthError, NetworkError, PeerRefusedError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { type RawServer, response, startRawServer } from "./_raw_server.ts";

@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { BlobClient, fromFile, PartedClient, sha256Digest, toFile } from "../../mod.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { assertCertificateRefused } from "../fixtures/tls.ts";

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { NetworkError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { fileBody } from "../../src/transport/file_body.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { makeTempDir, removeDir } from "../fixtures/tmp.ts";
 import { acceptConnections } from "./_raw_server.ts";
 

@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { NetworkError, PeerRefusedError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { fileBody } from "../../src/transport/file_body.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { response, startRawServer } from "./_raw_server.ts";
 import { assertCertificateRefused, makeTestCa } from "../fixtures/tls.ts";
 import { tempDir } from "../fixtures/tmp.ts";

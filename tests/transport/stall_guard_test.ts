@@ -3,12 +3,12 @@ import assert from "node:assert/strict";
 import { StallError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { fileBody } from "../../src/transport/file_body.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import {
   DEFAULT_STALL_TIMEOUT_MS,
   validateStallTimeout,
   withStallGuard,
-} from "../../src/transport/stall_guard.ts";
+} from "../../src/transport/layers/stall_guard.ts";
 import { startLoopbackServer } from "../fixtures/loopback_server.ts";
 import { recordErrors } from "../reliability/leak_scan.ts";
 

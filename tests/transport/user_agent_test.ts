@@ -5,7 +5,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import denoJson from "../../deno.json" with { type: "json" };
 import { BlobClient, fromFile, PartedClient, sha256Digest, toFile } from "../../mod.ts";
-import { USER_AGENT, VERSION, withUserAgent } from "../../src/transport/user_agent.ts";
+import { USER_AGENT, VERSION, withUserAgent } from "../../src/transport/layers/user_agent.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";

@@ -13,12 +13,12 @@ import {
   type PartedClientOptions,
   type RegistrySettings,
 } from "../../parted/mod.ts";
-import type { CopyCommand } from "../args.ts";
-import type { CopySide } from "../copy_sides.ts";
-import { EXIT_CODES } from "../exit_code.ts";
-import { noticeWrite, stdout } from "../io.ts";
-import { openSession, readCaFile } from "../session.ts";
-import { transferProgress } from "../transfer_progress.ts";
+import type { CopyCommand } from "../arguments/args.ts";
+import type { CopySide } from "../arguments/copy_sides.ts";
+import { EXIT_CODES } from "../words/exit_code.ts";
+import { noticeWrite, stdout } from "../session/io.ts";
+import { openSession, readCaFile } from "../session/session.ts";
+import { transferProgress } from "../progress/transfer_progress.ts";
 import { schemeMismatch } from "./copy_scheme.ts";
 
 /**

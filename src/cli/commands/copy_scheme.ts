@@ -12,7 +12,7 @@ import {
   type CopySides,
   type SchemeAnswer,
   SchemeMismatchError,
-} from "../copy_sides.ts";
+} from "../arguments/copy_sides.ts";
 
 /** How long the check of each side may take after the copy failed. */
 const PROBE_TIMEOUT_MS = 10_000;

@@ -12,12 +12,12 @@ import {
   toDirectory,
   toFile,
 } from "../../parted/mod.ts";
-import type { PullCommand } from "../args.ts";
-import { EXIT_CODES } from "../exit_code.ts";
-import { noticeWrite, stdout } from "../io.ts";
-import { pullWaiting } from "../pull_wait.ts";
-import { openSession } from "../session.ts";
-import { transferProgress } from "../transfer_progress.ts";
+import type { PullCommand } from "../arguments/args.ts";
+import { EXIT_CODES } from "../words/exit_code.ts";
+import { noticeWrite, stdout } from "../session/io.ts";
+import { pullWaiting } from "../session/pull_wait.ts";
+import { openSession } from "../session/session.ts";
+import { transferProgress } from "../progress/transfer_progress.ts";
 
 /**
  * Runs `pull` and resolves to the exit code. On success the path written is the only line on
@@ -26,7 +26,7 @@ import { transferProgress } from "../transfer_progress.ts";
  *
  * A destination that is a directory receives the file under the artifact's recorded name; a
  * file of that name is replaced only with `--overwrite`. With `--wait`, another pull of the
- * destination is waited for (`src/cli/pull_wait.ts`).
+ * destination is waited for (`src/cli/session/pull_wait.ts`).
  *
  * @example
  * ```ts ignore

@@ -4,11 +4,11 @@
  * @module
  */
 import { jsonText, type VerifyReport } from "../../parted/mod.ts";
-import type { VerifyCommand } from "../args.ts";
-import { EXIT_CODES } from "../exit_code.ts";
-import { stdout } from "../io.ts";
-import { openSession } from "../session.ts";
-import { transferProgress } from "../transfer_progress.ts";
+import type { VerifyCommand } from "../arguments/args.ts";
+import { EXIT_CODES } from "../words/exit_code.ts";
+import { stdout } from "../session/io.ts";
+import { openSession } from "../session/session.ts";
+import { transferProgress } from "../progress/transfer_progress.ts";
 
 /**
  * Runs `verify` and resolves to the exit code: 0 identical, 5 when the size or any part
