@@ -5,7 +5,8 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import denoJson from "../../deno.json" with { type: "json" };
 import { BlobClient, fromFile, PartedClient, sha256Digest, toFile } from "../../mod.ts";
-import { USER_AGENT, VERSION, withUserAgent } from "../../src/transport/layers/user_agent.ts";
+import { USER_AGENT, VERSION } from "../../src/transport/layers/user_agent.ts";
+import { layeredFetch } from "../../src/transport/layers/layered_fetch.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -19,10 +20,10 @@ Deno.test("the version constant is deno.json's version", () => {
 
 Deno.test("a User-Agent the request already carries is kept", async () => {
   const seen: string[] = [];
-  const fetch = withUserAgent((request) => {
+  const fetch = layeredFetch((request) => {
     seen.push(request.headers.get("user-agent") ?? "");
     return Promise.resolve(new Response(null, { status: 204 }));
-  });
+  }, {});
   await fetch(new Request("http://127.0.0.1/", { headers: { "user-agent": "mine/1" } }));
   await fetch(new Request("http://127.0.0.1/"));
   deepStrictEqual(seen, ["mine/1", USER_AGENT]);

@@ -14,7 +14,6 @@
  * @module
  */
 import { type Clock, systemClock } from "../clock.ts";
-import type { Fetch } from "../fetch.ts";
 import { relayBody } from "../byob_body.ts";
 import { FILE_BODY_CHUNK_SIZE, fileBodyRange, rangeBody } from "../file_body.ts";
 import { BODILESS_STATUSES, withBody } from "../response_body.ts";
@@ -144,28 +143,6 @@ export class RateLimiter {
       this.#timer = undefined;
     }
   }
-}
-
-/**
- * `transport` with every request and response body drawn through `limiter`. A request without
- * a body and a response without a body pass as they are. Bodies keep their fast paths: a file
- * range made by `fileBody()` stays one (its chunks wait for the cap before the transport writes
- * them), and a response body that is a byte stream stays one (a bring-your-own-buffer read asks
- * for at most one piece).
- *
- * @example Capping a transport
- * ```ts
- * import { RateLimiter, withRateLimit } from "./rate_limit.ts";
- * const limiter = new RateLimiter({ bytesPerSecond: 1_000_000 });
- * const capped = withRateLimit(() => Promise.resolve(new Response("hello")), limiter);
- * console.log(await (await capped(new Request("http://127.0.0.1/"))).text()); // "hello"
- * ```
- */
-export function withRateLimit(transport: Fetch, limiter: RateLimiter): Fetch {
-  return async (request) => {
-    const limited = limitedRequest(request, limiter);
-    return limitedResponse(await transport(limited), limiter, limited.signal);
-  };
 }
 
 /**

@@ -7,22 +7,12 @@
 // node:timers for unref(): a watchdog alone must not hold the process open (a pending read does).
 import { clearTimeout as nodeClearTimeout, setTimeout as nodeSetTimeout } from "node:timers";
 import { StallError } from "../../errors/kinds.ts";
-import type { Fetch } from "../fetch.ts";
 import { relayBody } from "../byob_body.ts";
 import { withBody } from "../response_body.ts";
 import { fileBody, fileBodyRange } from "../file_body.ts";
 
 /** The stall timeout of both clients when none is given: 60 s without progress. */
 export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
-
-/** Options of {@linkcode withStallGuard}. */
-export interface StallGuardOptions {
-  /**
-   * Milliseconds without progress after which the exchange fails with a retryable
-   * `StallError`. `0` or `Infinity` disables the watchdog. Default: 60 000.
-   */
-  stallTimeoutMs?: number;
-}
 
 /**
  * Validates a stall timeout: a non-negative number of milliseconds, or `Infinity`.
@@ -45,41 +35,6 @@ export function validateStallTimeout(value: number | undefined): number {
   return value;
 }
 
-/**
- * Wraps `fetch` so that an exchange making no progress for `stallTimeoutMs` fails with a
- * retryable {@linkcode StallError}. Progress is the transport taking a request-body chunk, the
- * response headers arriving, or a response-body chunk arriving. The clock only runs while the
- * network is what the exchange waits for: not while the request body's own source is producing
- * a chunk, and not while nobody reads the response body. On a stall the request's signal is
- * aborted with the `StallError` (which closes the connection) and a response body being read
- * errors with it.
- *
- * Bodies made by `fileBody()` keep the default transport's direct file path: there a chunk
- * written to the socket is the progress (the file reads between them count as waiting).
- *
- * @example Failing a silent server after 5 s instead of never
- * ```ts
- * import { withStallGuard } from "./stall_guard.ts";
- * const guarded = withStallGuard((r) => fetch(r, { redirect: "manual" }), { stallTimeoutMs: 5_000 });
- * ```
- *
- * @throws {RangeError} An invalid `stallTimeoutMs`.
- */
-export function withStallGuard(fetch: Fetch, options: StallGuardOptions = {}): Fetch {
-  const timeout = validateStallTimeout(options.stallTimeoutMs);
-  if (timeout === 0 || timeout === Infinity) return fetch;
-  return async (request) => {
-    const exchange = watchExchange(request, timeout);
-    let response: Response;
-    try {
-      response = await fetch(exchange.request);
-    } catch (err) {
-      throw exchange.failed(err);
-    }
-    return exchange.answered(response);
-  };
-}
-
 /** One exchange under the watchdog (see {@linkcode watchExchange}). */
 export interface WatchedExchange {
   /** The request to send: its body and its wait for the answer move the clock. */
@@ -91,9 +46,15 @@ export interface WatchedExchange {
 }
 
 /**
- * Starts the watchdog of one exchange of `request` (`timeout` ms without progress fails it with
- * a retryable {@linkcode StallError}; see {@linkcode withStallGuard} for what counts as
- * progress). The caller sends `request` of the result and reports how that ended.
+ * Starts the watchdog of one exchange of `request`: `timeout` ms without progress fails it with
+ * a retryable {@linkcode StallError}. Progress is the transport taking a request-body chunk, the
+ * response headers arriving, or a response-body chunk arriving. The clock only runs while the
+ * network is what the exchange waits for: not while the request body's own source is producing
+ * a chunk, and not while nobody reads the response body. On a stall the request's signal is
+ * aborted with the `StallError` (which closes the connection) and a response body being read
+ * errors with it. Bodies made by `fileBody()` keep the default transport's direct file path:
+ * there a chunk written to the socket is the progress. The caller (`layeredFetch`) sends
+ * `request` of the result and reports how that ended.
  *
  * @example Watching one exchange
  * ```ts

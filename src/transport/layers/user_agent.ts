@@ -3,7 +3,6 @@
  *
  * @module
  */
-import type { Fetch } from "../fetch.ts";
 
 /**
  * The package version; kept equal to `deno.json`'s `version` (a test checks it).
@@ -26,23 +25,6 @@ export const VERSION = "0.1.0";
  * ```
  */
 export const USER_AGENT: string = `ocipart/${VERSION}`;
-
-/**
- * Wraps `fetch` so that every request carries {@linkcode USER_AGENT} unless it already names
- * a `User-Agent` of its own (a caller's choice wins).
- *
- * @example
- * ```ts
- * import { USER_AGENT, withUserAgent } from "./user_agent.ts";
- * const echo = withUserAgent((request) =>
- *   Promise.resolve(new Response(request.headers.get("user-agent")))
- * );
- * console.log(await (await echo(new Request("http://127.0.0.1/"))).text() === USER_AGENT); // true
- * ```
- */
-export function withUserAgent(fetch: Fetch): Fetch {
-  return (request) => fetch(namedRequest(request));
-}
 
 /**
  * `request` carrying {@linkcode USER_AGENT}, or `request` itself when it names a `User-Agent`
