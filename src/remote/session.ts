@@ -182,8 +182,6 @@ export class ClientSession {
   readonly plainHttp: boolean;
   /** The most hashing threads. */
   readonly hashThreads: number;
-  /** The most milliseconds between two progress calls of one transfer (phase changes aside). */
-  readonly progressIntervalMs: number = PROGRESS_INTERVAL_MS;
   readonly #stack: ClientStack;
   readonly #mirrors: MirrorTable | undefined;
   readonly #onMirrorTag: MirrorTagListener | undefined;
