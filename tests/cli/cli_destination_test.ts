@@ -15,16 +15,13 @@ import { startNginx } from "../fixtures/nginx.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { type CliResult, failureLines, runCli, spawnCli } from "./_cli.ts";
+import { exists } from "../fixtures/expect.ts";
 
 const MiB = 1024 * 1024;
 const PARTIAL = ".parted-partial";
 
 async function digestOf(path: string): Promise<string> {
   return createHash("sha256").update(await Deno.readFile(path)).digest("hex");
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => true, () => false);
 }
 
 async function entries(dir: string): Promise<string[]> {

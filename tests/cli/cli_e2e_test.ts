@@ -9,11 +9,14 @@ import { startNginx } from "../fixtures/nginx.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { startTokenServer } from "../fixtures/token_server.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { type CliResult, failureLines, runCli, startSilentServer } from "./_cli.ts";
+import { runCli, startSilentServer } from "./_cli.ts";
 import { partDigests, pushByHand, tinyImage, writeOciLayout } from "./_images.ts";
+import { exists, expectFailure } from "../fixtures/expect.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
+/** The error line of a push or pull that failed in the library. */
+const PUSH_OR_PULL = /^ocipart (push|pull): \S/;
 
 async function writeRandomFile(path: string, size: number): Promise<void> {
   using file = await Deno.open(path, { write: true, create: true, truncate: true });
@@ -31,25 +34,6 @@ async function fileDigest(path: string): Promise<string> {
   const hash = createHash("sha256");
   for await (const chunk of (await Deno.open(path)).readable) hash.update(chunk);
   return hash.digest("hex");
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
-
-function expectFailure(result: CliResult, code: number, explanation: RegExp): void {
-  strictEqual(result.code, code, `exit ${result.code}, stderr:\n${result.stderr}`);
-  strictEqual(result.stdout, "", "nothing on stdout on failure");
-  const [error, why] = failureLines(result.stderr);
-  ok(/^ocipart (push|pull): \S/.test(error), `library error line: ${error}`);
-  ok(explanation.test(why), `${why} !~ ${explanation}`);
-  ok(why.endsWith(`(exit ${code})`), why);
 }
 
 /** Auto progress without a terminal: plain lines a log keeps, ending with the done state. */
@@ -167,7 +151,12 @@ registryTest("3: pulling a missing tag, and nothing is left behind", async () =>
     ["pull", "--plain-http", `${registry.host}/models/absent:v1`, dest],
     { tmp: tmp.path },
   );
-  expectFailure(result, 3, /^ocipart pull: matched NotFoundError \(ERR_NOT_FOUND\)/);
+  expectFailure(result, {
+    code: 3,
+    error: PUSH_OR_PULL,
+    explanation: /^ocipart pull: matched NotFoundError \(ERR_NOT_FOUND\)/,
+    tellsExit: true,
+  });
   strictEqual(await exists(dest), false);
   strictEqual(await exists(`${dest}.parted-partial`), false);
 });
@@ -181,7 +170,12 @@ registryTest("4: pulling an artifact of another kind pushed by hand", async () =
     ["pull", "--plain-http", `${registry.host}/other/kind:v1`, dest],
     { tmp: tmp.path },
   );
-  expectFailure(result, 4, /matched NotPartedArtifactError \(ERR_NOT_PARTED_ARTIFACT\)/);
+  expectFailure(result, {
+    code: 4,
+    error: PUSH_OR_PULL,
+    explanation: /matched NotPartedArtifactError \(ERR_NOT_PARTED_ARTIFACT\)/,
+    tellsExit: true,
+  });
   strictEqual(await exists(dest), false);
 });
 
@@ -205,7 +199,12 @@ registryTest("4: pulling an ordinary image pushed with skopeo", { needs: ["skope
     ["pull", "--plain-http", `${registry.host}/library/busybox:1`, `${tmp.path}/out.bin`],
     { tmp: tmp.path },
   );
-  expectFailure(result, 4, /matched NotPartedArtifactError/);
+  expectFailure(result, {
+    code: 4,
+    error: PUSH_OR_PULL,
+    explanation: /matched NotPartedArtifactError/,
+    tellsExit: true,
+  });
 });
 
 registryTest("5: a part blob tampered in the registry's storage", async () => {
@@ -227,7 +226,12 @@ registryTest("5: a part blob tampered in the registry's storage", async () => {
 
   const dest = `${tmp.path}/out.bin`;
   const result = await runCli(["pull", "--plain-http", ref, dest], { tmp: tmp.path });
-  expectFailure(result, 5, /matched DigestMismatchError \(ERR_DIGEST_MISMATCH\)/);
+  expectFailure(result, {
+    code: 5,
+    error: PUSH_OR_PULL,
+    explanation: /matched DigestMismatchError \(ERR_DIGEST_MISMATCH\)/,
+    tellsExit: true,
+  });
   strictEqual(await exists(dest), false, "the destination never holds unverified bytes");
   strictEqual(await exists(`${dest}.parted-partial`), true, "the partial is kept");
 });
@@ -242,14 +246,24 @@ registryTest("6: htpasswd registry without, with wrong and with right credential
   const ref = `${registry.host}/private/llm:v1`;
 
   const anonymous = await runCli(["push", "--plain-http", ref, source], { tmp: tmp.path });
-  expectFailure(anonymous, 6, /matched UnauthorizedError \(ERR_UNAUTHORIZED\)/);
+  expectFailure(anonymous, {
+    code: 6,
+    error: PUSH_OR_PULL,
+    explanation: /matched UnauthorizedError \(ERR_UNAUTHORIZED\)/,
+    tellsExit: true,
+  });
 
   const login = ["--plain-http", "--username", "alice", "--password-stdin"];
   const wrong = await runCli(["push", ...login, ref, source], {
     tmp: tmp.path,
     stdin: "battery staple\n",
   });
-  expectFailure(wrong, 6, /matched UnauthorizedError/);
+  expectFailure(wrong, {
+    code: 6,
+    error: PUSH_OR_PULL,
+    explanation: /matched UnauthorizedError/,
+    tellsExit: true,
+  });
   ok(!wrong.stderr.includes("battery"), "the password never appears");
 
   const right = await runCli(["push", ...login, ref, source], {
@@ -275,7 +289,12 @@ registryTest("6: htpasswd registry without, with wrong and with right credential
   const anonymousPull = await runCli(["pull", "--plain-http", ref, `${tmp.path}/anon.bin`], {
     tmp: tmp.path,
   });
-  expectFailure(anonymousPull, 6, /matched UnauthorizedError/);
+  expectFailure(anonymousPull, {
+    code: 6,
+    error: PUSH_OR_PULL,
+    explanation: /matched UnauthorizedError/,
+    tellsExit: true,
+  });
 });
 
 registryTest("credential helpers run only with --allow-run for them", {
@@ -305,7 +324,12 @@ registryTest("credential helpers run only with --allow-run for them", {
 
   // Everything but the permission to run this one helper: a plain failure, not unauthorized.
   const withoutRun = await runCli(args, { tmp: tmp.path, env, run: ["docker-credential-other"] });
-  expectFailure(withoutRun, 1, /no sentinel matched/);
+  expectFailure(withoutRun, {
+    code: 1,
+    error: PUSH_OR_PULL,
+    explanation: /no sentinel matched/,
+    tellsExit: true,
+  });
   ok(
     withoutRun.stderr.includes(
       "credential helper docker-credential-clitest is not permitted to run " +
@@ -336,9 +360,19 @@ registryTest("6: token registry without, with wrong and with right credentials",
   const login = ["--plain-http", "--username", "bob", "--password-stdin"];
 
   const anonymous = await runCli(["push", "--plain-http", ref, source], { tmp: tmp.path });
-  expectFailure(anonymous, 6, /matched UnauthorizedError \(ERR_UNAUTHORIZED\)/);
+  expectFailure(anonymous, {
+    code: 6,
+    error: PUSH_OR_PULL,
+    explanation: /matched UnauthorizedError \(ERR_UNAUTHORIZED\)/,
+    tellsExit: true,
+  });
   const wrong = await runCli(["push", ...login, ref, source], { tmp: tmp.path, stdin: "nope" });
-  expectFailure(wrong, 6, /matched UnauthorizedError/);
+  expectFailure(wrong, {
+    code: 6,
+    error: PUSH_OR_PULL,
+    explanation: /matched UnauthorizedError/,
+    tellsExit: true,
+  });
   const right = await runCli(["push", ...login, ref, source], { tmp: tmp.path, stdin: "hunter2" });
   strictEqual(right.code, 0, right.stderr);
   const dest = `${tmp.path}/out.bin`;
@@ -360,7 +394,12 @@ registryTest("7: nginx in front with a small client_max_body_size", {
     ["push", "--plain-http", "--part-size", "128KiB", ref, source],
     { tmp: tmp.path },
   );
-  expectFailure(tooLarge, 7, /matched PartTooLargeError \(ERR_PART_TOO_LARGE\)/);
+  expectFailure(tooLarge, {
+    code: 7,
+    error: PUSH_OR_PULL,
+    explanation: /matched PartTooLargeError \(ERR_PART_TOO_LARGE\)/,
+    tellsExit: true,
+  });
   // The advice that follows from the error works: smaller parts pass.
   const smaller = await runCli(
     ["push", "--plain-http", "--part-size", "32KiB", ref, source],
@@ -378,7 +417,12 @@ registryTest("0 over TLS with --ca-file; 1 without the CA", async () => {
   await writeRandomFile(source, 200 * KiB);
   const ref = `${registry.host}/secure/llm:v1`;
   const untrusted = await runCli(["push", ref, source], { tmp: tmp.path });
-  expectFailure(untrusted, 1, /^ocipart push: no sentinel matched/);
+  expectFailure(untrusted, {
+    code: 1,
+    error: PUSH_OR_PULL,
+    explanation: /^ocipart push: no sentinel matched/,
+    tellsExit: true,
+  });
   const push = await runCli(["push", "--ca-file", ca, ref, source], { tmp: tmp.path });
   strictEqual(push.code, 0, push.stderr);
   const dest = `${tmp.path}/out.bin`;
@@ -395,18 +439,33 @@ Deno.test("1: malformed reference, missing source, unreadable --ca-file", async 
     const result = await runCli(["pull", "--plain-http", ref, `${tmp.path}/out`], {
       tmp: tmp.path,
     });
-    expectFailure(result, 1, /^ocipart pull: no sentinel matched/);
+    expectFailure(result, {
+      code: 1,
+      error: PUSH_OR_PULL,
+      explanation: /^ocipart pull: no sentinel matched/,
+      tellsExit: true,
+    });
   }
   const missing = await runCli(
     ["push", "--plain-http", "127.0.0.1:9/a/b:v1", `${tmp.path}/absent.bin`],
     { tmp: tmp.path },
   );
-  expectFailure(missing, 1, /no sentinel matched/);
+  expectFailure(missing, {
+    code: 1,
+    error: PUSH_OR_PULL,
+    explanation: /no sentinel matched/,
+    tellsExit: true,
+  });
   const badCa = await runCli(
     ["push", "--ca-file", `${tmp.path}/absent.pem`, "127.0.0.1:9/a/b:v1", source],
     { tmp: tmp.path },
   );
-  expectFailure(badCa, 1, /no sentinel matched/);
+  expectFailure(badCa, {
+    code: 1,
+    error: PUSH_OR_PULL,
+    explanation: /no sentinel matched/,
+    tellsExit: true,
+  });
   ok(badCa.stderr.includes("--ca-file"), badCa.stderr);
 });
 
@@ -418,6 +477,11 @@ Deno.test("1: an expired --timeout against a registry that never answers", async
     ["pull", "--plain-http", "--timeout", "1s", `127.0.0.1:${silent.port}/a/b:v1`, dest],
     { tmp: tmp.path },
   );
-  expectFailure(result, 1, /^ocipart pull: --timeout 1s expired/);
+  expectFailure(result, {
+    code: 1,
+    error: PUSH_OR_PULL,
+    explanation: /^ocipart pull: --timeout 1s expired/,
+    tellsExit: true,
+  });
   strictEqual(await exists(dest), false);
 });

@@ -11,18 +11,11 @@ import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { type CliResult, failureLines, runCli } from "./_cli.ts";
+import { runCli } from "./_cli.ts";
 import { pushByHand, tinyImage } from "./_images.ts";
+import { expectFailure } from "../fixtures/expect.ts";
 
 const KiB = 1024;
-
-function expectFailure(result: CliResult, command: string, code: number, why: RegExp): void {
-  strictEqual(result.code, code, `exit ${result.code}, stderr:\n${result.stderr}`);
-  strictEqual(result.stdout, "", "nothing on stdout on failure");
-  const [error, explanation] = failureLines(result.stderr);
-  ok(error.startsWith(`ocipart ${command}: `), error);
-  ok(why.test(explanation), `${explanation} !~ ${why}`);
-}
 
 /** Pushes a 300 KiB file in 128 KiB parts (3 parts: 128, 128, 44 KiB) and returns its path. */
 async function pushThreeParts(tmp: string, ref: string): Promise<string> {
@@ -78,12 +71,16 @@ registryTest("inspect exit codes: 3 not found, 4 not parted", async () => {
   const missing = await runCli(["inspect", "--plain-http", `${registry.host}/models/llm:none`], {
     tmp: tmp.path,
   });
-  expectFailure(missing, "inspect", 3, /matched NotFoundError/);
+  expectFailure(missing, { command: "inspect", code: 3, explanation: /matched NotFoundError/ });
   await pushByHand(registry.url, "other/kind", "v1", tinyImage("application/vnd.example.other"));
   const other = await runCli(["inspect", "--plain-http", `${registry.host}/other/kind:v1`], {
     tmp: tmp.path,
   });
-  expectFailure(other, "inspect", 4, /matched NotPartedArtifactError/);
+  expectFailure(other, {
+    command: "inspect",
+    code: 4,
+    explanation: /matched NotPartedArtifactError/,
+  });
 });
 
 registryTest("inspect exit code 6 on a registry that refuses anonymous reads", {
@@ -94,7 +91,7 @@ registryTest("inspect exit code 6 on a registry that refuses anonymous reads", {
   const result = await runCli(["inspect", "--plain-http", `${registry.host}/private/llm:v1`], {
     tmp: tmp.path,
   });
-  expectFailure(result, "inspect", 6, /matched UnauthorizedError/);
+  expectFailure(result, { command: "inspect", code: 6, explanation: /matched UnauthorizedError/ });
 });
 
 registryTest("verify: 0 identical; 5 naming the changed part; 5 on another size", async () => {
@@ -150,13 +147,13 @@ registryTest("verify: a missing file is exit 1 naming the path; a missing tag is
   const source = await pushThreeParts(tmp.path, ref);
   const absent = `${tmp.path}/absent.bin`;
   const missing = await runCli(["verify", "--plain-http", ref, absent], { tmp: tmp.path });
-  expectFailure(missing, "verify", 1, /no sentinel matched/);
+  expectFailure(missing, { command: "verify", code: 1, explanation: /no sentinel matched/ });
   ok(missing.stderr.includes(`(${absent})`), missing.stderr);
   const noTag = await runCli(
     ["verify", "--plain-http", `${registry.host}/models/llm:v9`, source],
     { tmp: tmp.path },
   );
-  expectFailure(noTag, "verify", 3, /matched NotFoundError/);
+  expectFailure(noTag, { command: "verify", code: 3, explanation: /matched NotFoundError/ });
 });
 
 Deno.test("inspect: a title with escape sequences is shown escaped, as JSON escapes it", async () => {

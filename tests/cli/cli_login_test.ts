@@ -21,6 +21,7 @@ import {
   waitGone,
   writeHelper,
 } from "../auth/_helper_scripts.ts";
+import { exists, expectFailure } from "../fixtures/expect.ts";
 
 const KiB = 1024;
 
@@ -32,24 +33,6 @@ function assertRefusedLogin(stderr: string, host: string): void {
     `ocipart login: ${host} refused the user name and password (401 Unauthorized)`,
   );
   strictEqual(hint, "ocipart login: hint: check them and try again; nothing was saved");
-}
-
-function expectFailure(result: CliResult, command: string, code: number, why: RegExp): void {
-  strictEqual(result.code, code, `exit ${result.code}, stderr:\n${result.stderr}`);
-  strictEqual(result.stdout, "", "nothing on stdout on failure");
-  const [error, explanation] = failureLines(result.stderr);
-  ok(error.startsWith(`ocipart ${command}: `), error);
-  ok(why.test(explanation), `${explanation} !~ ${why}`);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 async function readJson(path: string): Promise<Record<string, unknown>> {
@@ -76,7 +59,7 @@ registryTest(
     const login = ["login", "--plain-http", "--username", "alice", "--password-stdin"];
 
     const wrong = await runCli([...login, registry.host], { tmp: tmp.path, env, stdin: "nope\n" });
-    expectFailure(wrong, "login", 6, /matched UnauthorizedError/);
+    expectFailure(wrong, { command: "login", code: 6, explanation: /matched UnauthorizedError/ });
     assertRefusedLogin(wrong.stderr, registry.host);
     strictEqual(await exists(configPath), false, "a refused credential writes nothing");
 
@@ -129,7 +112,11 @@ registryTest(
     });
     deepStrictEqual(await readJson(configPath), OTHER_KEYS);
     const anonymous = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path, env });
-    expectFailure(anonymous, "inspect", 6, /matched UnauthorizedError/);
+    expectFailure(anonymous, {
+      command: "inspect",
+      code: 6,
+      explanation: /matched UnauthorizedError/,
+    });
     const again = await runCli(["logout", registry.host], { tmp: tmp.path, env });
     strictEqual(again.code, 0, "logging out twice is fine");
   },
@@ -169,7 +156,11 @@ registryTest("--registry-config names the configuration file instead of DOCKER_C
   });
   strictEqual(push.code, 0, push.stderr);
   const withoutIt = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path, env });
-  expectFailure(withoutIt, "inspect", 6, /matched UnauthorizedError/);
+  expectFailure(withoutIt, {
+    command: "inspect",
+    code: 6,
+    explanation: /matched UnauthorizedError/,
+  });
   const logout = await runCli(["logout", "--registry-config", config, registry.host], {
     tmp: tmp.path,
     env,
@@ -195,7 +186,7 @@ registryTest("login against a token registry: 6 for a wrong password, 0 for the 
   const env = { DOCKER_CONFIG: `${tmp.path}/docker` };
   const login = ["login", "--plain-http", "--username", "bob", "--password-stdin"];
   const wrong = await runCli([...login, registry.host], { tmp: tmp.path, env, stdin: "nope" });
-  expectFailure(wrong, "login", 6, /matched UnauthorizedError/);
+  expectFailure(wrong, { command: "login", code: 6, explanation: /matched UnauthorizedError/ });
   assertRefusedLogin(wrong.stderr, registry.host);
   strictEqual(await exists(configPath), false);
   const right = await runCli([...login, "--json", registry.host], {
@@ -259,7 +250,7 @@ registryTest("login and logout go through the configured credential helper (cred
   const login = ["login", "--plain-http", "--username", "carol", "--password-stdin"];
 
   const wrong = await runCli([...login, registry.host], { ...options, stdin: "nope" });
-  expectFailure(wrong, "login", 6, /matched UnauthorizedError/);
+  expectFailure(wrong, { command: "login", code: 6, explanation: /matched UnauthorizedError/ });
   strictEqual(await exists(store), false, "the helper was not asked to store");
 
   const right = await runCli([...login, registry.host], { ...options, stdin: "from-helper" });
@@ -286,7 +277,11 @@ registryTest("login and logout go through the configured credential helper (cred
   strictEqual(await exists(store), false);
   strictEqual(await Deno.readTextFile(`${store}.erased`), registry.host);
   const anonymous = await runCli(["inspect", "--plain-http", ref], options);
-  expectFailure(anonymous, "inspect", 6, /matched UnauthorizedError/);
+  expectFailure(anonymous, {
+    command: "inspect",
+    code: 6,
+    explanation: /matched UnauthorizedError/,
+  });
 });
 
 Deno.test("logout names a credential helper that is not installed (exit 1)", async () => {
@@ -299,7 +294,7 @@ Deno.test("logout names a credential helper that is not installed (exit 1)", asy
     env: { DOCKER_CONFIG: dockerConfig, PATH: `${tmp.path}/empty-bin` },
     run: ["docker-credential-absent"],
   });
-  expectFailure(result, "logout", 1, /no sentinel matched/);
+  expectFailure(result, { command: "logout", code: 1, explanation: /no sentinel matched/ });
   ok(
     result.stderr.includes("credential helper docker-credential-absent not found"),
     result.stderr,
@@ -365,7 +360,7 @@ registryTest("login: a credential helper that hangs is stopped by --timeout and 
     stdin: "correct horse",
   });
   const elapsed = performance.now() - started;
-  expectFailure(timedOut, "login", 1, /--timeout 3s expired/);
+  expectFailure(timedOut, { command: "login", code: 1, explanation: /--timeout 3s expired/ });
   ok(elapsed < 8_000, `ended ${elapsed.toFixed(0)} ms after the start`);
   const first = Number(await waitForText(pidFile));
   deepStrictEqual(await waitGone([first]), [], "the helper does not outlive the command");
@@ -379,7 +374,11 @@ registryTest("login: a credential helper that hangs is stopped by --timeout and 
     "SIGINT",
   );
   try {
-    expectFailure(result, "login", 130, /interrupted by SIGINT \(exit 130\)/);
+    expectFailure(result, {
+      command: "login",
+      code: 130,
+      explanation: /interrupted by SIGINT \(exit 130\)/,
+    });
     ok(afterSignalMs < 2_000, `ended ${afterSignalMs.toFixed(0)} ms after Ctrl-C`);
     deepStrictEqual(await waitGone([pid]), []);
   } finally {
@@ -402,7 +401,7 @@ Deno.test({
     stored,
   );
   const timedOut = await runCli(["logout", "--timeout", "2s", "127.0.0.1:5000"], options);
-  expectFailure(timedOut, "logout", 1, /--timeout 2s expired/);
+  expectFailure(timedOut, { command: "logout", code: 1, explanation: /--timeout 2s expired/ });
   const first = Number(await waitForText(pidFile));
   deepStrictEqual(await waitGone([first]), []);
   killAll([first]);
@@ -415,7 +414,11 @@ Deno.test({
       signal,
     );
     try {
-      expectFailure(result, "logout", code, new RegExp(`by ${signal} \\(exit ${code}\\)`));
+      expectFailure(result, {
+        command: "logout",
+        code: code,
+        explanation: new RegExp(`by ${signal} \\(exit ${code}\\)`),
+      });
       ok(afterSignalMs < 2_000, `${signal}: ended ${afterSignalMs.toFixed(0)} ms after it`);
       deepStrictEqual(await waitGone([pid]), [], `${signal}: the helper was stopped`);
     } finally {
@@ -451,7 +454,7 @@ registryTest(
     const elapsed = performance.now() - started;
     const pids = (await waitForText(pidFile)).trim().split(" ").map(Number);
     try {
-      expectFailure(result, "inspect", 1, /--timeout 2s expired/);
+      expectFailure(result, { command: "inspect", code: 1, explanation: /--timeout 2s expired/ });
       ok(elapsed < 7_000, `ended ${elapsed.toFixed(0)} ms after the start`);
       deepStrictEqual(await waitGone(pids), [], "the helper and its child are gone");
     } finally {
@@ -482,7 +485,7 @@ registryTest(
     const elapsed = performance.now() - started;
     const [helper, child] = await helperPids();
     try {
-      expectFailure(timedOut, "inspect", 1, /--timeout 2s expired/);
+      expectFailure(timedOut, { command: "inspect", code: 1, explanation: /--timeout 2s expired/ });
       ok(elapsed < 7_000, `ended ${elapsed.toFixed(0)} ms after the start`);
       deepStrictEqual(await waitGone([helper]), [], "the helper is killed");
       strictEqual(await processGone(child), false, "its child still runs");
@@ -500,7 +503,11 @@ registryTest(
       cli.kill("SIGINT");
       const interrupted = await cliResult(cli);
       const afterSignal = performance.now() - sentAt;
-      expectFailure(interrupted, "inspect", 130, /interrupted by SIGINT \(exit 130\)/);
+      expectFailure(interrupted, {
+        command: "inspect",
+        code: 130,
+        explanation: /interrupted by SIGINT \(exit 130\)/,
+      });
       ok(afterSignal < 2_000, `ended ${afterSignal.toFixed(0)} ms after Ctrl-C`);
       deepStrictEqual(await waitGone([helper2]), [], "the helper is killed");
       strictEqual(await processGone(child2), false, "its child still runs");
@@ -522,7 +529,11 @@ registryTest(
     const answeredIn = performance.now() - answeredAt;
     const [, child3] = await helperPids();
     try {
-      expectFailure(answered, "inspect", 3, /matched NotFoundError/);
+      expectFailure(answered, {
+        command: "inspect",
+        code: 3,
+        explanation: /matched NotFoundError/,
+      });
       ok(answeredIn < 7_000, `ended ${answeredIn.toFixed(0)} ms after the start`);
       strictEqual(await processGone(child3), false, "the helper's child still runs");
     } finally {
@@ -567,7 +578,11 @@ registryTest("login and logout through a configuration that is a symbolic link",
   ok((await Deno.lstat(link)).isSymlink);
   deepStrictEqual(await readJson(target), OTHER_KEYS, "the credential left the link's target");
   const anonymous = await runCli(["inspect", "--plain-http", ref], options);
-  expectFailure(anonymous, "inspect", 6, /matched UnauthorizedError/);
+  expectFailure(anonymous, {
+    command: "inspect",
+    code: 6,
+    explanation: /matched UnauthorizedError/,
+  });
   const again = await runCli(["logout", registry.host], options);
   strictEqual(again.code, 0, again.stderr);
   strictEqual(again.stdout, `No login was stored for ${registry.host}\n`);
@@ -644,7 +659,11 @@ Deno.test("--registry-config naming a missing file is an error for every command
     ], {
       tmp: tmp.path,
     });
-    expectFailure(result, name, 1, /no sentinel matched \(exit 1\)/);
+    expectFailure(result, {
+      command: name,
+      code: 1,
+      explanation: /no sentinel matched \(exit 1\)/,
+    });
     strictEqual(
       failureLines(result.stderr)[0],
       `ocipart ${name}: --registry-config: ${missing} does not exist (only login creates it)`,
@@ -661,7 +680,7 @@ Deno.test("login to a port where nothing listens says so", async () => {
     ["login", "--plain-http", "--username", "alice", "--password-stdin", `127.0.0.1:${port}`],
     { tmp: tmp.path, stdin: "pw", env: { DOCKER_CONFIG: `${tmp.path}/docker` } },
   );
-  expectFailure(result, "login", 1, /no sentinel matched/);
+  expectFailure(result, { command: "login", code: 1, explanation: /no sentinel matched/ });
   const [sentence, hint] = result.stderr.split("\n");
   strictEqual(
     sentence,
@@ -699,7 +718,7 @@ registryTest(
       stdin: "correct horse",
       run: ["docker-credential-nonexistent"],
     });
-    expectFailure(missing, "login", 1, /no sentinel matched/);
+    expectFailure(missing, { command: "login", code: 1, explanation: /no sentinel matched/ });
     strictEqual(
       failureLines(missing.stderr)[0],
       "ocipart login: credentials: credential helper docker-credential-nonexistent not found " +
@@ -710,7 +729,7 @@ registryTest(
     const { options } = await helperSetup(tmp.path, "clitest", helperScript(`${tmp.path}/s`));
     const { run: _run, ...withoutRun } = options;
     const narrowed = await runCli(login, { ...withoutRun, stdin: "correct horse" });
-    expectFailure(narrowed, "login", 1, /no sentinel matched/);
+    expectFailure(narrowed, { command: "login", code: 1, explanation: /no sentinel matched/ });
     strictEqual(
       failureLines(narrowed.stderr)[0],
       "ocipart login: credentials: credential helper docker-credential-clitest could not run: " +
@@ -720,7 +739,7 @@ registryTest(
     const noRun = await runCliWidened(login, { ...withoutRun, stdin: "correct horse" }, {
       env: true,
     });
-    expectFailure(noRun, "login", 1, /no sentinel matched/);
+    expectFailure(noRun, { command: "login", code: 1, explanation: /no sentinel matched/ });
     strictEqual(
       failureLines(noRun.stderr)[0],
       "ocipart login: credentials: credential helper docker-credential-clitest is not permitted " +
@@ -729,7 +748,7 @@ registryTest(
 
     await Deno.writeTextFile(configPath, '{"auths": {');
     const broken = await runCli(login, { tmp: tmp.path, env, stdin: "correct horse" });
-    expectFailure(broken, "login", 1, /no sentinel matched/);
+    expectFailure(broken, { command: "login", code: 1, explanation: /no sentinel matched/ });
     strictEqual(
       failureLines(broken.stderr)[0],
       `ocipart login: credentials: docker config is not valid JSON (${configPath})`,

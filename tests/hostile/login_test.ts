@@ -11,6 +11,7 @@ import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { type CliResult, failureLines, runCli } from "../cli/_cli.ts";
 import { HELPER_OS, runCliWidened, writeHelper } from "../auth/_helper_scripts.ts";
+import { expectFailure } from "../fixtures/expect.ts";
 
 /** C0 controls but newline, DEL, C1 controls, and the bidirectional overrides and isolates. */
 const UNSAFE =
@@ -22,12 +23,6 @@ function expectClean(result: CliResult, secrets: string[] = []): void {
     ok(!UNSAFE.test(text), `${name} carries a control character: ${JSON.stringify(text)}`);
     for (const secret of secrets) ok(!text.includes(secret), `${name} echoes ${secret}`);
   }
-}
-
-function expectFailure(result: CliResult, why: RegExp): void {
-  strictEqual(result.code, 1, result.stderr);
-  const [error] = failureLines(result.stderr);
-  ok(why.test(error), error);
 }
 
 /** Helper scripts answering `get` with hostile output. */
@@ -162,7 +157,7 @@ Deno.test("login: a token realm on a private address is refused, never contacted
         { tmp: tmp.path, stdin: "pl4nted-pass", env: { DOCKER_CONFIG: `${tmp.path}/docker` } },
         { net: true },
       );
-      expectFailure(result, /refused by the peer guard$/);
+      expectFailure(result, { code: 1, error: /refused by the peer guard$/ });
       expectClean(result, ["127.0.0.2", "169.254", "pwned", "pl4nted", "realm="]);
     }
     strictEqual(contacted, 0, "the private address was never dialed");
