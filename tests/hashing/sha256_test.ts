@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assertStrictEquals } from "../fixtures/assert.ts";
 import { createHash } from "node:crypto";
 import { Sha256, sha256Digest } from "../../src/hashing/sha256.ts";
 
@@ -17,12 +17,12 @@ function pseudoRandom(length: number, seed = 1): Uint8Array {
 }
 
 Deno.test("known vectors: empty and abc, one-shot and incremental", () => {
-  assert.equal(sha256Digest(new Uint8Array()), EMPTY);
-  assert.equal(sha256Digest(encode("abc")), ABC);
-  assert.equal(new Sha256().digest(), EMPTY);
-  assert.equal(new Sha256().update(encode("abc")).digest(), ABC);
+  assertStrictEquals(sha256Digest(new Uint8Array()), EMPTY);
+  assertStrictEquals(sha256Digest(encode("abc")), ABC);
+  assertStrictEquals(new Sha256().digest(), EMPTY);
+  assertStrictEquals(new Sha256().update(encode("abc")).digest(), ABC);
   // The two-block NIST vector crosses the 64-byte block boundary.
-  assert.equal(
+  assertStrictEquals(
     sha256Digest(encode("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
     "sha256:248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
   );
@@ -31,41 +31,41 @@ Deno.test("known vectors: empty and abc, one-shot and incremental", () => {
 Deno.test("incremental hashing across odd chunk boundaries equals one shot", () => {
   const data = pseudoRandom(100_003);
   const expected = `sha256:${createHash("sha256").update(data).digest("hex")}`;
-  assert.equal(sha256Digest(data), expected);
+  assertStrictEquals(sha256Digest(data), expected);
   for (const step of [1, 7, 63, 64, 65, 4095, 65_537]) {
     const hash = new Sha256();
     for (let offset = 0; offset < data.length; offset += step) {
       hash.update(data.subarray(offset, offset + step));
     }
-    assert.equal(hash.digest(), expected, `step ${step}`);
-    assert.equal(hash.bytes, data.length);
+    assertStrictEquals(hash.digest(), expected, `step ${step}`);
+    assertStrictEquals(hash.bytes, data.length);
   }
 });
 
 Deno.test("digest() does not end the hash: updates after it continue the same stream", () => {
   const hash = new Sha256();
   hash.update(encode("a"));
-  assert.equal(hash.digest(), sha256Digest(encode("a")));
-  assert.equal(hash.digest(), sha256Digest(encode("a")), "digest() is repeatable");
+  assertStrictEquals(hash.digest(), sha256Digest(encode("a")));
+  assertStrictEquals(hash.digest(), sha256Digest(encode("a")), "digest() is repeatable");
   hash.update(encode("bc"));
-  assert.equal(hash.digest(), ABC);
-  assert.equal(hash.bytes, 3);
+  assertStrictEquals(hash.digest(), ABC);
+  assertStrictEquals(hash.bytes, 3);
 });
 
 Deno.test("reset() starts over and zeroes the byte counter", () => {
   const hash = new Sha256().update(encode("garbage from a failed attempt"));
-  assert.equal(hash.bytes, 29);
+  assertStrictEquals(hash.bytes, 29);
   hash.reset();
-  assert.equal(hash.bytes, 0);
-  assert.equal(hash.digest(), EMPTY);
+  assertStrictEquals(hash.bytes, 0);
+  assertStrictEquals(hash.digest(), EMPTY);
   hash.update(encode("abc"));
-  assert.equal(hash.digest(), ABC);
-  assert.equal(hash.bytes, 3);
+  assertStrictEquals(hash.digest(), ABC);
+  assertStrictEquals(hash.bytes, 3);
 });
 
 Deno.test("update consumes the chunk at once, so the caller may reuse its buffer", () => {
   const buffer = encode("abc");
   const hash = new Sha256().update(buffer);
   buffer.fill(0);
-  assert.equal(hash.digest(), ABC);
+  assertStrictEquals(hash.digest(), ABC);
 });

@@ -3,7 +3,7 @@
  * permission by the flag to grant, the system by its own errno code), never called a network
  * permission, and never retried.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -85,7 +85,7 @@ async function pushedReference(host: string, tmp: string): Promise<string> {
   await writePatternFile(source, 300 * 1024);
   const reference = `${host}/local/cause:v1`;
   const push = await runCli(["push", "--plain-http", reference, source], { tmp });
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   return reference;
 }
 
@@ -101,13 +101,13 @@ registryTest(
       ["pull", "--plain-http", "--progress", "none", reference, "/proc/x"],
       tmp.path,
     );
-    strictEqual(proc.code, 1, proc.stderr);
-    strictEqual(
+    assertStrictEquals(proc.code, 1, proc.stderr);
+    assertStrictEquals(
       failureLines(proc.stderr)[0],
       "ocipart pull: pull destination: partial file cannot be opened (/proc/x)",
     );
-    strictEqual(causeLine(proc.stderr).join(", "), "ALL_PERMISSION", proc.stderr);
-    ok(!/attempts/.test(proc.stderr) && proc.ms < NO_RETRY_BOUND_MS, proc.stderr);
+    assertStrictEquals(causeLine(proc.stderr).join(", "), "ALL_PERMISSION", proc.stderr);
+    assert(!/attempts/.test(proc.stderr) && proc.ms < NO_RETRY_BOUND_MS, proc.stderr);
   },
 );
 
@@ -127,10 +127,10 @@ registryTest(
         ["pull", "--plain-http", "--progress", "none", reference, `${locked}/out.bin`],
         tmp.path,
       );
-      strictEqual(refused.code, 1, refused.stderr);
+      assertStrictEquals(refused.code, 1, refused.stderr);
       const causes = causeLine(refused.stderr);
-      ok(causes.length === 1 && ["EACCES", "EPERM"].includes(causes[0]), refused.stderr);
-      ok(!/attempts/.test(refused.stderr) && refused.ms < NO_RETRY_BOUND_MS, refused.stderr);
+      assert(causes.length === 1 && ["EACCES", "EPERM"].includes(causes[0]), refused.stderr);
+      assert(!/attempts/.test(refused.stderr) && refused.ms < NO_RETRY_BOUND_MS, refused.stderr);
     } finally {
       await unlock(locked);
     }
@@ -164,11 +164,11 @@ registryTest("a credential helper without --allow-run: RUN_PERMISSION, at once",
     env,
     run: ["true"],
   });
-  strictEqual(run.code, 1, run.stderr);
-  ok(
+  assertStrictEquals(run.code, 1, run.stderr);
+  assert(
     run.stderr.includes("credential helper docker-credential-permtest is not permitted to run"),
     run.stderr,
   );
-  strictEqual(causeLine(run.stderr).join(", "), "RUN_PERMISSION", run.stderr);
-  ok(!/attempts/.test(run.stderr) && performance.now() - started < NO_RETRY_BOUND_MS);
+  assertStrictEquals(causeLine(run.stderr).join(", "), "RUN_PERMISSION", run.stderr);
+  assert(!/attempts/.test(run.stderr) && performance.now() - started < NO_RETRY_BOUND_MS);
 });
