@@ -58,8 +58,8 @@ export interface EnginePolicy {
 }
 
 /**
- * The default of both clients (the parted specification): reads follow 3 redirects, every
- * redirect target is storage, writes are never redirected; the registry's hostname is the
+ * The default of both clients (the parted specification, docs/protocol.md#redirects): reads
+ * follow 3 redirects, every redirect target is storage, writes are never redirected; the registry's hostname is the
  * registry; credentials from the docker configuration; 4 attempts, full jitter from 1 s, 30 s
  * cap.
  *
@@ -77,8 +77,8 @@ export const DEFAULT_POLICY: EnginePolicy = freeze({
 });
 
 /**
- * The blob specification's preset: 10 redirect hops, writes' 307/308 followed, only other
- * origins answer like storage, every other origin through the storage transport, credentials
+ * The blob specification's preset (docs/protocol.md#blob-operations): 10 redirect hops, writes'
+ * 307/308 followed, only other origins answer like storage, every other origin through the storage transport, credentials
  * only when given, backoff from 250 ms.
  *
  * @example The blob preset
