@@ -29,7 +29,7 @@
  *
  * Permissions (the narrowest set that works; `deno task compile` bakes in the general form):
  * - `--allow-net`: the registry and its token endpoint (`--allow-net=<host>` when known).
- * - `--allow-read`: the source file, `--ca-file`, the `certs.d` CA files (`src/cli/registry_trust.ts`),
+ * - `--allow-read`: the source file, `--ca-file`, the `certs.d` CA files (`src/cli/session/registry_trust.ts`),
  *   and the docker configuration
  *   (`--registry-config`, `$DOCKER_CONFIG/config.json` or `~/.docker/config.json`).
  * - `--allow-write`: the destination's directory, where `<dest>.parted-partial` is written and
@@ -48,8 +48,8 @@
  *
  * @module
  */
-import { VERSION } from "./src/transport/user_agent.ts";
-import { type CliCommand, parseCommandLine, type RunCommand } from "./src/cli/args.ts";
+import { VERSION } from "./mod.ts";
+import { type CliCommand, parseCommandLine, type RunCommand } from "./src/cli/arguments/args.ts";
 import { runCat } from "./src/cli/commands/cat.ts";
 import { runCopy } from "./src/cli/commands/copy.ts";
 import { runInspect } from "./src/cli/commands/inspect.ts";
@@ -57,12 +57,12 @@ import { runLogin, runLogout } from "./src/cli/commands/login.ts";
 import { runPull } from "./src/cli/commands/pull.ts";
 import { runPush } from "./src/cli/commands/push.ts";
 import { runVerify } from "./src/cli/commands/verify.ts";
-import { errorLine, EXIT_CODES } from "./src/cli/exit_code.ts";
-import { asksForJson, usageFailureJson } from "./src/cli/failure_json.ts";
-import { noticeWrite, stderr, stdout } from "./src/cli/io.ts";
-import { usagePointer, usageText } from "./src/cli/usage.ts";
-import { UsageError } from "./src/cli/usage_error.ts";
-import { terminalText } from "./src/registry/untrusted_text.ts";
+import { errorLine, EXIT_CODES } from "./src/cli/words/exit_code.ts";
+import { asksForJson, usageFailureJson } from "./src/cli/words/failure_json.ts";
+import { noticeWrite, stderr, stdout } from "./src/cli/session/io.ts";
+import { usagePointer, usageText } from "./src/cli/arguments/usage.ts";
+import { UsageError } from "./src/cli/arguments/usage_error.ts";
+import { terminalText } from "./src/parted/mod.ts";
 
 const PROGRAM = "ocipart";
 

@@ -73,7 +73,7 @@ export type {
 export type { ExplicitCredential } from "./src/parted/options.ts";
 export type { RegistrySettings } from "./src/remote/registry_settings.ts";
 export type { Descriptor } from "./src/registry/media_types.ts";
-export type { RateLimit } from "./src/transport/rate_limit.ts";
+export type { RateLimit } from "./src/transport/layers/rate_limit.ts";
 
 // The blob client and what its calls take.
 export {
@@ -96,7 +96,8 @@ export type { Clock } from "./src/transport/clock.ts";
 export type { Credential, CredentialSource } from "./src/auth/credential.ts";
 export { type AuthFetchOptions, createAuthFetch } from "./src/auth/create_auth_fetch.ts";
 export type { RegistryAuthenticatorOptions } from "./src/auth/authenticator.ts";
-export { sha256Digest } from "./src/registry/sha256.ts";
+export { sha256Digest } from "./src/hashing/sha256.ts";
+export { VERSION } from "./src/transport/layers/user_agent.ts";
 
 // Errors: the sentinels a caller matches, and the helpers that inspect any error.
 export { OciError } from "./src/errors/oci_error.ts";

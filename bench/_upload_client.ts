@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { HttpTransport } from "../src/transport/http_transport.ts";
+import { HttpTransport } from "../src/transport/engine/http_transport.ts";
 import { fileBody } from "../src/transport/file_body.ts";
 
 const [url, path] = Deno.args;

@@ -96,9 +96,11 @@ export interface DockerConfigOptions {
  *
  * @example Telling a broken file from a failing helper
  * ```ts
- * import { DockerConfigFileError, parseDockerConfig } from "./docker_config.ts";
+ * import { DockerConfigFileError, dockerConfigCredentials } from "@ocipart/ocipart/auth";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/config.json`, "{ not json");
  * try {
- *   parseDockerConfig("{ not json");
+ *   await dockerConfigCredentials({ configPath: `${dir}/config.json` }).get("registry.example");
  * } catch (err) {
  *   console.log(err instanceof DockerConfigFileError); // true
  * }
@@ -112,7 +114,7 @@ export class DockerConfigFileError extends CredentialError {}
  *
  * @example A named pipe
  * ```ts
- * import { InputFileError } from "./input_file.ts";
+ * import { InputFileError } from "@ocipart/ocipart/auth";
  * import { unreadableConfig } from "./docker_config.ts";
  * console.log(unreadableConfig(new InputFileError("not a regular file", "a named pipe (FIFO)")));
  * // "docker config could not be read: not a regular file but a named pipe (FIFO)"
@@ -136,9 +138,9 @@ function processEnv(name: string): string | undefined {
  * Where the docker configuration lives: `$DOCKER_CONFIG/config.json`, else
  * `$HOME/.docker/config.json`; `undefined` when no home directory is known.
  *
- * @example
+ * @example Where the configuration is read from
  * ```ts
- * import { dockerConfigPath } from "./docker_config.ts";
+ * import { dockerConfigPath } from "@ocipart/ocipart/auth";
  * const env = (name: string) => (name === "DOCKER_CONFIG" ? "/etc/ci-docker" : undefined);
  * console.log(dockerConfigPath(env)); // "/etc/ci-docker/config.json"
  * ```

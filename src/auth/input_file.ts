@@ -15,7 +15,16 @@ export const INPUT_FILE_LIMIT: number = 4 * 1024 * 1024;
 
 const READ_BYTES = 64 * 1024;
 
-/** What makes a file unusable as an input before any of it is read. */
+/**
+ * What makes a file unusable as an input before any of it is read.
+ *
+ * @example Why a file was refused
+ * ```ts
+ * import { InputFileError, type InputFileProblem } from "@ocipart/ocipart/auth";
+ * const problem: InputFileProblem = "too large";
+ * console.log(new InputFileError(problem, "the limit is 4 MiB").problem); // "too large"
+ * ```
+ */
 export type InputFileProblem = "not a regular file" | "too large";
 
 /**
@@ -24,7 +33,7 @@ export type InputFileProblem = "not a regular file" | "too large";
  *
  * @example Telling a named pipe apart
  * ```ts
- * import { InputFileError } from "./input_file.ts";
+ * import { InputFileError } from "@ocipart/ocipart/auth";
  * const err = new InputFileError("not a regular file", "a named pipe (FIFO)");
  * console.log(err.message); // "not a regular file but a named pipe (FIFO)"
  * ```
@@ -53,7 +62,7 @@ export class InputFileError extends Error {
  *
  * @example Reading a configuration file
  * ```ts
- * import { readInputFile } from "./input_file.ts";
+ * import { readInputFile } from "@ocipart/ocipart/auth";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/config.json`, "{}");
  * console.log(await readInputFile(`${dir}/config.json`)); // "{}"

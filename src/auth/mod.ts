@@ -36,7 +36,9 @@ export {
 } from "./credential.ts";
 export {
   dockerConfigCredentials,
+  DockerConfigFileError,
   type DockerConfigOptions,
+  dockerConfigPath,
   type HelperRunner,
 } from "./docker_config.ts";
 export {
@@ -47,6 +49,9 @@ export {
   type LoginCredential,
   saveDockerLogin,
 } from "./docker_login.ts";
+export { TokenServiceError } from "./token_service_error.ts";
+export { TOKEN_OPERATION } from "./token_exchange.ts";
+export { InputFileError, type InputFileProblem, readInputFile } from "./input_file.ts";
 export type { Fetch } from "../transport/fetch.ts";
 export type { Clock } from "../transport/clock.ts";
 export { OciError } from "../errors/oci_error.ts";

@@ -22,7 +22,15 @@ import { TokenServiceError } from "./token_service_error.ts";
 /** The largest token response read; real ones are a few KiB. */
 export const TOKEN_RESPONSE_LIMIT: number = 1 << 20;
 
-/** The operation a token service's errors name (a refusal there is the login's, not storage's). */
+/**
+ * The operation a token service's errors name (a refusal there is the login's, not storage's).
+ *
+ * @example Telling a token request's failure apart
+ * ```ts
+ * import { TOKEN_OPERATION } from "@ocipart/ocipart/auth";
+ * console.log(TOKEN_OPERATION); // "token request"
+ * ```
+ */
 export const TOKEN_OPERATION = "token request";
 const OPERATION = TOKEN_OPERATION;
 

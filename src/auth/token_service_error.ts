@@ -15,8 +15,8 @@ import type { OciErrorOptions } from "../errors/oci_error.ts";
  *
  * @example Telling a token service's failure from the registry's
  * ```ts
- * import { TokenServiceError } from "./token_service_error.ts";
- * import { findError } from "../errors/find_error.ts";
+ * import { TokenServiceError } from "@ocipart/ocipart/auth";
+ * import { findError } from "@ocipart/ocipart";
  * const err = new TokenServiceError({ cause: new Error("getaddrinfo ENOTFOUND"), retryable: false });
  * console.log(findError(err, TokenServiceError)?.message);
  * // "token request: the registry's token service could not be reached"

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Sha256Threads } from "../registry/sha256_threads.ts";
+import type { Sha256Threads } from "../hashing/sha256_threads.ts";
 import type { Clock } from "../transport/clock.ts";
 import type { RetryPolicy } from "../remote/retry.ts";
 

@@ -5,6 +5,7 @@
  * @module
  */
 import type { ProgressSnapshot } from "./progress_snapshot.ts";
+import { PROGRESS_INTERVAL_MS } from "../remote/session.ts";
 
 /**
  * Cumulative committed progress: `done` bytes of `total` (−1 when the total is unknown), and
@@ -91,7 +92,7 @@ export class ProgressReporter {
   committed(done: number, total: number): void {
     if (this.#closed || this.#onProgress === undefined || done < this.#done) return;
     if (done === this.#done && total === this.#total) return;
-    const wait = MIN_INTERVAL_MS - (performance.now() - this.#lastCallAt);
+    const wait = PROGRESS_INTERVAL_MS - (performance.now() - this.#lastCallAt);
     if (!this.#throttle || this.#done < 0 || done === total || wait <= 0) {
       this.#call(done, total);
       return;
@@ -136,6 +137,3 @@ export class ProgressReporter {
     });
   }
 }
-
-/** A throttled pull calls back at most once per this many milliseconds (plus the last call). */
-const MIN_INTERVAL_MS = 100;

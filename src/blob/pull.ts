@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { openStreamHash } from "../registry/stream_sha256.ts";
+import { openStreamHash } from "../hashing/stream_sha256.ts";
 import { AttemptBudget } from "../remote/retry.ts";
 import { BlobReader } from "../remote/blob_reader.ts";
 import { DigestCheck } from "../remote/digest_check.ts";

@@ -23,7 +23,7 @@ export type ErrorClass<T> = abstract new (...args: any[]) => T;
  *
  * @example Listing a chain
  * ```ts
- * import { causeChain } from "./find_error.ts";
+ * import { causeChain } from "@ocipart/ocipart/errors";
  * const err = new Error("outer", { cause: new Error("inner") });
  * console.log([...causeChain(err)].length); // 2
  * ```

@@ -19,6 +19,6 @@
 export * from "./oci_error.ts";
 export * from "./sentinels.ts";
 export * from "./kinds.ts";
-export { type ErrorClass, findError } from "./find_error.ts";
+export { causeChain, type ErrorClass, findError } from "./find_error.ts";
 export { statusCode } from "./status_code.ts";
 export { retryable, type RetryClassification } from "./retryable.ts";

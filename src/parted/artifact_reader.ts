@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Sha256Threads } from "../registry/sha256_threads.ts";
+import type { Sha256Threads } from "../hashing/sha256_threads.ts";
 import type { Connection } from "./connection.ts";
 import { CacheDirectory } from "./fs_part_cache.ts";
 import { PartFile } from "./fs_spill.ts";

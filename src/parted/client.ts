@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { coreCount } from "../registry/sha256_threads.ts";
+import { coreCount } from "../hashing/sha256_threads.ts";
 import { isRegistryHost, isRepositoryName, parseReference } from "../registry/reference.ts";
 import type { Descriptor } from "../registry/media_types.ts";
 import type { ClientSession } from "../remote/session.ts";

@@ -7,8 +7,8 @@
 import { open } from "node:fs/promises";
 import { LocalFileError } from "../errors/kinds.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
-import { BufferPool } from "../registry/buffer_pool.ts";
-import type { RunningHash, Sha256Threads } from "../registry/sha256_threads.ts";
+import { BufferPool } from "../hashing/buffer_pool.ts";
+import type { RunningHash, Sha256Threads } from "../hashing/sha256_threads.ts";
 import type { PartDescriptor } from "./manifest.ts";
 
 /** Read size of the sequential hash. */

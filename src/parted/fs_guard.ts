@@ -23,9 +23,9 @@ export interface FileIdentity {
 /**
  * The partial file is locked by another pull (in this process or another).
  *
- * @example
+ * @example Its message
  * ```ts
- * import { PartialInUseError } from "./fs_guard.ts";
+ * import { PartialInUseError } from "@ocipart/ocipart/parted";
  * console.log(new PartialInUseError().message);
  * // "pull destination: the partial file is in use by another pull"
  * ```

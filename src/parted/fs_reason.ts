@@ -27,9 +27,9 @@ const MEANINGS: Readonly<Record<string, string>> = {
  * What a file operation's errno code means in a few words, or undefined for a code without a
  * known meaning.
  *
- * @example
+ * @example The words of a code
  * ```ts
- * import { errnoMeaning } from "./fs_reason.ts";
+ * import { errnoMeaning } from "@ocipart/ocipart/parted";
  * console.log(errnoMeaning("ENOSPC")); // "no space left on the device"
  * ```
  */
@@ -62,7 +62,7 @@ export function osReason(err: unknown): string {
  *
  * @example A code from a runtime error
  * ```ts
- * import { errnoCode } from "./fs_reason.ts";
+ * import { errnoCode } from "@ocipart/ocipart/parted";
  * console.log(errnoCode(Object.assign(new Error("x"), { code: "EROFS" }))); // "EROFS"
  * ```
  */

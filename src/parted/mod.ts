@@ -66,9 +66,32 @@ export {
 export { DestinationExistsError, type ExistingEntry } from "./destination_exists_error.ts";
 export type { PartEvent, ProgressCallback, ProgressPhase, ProgressSnapshot } from "./progress.ts";
 export { TooManyPartsError } from "./too_many_parts_error.ts";
+export { NoFileNameError, type NoFileNameReason } from "./no_file_name_error.ts";
+export { PartialInUseError } from "./fs_guard.ts";
+export { errnoCode, errnoMeaning } from "./fs_reason.ts";
 export { PartSizeError, type PartSizeFacts, type PartSizeLimit } from "./part_size_error.ts";
 export type { ExplicitCredential } from "./options.ts";
-export type { MirrorOptions, MirrorTable, PullFromMirror } from "../remote/mirror_table.ts";
+export {
+  isMirrorLocation,
+  mirrorHost,
+  type MirrorOptions,
+  type MirrorTable,
+  type PullFromMirror,
+} from "../remote/mirror_table.ts";
+export { parseReference, type Reference, REFERENCE_RULES } from "../registry/reference.ts";
+export { registryOrigin, type RegistryOriginOptions } from "../registry/endpoints.ts";
+export { wholeBinaryUnit } from "../registry/bytes.ts";
+export {
+  DISTRIBUTION_ERROR_CODES,
+  type DistributionErrorCode,
+  distributionErrorCodes,
+} from "../registry/error_codes.ts";
+export {
+  hasUnsafeText,
+  jsonText,
+  replaceUnsafeText,
+  terminalText,
+} from "../registry/untrusted_text.ts";
 export {
   parseRegistriesConf,
   readRegistriesConf,

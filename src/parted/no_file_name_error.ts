@@ -5,7 +5,16 @@
  */
 import { InvalidManifestError } from "../errors/kinds.ts";
 
-/** Why a manifest names no file: it has no title, or its title is not a plain file name. */
+/**
+ * Why a manifest names no file: it has no title, or its title is not a plain file name.
+ *
+ * @example Choosing the advice
+ * ```ts
+ * import { NoFileNameError, type NoFileNameReason } from "@ocipart/ocipart/parted";
+ * const reason: NoFileNameReason = new NoFileNameError("no-title").reason;
+ * console.log(reason === "no-title" ? "pull into a named file" : "rename"); // "pull into a named file"
+ * ```
+ */
 export type NoFileNameReason = "no-title" | "not-plain";
 
 const RULE: Readonly<Record<NoFileNameReason, string>> = {
@@ -22,7 +31,7 @@ const RULE: Readonly<Record<NoFileNameReason, string>> = {
  *
  * @example Telling a missing title from a refused one
  * ```ts
- * import { NoFileNameError } from "./no_file_name_error.ts";
+ * import { NoFileNameError } from "@ocipart/ocipart/parted";
  * const err = new NoFileNameError("not-plain");
  * console.log(err.reason, err.message);
  * // not-plain invalid manifest: annotations: title is not a plain file name

@@ -7,7 +7,7 @@
  */
 import { LengthMismatchError, ProtocolError } from "../errors/kinds.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
-import { Sha256 } from "../registry/sha256.ts";
+import { Sha256 } from "../hashing/sha256.ts";
 import { getBlob } from "../remote/blob_reads.ts";
 import { DigestCheck } from "../remote/digest_check.ts";
 import { mirrorSpoiled } from "../remote/mirror_reads.ts";

@@ -20,14 +20,14 @@
 import { LengthMismatchError } from "../errors/kinds.ts";
 import { OciError } from "../errors/oci_error.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
-import { BufferFill, BufferPool } from "../registry/buffer_pool.ts";
+import { BufferFill, BufferPool } from "../hashing/buffer_pool.ts";
 import { BlobReader } from "../remote/blob_reader.ts";
 import { DigestCheck } from "../remote/digest_check.ts";
 import { mirrorSpoiled } from "../remote/mirror_reads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import { AttemptBudget, type RetryPolicy } from "../remote/retry.ts";
-import type { RangeScan, RunningHash, Sha256Threads } from "../registry/sha256_threads.ts";
-import { PREFIX_BLOCK_BYTES } from "../registry/written_prefix.ts";
+import type { RangeScan, RunningHash, Sha256Threads } from "../hashing/sha256_threads.ts";
+import { PREFIX_BLOCK_BYTES } from "../hashing/written_prefix.ts";
 import type { Clock } from "../transport/clock.ts";
 import type { PartialFile } from "./fs_partial.ts";
 import type { PartDescriptor } from "./manifest.ts";

@@ -11,16 +11,16 @@ import type {
   ProgressPhase,
   ProgressSnapshot,
 } from "../blob/progress_snapshot.ts";
+import { PROGRESS_INTERVAL_MS } from "../remote/session.ts";
 
 export type { PartEvent, ProgressCallback, ProgressPhase, ProgressSnapshot };
 
-/** At most one snapshot per this many milliseconds, besides phase changes. */
-const MIN_INTERVAL_MS = 100;
-
 /**
  * Keeps a transfer's counters and delivers snapshots to the callback: at once on a phase
- * change and when a pull's check of its partial file ends, otherwise at most every 100 ms (a change held back is delivered when the interval
- * ends, so a stalled transfer still reports its latest state). A callback that throws fails
+ * change and when a pull's check of its partial file ends, otherwise at most every
+ * `PROGRESS_INTERVAL_MS` (100 ms, the session's one throttle; a change held back is delivered
+ * when the interval ends, so a stalled transfer still reports its latest state). A callback that
+ * throws fails
  * the transfer: the first such error is kept in `failure` and `onFailure` is called (the
  * transfer aborts its work with it). `close` ends all calls.
  *
@@ -216,7 +216,7 @@ export class ProgressTracker {
   /** A counter moved: report now if the interval passed, else once it has. */
   #changed(): void {
     if (this.#callback === undefined || this.#closed || this.#timer !== undefined) return;
-    const wait = MIN_INTERVAL_MS - (this.#now() - this.#lastEmitAt);
+    const wait = PROGRESS_INTERVAL_MS - (this.#now() - this.#lastEmitAt);
     if (wait <= 0) {
       this.#emit();
       return;

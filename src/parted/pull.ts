@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { RangeScan, Sha256Threads } from "../registry/sha256_threads.ts";
-import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
+import type { RangeScan, Sha256Threads } from "../hashing/sha256_threads.ts";
+import { THREADED_HASH_MIN_BYTES } from "../hashing/stream_sha256.ts";
 import { join } from "node:path";
 import type { Clock } from "../transport/clock.ts";
 import type { RetryPolicy } from "../remote/retry.ts";

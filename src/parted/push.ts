@@ -12,10 +12,10 @@ import {
   OCI_MANIFEST_MEDIA_TYPE,
 } from "../registry/media_types.ts";
 import type { Descriptor } from "../registry/media_types.ts";
-import { ShortFileError } from "../registry/hash_range.ts";
-import { sha256Digest } from "../registry/sha256.ts";
-import type { FileHash, Sha256Threads } from "../registry/sha256_threads.ts";
-import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
+import { ShortFileError } from "../hashing/hash_range.ts";
+import { sha256Digest } from "../hashing/sha256.ts";
+import type { FileHash, Sha256Threads } from "../hashing/sha256_threads.ts";
+import { THREADED_HASH_MIN_BYTES } from "../hashing/stream_sha256.ts";
 import type { Clock } from "../transport/clock.ts";
 import { retry, type RetryPolicy } from "../remote/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";

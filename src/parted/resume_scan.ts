@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { RangeScan, Sha256Threads } from "../registry/sha256_threads.ts";
+import type { RangeScan, Sha256Threads } from "../hashing/sha256_threads.ts";
 import type { PartDescriptor } from "./manifest.ts";
 
 /**

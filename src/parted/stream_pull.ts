@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { THREADED_HASH_MIN_BYTES } from "../registry/stream_sha256.ts";
+import { THREADED_HASH_MIN_BYTES } from "../hashing/stream_sha256.ts";
 import type { Connection } from "./connection.ts";
 import { SpillDirectory } from "./fs_spill.ts";
 import { FilePart, type HeldPart, MemoryPart } from "./held_part.ts";

@@ -11,7 +11,7 @@
 import { InvalidReferenceError } from "../errors/kinds.ts";
 import type { Descriptor } from "../registry/media_types.ts";
 import { OCI_MANIFEST_MEDIA_TYPE } from "../registry/media_types.ts";
-import { Sha256, sha256Digest } from "../registry/sha256.ts";
+import { Sha256, sha256Digest } from "../hashing/sha256.ts";
 import { putManifest } from "../remote/manifests.ts";
 import { retry } from "../remote/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";

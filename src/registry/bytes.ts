@@ -35,9 +35,9 @@ const BINARY_UNITS = ["KiB", "MiB", "GiB", "TiB"];
  * `bytes` as a whole number of the largest binary unit that divides it (`{ value: 512, unit:
  * "MiB" }`), or undefined when no unit does (fewer than 1 KiB, or not a multiple of 1 KiB).
  *
- * @example
+ * @example A whole MiB
  * ```ts
- * import { wholeBinaryUnit } from "./bytes.ts";
+ * import { wholeBinaryUnit } from "@ocipart/ocipart/parted";
  * console.log(wholeBinaryUnit(512 * 1024 * 1024), wholeBinaryUnit(1000)); // { value: 512, unit: "MiB" } undefined
  * ```
  */

@@ -6,7 +6,16 @@
 import { parseDigest } from "./digest.ts";
 import { isRegistryHost, isRepositoryName, isTag } from "./reference.ts";
 
-/** Options of {@linkcode registryOrigin}. */
+/**
+ * Options of {@linkcode registryOrigin}.
+ *
+ * @example A local registry over plain HTTP
+ * ```ts
+ * import { registryOrigin, type RegistryOriginOptions } from "@ocipart/ocipart/parted";
+ * const options: RegistryOriginOptions = { plainHttp: true };
+ * console.log(registryOrigin("localhost:5000", options).href); // "http://localhost:5000/"
+ * ```
+ */
 export interface RegistryOriginOptions {
   /** Use `http://` instead of `https://` (test and local registries). */
   plainHttp?: boolean;
@@ -52,7 +61,7 @@ function v2(origin: URL, path: string): URL {
  *
  * @example Building an origin
  * ```ts
- * import { registryOrigin } from "./endpoints.ts";
+ * import { registryOrigin } from "@ocipart/ocipart/parted";
  * console.log(registryOrigin("ghcr.io").href); // "https://ghcr.io/"
  * console.log(registryOrigin("localhost:5000", { plainHttp: true }).href);
  * // "http://localhost:5000/"

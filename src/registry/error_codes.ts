@@ -15,7 +15,7 @@ import { registryErrorCodes } from "./status.ts";
  *
  * @example Checking a code against the list
  * ```ts
- * import { DISTRIBUTION_ERROR_CODES } from "./error_codes.ts";
+ * import { DISTRIBUTION_ERROR_CODES } from "@ocipart/ocipart/parted";
  * console.log(DISTRIBUTION_ERROR_CODES.includes("NAME_UNKNOWN")); // true
  * ```
  */
@@ -36,7 +36,20 @@ export const DISTRIBUTION_ERROR_CODES = [
   "TOOMANYREQUESTS",
 ] as const;
 
-/** One code of {@linkcode DISTRIBUTION_ERROR_CODES}. */
+/**
+ * One code of {@linkcode DISTRIBUTION_ERROR_CODES}.
+ *
+ * @example Matching one code
+ * ```ts
+ * import { type DistributionErrorCode, distributionErrorCodes } from "@ocipart/ocipart/parted";
+ * import { HttpStatusError } from "@ocipart/ocipart/errors";
+ * const body = new TextEncoder().encode(JSON.stringify({ errors: [{ code: "DENIED" }] }));
+ * const codes: DistributionErrorCode[] = distributionErrorCodes(
+ *   new HttpStatusError("GET manifest", { status: 403, body }),
+ * );
+ * console.log(codes.includes("DENIED")); // true
+ * ```
+ */
 export type DistributionErrorCode = typeof DISTRIBUTION_ERROR_CODES[number];
 
 const KNOWN: ReadonlySet<string> = new Set(DISTRIBUTION_ERROR_CODES);
@@ -49,8 +62,8 @@ const KNOWN: ReadonlySet<string> = new Set(DISTRIBUTION_ERROR_CODES);
  *
  * @example A known code, a made-up one and one with an escape sequence
  * ```ts
- * import { distributionErrorCodes } from "./error_codes.ts";
- * import { HttpStatusError } from "../errors/kinds.ts";
+ * import { distributionErrorCodes } from "@ocipart/ocipart/parted";
+ * import { HttpStatusError } from "@ocipart/ocipart/errors";
  * const body = new TextEncoder().encode(JSON.stringify({
  *   errors: [{ code: "NAME_UNKNOWN" }, { code: "MADE_UP" }, { code: "DENIED\u001b[2J" }],
  * }));

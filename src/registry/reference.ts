@@ -6,7 +6,16 @@
 import { InvalidReferenceError } from "../errors/kinds.ts";
 import { isSha256Digest } from "./digest.ts";
 
-/** A parsed reference. At least one of `tag` and `digest` is present. */
+/**
+ * A parsed reference. At least one of `tag` and `digest` is present.
+ *
+ * @example The parts of a reference
+ * ```ts
+ * import { parseReference, type Reference } from "@ocipart/ocipart/parted";
+ * const ref: Reference = parseReference("ghcr.io/org/model:v1");
+ * console.log(ref.registry, ref.repository, ref.tag); // "ghcr.io" "org/model" "v1"
+ * ```
+ */
 export interface Reference {
   /** The registry host, with an optional port, e.g. `ghcr.io` or `[::1]:5000`. */
   registry: string;
@@ -25,7 +34,7 @@ export interface Reference {
  *
  * @example Telling a missing repository apart
  * ```ts
- * import { parseReference, REFERENCE_RULES } from "./reference.ts";
+ * import { parseReference, REFERENCE_RULES } from "@ocipart/ocipart/parted";
  * try {
  *   parseReference("localhost:5000");
  * } catch (err) {
@@ -124,7 +133,7 @@ export function isRegistryHost(text: string): boolean {
  *
  * @example Parsing a tagged reference
  * ```ts
- * import { parseReference } from "./reference.ts";
+ * import { parseReference } from "@ocipart/ocipart/parted";
  * const ref = parseReference("localhost:5000/models/llama:v1");
  * console.log(ref.registry, ref.repository, ref.tag); // "localhost:5000" "models/llama" "v1"
  * ```

@@ -62,9 +62,9 @@ const JOINING_SCRIPT = new RegExp(
  * Whether `text` holds a character that must never be shown raw where it stands (see the module
  * documentation for the set and the joiners' exception).
  *
- * @example
+ * @example A right-to-left override and an emoji
  * ```ts
- * import { hasUnsafeText } from "./untrusted_text.ts";
+ * import { hasUnsafeText } from "@ocipart/ocipart/parted";
  * console.log(hasUnsafeText("weights.bin"), hasUnsafeText("\u202egnp.exe")); // false true
  * console.log(hasUnsafeText("👩‍💻"), hasUnsafeText("notes\u200d.txt")); // false true
  * ```
@@ -98,7 +98,7 @@ export function hasUnsafeNameText(text: string): boolean {
  *
  * @example Escaping as code points
  * ```ts
- * import { replaceUnsafeText } from "./untrusted_text.ts";
+ * import { replaceUnsafeText } from "@ocipart/ocipart/parted";
  * const hex = (char: string) => `<${char.codePointAt(0)!.toString(16)}>`;
  * console.log(replaceUnsafeText("a\u00a0b \u202ec", hex)); // "a<a0>b <202e>c"
  * ```
@@ -119,7 +119,7 @@ export function replaceUnsafeText(text: string, escape: (char: string) => string
  *
  * @example A title that would set the window title and clear the screen
  * ```ts
- * import { terminalText } from "./untrusted_text.ts";
+ * import { terminalText } from "@ocipart/ocipart/parted";
  * console.log(terminalText("\x1b]0;pwned\x07\x1b[2Jw.bin")); // "\x1b]0;pwned\x07\x1b[2Jw.bin"
  * console.log(terminalText("\u202egnp.exe") === "\\u202egnp.exe"); // true
  * console.log(terminalText("notes\u200d.txt") === "notes\\u200d.txt"); // true
@@ -141,7 +141,7 @@ export function terminalText(text: string): string {
  *
  * @example A one-byte CSI and a right-to-left override stay escaped
  * ```ts
- * import { jsonText } from "./untrusted_text.ts";
+ * import { jsonText } from "@ocipart/ocipart/parted";
  * const line = jsonText({ title: "\u009b31m\u202egnp.exe" });
  * console.log(line); // {"title":"\u009b31m\u202egnp.exe"}
  * console.log(JSON.parse(line).title === "\u009b31m\u202egnp.exe"); // true

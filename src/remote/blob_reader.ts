@@ -87,7 +87,7 @@ interface Answer {
  *
  * @example Reading a blob whole
  * ```ts
- * import { sha256Digest } from "../registry/sha256.ts";
+ * import { sha256Digest } from "../hashing/sha256.ts";
  * import { completeUpload, openUpload } from "./uploads.ts";
  * import { BlobReader } from "./blob_reader.ts";
  * import { AttemptBudget } from "./retry.ts";

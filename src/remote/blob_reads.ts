@@ -50,7 +50,7 @@ export interface RangePortion {
  *
  * @example Reading a blob from an offset
  * ```ts
- * import { sha256Digest } from "../registry/sha256.ts";
+ * import { sha256Digest } from "../hashing/sha256.ts";
  * import { completeUpload, openUpload } from "./uploads.ts";
  * import { getBlob } from "./blob_reads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
@@ -148,7 +148,7 @@ export type ProbeAnswer =
  *
  * @example Probing whether the registry serves ranges
  * ```ts
- * import { sha256Digest } from "../registry/sha256.ts";
+ * import { sha256Digest } from "../hashing/sha256.ts";
  * import { completeUpload, openUpload } from "./uploads.ts";
  * import { probeBlob } from "./blob_reads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
@@ -241,7 +241,7 @@ function wholeBody(
  *
  * @example Reading two bytes
  * ```ts
- * import { sha256Digest } from "../registry/sha256.ts";
+ * import { sha256Digest } from "../hashing/sha256.ts";
  * import { completeUpload, openUpload } from "./uploads.ts";
  * import { getRange } from "./blob_reads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";

@@ -28,13 +28,13 @@
  */
 import { RegistryAuthenticator } from "../auth/authenticator.ts";
 import type { CredentialSource } from "../auth/credential.ts";
-import { crossHostFetch } from "../transport/cross_host_fetch.ts";
+import { crossHostFetch } from "../transport/layers/cross_host_fetch.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import type { ExchangeObserver } from "../transport/exchange_observer.ts";
-import { HttpTransport } from "../transport/http_transport.ts";
+import { HttpTransport } from "../transport/engine/http_transport.ts";
 import { guardedExternalTransport, type GuardedTransport } from "../transport/peer_guard.ts";
-import { layeredFetch } from "../transport/layered_fetch.ts";
-import { type RateLimit, RateLimiter } from "../transport/rate_limit.ts";
+import { layeredFetch } from "../transport/layers/layered_fetch.ts";
+import { type RateLimit, RateLimiter } from "../transport/layers/rate_limit.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { EnginePolicy } from "./policy.ts";
 import { type RegistrySettings, type ResolvedSettings, settingsOf } from "./registry_settings.ts";

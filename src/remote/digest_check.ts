@@ -26,7 +26,7 @@ export interface PassingHash extends DigestSource {
  * @example A blob's bytes checked against its digest
  * ```ts
  * import { DigestCheck } from "./digest_check.ts";
- * import { Sha256, sha256Digest } from "../registry/sha256.ts";
+ * import { Sha256, sha256Digest } from "../hashing/sha256.ts";
  * const bytes = new TextEncoder().encode("hello");
  * const check = new DigestCheck(sha256Digest(bytes), "GET blob");
  * const hash = new Sha256();

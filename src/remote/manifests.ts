@@ -16,7 +16,7 @@ import {
   OCI_INDEX_MEDIA_TYPE,
   OCI_MANIFEST_MEDIA_TYPE,
 } from "../registry/media_types.ts";
-import { sha256Digest } from "../registry/sha256.ts";
+import { sha256Digest } from "../hashing/sha256.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
 import { readSources, tagSources } from "./mirror_reads.ts";
 import type { RemoteRepository } from "./repository.ts";

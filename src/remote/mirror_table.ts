@@ -127,9 +127,9 @@ export function checkMirrorTable(table: unknown, owner = "mirrors"): MirrorTable
 /**
  * Whether `text` is a mirror's location: `host[:port]`, optionally with a namespace.
  *
- * @example
+ * @example A host with a namespace, and a URL
  * ```ts
- * import { isMirrorLocation } from "./mirror_table.ts";
+ * import { isMirrorLocation } from "@ocipart/ocipart/parted";
  * console.log(isMirrorLocation("cache.lan:5000/gh"), isMirrorLocation("http://cache.lan")); // true false
  * ```
  */
@@ -262,9 +262,9 @@ export function mirrorsOf(table: MirrorTable, reference: Reference): MirrorEndpo
  * The host (`host[:port]`, lower case) of a mirror's location, or undefined when `location` is
  * not one.
  *
- * @example
+ * @example The host of a location
  * ```ts
- * import { mirrorHost } from "./mirror_table.ts";
+ * import { mirrorHost } from "@ocipart/ocipart/parted";
  * console.log(mirrorHost("Cache.LAN:5000/gh")); // "cache.lan:5000"
  * ```
  */

@@ -11,9 +11,9 @@ import type { Clock } from "../transport/clock.ts";
 import { systemClock } from "../transport/clock.ts";
 import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import type { Fetch } from "../transport/fetch.ts";
-import type { RateLimit } from "../transport/rate_limit.ts";
-import { validateStallTimeout } from "../transport/stall_guard.ts";
-import { coreCount, Sha256Threads } from "../registry/sha256_threads.ts";
+import type { RateLimit } from "../transport/layers/rate_limit.ts";
+import { validateStallTimeout } from "../transport/layers/stall_guard.ts";
+import { coreCount, Sha256Threads } from "../hashing/sha256_threads.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
 import type { CredentialSource } from "../auth/credential.ts";
@@ -182,8 +182,6 @@ export class ClientSession {
   readonly plainHttp: boolean;
   /** The most hashing threads. */
   readonly hashThreads: number;
-  /** The most milliseconds between two progress calls of one transfer (phase changes aside). */
-  readonly progressIntervalMs: number = PROGRESS_INTERVAL_MS;
   readonly #stack: ClientStack;
   readonly #mirrors: MirrorTable | undefined;
   readonly #onMirrorTag: MirrorTagListener | undefined;

@@ -38,7 +38,7 @@ export interface UploadBody {
  *
  * @example Opening a session and completing it with the bytes
  * ```ts
- * import { sha256Digest } from "../registry/sha256.ts";
+ * import { sha256Digest } from "../hashing/sha256.ts";
  * import { completeUpload, openUpload } from "./uploads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
@@ -79,7 +79,7 @@ export async function openUpload(
  *
  * @example Mounting a blob from another repository
  * ```ts
- * import { sha256Digest } from "../registry/sha256.ts";
+ * import { sha256Digest } from "../hashing/sha256.ts";
  * import { mountBlob } from "./uploads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
@@ -128,7 +128,7 @@ export async function mountBlob(
  *
  * @example Completing a session with the whole blob
  * ```ts
- * import { sha256Digest } from "../registry/sha256.ts";
+ * import { sha256Digest } from "../hashing/sha256.ts";
  * import { completeUpload, openUpload } from "./uploads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";
@@ -176,7 +176,7 @@ export async function completeUpload(
  *
  * @example Sending the blob as one chunk, then committing
  * ```ts
- * import { sha256Digest } from "../registry/sha256.ts";
+ * import { sha256Digest } from "../hashing/sha256.ts";
  * import { completeUpload, openUpload, patchUpload } from "./uploads.ts";
  * import { RegistryHandler } from "../testing/registry_handler.ts";
  * import { RemoteRepository } from "./repository.ts";

@@ -8,6 +8,7 @@ import { MemoryStore, type UploadSession } from "./memory_store.ts";
 import { matchRoute } from "./routes.ts";
 import type { Route } from "./routes.ts";
 import { concatBytes } from "../registry/bytes.ts";
+import { parseRangeRequest } from "../registry/range.ts";
 
 /**
  * Options of {@linkcode RegistryHandler}.
@@ -221,15 +222,17 @@ export class RegistryHandler {
       "etag": `"${digest}"`,
     };
     const size = bytes.byteLength;
-    const range = method === "GET" ? parseSingleRange(request.headers.get("range")) : undefined;
+    const range = method === "GET"
+      ? parseRangeRequest(request.headers.get("range"), size)
+      : undefined;
     if (range !== undefined) {
-      if (range.start >= size) {
+      if ("unsatisfied" in range) {
         return new Response(null, {
           status: 416,
           headers: this.#headers({ "content-range": `bytes */${size}`, "content-length": "0" }),
         });
       }
-      const end = range.end === undefined || range.end >= size ? size - 1 : range.end;
+      const end = range.end;
       const slice = bytes.subarray(range.start, end + 1);
       return new Response(slice as Uint8Array<ArrayBuffer>, {
         status: 206,
@@ -464,17 +467,6 @@ export class RegistryHandler {
       "docker-content-digest": digest,
     });
   }
-}
-
-/** A single `bytes=a-b` / `bytes=a-` range; undefined when absent or not of that form. */
-function parseSingleRange(value: string | null): { start: number; end?: number } | undefined {
-  if (value === null) return undefined;
-  const match = /^bytes=(\d+)-(\d*)$/.exec(value.trim());
-  if (match === null) return undefined;
-  const start = Number(match[1]);
-  const end = match[2] === "" ? undefined : Number(match[2]);
-  if (!Number.isSafeInteger(start) || (end !== undefined && end < start)) return undefined;
-  return end === undefined ? { start } : { start, end };
 }
 
 /** Whether a PATCH's Content-Range, when it has one, starts where `size` bytes end. */

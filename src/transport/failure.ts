@@ -10,7 +10,17 @@ import { BodyLengthError, NetworkError } from "../errors/kinds.ts";
 /** The operation name every transport message starts with. */
 export const OPERATION = "HTTP request";
 
-/** What went wrong, as a code safe to print (never a host, address or URL). */
+/**
+ * What went wrong, as a code safe to print (never a host, address or URL).
+ *
+ * @example Printing a reason
+ * ```ts
+ * import { type FailureReason, failureReason } from "@ocipart/ocipart/transport";
+ * const raw = Object.assign(new Error("connect EHOSTUNREACH"), { code: "EHOSTUNREACH" });
+ * const reason: FailureReason | undefined = failureReason(raw);
+ * console.log(reason); // "EHOSTUNREACH"
+ * ```
+ */
 export type FailureReason =
   | "ECONNREFUSED"
   | "ECONNRESET"
@@ -232,9 +242,9 @@ function reasonOf(one: unknown): FailureReason | undefined {
  * The safe reason of a raw failure, looked up along its `cause` chain; `undefined` when none is
  * recognised.
  *
- * @example
+ * @example A refused connection
  * ```ts
- * import { failureReason } from "./failure.ts";
+ * import { failureReason } from "@ocipart/ocipart/transport";
  * const raw = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
  * console.log(failureReason(raw)); // "ECONNREFUSED"
  * ```
@@ -247,7 +257,17 @@ export function failureReason(err: unknown): FailureReason | undefined {
   return undefined;
 }
 
-/** A `NetworkError` that carries its safe {@linkcode FailureReason}. */
+/**
+ * A `NetworkError` that carries its safe {@linkcode FailureReason}.
+ *
+ * @example Telling a dead proxy apart
+ * ```ts
+ * import { ExchangeError } from "@ocipart/ocipart/transport";
+ * const raw = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+ * const err = new ExchangeError("HTTP request", "connection failed", raw, undefined, { atProxy: true });
+ * console.log(err.reason, err.atProxy); // "ECONNREFUSED" true
+ * ```
+ */
 export class ExchangeError extends NetworkError {
   /** Why the exchange failed, when known; safe to print. */
   readonly reason: FailureReason | undefined;
@@ -362,11 +382,11 @@ export function lengthError(which: "shorter" | "longer"): BodyLengthError {
  * The safe reason codes found along `err`'s cause chain (errno codes, TLS kinds, permission),
  * for a caller that prints them next to the message.
  *
- * @example
+ * @example The codes under a wrapped failure
  * ```ts
- * import { causeCodes, connectError } from "./failure.ts";
- * const err = connectError(Object.assign(new Error("x"), { code: "ECONNRESET" }));
- * console.log(causeCodes(err)); // ["ECONNRESET"]
+ * import { causeCodes } from "@ocipart/ocipart/transport";
+ * const raw = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+ * console.log(causeCodes(new Error("pull failed", { cause: raw }))); // ["ECONNRESET"]
  * ```
  */
 export function causeCodes(err: unknown): string[] {

@@ -24,10 +24,11 @@
  * @module
  */
 export type { Fetch } from "./fetch.ts";
-export { HttpTransport, type HttpTransportOptions } from "./http_transport.ts";
+export { HttpTransport, type HttpTransportOptions } from "./engine/http_transport.ts";
 export { fileBody, type FileBodyOptions } from "./file_body.ts";
 export { guardedExternalTransport, type GuardedTransport } from "./peer_guard.ts";
 export { isForbiddenPeerAddress } from "./peer_policy.ts";
 export type { ExchangeObserver, ExchangeRecord } from "./exchange_observer.ts";
-export type { ProxySettings } from "./proxy.ts";
-export type { RateLimit } from "./rate_limit.ts";
+export type { ProxySettings } from "./engine/proxy.ts";
+export type { RateLimit } from "./layers/rate_limit.ts";
+export { causeCodes, ExchangeError, type FailureReason, failureReason } from "./failure.ts";

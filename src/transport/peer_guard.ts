@@ -5,7 +5,7 @@
  * @module
  */
 import type { Fetch } from "./fetch.ts";
-import type { HttpTransport } from "./http_transport.ts";
+import type { HttpTransport } from "./engine/http_transport.ts";
 import { isForbiddenPeerAddress } from "./peer_policy.ts";
 
 /**

@@ -6,9 +6,9 @@
  */
 import { causeChain } from "../../src/errors/find_error.ts";
 import { resolveLocation, withDigestQuery } from "../../src/registry/location.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 import type { Fetch } from "../../src/transport/fetch.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { type RegistryFixture, startRegistry } from "../fixtures/registry.ts";
 import { withPathEntry } from "../fixtures/path_env.ts";
 import { tempDir } from "../fixtures/tmp.ts";

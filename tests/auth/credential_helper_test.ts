@@ -4,7 +4,7 @@
  * holding its output open still answers; endless output is cut and its writer stopped.
  * Real helper programs: shell scripts on PATH.
  */
-import { deepStrictEqual, ok, rejects } from "node:assert/strict";
+import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
 import { changeHelperCredential, runCredentialHelper } from "../../src/auth/credential_helper.ts";
 import { CredentialError } from "../../src/errors/kinds.ts";
 import { withPathEntry } from "../fixtures/path_env.ts";
@@ -47,12 +47,17 @@ Deno.test({
         const outcome = await settled;
         const elapsed = performance.now() - stoppedAt;
         if (what === "time limit") {
-          ok(outcome instanceof CredentialError && /did not answer in time/.test(outcome.message));
+          assert(
+            outcome instanceof CredentialError && /did not answer in time/.test(outcome.message),
+          );
         } else {
-          ok(outcome instanceof DOMException && outcome.message === "stop", `${what}: ${outcome}`);
-          ok(elapsed < 1_000, `${what}: stopped after ${elapsed.toFixed(0)} ms`);
+          assert(
+            outcome instanceof DOMException && outcome.message === "stop",
+            `${what}: ${outcome}`,
+          );
+          assert(elapsed < 1_000, `${what}: stopped after ${elapsed.toFixed(0)} ms`);
         }
-        deepStrictEqual(await waitGone(pids), [], `${what}: the helper and its child are gone`);
+        assertEquals(await waitGone(pids), [], `${what}: the helper and its child are gone`);
       } finally {
         killAll(pids);
       }
@@ -82,9 +87,9 @@ exit 0
     const elapsed = performance.now() - started;
     const pids = (await waitForText(pidFile)).trim().split(" ").map(Number);
     try {
-      deepStrictEqual(credential, CREDENTIAL);
-      ok(elapsed < 5_000, `answered after ${elapsed.toFixed(0)} ms`);
-      deepStrictEqual(await waitGone(pids), [], "the child holding the output is stopped");
+      assertEquals(credential, CREDENTIAL);
+      assert(elapsed < 5_000, `answered after ${elapsed.toFixed(0)} ms`);
+      assertEquals(await waitGone(pids), [], "the child holding the output is stopped");
     } finally {
       killAll(pids);
     }
@@ -111,20 +116,20 @@ Deno.test({
     for (const name of ["endless", "chatty"]) {
       await Deno.remove(pidFile).catch(() => {});
       const started = performance.now();
-      await rejects(runCredentialHelper(name, "r.example", { timeoutMs: 20_000 }), (err) => {
-        ok(err instanceof CredentialError, String(err));
-        ok(
+      await assertRejects(runCredentialHelper(name, "r.example", { timeoutMs: 20_000 }), (err) => {
+        assert(err instanceof CredentialError, String(err));
+        assert(
           /docker-credential-\w+ (wrote too much|answer is too large)$/.test(err.message),
           err.message,
         );
-        ok(!err.message.includes("helper-pass") && !err.message.includes("garbage"));
+        assert(!err.message.includes("helper-pass") && !err.message.includes("garbage"));
         return true;
       });
       const elapsed = performance.now() - started;
-      ok(elapsed < 5_000, `${name}: refused after ${elapsed.toFixed(0)} ms`);
+      assert(elapsed < 5_000, `${name}: refused after ${elapsed.toFixed(0)} ms`);
       const pids = (await waitForText(pidFile)).trim().split(" ").map(Number);
       try {
-        deepStrictEqual(await waitGone(pids), [], `${name}: the writer is stopped`);
+        assertEquals(await waitGone(pids), [], `${name}: the writer is stopped`);
       } finally {
         killAll(pids);
       }

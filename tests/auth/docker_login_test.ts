@@ -3,7 +3,7 @@
  * file is replaced atomically with mode 0600, a malformed file is never overwritten, and a
  * configured helper receives the credential instead of the file.
  */
-import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertRejects, assertStrictEquals } from "../fixtures/assert.ts";
 import { eraseDockerLogin, saveDockerLogin } from "../../src/auth/docker_login.ts";
 import { dockerConfigCredentials } from "../../src/auth/docker_config.ts";
 import { CredentialError } from "../../src/errors/kinds.ts";
@@ -17,30 +17,30 @@ Deno.test("saveDockerLogin keeps other keys, writes 0600, and the source reads i
   await using tmp = await tempDir();
   const configPath = `${tmp.path}/nested/dir/config.json`;
   const first = await saveDockerLogin("Registry.Example:5000", CREDENTIAL, { configPath });
-  deepStrictEqual(first, {
+  assertEquals(first, {
     registry: "registry.example:5000",
     configPath,
     helper: undefined,
     savedIn: "auths",
     removedFrom: [],
   });
-  strictEqual((await Deno.stat(configPath)).mode! & 0o777, 0o600);
+  assertStrictEquals((await Deno.stat(configPath)).mode! & 0o777, 0o600);
   const other = { auths: { "a.example": { auth: btoa("x:y"), email: "kept" } }, psFormat: "t" };
   await Deno.writeTextFile(configPath, JSON.stringify(other));
   // The mode of an existing file is the user's choice, and is kept (as docker does).
   await Deno.chmod(configPath, 0o640);
   await saveDockerLogin("registry.example:5000", CREDENTIAL, { configPath });
-  strictEqual((await Deno.stat(configPath)).mode! & 0o777, 0o640);
+  assertStrictEquals((await Deno.stat(configPath)).mode! & 0o777, 0o640);
   const saved = JSON.parse(await Deno.readTextFile(configPath));
-  strictEqual(saved.psFormat, "t");
-  deepStrictEqual(saved.auths["a.example"], other.auths["a.example"]);
+  assertStrictEquals(saved.psFormat, "t");
+  assertEquals(saved.auths["a.example"], other.auths["a.example"]);
   const source = dockerConfigCredentials({ configPath });
-  deepStrictEqual(await source.get("registry.example:5000"), CREDENTIAL);
+  assertEquals(await source.get("registry.example:5000"), CREDENTIAL);
 
   await eraseDockerLogin("registry.example:5000", { configPath });
-  deepStrictEqual(JSON.parse(await Deno.readTextFile(configPath)), other);
-  deepStrictEqual(await source.get("registry.example:5000"), {});
-  deepStrictEqual(
+  assertEquals(JSON.parse(await Deno.readTextFile(configPath)), other);
+  assertEquals(await source.get("registry.example:5000"), {});
+  assertEquals(
     (await Array.fromAsync(Deno.readDir(`${tmp.path}/nested/dir`))).map((e) => e.name),
     ["config.json"],
   );
@@ -50,12 +50,12 @@ Deno.test("a malformed configuration is refused and left as it was", async () =>
   await using tmp = await tempDir();
   const configPath = `${tmp.path}/config.json`;
   await Deno.writeTextFile(configPath, '{"auths": [1, 2');
-  await rejects(saveDockerLogin("r.example", CREDENTIAL, { configPath }), (err: unknown) => {
-    ok(err instanceof CredentialError);
-    ok(!String((err as Error).message).includes("pa:ss"));
+  await assertRejects(saveDockerLogin("r.example", CREDENTIAL, { configPath }), (err: unknown) => {
+    assert(err instanceof CredentialError);
+    assert(!String((err as Error).message).includes("pa:ss"));
     return true;
   });
-  strictEqual(await Deno.readTextFile(configPath), '{"auths": [1, 2');
+  assertStrictEquals(await Deno.readTextFile(configPath), '{"auths": [1, 2');
 });
 
 Deno.test("with credsStore the helper stores and erases; the file keeps no secret", async () => {
@@ -71,15 +71,15 @@ Deno.test("with credsStore the helper stores and erases; the file keeps no secre
     return Promise.resolve();
   };
   const saved = await saveDockerLogin("r.example", CREDENTIAL, { configPath, changeHelper });
-  strictEqual(saved.helper, "vault");
+  assertStrictEquals(saved.helper, "vault");
   await saveDockerLogin("gh.example", CREDENTIAL, { configPath, changeHelper });
   await eraseDockerLogin("r.example", { configPath, changeHelper });
-  deepStrictEqual(calls, [
+  assertEquals(calls, [
     ["vault", "r.example", CREDENTIAL],
     ["gh", "gh.example", CREDENTIAL],
     ["vault", "r.example", undefined],
   ]);
-  deepStrictEqual(JSON.parse(await Deno.readTextFile(configPath)), {
+  assertEquals(JSON.parse(await Deno.readTextFile(configPath)), {
     credsStore: "vault",
     credHelpers: { "gh.example": "gh" },
   });
@@ -110,32 +110,32 @@ Deno.test("a configuration that is a symbolic link is written through to its tar
   await Deno.symlink("../dotfiles/docker.json", configPath); // relative, as dotfiles tools make
 
   await saveDockerLogin("r.example", CREDENTIAL, { configPath });
-  ok((await Deno.lstat(configPath)).isSymlink, "the link stays a link");
-  strictEqual(await Deno.readLink(configPath), "../dotfiles/docker.json");
-  deepStrictEqual(await readJson(target), {
+  assert((await Deno.lstat(configPath)).isSymlink, "the link stays a link");
+  assertStrictEquals(await Deno.readLink(configPath), "../dotfiles/docker.json");
+  assertEquals(await readJson(target), {
     psFormat: "t",
     auths: { "r.example": { auth: basic("ci:pa:ss wörd") } },
   });
-  strictEqual((await Deno.stat(target)).mode! & 0o777, 0o640, "the target's mode is kept");
-  deepStrictEqual(await names(`${tmp.path}/dotfiles`), ["docker.json"], "no temporary file");
-  deepStrictEqual(await names(`${tmp.path}/docker`), ["config.json"]);
+  assertStrictEquals((await Deno.stat(target)).mode! & 0o777, 0o640, "the target's mode is kept");
+  assertEquals(await names(`${tmp.path}/dotfiles`), ["docker.json"], "no temporary file");
+  assertEquals(await names(`${tmp.path}/docker`), ["config.json"]);
 
   const erased = await eraseDockerLogin("r.example", { configPath });
-  deepStrictEqual(erased.removedFrom, ["auths"]);
-  ok((await Deno.lstat(configPath)).isSymlink);
-  deepStrictEqual(await readJson(target), { psFormat: "t", auths: {} }, "gone from the target");
+  assertEquals(erased.removedFrom, ["auths"]);
+  assert((await Deno.lstat(configPath)).isSymlink);
+  assertEquals(await readJson(target), { psFormat: "t", auths: {} }, "gone from the target");
 
   // A dangling link (the dotfiles are not there yet) is created at its target.
   const dangling = `${tmp.path}/docker/other.json`;
   await Deno.symlink(`${tmp.path}/dotfiles/new/other.json`, dangling);
   await saveDockerLogin("r.example", CREDENTIAL, { configPath: dangling });
-  ok((await Deno.lstat(dangling)).isSymlink);
-  strictEqual(
+  assert((await Deno.lstat(dangling)).isSymlink);
+  assertStrictEquals(
     (await Deno.stat(`${tmp.path}/dotfiles/new/other.json`)).mode! & 0o777,
     0o600,
     "a new file is 0600",
   );
-  deepStrictEqual(await dockerConfigCredentials({ configPath: dangling }).get("r.example"), {
+  assertEquals(await dockerConfigCredentials({ configPath: dangling }).get("r.example"), {
     username: "ci",
     password: "pa:ss wörd",
   });
@@ -156,13 +156,13 @@ Deno.test("a new login replaces everything the file held for the registry", asyn
     }),
   );
   const source = dockerConfigCredentials({ configPath });
-  await rejects(source.get("r.example"), /identity tokens are not supported/);
+  await assertRejects(source.get("r.example"), /identity tokens are not supported/);
   const saved = await saveDockerLogin("r.example", CREDENTIAL, { configPath });
-  deepStrictEqual([saved.savedIn, saved.removedFrom], ["auths", []]);
-  deepStrictEqual(await readJson(configPath), {
+  assertEquals([saved.savedIn, saved.removedFrom], ["auths", []]);
+  assertEquals(await readJson(configPath), {
     auths: { "r.example:5000": other, "r.example": { auth: basic("ci:pa:ss wörd") } },
   });
-  deepStrictEqual(await source.get("r.example"), CREDENTIAL);
+  assertEquals(await source.get("r.example"), CREDENTIAL);
 });
 
 Deno.test("a login through a helper leaves no plain-text copy in the file", async () => {
@@ -177,8 +177,8 @@ Deno.test("a login through a helper leaves no plain-text copy in the file", asyn
   );
   const changeHelper = () => Promise.resolve(true);
   const saved = await saveDockerLogin("r.example", CREDENTIAL, { configPath, changeHelper });
-  deepStrictEqual([saved.savedIn, saved.removedFrom], ["helper", ["auths"]]);
-  deepStrictEqual(await readJson(configPath), {
+  assertEquals([saved.savedIn, saved.removedFrom], ["helper", ["auths"]]);
+  assertEquals(await readJson(configPath), {
     credHelpers: { "r.example": "vault" },
     auths: {},
   });
@@ -190,18 +190,18 @@ Deno.test("an erase says what it removed, and removes every spelling of the regi
   const hostile = "https://r.example/\u001b]0;pwned\u0007\u202e";
   await Deno.writeTextFile(configPath, JSON.stringify({ auths: { [hostile]: { auth: "eDp5" } } }));
   const source = dockerConfigCredentials({ configPath });
-  deepStrictEqual(await source.get("r.example"), { username: "x", password: "y" });
-  deepStrictEqual((await eraseDockerLogin("r.example", { configPath })).removedFrom, ["auths"]);
-  deepStrictEqual(await source.get("r.example"), {}, "nothing is read for it any more");
-  deepStrictEqual((await eraseDockerLogin("r.example", { configPath })).removedFrom, []);
+  assertEquals(await source.get("r.example"), { username: "x", password: "y" });
+  assertEquals((await eraseDockerLogin("r.example", { configPath })).removedFrom, ["auths"]);
+  assertEquals(await source.get("r.example"), {}, "nothing is read for it any more");
+  assertEquals((await eraseDockerLogin("r.example", { configPath })).removedFrom, []);
 
   await Deno.writeTextFile(configPath, JSON.stringify({ credsStore: "vault" }));
   const held = new Set(["r.example"]);
   const changeHelper = (_name: string, server: string) => Promise.resolve(held.delete(server));
   const first = await eraseDockerLogin("r.example", { configPath, changeHelper });
-  deepStrictEqual([first.helper, first.removedFrom], ["vault", ["helper"]]);
+  assertEquals([first.helper, first.removedFrom], ["vault", ["helper"]]);
   const second = await eraseDockerLogin("r.example", { configPath, changeHelper });
-  deepStrictEqual(second.removedFrom, [], "the helper held nothing: nothing is claimed");
+  assertEquals(second.removedFrom, [], "the helper held nothing: nothing is claimed");
 });
 
 Deno.test("a leftover temporary file of ours is removed by the next write, nothing else", async () => {
@@ -223,7 +223,7 @@ Deno.test("a leftover temporary file of ours is removed by the next write, nothi
     await Deno.utime(`${tmp.path}/${name}`, anHourAgo, anHourAgo);
   }
   await saveDockerLogin("r.example", CREDENTIAL, { configPath });
-  deepStrictEqual(await names(tmp.path), ["config.json", liveWriter, ...notOurs].sort());
+  assertEquals(await names(tmp.path), ["config.json", liveWriter, ...notOurs].sort());
 });
 
 Deno.test("a login stopped while the file is written leaves it as it was, with no temporary file", async () => {
@@ -237,7 +237,7 @@ Deno.test("a login stopped while the file is written leaves it as it was, with n
     controller.abort(new DOMException("stopped by SIGINT", "AbortError"));
     return Promise.resolve(true);
   };
-  await rejects(
+  await assertRejects(
     saveDockerLogin("r.example", CREDENTIAL, {
       configPath,
       changeHelper,
@@ -245,8 +245,8 @@ Deno.test("a login stopped while the file is written leaves it as it was, with n
     }),
     (err) => err instanceof DOMException && err.message === "stopped by SIGINT",
   );
-  strictEqual(await Deno.readTextFile(configPath), before);
-  deepStrictEqual(await names(tmp.path), ["config.json"]);
+  assertStrictEquals(await Deno.readTextFile(configPath), before);
+  assertEquals(await names(tmp.path), ["config.json"]);
 });
 
 Deno.test({
@@ -269,14 +269,14 @@ Deno.test({
       const stoppedAt = performance.now();
       controller.abort(new DOMException("stopped by SIGTERM", "AbortError"));
       const outcome = await saving;
-      ok(outcome instanceof DOMException, String(outcome));
-      ok(performance.now() - stoppedAt < 1_000);
-      deepStrictEqual(await waitGone([pid]), []);
+      assert(outcome instanceof DOMException, String(outcome));
+      assert(performance.now() - stoppedAt < 1_000);
+      assertEquals(await waitGone([pid]), []);
     } finally {
       killAll([pid]);
     }
   });
-  deepStrictEqual(await readJson(configPath), { credsStore: "hang" });
+  assertEquals(await readJson(configPath), { credsStore: "hang" });
 });
 
 Deno.test("login and logout leave the numbers of other keys as written (1e400, large integers)", async () => {
@@ -287,25 +287,25 @@ Deno.test("login and logout leave the numbers of other keys as written (1e400, l
   await saveDockerLogin("registry.example", CREDENTIAL, { configPath });
   const saved = await Deno.readTextFile(configPath);
   for (const number of ['"limit": 1e400', '"id": 12345678901234567890123', '"ratio": 1.50']) {
-    ok(saved.includes(number), `after login, ${number} in ${saved}`);
+    assert(saved.includes(number), `after login, ${number} in ${saved}`);
   }
   await eraseDockerLogin("registry.example", { configPath });
   const erased = await Deno.readTextFile(configPath);
-  ok(erased.includes('"limit": 1e400') && !erased.includes("null"), erased);
+  assert(erased.includes('"limit": 1e400') && !erased.includes("null"), erased);
 });
 
 Deno.test("an empty config.json is an empty configuration: read, logged into, logged out of", async () => {
   await using dir = await tempDir();
   const configPath = `${dir.path}/config.json`;
   await Deno.writeTextFile(configPath, "");
-  deepStrictEqual(await dockerConfigCredentials({ configPath }).get("registry.example"), {});
-  strictEqual(
+  assertEquals(await dockerConfigCredentials({ configPath }).get("registry.example"), {});
+  assertStrictEquals(
     (await eraseDockerLogin("registry.example", { configPath })).removedFrom.length,
     0,
   );
   await Deno.writeTextFile(configPath, "\n  \n");
   await saveDockerLogin("registry.example", CREDENTIAL, { configPath });
-  strictEqual(
+  assertStrictEquals(
     (await dockerConfigCredentials({ configPath }).get("registry.example")).username,
     "ci",
   );

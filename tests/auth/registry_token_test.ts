@@ -14,7 +14,7 @@ import { UnauthorizedError } from "../../src/errors/sentinels.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
 import { BlobClient } from "../../src/blob/mod.ts";
 import { resolveLocation, withDigestQuery } from "../../src/registry/location.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 import {
   EMPTY_CONFIG_BYTES,
   EMPTY_CONFIG_DESCRIPTOR,

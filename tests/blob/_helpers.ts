@@ -6,7 +6,7 @@
  */
 import { causeChain } from "../../src/errors/find_error.ts";
 import { OciError } from "../../src/errors/oci_error.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 import { seededRandom } from "../fixtures/random.ts";
 
 /** Deterministic pseudo-random bytes. */
@@ -34,7 +34,7 @@ export async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8
 export async function digestOf(
   stream: ReadableStream<Uint8Array>,
 ): Promise<{ digest: string; size: number }> {
-  const { Sha256 } = await import("../../src/registry/sha256.ts");
+  const { Sha256 } = await import("../../src/hashing/sha256.ts");
   const hash = new Sha256();
   for await (const chunk of stream) hash.update(chunk);
   return { digest: hash.digest(), size: hash.bytes };

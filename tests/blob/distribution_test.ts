@@ -1,7 +1,7 @@
 /**
  * The blob library against the real CNCF Distribution registry.
  */
-import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
+import { THREADED_HASH_MIN_BYTES } from "../../src/hashing/stream_sha256.ts";
 import { assert, assertEquals } from "../fixtures/assert.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { startFileServer } from "../fixtures/file_server.ts";
@@ -14,7 +14,7 @@ import { findError } from "../../src/errors/find_error.ts";
 import { DigestMismatchError } from "../../src/errors/sentinels.ts";
 import type { Fetch } from "../../src/transport/fetch.ts";
 import { fileBody } from "../../src/transport/file_body.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { assertSafeError, blob, collect, digestOf, instantClock } from "./_helpers.ts";
 
 const MiB = 1024 * 1024;

@@ -7,12 +7,12 @@ import { ProgressReporter } from "../../src/blob/progress.ts";
 import { findError } from "../../src/errors/find_error.ts";
 import { ProtocolError, RetriesExhaustedError } from "../../src/errors/kinds.ts";
 import { DigestMismatchError } from "../../src/errors/sentinels.ts";
-import { Sha256Threads } from "../../src/registry/sha256_threads.ts";
-import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
+import { Sha256Threads } from "../../src/hashing/sha256_threads.ts";
+import { THREADED_HASH_MIN_BYTES } from "../../src/hashing/stream_sha256.ts";
 import { BLOB_SPEC_POLICY } from "../../src/remote/policy.ts";
 import { RemoteRepository } from "../../src/remote/repository.ts";
 import type { Clock } from "../../src/transport/clock.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { assertSafeError, blob, collect, instantClock } from "./_helpers.ts";
 import { startStorageServer } from "./_storage_server.ts";
 

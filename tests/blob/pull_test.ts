@@ -10,7 +10,7 @@ import {
 } from "../../src/errors/sentinels.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { statusCode } from "../../src/errors/status_code.ts";
-import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
+import { THREADED_HASH_MIN_BYTES } from "../../src/hashing/stream_sha256.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { assertSafeError, blob, collect, instantClock, rejection } from "./_helpers.ts";
 

@@ -8,7 +8,7 @@ import { NotFoundError, UnauthorizedError } from "../../src/errors/sentinels.ts"
 import { retryable } from "../../src/errors/retryable.ts";
 import { statusCode } from "../../src/errors/status_code.ts";
 import type { Fetch } from "../../src/transport/fetch.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { blob, collect, instantClock, rejection, streamOf } from "./_helpers.ts";
 import { startStorageServer } from "./_storage_server.ts";
 

@@ -50,7 +50,7 @@ export const PROXY_VARIABLES: readonly string[] = [
   "all_proxy",
 ];
 
-/** The variables that name CA certificates or where to find them (`src/cli/registry_trust.ts`). */
+/** The variables that name CA certificates or where to find them (`src/cli/session/registry_trust.ts`). */
 export const TRUST_VARIABLES: readonly string[] = [
   "SSL_CERT_FILE",
   "DENO_CERT",

@@ -1,8 +1,8 @@
 /** The command lines of pipes and ranges: `push <ref> -`, `pull <ref> -`, `cat --range`. */
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import { parseCommandLine } from "../../src/cli/args.ts";
-import { parseByteRange } from "../../src/cli/byte_range.ts";
-import { UsageError } from "../../src/cli/usage_error.ts";
+import { parseCommandLine } from "../../src/cli/arguments/args.ts";
+import { parseByteRange } from "../../src/cli/arguments/byte_range.ts";
+import { UsageError } from "../../src/cli/arguments/usage_error.ts";
 
 const REF = "127.0.0.1:5000/a/b:v1";
 

@@ -1,13 +1,13 @@
-import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import { parseCommandLine } from "../../src/cli/args.ts";
-import { type CommandName, UsageError } from "../../src/cli/usage_error.ts";
+import { assertEquals, assertStrictEquals, assertThrows } from "../fixtures/assert.ts";
+import { parseCommandLine } from "../../src/cli/arguments/args.ts";
+import { type CommandName, UsageError } from "../../src/cli/arguments/usage_error.ts";
 
 const REF = "127.0.0.1:5000/models/llm:v1";
 
 function usageError(args: string[], command: CommandName | undefined, pattern: RegExp) {
-  throws(() => parseCommandLine(args), (err: unknown) => {
+  assertThrows(() => parseCommandLine(args), (err: unknown) => {
     if (!(err instanceof UsageError)) return false;
-    strictEqual(err.command, command, `command of ${JSON.stringify(args)}`);
+    assertStrictEquals(err.command, command, `command of ${JSON.stringify(args)}`);
     if (!pattern.test(err.message)) throw new Error(`message ${err.message} !~ ${pattern}`);
     return true;
   });
@@ -42,7 +42,7 @@ Deno.test("push with every flag parses into a push command", () => {
     "file.bin",
   ];
   const command = parseCommandLine(args);
-  deepStrictEqual(command, {
+  assertEquals(command, {
     kind: "push",
     workers: 3,
     timeoutMs: 90_000,
@@ -66,7 +66,7 @@ Deno.test("push with every flag parses into a push command", () => {
 });
 
 Deno.test("pull defaults leave library defaults in place", () => {
-  deepStrictEqual(parseCommandLine(["pull", REF, "out.bin"]), {
+  assertEquals(parseCommandLine(["pull", REF, "out.bin"]), {
     kind: "pull",
     workers: undefined,
     timeoutMs: 0,
@@ -91,12 +91,12 @@ Deno.test("pull defaults leave library defaults in place", () => {
   });
   // `--wait` alone waits without a limit; only `--wait=DURATION` takes a value.
   const waits = (args: string[]) => (parseCommandLine(args) as { waitMs?: number }).waitMs;
-  strictEqual(waits(["pull", "--wait", REF, "out.bin"]), 0);
-  strictEqual(waits(["pull", "--wait=90s", REF, "out.bin"]), 90_000);
+  assertStrictEquals(waits(["pull", "--wait", REF, "out.bin"]), 0);
+  assertStrictEquals(waits(["pull", "--wait=90s", REF, "out.bin"]), 90_000);
   const verify = parseCommandLine(["pull", "--verify-file-digest", REF, "out.bin"]);
-  strictEqual(verify.kind === "pull" && verify.verifyFileDigest, true);
+  assertStrictEquals(verify.kind === "pull" && verify.verifyFileDigest, true);
   const overwrite = parseCommandLine(["pull", "--overwrite", REF, "models/"]);
-  strictEqual(overwrite.kind === "pull" && overwrite.overwrite, true);
+  assertStrictEquals(overwrite.kind === "pull" && overwrite.overwrite, true);
   usageError(["push", "--overwrite", REF, "f"], "push", /overwrite/);
 });
 
@@ -113,21 +113,21 @@ Deno.test("--annotation: key=value, reserved and repeated keys refused; push onl
 
 Deno.test("flags may follow operands and -- ends flags", () => {
   const command = parseCommandLine(["pull", REF, "--workers", "2", "--", "-weird-name"]);
-  strictEqual(command.kind, "pull");
+  assertStrictEquals(command.kind, "pull");
   if (command.kind === "pull") {
-    strictEqual(command.workers, 2);
-    strictEqual(command.destination, "-weird-name");
+    assertStrictEquals(command.workers, 2);
+    assertStrictEquals(command.destination, "-weird-name");
   }
 });
 
 Deno.test("help and version requests", () => {
-  deepStrictEqual(parseCommandLine(["--help"]), { kind: "help", command: undefined });
-  deepStrictEqual(parseCommandLine(["-h"]), { kind: "help", command: undefined });
-  deepStrictEqual(parseCommandLine(["help", "pull"]), { kind: "help", command: "pull" });
-  deepStrictEqual(parseCommandLine(["push", "-h"]), { kind: "help", command: "push" });
+  assertEquals(parseCommandLine(["--help"]), { kind: "help", command: undefined });
+  assertEquals(parseCommandLine(["-h"]), { kind: "help", command: undefined });
+  assertEquals(parseCommandLine(["help", "pull"]), { kind: "help", command: "pull" });
+  assertEquals(parseCommandLine(["push", "-h"]), { kind: "help", command: "push" });
   // Help wins over an otherwise incomplete command line.
-  deepStrictEqual(parseCommandLine(["pull", "--help", "x"]), { kind: "help", command: "pull" });
-  deepStrictEqual(parseCommandLine(["--version"]), { kind: "version" });
+  assertEquals(parseCommandLine(["pull", "--help", "x"]), { kind: "help", command: "pull" });
+  assertEquals(parseCommandLine(["--version"]), { kind: "version" });
 });
 
 Deno.test("command-level usage errors name no command", () => {
@@ -176,7 +176,7 @@ Deno.test("bad values are usage errors naming the flag", () => {
 Deno.test("copy takes two references and the transfer flags, but no --username", () => {
   const command = parseCommandLine(["copy", "--limit-rate", "512KiB/s", REF, "b.example/x:v1"]);
   if (command.kind !== "copy") throw new Error(`parsed as ${command.kind}`);
-  deepStrictEqual([command.source, command.target, command.limitRate], [
+  assertEquals([command.source, command.target, command.limitRate], [
     REF,
     "b.example/x:v1",
     512 * 1024,
@@ -213,21 +213,21 @@ Deno.test("a negative rate, size or count separated from its flag gets the flag'
   usageError(["pull", "--workers", "-2", REF, "f"], "pull", /^--workers: must be a positive/);
   // After `--` a word starting with `-` is an operand, never a flag's value.
   const command = parseCommandLine(["push", REF, "--", "-5s"]);
-  strictEqual(command.kind === "push" && command.file, "-5s");
+  assertStrictEquals(command.kind === "push" && command.file, "-5s");
 });
 
 Deno.test("--timeout 0 means no limit", () => {
   const command = parseCommandLine(["pull", "--timeout", "0", REF, "f"]);
-  strictEqual(command.kind === "pull" && command.timeoutMs, 0);
+  assertStrictEquals(command.kind === "pull" && command.timeoutMs, 0);
 });
 
 Deno.test("--timeout and --stall-timeout take up to 365 days, kept as typed; longer is a usage error", () => {
   const command = parseCommandLine(["pull", "--timeout", "600h", "--stall-timeout=720h", REF, "f"]);
-  strictEqual(command.kind === "pull" && command.timeoutMs, 600 * 3_600_000);
-  strictEqual(command.kind === "pull" && command.timeoutText, "600h");
-  strictEqual(command.kind === "pull" && command.stallTimeoutMs, 720 * 3_600_000);
+  assertStrictEquals(command.kind === "pull" && command.timeoutMs, 600 * 3_600_000);
+  assertStrictEquals(command.kind === "pull" && command.timeoutText, "600h");
+  assertStrictEquals(command.kind === "pull" && command.stallTimeoutMs, 720 * 3_600_000);
   const year = parseCommandLine(["pull", "--timeout", "8760h", REF, "f"]);
-  strictEqual(year.kind === "pull" && year.timeoutMs, 8760 * 3_600_000);
+  assertStrictEquals(year.kind === "pull" && year.timeoutMs, 8760 * 3_600_000);
   usageError(["pull", "--timeout", "8761h", REF, "f"], "pull", /--timeout: must be at most 8760h/);
   usageError(["pull", "--stall-timeout", "9000h", REF, "f"], "pull", /--stall-timeout: must be/);
   usageError(["pull", "--stall-timeout", "soon", REF, "f"], "pull", /--stall-timeout/);
@@ -240,7 +240,7 @@ Deno.test("--username and --password-stdin only work together", () => {
 });
 
 Deno.test("inspect, verify, login and logout parse with their own flags", () => {
-  deepStrictEqual(
+  assertEquals(
     parseCommandLine(["inspect", "--json", "--insecure", REF]),
     {
       kind: "inspect",
@@ -260,8 +260,8 @@ Deno.test("inspect, verify, login and logout parse with their own flags", () => 
     },
   );
   const verify = parseCommandLine(["verify", "--workers", "3", REF, "w.bin"]);
-  strictEqual(verify.kind === "verify" && verify.workers, 3);
-  strictEqual(verify.kind === "verify" && verify.file, "w.bin");
+  assertStrictEquals(verify.kind === "verify" && verify.workers, 3);
+  assertStrictEquals(verify.kind === "verify" && verify.file, "w.bin");
   const login = parseCommandLine([
     "login",
     "--username",
@@ -271,9 +271,9 @@ Deno.test("inspect, verify, login and logout parse with their own flags", () => 
     "c.json",
     "127.0.0.1:5000",
   ]);
-  strictEqual(login.kind === "login" && login.registry, "127.0.0.1:5000");
-  strictEqual(login.kind === "login" && login.registryConfig, "c.json");
-  deepStrictEqual(parseCommandLine(["logout", "--json", "ghcr.io"]), {
+  assertStrictEquals(login.kind === "login" && login.registry, "127.0.0.1:5000");
+  assertStrictEquals(login.kind === "login" && login.registryConfig, "c.json");
+  assertEquals(parseCommandLine(["logout", "--json", "ghcr.io"]), {
     kind: "logout",
     timeoutMs: 0,
     timeoutText: "0",
@@ -281,7 +281,7 @@ Deno.test("inspect, verify, login and logout parse with their own flags", () => 
     registryConfig: undefined,
     json: true,
   });
-  deepStrictEqual(parseCommandLine(["logout", "--timeout", " 5s", "ghcr.io"]), {
+  assertEquals(parseCommandLine(["logout", "--timeout", " 5s", "ghcr.io"]), {
     kind: "logout",
     timeoutMs: 5000,
     timeoutText: "5s",
@@ -289,7 +289,7 @@ Deno.test("inspect, verify, login and logout parse with their own flags", () => 
     registryConfig: undefined,
     json: false,
   });
-  deepStrictEqual(parseCommandLine(["help", "verify"]), { kind: "help", command: "verify" });
+  assertEquals(parseCommandLine(["help", "verify"]), { kind: "help", command: "verify" });
 });
 
 Deno.test("command-specific usage errors of the new commands", () => {
@@ -297,9 +297,12 @@ Deno.test("command-specific usage errors of the new commands", () => {
   usageError(["verify", REF], "verify", /expected 2 operands, <ref> and <file>; got 1/);
   // Without --password-stdin, login asks on the terminal: for the user name too when missing.
   const asks = (args: string[]) => (parseCommandLine(args) as { prompt?: string }).prompt;
-  strictEqual(asks(["login", "127.0.0.1:5000"]), "");
-  strictEqual(asks(["login", "--username", "alice", "127.0.0.1:5000"]), "alice");
-  strictEqual(asks(["login", "-u", "alice", "--password-stdin", "127.0.0.1:5000"]), undefined);
+  assertStrictEquals(asks(["login", "127.0.0.1:5000"]), "");
+  assertStrictEquals(asks(["login", "--username", "alice", "127.0.0.1:5000"]), "alice");
+  assertStrictEquals(
+    asks(["login", "-u", "alice", "--password-stdin", "127.0.0.1:5000"]),
+    undefined,
+  );
   usageError(["login", "--password-stdin", "127.0.0.1:5000"], "login", /needs --username/);
   usageError(
     ["login", "--username", "u", "--password-stdin", "https://x/"],
@@ -313,11 +316,11 @@ Deno.test("command-specific usage errors of the new commands", () => {
 
 Deno.test("--part-size takes SI and IEC suffixes", () => {
   const si = parseCommandLine(["push", "--part-size", "100M", REF, "f"]);
-  strictEqual(si.kind === "push" && si.partSize, 100_000_000);
+  assertStrictEquals(si.kind === "push" && si.partSize, 100_000_000);
   const siB = parseCommandLine(["push", "--part-size", "100MB", REF, "f"]);
-  strictEqual(siB.kind === "push" && siB.partSize, 100_000_000);
+  assertStrictEquals(siB.kind === "push" && siB.partSize, 100_000_000);
   const iec = parseCommandLine(["push", "--part-size", "100MiB", REF, "f"]);
-  strictEqual(iec.kind === "push" && iec.partSize, 100 * 1024 * 1024);
+  assertStrictEquals(iec.kind === "push" && iec.partSize, 100 * 1024 * 1024);
 });
 
 Deno.test("aliases of oras and skopeo: -u, -d, --concurrency, --format json", () => {
@@ -335,7 +338,7 @@ Deno.test("aliases of oras and skopeo: -u, -d, --concurrency, --format json", ()
     "f",
   ]);
   if (push.kind !== "push") throw new Error(`parsed as ${push.kind}`);
-  deepStrictEqual(
+  assertEquals(
     [push.username, push.debug, push.workers, push.json],
     ["alice", true, 3, true],
   );
@@ -352,8 +355,8 @@ Deno.test("aliases of oras and skopeo: -u, -d, --concurrency, --format json", ()
   ];
   const spelled = parseCommandLine(["push", ...own]);
   if (spelled.kind !== "push") throw new Error(`parsed as ${spelled.kind}`);
-  deepStrictEqual({ ...push, args: [] }, { ...spelled, args: [] });
-  deepStrictEqual(push.args, [
+  assertEquals({ ...push, args: [] }, { ...spelled, args: [] });
+  assertEquals(push.args, [
     "-u",
     "alice",
     "--password-stdin",
@@ -365,14 +368,14 @@ Deno.test("aliases of oras and skopeo: -u, -d, --concurrency, --format json", ()
     REF,
     "f",
   ]);
-  deepStrictEqual(spelled.args, own);
+  assertEquals(spelled.args, own);
   const verify = parseCommandLine(["verify", "--concurrency=2", REF, "f"]);
-  strictEqual(verify.kind === "verify" && verify.workers, 2);
-  strictEqual(parseCommandLine(["inspect", "--format", "text", REF]).kind, "inspect");
+  assertStrictEquals(verify.kind === "verify" && verify.workers, 2);
+  assertStrictEquals(parseCommandLine(["inspect", "--format", "text", REF]).kind, "inspect");
   const logout = parseCommandLine(["logout", "--format=json", "ghcr.io"]);
-  strictEqual(logout.kind === "logout" && logout.json, true);
+  assertStrictEquals(logout.kind === "logout" && logout.json, true);
   const copy = parseCommandLine(["copy", "-d", "--concurrency", "4", REF, "b.example/x:v1"]);
-  deepStrictEqual(copy.kind === "copy" && [copy.debug, copy.workers], [true, 4]);
+  assertEquals(copy.kind === "copy" && [copy.debug, copy.workers], [true, 4]);
 });
 
 Deno.test("an alias's value is checked under the name typed; alias and flag together refused", () => {
@@ -480,7 +483,10 @@ Deno.test("flags of oras, skopeo and curl get a pointed hint", () => {
   // A password typed after -p or --password is never repeated.
   for (const flag of ["-p", "--password", "--password=typed-secret"]) {
     const args = ["pull", flag, ...(flag.includes("=") ? [] : ["typed-secret"]), REF, "f"];
-    throws(() => parseCommandLine(args), (err: Error) => !err.message.includes("typed-secret"));
+    assertThrows(
+      () => parseCommandLine(args),
+      (err: Error) => !err.message.includes("typed-secret"),
+    );
   }
 });
 

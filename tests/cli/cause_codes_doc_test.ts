@@ -3,7 +3,7 @@
  * read from the code itself (the transport's `FailureReason` type, the words the CLI has for
  * each, the local-file codes it gives advice for), so a code added there without a row fails.
  */
-import { deepStrictEqual, ok } from "node:assert/strict";
+import { assert, assertEquals } from "../fixtures/assert.ts";
 import { PROJECT_ROOT } from "./_cli.ts";
 
 async function source(path: string): Promise<string> {
@@ -16,13 +16,13 @@ function failureReasons(text: string): string[] {
   return [...union.matchAll(/"([A-Z_]+)"/g)].map((m) => m[1]);
 }
 
-/** The codes `src/cli/cause_words.ts` has words for (the keys of its table). */
+/** The codes `src/cli/words/cause_words.ts` has words for (the keys of its table). */
 function wordedReasons(text: string): string[] {
   const table = /const WORDS[^{]*\{\n([^]*?)\n\};/.exec(text)?.[1] ?? "";
   return [...table.matchAll(/^ {2}([A-Z_]+): \(/gm)].map((m) => m[1]);
 }
 
-/** The errno codes `src/cli/local_file_words.ts` gives advice for. */
+/** The errno codes `src/cli/words/local_file_words.ts` gives advice for. */
 function advisedErrnos(text: string): string[] {
   return [...text.matchAll(/case "(E[A-Z]+)":/g)].map((m) => m[1]);
 }
@@ -31,7 +31,7 @@ function advisedErrnos(text: string): string[] {
 function documentedCodes(markdown: string): Set<string> {
   const lines = markdown.split("\n");
   const header = lines.findIndex((line) => /^\| cause code\s*\|/.test(line));
-  ok(header >= 0, "docs/cli.md has a table headed `cause code`");
+  assert(header >= 0, "docs/cli.md has a table headed `cause code`");
   const codes = new Set<string>();
   for (const line of lines.slice(header + 2)) {
     if (!line.startsWith("|")) break;
@@ -43,15 +43,15 @@ function documentedCodes(markdown: string): Set<string> {
 
 Deno.test("every cause code the CLI can print has a row in docs/cli.md's cause table", async () => {
   const reasons = failureReasons(await source("src/transport/failure.ts"));
-  const worded = wordedReasons(await source("src/cli/cause_words.ts"));
-  const errnos = advisedErrnos(await source("src/cli/local_file_words.ts"));
+  const worded = wordedReasons(await source("src/cli/words/cause_words.ts"));
+  const errnos = advisedErrnos(await source("src/cli/words/local_file_words.ts"));
   // The parsing found what it should: the transport's reasons, each with its words.
-  ok(reasons.includes("ECONNREFUSED") && reasons.includes("PERMISSION"), reasons.join());
-  ok(worded.includes("TLS_SERVER"), worded.join());
-  ok(errnos.includes("ENOSPC"), errnos.join());
+  assert(reasons.includes("ECONNREFUSED") && reasons.includes("PERMISSION"), reasons.join());
+  assert(worded.includes("TLS_SERVER"), worded.join());
+  assert(errnos.includes("ENOSPC"), errnos.join());
   const documented = documentedCodes(await Deno.readTextFile(`${PROJECT_ROOT}docs/cli.md`));
   const missing = [...new Set([...reasons, ...worded, ...errnos])]
     .filter((code) => !documented.has(code))
     .sort();
-  deepStrictEqual(missing, [], `codes without a row in docs/cli.md's cause table`);
+  assertEquals(missing, [], `codes without a row in docs/cli.md's cause table`);
 });

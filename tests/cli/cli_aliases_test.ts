@@ -3,7 +3,7 @@
  * for `--debug`, `--concurrency` for `--workers`, `--format json` for `--json`), run end to end
  * against Distribution with htpasswd: each does what the flag it stands for does.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -55,17 +55,20 @@ registryTest(
       ],
       options,
     );
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     const descriptor = JSON.parse(push.stdout) as { digest: string; mediaType: string };
-    ok(/^sha256:[0-9a-f]{64}$/.test(descriptor.digest), push.stdout);
-    strictEqual(descriptor.mediaType, "application/vnd.oci.image.manifest.v1+json");
+    assert(/^sha256:[0-9a-f]{64}$/.test(descriptor.digest), push.stdout);
+    assertStrictEquals(descriptor.mediaType, "application/vnd.oci.image.manifest.v1+json");
     const pushed = stderrOf(push);
-    ok(pushed.text.length > 9, "a debug line per exchange (9 parts, the config, the manifest)");
-    for (const line of pushed.text) ok(DEBUG_LINE.test(line), line);
-    ok(pushed.text.some((l) => l.startsWith("debug: PUT registry 201 ")), pushed.text.join("\n"));
-    ok(!push.stderr.includes(PASSWORD), "the password is never written");
-    ok(pushed.records.every((r) => (r.partsActive as number) <= 1), "one part at a time");
-    strictEqual(pushed.records.at(-1)?.partsTotal, 9);
+    assert(pushed.text.length > 9, "a debug line per exchange (9 parts, the config, the manifest)");
+    for (const line of pushed.text) assert(DEBUG_LINE.test(line), line);
+    assert(
+      pushed.text.some((l) => l.startsWith("debug: PUT registry 201 ")),
+      pushed.text.join("\n"),
+    );
+    assert(!push.stderr.includes(PASSWORD), "the password is never written");
+    assert(pushed.records.every((r) => (r.partsActive as number) <= 1), "one part at a time");
+    assertStrictEquals(pushed.records.at(-1)?.partsTotal, 9);
 
     // pull: the same, its result as JSON.
     const out = `${tmp.path}/out.bin`;
@@ -73,34 +76,34 @@ registryTest(
       ["pull", "--plain-http", ...aliases, "--format", "json", "--progress", "json", ref, out],
       options,
     );
-    strictEqual(pull.code, 0, pull.stderr);
+    assertStrictEquals(pull.code, 0, pull.stderr);
     const result = JSON.parse(pull.stdout) as { path: string; size: number; partsFetched: number };
-    deepStrictEqual([result.path, result.size, result.partsFetched], [out, 8 * 64 * KiB + 3, 9]);
-    strictEqual(await Deno.readTextFile(out), await Deno.readTextFile(file));
+    assertEquals([result.path, result.size, result.partsFetched], [out, 8 * 64 * KiB + 3, 9]);
+    assertStrictEquals(await Deno.readTextFile(out), await Deno.readTextFile(file));
     const pulled = stderrOf(pull);
-    ok(pulled.text.some((l) => /^debug: GET registry 200 /.test(l)), pulled.text.join("\n"));
-    for (const line of pulled.text) ok(DEBUG_LINE.test(line), line);
-    ok(pulled.records.every((r) => (r.partsActive as number) <= 1), "one part at a time");
+    assert(pulled.text.some((l) => /^debug: GET registry 200 /.test(l)), pulled.text.join("\n"));
+    for (const line of pulled.text) assert(DEBUG_LINE.test(line), line);
+    assert(pulled.records.every((r) => (r.partsActive as number) <= 1), "one part at a time");
 
     // inspect and verify take them too.
     const inspect = await runCli(
       ["inspect", "--plain-http", "-u", "alice", "--password-stdin", "--format", "json", ref],
       options,
     );
-    strictEqual(inspect.code, 0, inspect.stderr);
-    strictEqual((JSON.parse(inspect.stdout) as { parts: unknown[] }).parts.length, 9);
+    assertStrictEquals(inspect.code, 0, inspect.stderr);
+    assertStrictEquals((JSON.parse(inspect.stdout) as { parts: unknown[] }).parts.length, 9);
     const verify = await runCli(
       ["verify", "--plain-http", ...aliases, "--format", "json", "--progress", "none", ref, file],
       options,
     );
-    strictEqual(verify.code, 0, verify.stderr);
-    strictEqual((JSON.parse(verify.stdout) as { identical: boolean }).identical, true);
+    assertStrictEquals(verify.code, 0, verify.stderr);
+    assertStrictEquals((JSON.parse(verify.stdout) as { identical: boolean }).identical, true);
 
     // Without -u, the same pull is refused: the credential really came from it.
     const anonymous = await runCli(
       ["pull", "--plain-http", "--progress", "none", ref, `${tmp.path}/again.bin`],
       { tmp: tmp.path },
     );
-    strictEqual(anonymous.code, 6, anonymous.stderr);
+    assertStrictEquals(anonymous.code, 6, anonymous.stderr);
   },
 );

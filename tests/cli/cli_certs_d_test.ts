@@ -4,7 +4,7 @@
  * `OCIPART_CERTS_DIRS`, in place of `/etc/containers/certs.d` and the others), or through
  * `SSL_CERT_FILE`; `--debug` names the file. Without them the same command is refused.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -29,13 +29,13 @@ registryTest("a private CA in certs.d/<host:port>/ trusts that registry, without
   const push = ["push", "--part-size", "1KiB", "--progress", "none", ref, source];
 
   const refused = await runCli(push, { tmp: tmp.path });
-  strictEqual(refused.code, 1, refused.stderr);
-  ok(refused.stderr.includes("cause: TLS_UNKNOWN_AUTHORITY\n"), refused.stderr);
+  assertStrictEquals(refused.code, 1, refused.stderr);
+  assert(refused.stderr.includes("cause: TLS_UNKNOWN_AUTHORITY\n"), refused.stderr);
 
   const env = { OCIPART_CERTS_DIRS: roots };
   const pushed = await runCli([push[0], "--debug", ...push.slice(1)], { tmp: tmp.path, env });
-  strictEqual(pushed.code, 0, pushed.stderr);
-  ok(
+  assertStrictEquals(pushed.code, 0, pushed.stderr);
+  assert(
     pushed.stderr.includes(`debug: TLS roots for ${registry.host} from ${dir}/private-ca.crt\n`),
     pushed.stderr,
   );
@@ -43,8 +43,8 @@ registryTest("a private CA in certs.d/<host:port>/ trusts that registry, without
     tmp: tmp.path,
     env,
   });
-  strictEqual(pulled.code, 0, pulled.stderr);
-  strictEqual((await Deno.stat(`${tmp.path}/out.bin`)).size, 5000);
+  assertStrictEquals(pulled.code, 0, pulled.stderr);
+  assertStrictEquals((await Deno.stat(`${tmp.path}/out.bin`)).size, 5000);
 });
 
 registryTest("SSL_CERT_FILE adds its certificates for every registry", {
@@ -61,8 +61,8 @@ registryTest("SSL_CERT_FILE adds its certificates for every registry", {
     tmp: tmp.path,
     env,
   });
-  strictEqual(pushed.code, 0, pushed.stderr);
-  ok(
+  assertStrictEquals(pushed.code, 0, pushed.stderr);
+  assert(
     pushed.stderr.includes(`debug: TLS roots for every registry from ${tmp.path}/bundle.pem\n`),
     pushed.stderr,
   );

@@ -4,10 +4,10 @@
  * command's own (0 when its work succeeded). Output that is lost for another reason (a full
  * disk behind `> file`) still fails the command.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { encodeManifest } from "../../src/parted/manifest.ts";
 import { OCI_MANIFEST_MEDIA_TYPE } from "../../src/registry/media_types.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -51,9 +51,9 @@ Deno.test("inspect | head -1: the first line, then a quiet exit 0", async () => 
     env: cliEnv({ tmp: tmp.path }),
   }).output();
   const stderr = decoder.decode(out.stderr);
-  strictEqual(decoder.decode(out.stdout), "name:         (no title annotation)\n");
-  strictEqual(stderr, "", "no Broken pipe text");
-  strictEqual(out.code, 0, stderr);
+  assertStrictEquals(decoder.decode(out.stdout), "name:         (no title annotation)\n");
+  assertStrictEquals(stderr, "", "no Broken pipe text");
+  assertStrictEquals(out.code, 0, stderr);
 });
 
 Deno.test("a closed standard output: inspect and push --json exit 0 without a word", async () => {
@@ -61,8 +61,8 @@ Deno.test("a closed standard output: inspect and push --json exit 0 without a wo
   await using tmp = await tempDir();
   const ref = bigArtifact(fake, 3000);
   const inspect = await withClosed(["inspect", "--plain-http", ref], "stdout", tmp.path);
-  strictEqual(inspect.text, "");
-  strictEqual(inspect.code, 0);
+  assertStrictEquals(inspect.text, "");
+  assertStrictEquals(inspect.code, 0);
 
   const file = `${tmp.path}/w.bin`;
   await writePatternFile(file, 5000);
@@ -72,11 +72,11 @@ Deno.test("a closed standard output: inspect and push --json exit 0 without a wo
     "stdout",
     tmp.path,
   );
-  strictEqual(push.code, 0, push.text);
-  ok(!/broken pipe|internal error/i.test(push.text), push.text);
+  assertStrictEquals(push.code, 0, push.text);
+  assert(!/broken pipe|internal error/i.test(push.text), push.text);
   // The push itself happened.
   const check = await runCli(["inspect", "--plain-http", pushed], { tmp: tmp.path });
-  strictEqual(check.code, 0, check.stderr);
+  assertStrictEquals(check.code, 0, check.stderr);
 });
 
 Deno.test("a closed standard error: the exit code is still the command's own", async () => {
@@ -87,7 +87,7 @@ Deno.test("a closed standard error: the exit code is still the command's own", a
     "stderr",
     tmp.path,
   );
-  strictEqual(missing.code, 3);
+  assertStrictEquals(missing.code, 3);
   const file = `${tmp.path}/w.bin`;
   await writePatternFile(file, 5000);
   const push = await withClosed(
@@ -95,8 +95,8 @@ Deno.test("a closed standard error: the exit code is still the command's own", a
     "stderr",
     tmp.path,
   );
-  strictEqual(push.code, 0);
-  ok(/^sha256:[0-9a-f]{64}\n$/.test(push.text), push.text);
+  assertStrictEquals(push.code, 0);
+  assert(/^sha256:[0-9a-f]{64}\n$/.test(push.text), push.text);
 });
 
 Deno.test("output lost to a full disk fails the command and says so", async () => {
@@ -112,7 +112,7 @@ Deno.test("output lost to a full disk fails the command and says so", async () =
     env: cliEnv({ tmp: tmp.path }),
   }).output();
   const stderr = decoder.decode(out.stderr);
-  strictEqual(out.code, 1, stderr);
-  ok(stderr.startsWith(`ocipart inspect: could not write to standard output`), stderr);
-  ok(stderr.includes("ENOSPC"), stderr);
+  assertStrictEquals(out.code, 1, stderr);
+  assert(stderr.startsWith(`ocipart inspect: could not write to standard output`), stderr);
+  assert(stderr.includes("ENOSPC"), stderr);
 });

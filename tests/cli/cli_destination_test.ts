@@ -5,7 +5,7 @@
  * tmpfs; the strict fake registry serves a manifest claiming a huge file), and a name that cannot
  * take the partial suffix is refused before anything is written.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { createHash } from "node:crypto";
 import { encodeManifest } from "../../src/parted/manifest.ts";
 import { OCI_MANIFEST_MEDIA_TYPE } from "../../src/registry/media_types.ts";
@@ -15,16 +15,13 @@ import { startNginx } from "../fixtures/nginx.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { type CliResult, failureLines, runCli, spawnCli } from "./_cli.ts";
+import { exists } from "../fixtures/expect.ts";
 
 const MiB = 1024 * 1024;
 const PARTIAL = ".parted-partial";
 
 async function digestOf(path: string): Promise<string> {
   return createHash("sha256").update(await Deno.readFile(path)).digest("hex");
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => true, () => false);
 }
 
 async function entries(dir: string): Promise<string[]> {
@@ -34,11 +31,11 @@ async function entries(dir: string): Promise<string[]> {
 }
 
 function expectRefusal(result: CliResult, pattern: RegExp): string {
-  strictEqual(result.code, 1, `exit ${result.code}, stderr:\n${result.stderr}`);
-  strictEqual(result.stdout, "");
+  assertStrictEquals(result.code, 1, `exit ${result.code}, stderr:\n${result.stderr}`);
+  assertStrictEquals(result.stdout, "");
   const [error, why] = failureLines(result.stderr);
-  ok(pattern.test(error), `${error} !~ ${pattern}`);
-  strictEqual(why, "ocipart pull: no sentinel matched (exit 1)");
+  assert(pattern.test(error), `${error} !~ ${pattern}`);
+  assertStrictEquals(why, "ocipart pull: no sentinel matched (exit 1)");
   return error;
 }
 
@@ -54,7 +51,7 @@ async function push(ref: string, source: string, tmp: string, partSize = "1MiB")
   const result = await runCli(["push", "--plain-http", "--part-size", partSize, ref, source], {
     tmp,
   });
-  strictEqual(result.code, 0, result.stderr);
+  assertStrictEquals(result.code, 0, result.stderr);
 }
 
 registryTest(
@@ -92,21 +89,25 @@ registryTest(
     );
     const secondMs = performance.now() - started;
     const error = expectRefusal(second, /in use by another pull/);
-    ok(error.includes(dest), `the path is named: ${error}`);
-    strictEqual(await exists(dest), false, "the second pull committed nothing");
+    assert(error.includes(dest), `the path is named: ${error}`);
+    assertStrictEquals(await exists(dest), false, "the second pull committed nothing");
 
     // A different destination pulls at the same time without contention.
     const elsewhere = await runCli(
       ["pull", "--plain-http", `${registry.host}/dest/lock:b`, `${tmp.path}/elsewhere.bin`],
       { tmp: tmp.path },
     );
-    strictEqual(elsewhere.code, 0, elsewhere.stderr);
-    strictEqual(await digestOf(`${tmp.path}/elsewhere.bin`), await digestOf(other));
+    assertStrictEquals(elsewhere.code, 0, elsewhere.stderr);
+    assertStrictEquals(await digestOf(`${tmp.path}/elsewhere.bin`), await digestOf(other));
 
     const firstResult = await firstOutput;
-    strictEqual(firstResult.code, 0, new TextDecoder().decode(firstResult.stderr));
-    strictEqual(await digestOf(dest), await digestOf(source), "the first pull's bytes, unmixed");
-    strictEqual(await exists(`${dest}${PARTIAL}`), false);
+    assertStrictEquals(firstResult.code, 0, new TextDecoder().decode(firstResult.stderr));
+    assertStrictEquals(
+      await digestOf(dest),
+      await digestOf(source),
+      "the first pull's bytes, unmixed",
+    );
+    assertStrictEquals(await exists(`${dest}${PARTIAL}`), false);
     console.log(`second pull refused in ${secondMs.toFixed(0)} ms (process start included)`);
 
     // A pull killed while holding the lock leaves a partial the next pull can take.
@@ -123,8 +124,8 @@ registryTest(
       ["pull", "--plain-http", `${registry.host}/dest/lock:a`, killedDest],
       { tmp: tmp.path },
     );
-    strictEqual(rerun.code, 0, rerun.stderr);
-    strictEqual(await digestOf(killedDest), await digestOf(source));
+    assertStrictEquals(rerun.code, 0, rerun.stderr);
+    assertStrictEquals(await digestOf(killedDest), await digestOf(source));
   },
 );
 
@@ -147,9 +148,13 @@ registryTest(
       await runCli(["pull", "--plain-http", ref, viaSymlink], { tmp: tmp.path }),
       /partial file is a symbolic link/,
     );
-    strictEqual(await digestOf(victim), victimDigest);
-    strictEqual((await Deno.lstat(`${viaSymlink}${PARTIAL}`)).isSymlink, true, "link untouched");
-    strictEqual(await exists(viaSymlink), false);
+    assertStrictEquals(await digestOf(victim), victimDigest);
+    assertStrictEquals(
+      (await Deno.lstat(`${viaSymlink}${PARTIAL}`)).isSymlink,
+      true,
+      "link untouched",
+    );
+    assertStrictEquals(await exists(viaSymlink), false);
 
     const viaHardLink = `${tmp.path}/hard.bin`;
     await Deno.link(victim, `${viaHardLink}${PARTIAL}`);
@@ -157,17 +162,17 @@ registryTest(
       await runCli(["pull", "--plain-http", ref, viaHardLink], { tmp: tmp.path }),
       /partial file has another hard link/,
     );
-    strictEqual(await digestOf(victim), victimDigest);
-    strictEqual(await exists(viaHardLink), false);
+    assertStrictEquals(await digestOf(victim), victimDigest);
+    assertStrictEquals(await exists(viaHardLink), false);
 
     // A destination that is a link: the rename replaces the link itself.
     const linkedDest = `${tmp.path}/linked.bin`;
     await Deno.symlink(victim, linkedDest);
     const pull = await runCli(["pull", "--plain-http", ref, linkedDest], { tmp: tmp.path });
-    strictEqual(pull.code, 0, pull.stderr);
-    strictEqual((await Deno.lstat(linkedDest)).isFile, true);
-    strictEqual(await digestOf(linkedDest), await digestOf(source));
-    strictEqual(await digestOf(victim), victimDigest);
+    assertStrictEquals(pull.code, 0, pull.stderr);
+    assertStrictEquals((await Deno.lstat(linkedDest)).isFile, true);
+    assertStrictEquals(await digestOf(linkedDest), await digestOf(source));
+    assertStrictEquals(await digestOf(victim), victimDigest);
   },
 );
 
@@ -187,12 +192,12 @@ registryTest(
       await runCli(["pull", "--plain-http", ref, `${dir}/${longName}`], { tmp: tmp.path }),
       /file name is too long .*limited to 255 bytes/,
     );
-    strictEqual((await entries(dir)).length, 0, "nothing written");
+    assertStrictEquals((await entries(dir)).length, 0, "nothing written");
     // Exactly at the limit works.
     const fits = "w".repeat(255 - PARTIAL.length);
     const pull = await runCli(["pull", "--plain-http", ref, `${dir}/${fits}`], { tmp: tmp.path });
-    strictEqual(pull.code, 0, pull.stderr);
-    strictEqual(await digestOf(`${dir}/${fits}`), await digestOf(source));
+    assertStrictEquals(pull.code, 0, pull.stderr);
+    assertStrictEquals(await digestOf(`${dir}/${fits}`), await digestOf(source));
   },
 );
 
@@ -215,9 +220,9 @@ Deno.test("a manifest claiming 2^53-1 bytes is refused before sizing, naming the
     { tmp: tmp.path },
   );
   expectRefusal(result, /not enough space: 9007199254740991 bytes needed, \d+ available/);
-  strictEqual(await exists(`${dest}${PARTIAL}`), false, "no partial left");
-  strictEqual(await exists(dest), false);
-  strictEqual(registry.count({ method: "GET", path: /\/blobs\// }), 0, "no blob requested");
+  assertStrictEquals(await exists(`${dest}${PARTIAL}`), false, "no partial left");
+  assertStrictEquals(await exists(dest), false);
+  assertStrictEquals(registry.count({ method: "GET", path: /\/blobs\// }), 0, "no blob requested");
 });
 
 function isRoot(): boolean {
@@ -268,7 +273,7 @@ registryTest(
           { tmp: tmp.path },
         );
         expectRefusal(result, /not enough space: 41943040 bytes needed, \d+ available/);
-        strictEqual((await entries(mnt)).length, 0, "no partial left");
+        assertStrictEquals((await entries(mnt)).length, 0, "no partial left");
       });
 
       await t.step("space taken by another writer mid-pull: the error names ENOSPC", async () => {
@@ -296,11 +301,11 @@ registryTest(
         }
         const result = await output;
         const stderr = new TextDecoder().decode(result.stderr);
-        strictEqual(result.code, 1, stderr);
+        assertStrictEquals(result.code, 1, stderr);
         const [error] = failureLines(stderr);
-        ok(/write failed \(ENOSPC: no space left on the device\)/.test(error), error);
-        ok(error.includes(dest), error);
-        strictEqual(await exists(dest), false);
+        assert(/write failed \(ENOSPC: no space left on the device\)/.test(error), error);
+        assert(error.includes(dest), error);
+        assertStrictEquals(await exists(dest), false);
       });
 
       await t.step(
@@ -328,11 +333,11 @@ registryTest(
             ],
             { tmp: tmp.path },
           );
-          strictEqual(result.code, 1, result.stderr);
+          assertStrictEquals(result.code, 1, result.stderr);
           const [error] = failureLines(result.stderr);
-          ok(/EROFS/.test(error), error);
-          ok(error.includes(dest), error);
-          strictEqual((await entries(mnt)).length, before.length, "nothing written");
+          assert(/EROFS/.test(error), error);
+          assert(error.includes(dest), error);
+          assertStrictEquals((await entries(mnt)).length, before.length, "nothing written");
         },
       );
     } finally {
@@ -354,36 +359,39 @@ registryTest(
     await Deno.mkdir(dir);
 
     const first = await runCli(["pull", "--plain-http", ref, dir], { tmp: tmp.path });
-    strictEqual(first.code, 0, first.stderr);
-    strictEqual(first.stdout, `${dir}/model.bin\n`);
+    assertStrictEquals(first.code, 0, first.stderr);
+    assertStrictEquals(first.stdout, `${dir}/model.bin\n`);
     const written = await Deno.stat(`${dir}/model.bin`);
 
     const second = await runCli(["pull", "--plain-http", ref, dir], { tmp: tmp.path });
     const error = expectRefusal(second, /a file of that name already exists; .*overwrite/);
-    ok(error.endsWith(`(${dir}/model.bin)`), error);
+    assert(error.endsWith(`(${dir}/model.bin)`), error);
     // The report starts with the file that is taken and the flag that would replace it.
-    deepStrictEqual(second.stderr.split("\n").slice(0, 2), [
+    assertEquals(second.stderr.split("\n").slice(0, 2), [
       `ocipart pull: cannot pull into ${dir}: ${dir}/model.bin already exists (a file)`,
       "ocipart pull: hint: the existing file is kept; add --overwrite to replace it with the " +
       "pulled file",
     ]);
-    strictEqual((await Deno.stat(`${dir}/model.bin`)).mtime?.getTime(), written.mtime?.getTime());
-    strictEqual((await entries(dir)).join(), "model.bin", "no partial left");
+    assertStrictEquals(
+      (await Deno.stat(`${dir}/model.bin`)).mtime?.getTime(),
+      written.mtime?.getTime(),
+    );
+    assertStrictEquals((await entries(dir)).join(), "model.bin", "no partial left");
 
     const third = await runCli(["pull", "--plain-http", "--overwrite", ref, dir], {
       tmp: tmp.path,
     });
-    strictEqual(third.code, 0, third.stderr);
-    strictEqual(third.stdout, `${dir}/model.bin\n`);
-    strictEqual(await digestOf(`${dir}/model.bin`), await digestOf(source));
+    assertStrictEquals(third.code, 0, third.stderr);
+    assertStrictEquals(third.stdout, `${dir}/model.bin\n`);
+    assertStrictEquals(await digestOf(`${dir}/model.bin`), await digestOf(source));
 
     // A destination file the user named is theirs to replace, as before.
     const named = `${tmp.path}/named.bin`;
     await Deno.writeTextFile(named, "old");
     const replaced = await runCli(["pull", "--plain-http", ref, named], { tmp: tmp.path });
-    strictEqual(replaced.code, 0, replaced.stderr);
-    strictEqual(replaced.stdout, `${named}\n`);
-    strictEqual(await digestOf(named), await digestOf(source));
+    assertStrictEquals(replaced.code, 0, replaced.stderr);
+    assertStrictEquals(replaced.stdout, `${named}\n`);
+    assertStrictEquals(await digestOf(named), await digestOf(source));
   },
 );
 
@@ -394,10 +402,10 @@ Deno.test("a pull into /proc: the path named and another path advised, never --a
     ["pull", "--plain-http", "--progress", "none", "127.0.0.1:9/a/b:v1", "/proc/x"],
     { tmp: tmp.path, read: ["/proc"] },
   );
-  strictEqual(result.code, 1, result.stderr);
-  deepStrictEqual(result.stderr.split("\n").slice(0, 2), [
+  assertStrictEquals(result.code, 1, result.stderr);
+  assertEquals(result.stderr.split("\n").slice(0, 2), [
     "ocipart pull: cannot use /proc/x: Deno's permissions keep a program out of /proc, /sys and /dev",
     "ocipart pull: hint: choose a path outside /proc, /sys and /dev",
   ]);
-  ok(!result.stderr.includes("--allow-all"), result.stderr);
+  assert(!result.stderr.includes("--allow-all"), result.stderr);
 });

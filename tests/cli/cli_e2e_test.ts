@@ -3,17 +3,20 @@
  * real registry (CNCF Distribution), with the CLI running as a child process under
  * `--allow-net=127.0.0.1` and read/write limited to the test's temp dir.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { createHash } from "node:crypto";
 import { startNginx } from "../fixtures/nginx.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { startTokenServer } from "../fixtures/token_server.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { type CliResult, failureLines, runCli, startSilentServer } from "./_cli.ts";
+import { runCli, startSilentServer } from "./_cli.ts";
 import { partDigests, pushByHand, tinyImage, writeOciLayout } from "./_images.ts";
+import { exists, expectFailure } from "../fixtures/expect.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
+/** The error line of a push or pull that failed in the library. */
+const PUSH_OR_PULL = /^ocipart (push|pull): \S/;
 
 async function writeRandomFile(path: string, size: number): Promise<void> {
   using file = await Deno.open(path, { write: true, create: true, truncate: true });
@@ -33,25 +36,6 @@ async function fileDigest(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
-
-function expectFailure(result: CliResult, code: number, explanation: RegExp): void {
-  strictEqual(result.code, code, `exit ${result.code}, stderr:\n${result.stderr}`);
-  strictEqual(result.stdout, "", "nothing on stdout on failure");
-  const [error, why] = failureLines(result.stderr);
-  ok(/^ocipart (push|pull): \S/.test(error), `library error line: ${error}`);
-  ok(explanation.test(why), `${why} !~ ${explanation}`);
-  ok(why.endsWith(`(exit ${code})`), why);
-}
-
 /** Auto progress without a terminal: plain lines a log keeps, ending with the done state. */
 function jsonLines(stderr: string): Array<Record<string, unknown>> {
   return stderr.trimEnd().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
@@ -68,30 +52,30 @@ registryTest("0: push prints only the digest, pull reproduces the file", async (
     ["push", "--plain-http", "--part-size", "1MiB", "--workers", "2", ref, source],
     { tmp: tmp.path },
   );
-  strictEqual(push.code, 0, push.stderr);
-  ok(/^sha256:[0-9a-f]{64}\n$/.test(push.stdout), `stdout: ${JSON.stringify(push.stdout)}`);
-  strictEqual(push.stderr, "", "auto progress keeps a short transfer out of a log");
-  strictEqual((await partDigests(registry.url, "models/llm", "v1")).length, 4);
+  assertStrictEquals(push.code, 0, push.stderr);
+  assert(/^sha256:[0-9a-f]{64}\n$/.test(push.stdout), `stdout: ${JSON.stringify(push.stdout)}`);
+  assertStrictEquals(push.stderr, "", "auto progress keeps a short transfer out of a log");
+  assertStrictEquals((await partDigests(registry.url, "models/llm", "v1")).length, 4);
 
   const dest = `${tmp.path}/out.bin`;
   const pull = await runCli(["pull", "--plain-http", ref, dest], { tmp: tmp.path });
-  strictEqual(pull.code, 0, pull.stderr);
-  strictEqual(pull.stdout, `${dest}\n`, "the path written is the only line on stdout");
-  strictEqual(pull.stderr, "");
-  strictEqual(await fileDigest(dest), await fileDigest(source));
-  strictEqual(await exists(`${dest}.parted-partial`), false);
+  assertStrictEquals(pull.code, 0, pull.stderr);
+  assertStrictEquals(pull.stdout, `${dest}\n`, "the path written is the only line on stdout");
+  assertStrictEquals(pull.stderr, "");
+  assertStrictEquals(await fileDigest(dest), await fileDigest(source));
+  assertStrictEquals(await exists(`${dest}.parted-partial`), false);
 
   // The same bytes and part size give the same manifest: --json shows its descriptor.
   const again = await runCli(
     ["push", "--plain-http", "--part-size=1MiB", "--json", ref, source],
     { tmp: tmp.path },
   );
-  strictEqual(again.code, 0, again.stderr);
+  assertStrictEquals(again.code, 0, again.stderr);
   const descriptor = JSON.parse(again.stdout);
-  strictEqual(again.stdout.trimEnd().split("\n").length, 1, "one JSON document");
-  strictEqual(descriptor.digest, push.stdout.trim());
-  strictEqual(descriptor.mediaType, "application/vnd.oci.image.manifest.v1+json");
-  ok(Number.isSafeInteger(descriptor.size) && descriptor.size > 0);
+  assertStrictEquals(again.stdout.trimEnd().split("\n").length, 1, "one JSON document");
+  assertStrictEquals(descriptor.digest, push.stdout.trim());
+  assertStrictEquals(descriptor.mediaType, "application/vnd.oci.image.manifest.v1+json");
+  assert(Number.isSafeInteger(descriptor.size) && descriptor.size > 0);
 
   // Pull by digest into a fresh destination.
   const byDigest = `${tmp.path}/by-digest.bin`;
@@ -99,8 +83,8 @@ registryTest("0: push prints only the digest, pull reproduces the file", async (
     ["pull", "--plain-http", `${registry.host}/models/llm@${descriptor.digest}`, byDigest],
     { tmp: tmp.path },
   );
-  strictEqual(digestPull.code, 0, digestPull.stderr);
-  strictEqual(await fileDigest(byDigest), await fileDigest(source));
+  assertStrictEquals(digestPull.code, 0, digestPull.stderr);
+  assertStrictEquals(await fileDigest(byDigest), await fileDigest(source));
 });
 
 registryTest("0: --progress json lines parse, never go back, and the last agrees", async () => {
@@ -115,30 +99,34 @@ registryTest("0: --progress json lines parse, never go back, and the last agrees
     ["push", "--plain-http", "--part-size", "512KiB", "--progress", "json", ref, source],
     { tmp: tmp.path },
   );
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const pull = await runCli(
     ["pull", "--plain-http", "--progress", "json", ref, `${tmp.path}/out.bin`],
     { tmp: tmp.path },
   );
-  strictEqual(pull.code, 0, pull.stderr);
+  assertStrictEquals(pull.code, 0, pull.stderr);
   for (const result of [push, pull]) {
     const records = jsonLines(result.stderr);
-    strictEqual(records.length, result.stderr.trimEnd().split("\n").length, "only JSON lines");
-    ok(records.length >= 2);
+    assertStrictEquals(
+      records.length,
+      result.stderr.trimEnd().split("\n").length,
+      "only JSON lines",
+    );
+    assert(records.length >= 2);
     let previous = 0;
     for (const record of records) {
       for (const field of ["completedBytes", "wireBytes", "totalBytes"]) {
-        ok(Number.isSafeInteger(record[field]), `${field} in ${JSON.stringify(record)}`);
+        assert(Number.isSafeInteger(record[field]), `${field} in ${JSON.stringify(record)}`);
       }
-      strictEqual(typeof record.phase, "string");
-      ok((record.completedBytes as number) >= previous, "completedBytes never decreases");
+      assertStrictEquals(typeof record.phase, "string");
+      assert((record.completedBytes as number) >= previous, "completedBytes never decreases");
       previous = record.completedBytes as number;
     }
     const last = records.at(-1)!;
-    strictEqual(last.exitCode, 0);
-    strictEqual(last.phase, "done");
-    strictEqual(last.completedBytes, size);
-    strictEqual(last.totalBytes, size);
+    assertStrictEquals(last.exitCode, 0);
+    assertStrictEquals(last.phase, "done");
+    assertStrictEquals(last.completedBytes, size);
+    assertStrictEquals(last.totalBytes, size);
   }
 
   // A failing run ends with a line that carries its exit code too.
@@ -153,10 +141,10 @@ registryTest("0: --progress json lines parse, never go back, and the last agrees
     ],
     { tmp: tmp.path },
   );
-  strictEqual(missing.code, 3, missing.stderr);
+  assertStrictEquals(missing.code, 3, missing.stderr);
   const last = jsonLines(missing.stderr).at(-1)!;
-  strictEqual(last.exitCode, 3);
-  ok(last.phase !== "done");
+  assertStrictEquals(last.exitCode, 3);
+  assert(last.phase !== "done");
 });
 
 registryTest("3: pulling a missing tag, and nothing is left behind", async () => {
@@ -167,9 +155,14 @@ registryTest("3: pulling a missing tag, and nothing is left behind", async () =>
     ["pull", "--plain-http", `${registry.host}/models/absent:v1`, dest],
     { tmp: tmp.path },
   );
-  expectFailure(result, 3, /^ocipart pull: matched NotFoundError \(ERR_NOT_FOUND\)/);
-  strictEqual(await exists(dest), false);
-  strictEqual(await exists(`${dest}.parted-partial`), false);
+  expectFailure(result, {
+    code: 3,
+    error: PUSH_OR_PULL,
+    explanation: /^ocipart pull: matched NotFoundError \(ERR_NOT_FOUND\)/,
+    tellsExit: true,
+  });
+  assertStrictEquals(await exists(dest), false);
+  assertStrictEquals(await exists(`${dest}.parted-partial`), false);
 });
 
 registryTest("4: pulling an artifact of another kind pushed by hand", async () => {
@@ -181,8 +174,13 @@ registryTest("4: pulling an artifact of another kind pushed by hand", async () =
     ["pull", "--plain-http", `${registry.host}/other/kind:v1`, dest],
     { tmp: tmp.path },
   );
-  expectFailure(result, 4, /matched NotPartedArtifactError \(ERR_NOT_PARTED_ARTIFACT\)/);
-  strictEqual(await exists(dest), false);
+  expectFailure(result, {
+    code: 4,
+    error: PUSH_OR_PULL,
+    explanation: /matched NotPartedArtifactError \(ERR_NOT_PARTED_ARTIFACT\)/,
+    tellsExit: true,
+  });
+  assertStrictEquals(await exists(dest), false);
 });
 
 registryTest("4: pulling an ordinary image pushed with skopeo", { needs: ["skopeo"] }, async () => {
@@ -200,12 +198,17 @@ registryTest("4: pulling an ordinary image pushed with skopeo", { needs: ["skope
     stdout: "piped",
     stderr: "piped",
   }).output();
-  strictEqual(copy.code, 0, new TextDecoder().decode(copy.stderr));
+  assertStrictEquals(copy.code, 0, new TextDecoder().decode(copy.stderr));
   const result = await runCli(
     ["pull", "--plain-http", `${registry.host}/library/busybox:1`, `${tmp.path}/out.bin`],
     { tmp: tmp.path },
   );
-  expectFailure(result, 4, /matched NotPartedArtifactError/);
+  expectFailure(result, {
+    code: 4,
+    error: PUSH_OR_PULL,
+    explanation: /matched NotPartedArtifactError/,
+    tellsExit: true,
+  });
 });
 
 registryTest("5: a part blob tampered in the registry's storage", async () => {
@@ -218,7 +221,7 @@ registryTest("5: a part blob tampered in the registry's storage", async () => {
     ["push", "--plain-http", "--part-size", "1MiB", ref, source],
     { tmp: tmp.path },
   );
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const [, second] = await partDigests(registry.url, "models/tampered", "v1");
   // Same length, different bytes: only the hash can tell.
   const stored = await Deno.readFile(registry.blobPath(second));
@@ -227,9 +230,14 @@ registryTest("5: a part blob tampered in the registry's storage", async () => {
 
   const dest = `${tmp.path}/out.bin`;
   const result = await runCli(["pull", "--plain-http", ref, dest], { tmp: tmp.path });
-  expectFailure(result, 5, /matched DigestMismatchError \(ERR_DIGEST_MISMATCH\)/);
-  strictEqual(await exists(dest), false, "the destination never holds unverified bytes");
-  strictEqual(await exists(`${dest}.parted-partial`), true, "the partial is kept");
+  expectFailure(result, {
+    code: 5,
+    error: PUSH_OR_PULL,
+    explanation: /matched DigestMismatchError \(ERR_DIGEST_MISMATCH\)/,
+    tellsExit: true,
+  });
+  assertStrictEquals(await exists(dest), false, "the destination never holds unverified bytes");
+  assertStrictEquals(await exists(`${dest}.parted-partial`), true, "the partial is kept");
 });
 
 registryTest("6: htpasswd registry without, with wrong and with right credentials", {
@@ -242,21 +250,31 @@ registryTest("6: htpasswd registry without, with wrong and with right credential
   const ref = `${registry.host}/private/llm:v1`;
 
   const anonymous = await runCli(["push", "--plain-http", ref, source], { tmp: tmp.path });
-  expectFailure(anonymous, 6, /matched UnauthorizedError \(ERR_UNAUTHORIZED\)/);
+  expectFailure(anonymous, {
+    code: 6,
+    error: PUSH_OR_PULL,
+    explanation: /matched UnauthorizedError \(ERR_UNAUTHORIZED\)/,
+    tellsExit: true,
+  });
 
   const login = ["--plain-http", "--username", "alice", "--password-stdin"];
   const wrong = await runCli(["push", ...login, ref, source], {
     tmp: tmp.path,
     stdin: "battery staple\n",
   });
-  expectFailure(wrong, 6, /matched UnauthorizedError/);
-  ok(!wrong.stderr.includes("battery"), "the password never appears");
+  expectFailure(wrong, {
+    code: 6,
+    error: PUSH_OR_PULL,
+    explanation: /matched UnauthorizedError/,
+    tellsExit: true,
+  });
+  assert(!wrong.stderr.includes("battery"), "the password never appears");
 
   const right = await runCli(["push", ...login, ref, source], {
     tmp: tmp.path,
     stdin: "correct horse\n",
   });
-  strictEqual(right.code, 0, right.stderr);
+  assertStrictEquals(right.code, 0, right.stderr);
 
   // Pull with credentials from the docker configuration named by DOCKER_CONFIG.
   const dockerConfig = `${tmp.path}/docker`;
@@ -270,12 +288,17 @@ registryTest("6: htpasswd registry without, with wrong and with right credential
     tmp: tmp.path,
     env: { DOCKER_CONFIG: dockerConfig },
   });
-  strictEqual(pull.code, 0, pull.stderr);
-  strictEqual(await fileDigest(dest), await fileDigest(source));
+  assertStrictEquals(pull.code, 0, pull.stderr);
+  assertStrictEquals(await fileDigest(dest), await fileDigest(source));
   const anonymousPull = await runCli(["pull", "--plain-http", ref, `${tmp.path}/anon.bin`], {
     tmp: tmp.path,
   });
-  expectFailure(anonymousPull, 6, /matched UnauthorizedError/);
+  expectFailure(anonymousPull, {
+    code: 6,
+    error: PUSH_OR_PULL,
+    explanation: /matched UnauthorizedError/,
+    tellsExit: true,
+  });
 });
 
 registryTest("credential helpers run only with --allow-run for them", {
@@ -305,8 +328,13 @@ registryTest("credential helpers run only with --allow-run for them", {
 
   // Everything but the permission to run this one helper: a plain failure, not unauthorized.
   const withoutRun = await runCli(args, { tmp: tmp.path, env, run: ["docker-credential-other"] });
-  expectFailure(withoutRun, 1, /no sentinel matched/);
-  ok(
+  expectFailure(withoutRun, {
+    code: 1,
+    error: PUSH_OR_PULL,
+    explanation: /no sentinel matched/,
+    tellsExit: true,
+  });
+  assert(
     withoutRun.stderr.includes(
       "credential helper docker-credential-clitest is not permitted to run " +
         "(grant it with --allow-run=docker-credential-clitest)",
@@ -314,7 +342,7 @@ registryTest("credential helpers run only with --allow-run for them", {
     withoutRun.stderr,
   );
   const withRun = await runCli(args, { tmp: tmp.path, env, run: ["docker-credential-clitest"] });
-  strictEqual(withRun.code, 0, withRun.stderr);
+  assertStrictEquals(withRun.code, 0, withRun.stderr);
 });
 
 registryTest("6: token registry without, with wrong and with right credentials", {
@@ -336,15 +364,25 @@ registryTest("6: token registry without, with wrong and with right credentials",
   const login = ["--plain-http", "--username", "bob", "--password-stdin"];
 
   const anonymous = await runCli(["push", "--plain-http", ref, source], { tmp: tmp.path });
-  expectFailure(anonymous, 6, /matched UnauthorizedError \(ERR_UNAUTHORIZED\)/);
+  expectFailure(anonymous, {
+    code: 6,
+    error: PUSH_OR_PULL,
+    explanation: /matched UnauthorizedError \(ERR_UNAUTHORIZED\)/,
+    tellsExit: true,
+  });
   const wrong = await runCli(["push", ...login, ref, source], { tmp: tmp.path, stdin: "nope" });
-  expectFailure(wrong, 6, /matched UnauthorizedError/);
+  expectFailure(wrong, {
+    code: 6,
+    error: PUSH_OR_PULL,
+    explanation: /matched UnauthorizedError/,
+    tellsExit: true,
+  });
   const right = await runCli(["push", ...login, ref, source], { tmp: tmp.path, stdin: "hunter2" });
-  strictEqual(right.code, 0, right.stderr);
+  assertStrictEquals(right.code, 0, right.stderr);
   const dest = `${tmp.path}/out.bin`;
   const pull = await runCli(["pull", ...login, ref, dest], { tmp: tmp.path, stdin: "hunter2\n" });
-  strictEqual(pull.code, 0, pull.stderr);
-  strictEqual(await fileDigest(dest), await fileDigest(source));
+  assertStrictEquals(pull.code, 0, pull.stderr);
+  assertStrictEquals(await fileDigest(dest), await fileDigest(source));
 });
 
 registryTest("7: nginx in front with a small client_max_body_size", {
@@ -360,13 +398,18 @@ registryTest("7: nginx in front with a small client_max_body_size", {
     ["push", "--plain-http", "--part-size", "128KiB", ref, source],
     { tmp: tmp.path },
   );
-  expectFailure(tooLarge, 7, /matched PartTooLargeError \(ERR_PART_TOO_LARGE\)/);
+  expectFailure(tooLarge, {
+    code: 7,
+    error: PUSH_OR_PULL,
+    explanation: /matched PartTooLargeError \(ERR_PART_TOO_LARGE\)/,
+    tellsExit: true,
+  });
   // The advice that follows from the error works: smaller parts pass.
   const smaller = await runCli(
     ["push", "--plain-http", "--part-size", "32KiB", ref, source],
     { tmp: tmp.path },
   );
-  strictEqual(smaller.code, 0, smaller.stderr);
+  assertStrictEquals(smaller.code, 0, smaller.stderr);
 });
 
 registryTest("0 over TLS with --ca-file; 1 without the CA", async () => {
@@ -378,13 +421,18 @@ registryTest("0 over TLS with --ca-file; 1 without the CA", async () => {
   await writeRandomFile(source, 200 * KiB);
   const ref = `${registry.host}/secure/llm:v1`;
   const untrusted = await runCli(["push", ref, source], { tmp: tmp.path });
-  expectFailure(untrusted, 1, /^ocipart push: no sentinel matched/);
+  expectFailure(untrusted, {
+    code: 1,
+    error: PUSH_OR_PULL,
+    explanation: /^ocipart push: no sentinel matched/,
+    tellsExit: true,
+  });
   const push = await runCli(["push", "--ca-file", ca, ref, source], { tmp: tmp.path });
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const dest = `${tmp.path}/out.bin`;
   const pull = await runCli(["pull", "--ca-file", ca, ref, dest], { tmp: tmp.path });
-  strictEqual(pull.code, 0, pull.stderr);
-  strictEqual(await fileDigest(dest), await fileDigest(source));
+  assertStrictEquals(pull.code, 0, pull.stderr);
+  assertStrictEquals(await fileDigest(dest), await fileDigest(source));
 });
 
 Deno.test("1: malformed reference, missing source, unreadable --ca-file", async () => {
@@ -395,19 +443,34 @@ Deno.test("1: malformed reference, missing source, unreadable --ca-file", async 
     const result = await runCli(["pull", "--plain-http", ref, `${tmp.path}/out`], {
       tmp: tmp.path,
     });
-    expectFailure(result, 1, /^ocipart pull: no sentinel matched/);
+    expectFailure(result, {
+      code: 1,
+      error: PUSH_OR_PULL,
+      explanation: /^ocipart pull: no sentinel matched/,
+      tellsExit: true,
+    });
   }
   const missing = await runCli(
     ["push", "--plain-http", "127.0.0.1:9/a/b:v1", `${tmp.path}/absent.bin`],
     { tmp: tmp.path },
   );
-  expectFailure(missing, 1, /no sentinel matched/);
+  expectFailure(missing, {
+    code: 1,
+    error: PUSH_OR_PULL,
+    explanation: /no sentinel matched/,
+    tellsExit: true,
+  });
   const badCa = await runCli(
     ["push", "--ca-file", `${tmp.path}/absent.pem`, "127.0.0.1:9/a/b:v1", source],
     { tmp: tmp.path },
   );
-  expectFailure(badCa, 1, /no sentinel matched/);
-  ok(badCa.stderr.includes("--ca-file"), badCa.stderr);
+  expectFailure(badCa, {
+    code: 1,
+    error: PUSH_OR_PULL,
+    explanation: /no sentinel matched/,
+    tellsExit: true,
+  });
+  assert(badCa.stderr.includes("--ca-file"), badCa.stderr);
 });
 
 Deno.test("1: an expired --timeout against a registry that never answers", async () => {
@@ -418,6 +481,11 @@ Deno.test("1: an expired --timeout against a registry that never answers", async
     ["pull", "--plain-http", "--timeout", "1s", `127.0.0.1:${silent.port}/a/b:v1`, dest],
     { tmp: tmp.path },
   );
-  expectFailure(result, 1, /^ocipart pull: --timeout 1s expired/);
-  strictEqual(await exists(dest), false);
+  expectFailure(result, {
+    code: 1,
+    error: PUSH_OR_PULL,
+    explanation: /^ocipart pull: --timeout 1s expired/,
+    tellsExit: true,
+  });
+  assertStrictEquals(await exists(dest), false);
 });

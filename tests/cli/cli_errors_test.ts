@@ -4,7 +4,7 @@
  * the library's line, the cause codes and the exit-code line of the contract. Against the real
  * registry (plain HTTP, TLS, htpasswd) and, for answers it never gives, the fake one.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { createHash } from "node:crypto";
 import { writePatternFile } from "../fixtures/files.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
@@ -35,13 +35,13 @@ function report(result: CliResult, command: string): Report {
     ? all[2].slice(2)
     : undefined;
   const lines = run === undefined ? all : [...all.slice(0, 2), ...all.slice(3)];
-  for (const line of lines) ok(line.startsWith(prefix), `unprefixed line: ${result.stderr}`);
+  for (const line of lines) assert(line.startsWith(prefix), `unprefixed line: ${result.stderr}`);
   const body = lines.map((line) => line.slice(prefix.length));
   const hint = body[1]?.startsWith("hint: ") ? body[1].slice("hint: ".length) : undefined;
   const rest = body.slice(hint === undefined ? 1 : 2);
   const cause = rest.find((line) => line.startsWith("cause: "));
   const library = rest[0];
-  ok(rest.length === (cause === undefined ? 2 : 3), `layout: ${result.stderr}`);
+  assert(rest.length === (cause === undefined ? 2 : 3), `layout: ${result.stderr}`);
   return {
     sentence: body[0],
     hint,
@@ -59,8 +59,8 @@ function sha256Hex(bytes: Uint8Array): string {
 /** Runs a command expected to fail with `code` and returns its report. */
 async function failing(args: string[], code: number, tmp: string, stdin?: string) {
   const result = await runCli(args, { tmp, ...(stdin === undefined ? {} : { stdin }) });
-  strictEqual(result.code, code, `${args.join(" ")}\n${result.stderr}`);
-  strictEqual(result.stdout, "", result.stdout);
+  assertStrictEquals(result.code, code, `${args.join(" ")}\n${result.stderr}`);
+  assertStrictEquals(result.stdout, "", result.stdout);
   return report(result, args[0]);
 }
 
@@ -78,11 +78,11 @@ Deno.test("a wrong port: the host and port typed, and whether a registry runs th
   ];
   for (const args of runs) {
     const r = await failing(args, 1, tmp.path);
-    strictEqual(r.sentence, `nothing is listening at ${host}: the connection was refused`);
-    strictEqual(r.hint, `is the registry running, and is ${port} its port?`);
-    ok(!r.library.includes("127.0.0.1"), r.library);
-    ok(r.cause.includes("ECONNREFUSED"), r.cause.join());
-    strictEqual(r.explanation, "no sentinel matched (exit 1)");
+    assertStrictEquals(r.sentence, `nothing is listening at ${host}: the connection was refused`);
+    assertStrictEquals(r.hint, `is the registry running, and is ${port} its port?`);
+    assert(!r.library.includes("127.0.0.1"), r.library);
+    assert(r.cause.includes("ECONNREFUSED"), r.cause.join());
+    assertStrictEquals(r.explanation, "no sentinel matched (exit 1)");
   }
 });
 
@@ -99,32 +99,35 @@ registryTest("a wrong or missing password: the registry named, `ocipart login` s
   const credential = ["--username", "alice", "--password-stdin"];
 
   const anonymous = await failing([...push, ref, file], 6, tmp.path);
-  strictEqual(
+  assertStrictEquals(
     anonymous.sentence,
     `${host} needs credentials, and none it accepts were sent (401 Unauthorized)`,
   );
-  strictEqual(
+  assertStrictEquals(
     anonymous.hint,
     "give --username with --password-stdin, or log in once and every command uses the saved " +
       "login. Run:",
   );
   // The login reaches the registry as the push did: over plain HTTP.
-  strictEqual(
+  assertStrictEquals(
     anonymous.command,
     `ocipart login --plain-http --username USER --password-stdin ${host}`,
   );
-  strictEqual(anonymous.explanation, "matched UnauthorizedError (ERR_UNAUTHORIZED) (exit 6)");
+  assertStrictEquals(
+    anonymous.explanation,
+    "matched UnauthorizedError (ERR_UNAUTHORIZED) (exit 6)",
+  );
 
   const wrong = await failing([...push, ...credential, ref, file], 6, tmp.path, "battery staple\n");
-  strictEqual(
+  assertStrictEquals(
     wrong.sentence,
     `${host} refused the user name and password given with --username (401 Unauthorized)`,
   );
-  strictEqual(
+  assertStrictEquals(
     wrong.hint,
     "check the password; a login checks a credential before it saves it. Run:",
   );
-  strictEqual(
+  assertStrictEquals(
     wrong.command,
     `ocipart login --plain-http --username alice --password-stdin ${host}`,
   );
@@ -135,20 +138,23 @@ registryTest("a wrong or missing password: the registry named, `ocipart login` s
     tmp.path,
     "battery staple\n",
   );
-  strictEqual(login.sentence, `${host} refused the user name and password (401 Unauthorized)`);
-  strictEqual(login.hint, "check them and try again; nothing was saved");
+  assertStrictEquals(
+    login.sentence,
+    `${host} refused the user name and password (401 Unauthorized)`,
+  );
+  assertStrictEquals(login.hint, "check them and try again; nothing was saved");
 
   const right = await runCli([...push, ...credential, ref, file], {
     tmp: tmp.path,
     stdin: "correct horse\n",
   });
-  strictEqual(right.code, 0, right.stderr);
+  assertStrictEquals(right.code, 0, right.stderr);
   const pull = await failing(
     ["pull", "--plain-http", "--progress", "none", ref, `${tmp.path}/out.bin`],
     6,
     tmp.path,
   );
-  strictEqual(pull.sentence, anonymous.sentence);
+  assertStrictEquals(pull.sentence, anonymous.sentence);
   // With the right password, a missing tag is told from a missing repository (the question
   // the report asks the registry is authenticated too).
   const missingTag = await failing(
@@ -157,13 +163,13 @@ registryTest("a wrong or missing password: the registry named, `ocipart login` s
     tmp.path,
     "correct horse\n",
   );
-  strictEqual(
+  assertStrictEquals(
     missingTag.sentence,
     `the repository private/llm on ${host} has no tag v2 (404 Not Found, MANIFEST_UNKNOWN)`,
   );
   for (const run of [anonymous, wrong, login, pull, missingTag]) {
-    ok(!`${run.sentence}${run.hint}${run.library}`.includes("battery"), "no password");
-    ok(!run.library.includes("127.0.0.1"), run.library);
+    assert(!`${run.sentence}${run.hint}${run.library}`.includes("battery"), "no password");
+    assert(!run.library.includes("127.0.0.1"), run.library);
   }
 });
 
@@ -205,7 +211,7 @@ registryTest("the login a 401's hint prints runs as printed, with the flags the 
   const push = ["push", "--plain-http", "--progress", "none", "--registry-config", config];
 
   const anonymous = await failing([...push, ref, file], 6, tmp.path);
-  strictEqual(
+  assertStrictEquals(
     anonymous.command,
     `ocipart login --plain-http --registry-config '${config}' --username USER --password-stdin ` +
       host,
@@ -215,25 +221,25 @@ registryTest("the login a 401's hint prints runs as printed, with the flags the 
     tmp.path,
     "correct horse\n",
   );
-  strictEqual(login.code, 0, login.stderr);
-  strictEqual(login.stdout, "Login succeeded; saved in the docker configuration\n");
+  assertStrictEquals(login.code, 0, login.stderr);
+  assertStrictEquals(login.stdout, "Login succeeded; saved in the docker configuration\n");
   const again = await runCli([...push, ref, file], { tmp: tmp.path });
-  strictEqual(again.code, 0, again.stderr);
+  assertStrictEquals(again.code, 0, again.stderr);
 
   // A password refused: the hint's login has the user name given, and runs as printed too.
   const pull = ["pull", "--plain-http", "--progress", "none", "--registry-config", config];
   const credential = ["--username", "alice", "--password-stdin"];
   const out = `${tmp.path}/out.bin`;
   const wrong = await failing([...pull, ...credential, ref, out], 6, tmp.path, "nope\n");
-  strictEqual(
+  assertStrictEquals(
     wrong.command,
     `ocipart login --plain-http --registry-config '${config}' --username alice --password-stdin ` +
       host,
   );
   const relogin = await runPasted(wrong.command!, tmp.path, "correct horse\n");
-  strictEqual(relogin.code, 0, relogin.stderr);
+  assertStrictEquals(relogin.code, 0, relogin.stderr);
   const pulled = await runCli([...pull, ref, out], { tmp: tmp.path });
-  strictEqual(pulled.code, 0, pulled.stderr);
+  assertStrictEquals(pulled.code, 0, pulled.stderr);
 });
 
 registryTest(
@@ -251,7 +257,7 @@ registryTest(
     const push = await runCli(["push", "--plain-http", "--part-size", "256KiB", ref, file], {
       tmp: tmp.path,
     });
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     // The registry's copy of part 2 is damaged: same length, other bytes.
     const digest = `sha256:${sha256Hex(bytes.subarray(2 * part, 3 * part))}`;
     const damaged = bytes.slice(2 * part, 3 * part).map((b) => b ^ 0xff);
@@ -259,18 +265,18 @@ registryTest(
     const dir = `${tmp.path}/models`;
     await Deno.mkdir(dir);
     const r = await failing(["pull", "--plain-http", "--progress", "none", ref, dir], 5, tmp.path);
-    strictEqual(
+    assertStrictEquals(
       r.sentence,
       `bytes of ${ref} did not match their digest; ${dir}/w.bin was not written`,
     );
-    strictEqual(
+    assertStrictEquals(
       r.hint,
       `try again: a rerun reuses from ${dir}/w.bin.parted-partial only what matches its digest; ` +
         "if it keeps happening, the registry's copy is damaged",
     );
-    strictEqual(r.explanation, "matched DigestMismatchError (ERR_DIGEST_MISMATCH) (exit 5)");
+    assertStrictEquals(r.explanation, "matched DigestMismatchError (ERR_DIGEST_MISMATCH) (exit 5)");
     // As the words say: nothing where the file goes, the partial file there for the rerun.
-    await Deno.stat(`${dir}/w.bin`).then(() => ok(false, "the file must not exist"), () => {});
+    await Deno.stat(`${dir}/w.bin`).then(() => assert(false, "the file must not exist"), () => {});
     await Deno.stat(`${dir}/w.bin.parted-partial`);
   },
 );
@@ -282,17 +288,17 @@ registryTest("an unknown tag and an unknown repository are told apart", async ()
   const file = `${tmp.path}/w.bin`;
   await writePatternFile(file, 1000);
   const push = await runCli(["push", "--plain-http", `${host}/a/b:v1`, file], { tmp: tmp.path });
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const out = `${tmp.path}/out.bin`;
 
   const tag = await failing(["pull", "--plain-http", `${host}/a/b:v2`, out], 3, tmp.path);
-  strictEqual(
+  assertStrictEquals(
     tag.sentence,
     `the repository a/b on ${host} has no tag v2 (404 Not Found, MANIFEST_UNKNOWN)`,
   );
-  strictEqual(tag.hint, "the repository exists: check the tag");
-  strictEqual(tag.library, "not found: GET manifest: status 404");
-  strictEqual(tag.explanation, "matched NotFoundError (ERR_NOT_FOUND) (exit 3)");
+  assertStrictEquals(tag.hint, "the repository exists: check the tag");
+  assertStrictEquals(tag.library, "not found: GET manifest: status 404");
+  assertStrictEquals(tag.explanation, "matched NotFoundError (ERR_NOT_FOUND) (exit 3)");
 
   const unknownRepository = `the repository none/here does not exist on ${host} ` +
     "(404 Not Found, MANIFEST_UNKNOWN; its tag list: NAME_UNKNOWN)";
@@ -301,20 +307,20 @@ registryTest("an unknown tag and an unknown repository are told apart", async ()
     3,
     tmp.path,
   );
-  strictEqual(repository.sentence, unknownRepository);
-  strictEqual(repository.hint, "check its name (a push creates it)");
+  assertStrictEquals(repository.sentence, unknownRepository);
+  assertStrictEquals(repository.hint, "check its name (a push creates it)");
   const inspect = await failing(["inspect", "--plain-http", `${host}/none/here:v1`], 3, tmp.path);
-  strictEqual(inspect.sentence, unknownRepository);
+  assertStrictEquals(inspect.sentence, unknownRepository);
   const copy = await failing(
     ["copy", "--plain-http", `${host}/none/here:v1`, `${host}/c/d:v1`],
     3,
     tmp.path,
   );
-  strictEqual(copy.sentence, unknownRepository);
+  assertStrictEquals(copy.sentence, unknownRepository);
 
   const digest = `sha256:${"0".repeat(64)}`;
   const manifest = await failing(["inspect", "--plain-http", `${host}/a/b@${digest}`], 3, tmp.path);
-  strictEqual(
+  assertStrictEquals(
     manifest.sentence,
     `the repository a/b on ${host} has no manifest ${digest} (404 Not Found, MANIFEST_UNKNOWN)`,
   );
@@ -360,9 +366,9 @@ Deno.test("a reference with a scheme, without a repository, registry or tag: the
   ];
   for (const [args, sentence, hint] of cases) {
     const r = await failing(args, 1, tmp.path);
-    deepStrictEqual([r.sentence, r.hint], [sentence, hint]);
-    ok(r.library.startsWith("invalid reference: "), r.library);
-    strictEqual(r.explanation, "no sentinel matched (exit 1)");
+    assertEquals([r.sentence, r.hint], [sentence, hint]);
+    assert(r.library.startsWith("invalid reference: "), r.library);
+    assertStrictEquals(r.explanation, "no sentinel matched (exit 1)");
   }
 });
 
@@ -379,7 +385,7 @@ registryTest(
     await writePatternFile(file, 1000);
     const onPlain = `${plain.host}/a/b:v1`;
     const pushed = await runCli(["push", "--plain-http", onPlain, file], { tmp: tmp.path });
-    strictEqual(pushed.code, 0, pushed.stderr);
+    assertStrictEquals(pushed.code, 0, pushed.stderr);
     const ref = `${tls.host}/a/b:v1`;
     const runs = [
       // A push starts with HEAD requests, whose 400 has no body to say why.
@@ -392,12 +398,12 @@ registryTest(
     ];
     for (const args of runs) {
       const r = await failing(args, 1, tmp.path, "pw\n");
-      strictEqual(r.sentence, `${tls.host} speaks HTTPS, not plain HTTP`, args.join(" "));
-      strictEqual(
+      assertStrictEquals(r.sentence, `${tls.host} speaks HTTPS, not plain HTTP`, args.join(" "));
+      assertStrictEquals(
         r.hint,
         "drop --plain-http (and add --ca-file PEM if its certificate comes from your own CA)",
       );
-      deepStrictEqual(r.cause, ["TLS_SERVER"]);
+      assertEquals(r.cause, ["TLS_SERVER"]);
     }
     // A copy from the plain-HTTP registry to the TLS one: the side and its host, and the side's
     // flag, since dropping --plain-http would break the source. (This line used to name both
@@ -412,14 +418,17 @@ registryTest(
       ] as const
     ) {
       const r = await failing([...copy.slice(0, 1), ...flags, ...copy.slice(1)], 1, tmp.path);
-      strictEqual(r.sentence, `the destination registry ${tls.host} speaks HTTPS, not plain HTTP`);
-      strictEqual(r.hint, `use --src-plain-http instead of --plain-http${note}`);
-      strictEqual(
+      assertStrictEquals(
+        r.sentence,
+        `the destination registry ${tls.host} speaks HTTPS, not plain HTTP`,
+      );
+      assertStrictEquals(r.hint, `use --src-plain-http instead of --plain-http${note}`);
+      assertStrictEquals(
         r.library,
         "the destination registry speaks TLS, not plain HTTP: use --src-plain-http instead of " +
           "--plain-http",
       );
-      deepStrictEqual(r.cause, ["TLS_SERVER"]);
+      assertEquals(r.cause, ["TLS_SERVER"]);
     }
   },
 );
@@ -440,12 +449,12 @@ registryTest("HTTPS to a plain-HTTP registry: every command says add --plain-htt
   ];
   for (const args of runs) {
     const r = await failing(args, 1, tmp.path, "pw\n");
-    strictEqual(r.sentence, `${registry.host} speaks plain HTTP, not HTTPS`, args.join(" "));
-    strictEqual(
+    assertStrictEquals(r.sentence, `${registry.host} speaks plain HTTP, not HTTPS`, args.join(" "));
+    assertStrictEquals(
       r.hint,
       "add --plain-http (nothing is encrypted then: only for a registry on a network you trust)",
     );
-    deepStrictEqual(r.cause, ["PLAIN_HTTP_SERVER"]);
+    assertEquals(r.cause, ["PLAIN_HTTP_SERVER"]);
   }
 });
 
@@ -461,23 +470,23 @@ registryTest(
     await writePatternFile(file, 1000);
     const ref = `${registry.host}/a/b:v1`;
     const r = await failing(["push", "--progress", "none", ref, file], 1, tmp.path);
-    strictEqual(
+    assertStrictEquals(
       r.sentence,
       `the certificate of ${registry.host} is signed by an authority this machine does not trust`,
     );
-    strictEqual(
+    assertStrictEquals(
       r.hint,
       "give the registry's CA certificate with --ca-file PEM; --insecure skips the check, and " +
         "then anyone on the path can read and change the transfer",
     );
-    deepStrictEqual(r.cause, ["TLS_UNKNOWN_AUTHORITY"]);
+    assertEquals(r.cause, ["TLS_UNKNOWN_AUTHORITY"]);
     // Following the hint works.
     const ca = `${tmp.path}/ca.pem`;
     await Deno.writeTextFile(ca, registry.caCert!);
     const trusted = await runCli(["push", "--progress", "none", "--ca-file", ca, ref, file], {
       tmp: tmp.path,
     });
-    strictEqual(trusted.code, 0, trusted.stderr);
+    assertStrictEquals(trusted.code, 0, trusted.stderr);
   },
 );
 
@@ -508,26 +517,26 @@ Deno.test("a host name that does not resolve, and one Deno may not reach", async
       stdout: decoder.decode(out.stdout),
       stderr: decoder.decode(out.stderr),
     };
-    strictEqual(result.code, 1, result.stderr);
+    assertStrictEquals(result.code, 1, result.stderr);
     return report(result, "pull");
   };
   const dns = await run("--allow-net=registry.invalid");
-  strictEqual(
+  assertStrictEquals(
     dns.sentence,
     "the host name of registry.invalid:5000 does not resolve (no such host)",
   );
-  strictEqual(dns.hint, "check the spelling of the registry in the reference");
-  ok(dns.cause.includes("ENOTFOUND"), dns.cause.join());
+  assertStrictEquals(dns.hint, "check the spelling of the registry in the reference");
+  assert(dns.cause.includes("ENOTFOUND"), dns.cause.join());
   // The resolver's answer: one attempt, not "GET manifest: failed after 4 attempts".
-  strictEqual(dns.library, "HTTP request: connection failed (host name not found)");
+  assertStrictEquals(dns.library, "HTTP request: connection failed (host name not found)");
   const denied = await run("--allow-net=127.0.0.1");
-  strictEqual(
+  assertStrictEquals(
     denied.sentence,
     "Deno's permissions do not allow connecting to registry.invalid:5000 " +
       "(or to its token service or storage)",
   );
-  ok(denied.hint?.startsWith("run it with --allow-net "), denied.hint);
-  deepStrictEqual(denied.cause, ["NET_PERMISSION"]);
+  assert(denied.hint?.startsWith("run it with --allow-net "), denied.hint);
+  assertEquals(denied.cause, ["NET_PERMISSION"]);
 });
 
 Deno.test("what Distribution never says: 403, 413, 429 and 503 each get their words", async () => {
@@ -541,13 +550,13 @@ Deno.test("what Distribution never says: 403, 413, 429 and 503 each get their wo
 
   fake.fault({ method: "GET", path: /manifests/, respond: { status: 403, body: json("DENIED") } });
   const denied = await failing(pull, 6, tmp.path);
-  strictEqual(denied.sentence, `${fake.host} denied access to team/w (403 Forbidden)`);
-  strictEqual(
+  assertStrictEquals(denied.sentence, `${fake.host} denied access to team/w (403 Forbidden)`);
+  assertStrictEquals(
     denied.hint,
     "the credential is accepted but may not pull there: ask for access, or log in as another " +
       "user. Run:",
   );
-  strictEqual(
+  assertStrictEquals(
     denied.command,
     `ocipart login --plain-http --username USER --password-stdin ${fake.host}`,
   );
@@ -560,13 +569,13 @@ Deno.test("what Distribution never says: 403, 413, 429 and 503 each get their wo
     tmp.path,
   );
   // A 413 on a part names the refused size, a smaller one to push with, and the command.
-  strictEqual(
+  assertStrictEquals(
     large.sentence,
     `${fake.host} refused a part of 1000 bytes as too large (413 Content Too Large)`,
   );
   // 1000 bytes refused: at most half, a power of two (a guess, and the hint says so).
-  ok(large.hint?.startsWith("push again with --part-size 256 (a guess"), large.hint);
-  strictEqual(
+  assert(large.hint?.startsWith("push again with --part-size 256 (a guess"), large.hint);
+  assertStrictEquals(
     large.command,
     `ocipart push --part-size 256 --plain-http --progress none ${ref} ${file}`,
   );
@@ -574,7 +583,7 @@ Deno.test("what Distribution never says: 403, 413, 429 and 503 each get their wo
   fake.clearFaults();
   fake.fault({ method: "GET", path: /manifests/, times: Infinity, respond: { status: 503 } });
   const down = await failing(pull, 1, tmp.path);
-  strictEqual(down.sentence, `${fake.host} kept failing (503 Service Unavailable)`);
+  assertStrictEquals(down.sentence, `${fake.host} kept failing (503 Service Unavailable)`);
 
   fake.clearFaults();
   fake.fault({
@@ -584,9 +593,9 @@ Deno.test("what Distribution never says: 403, 413, 429 and 503 each get their wo
     respond: { status: 429, body: json("TOOMANYREQUESTS") },
   });
   const limited = await failing(pull, 1, tmp.path);
-  strictEqual(
+  assertStrictEquals(
     limited.sentence,
     `${fake.host} is limiting the rate of requests (429 Too Many Requests)`,
   );
-  strictEqual(limited.hint, "wait and try again, or use fewer --workers");
+  assertStrictEquals(limited.hint, "wait and try again, or use fewer --workers");
 });

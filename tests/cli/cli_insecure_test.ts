@@ -2,7 +2,7 @@
  * `--insecure` through the CLI against the real registry serving HTTPS with a certificate no
  * root trusts: one warning line, then every command works; without it the same commands fail.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -22,9 +22,9 @@ registryTest("--insecure: push, inspect, verify and pull over unverified TLS, wi
   const ref = `${registry.host}/insecure/llm:v1`;
 
   const refused = await runCli(["push", ref, source], { tmp: tmp.path });
-  strictEqual(refused.code, 1, refused.stderr);
-  ok(failureLines(refused.stderr)[1].endsWith("no sentinel matched (exit 1)"));
-  ok(!WARNING.test(refused.stderr), "no warning without the flag");
+  assertStrictEquals(refused.code, 1, refused.stderr);
+  assert(failureLines(refused.stderr)[1].endsWith("no sentinel matched (exit 1)"));
+  assert(!WARNING.test(refused.stderr), "no warning without the flag");
 
   const runs = [
     ["push", "--insecure", "--part-size", "128KiB", ref, source],
@@ -34,10 +34,10 @@ registryTest("--insecure: push, inspect, verify and pull over unverified TLS, wi
   ];
   for (const args of runs) {
     const result = await runCli(args, { tmp: tmp.path });
-    strictEqual(result.code, 0, `${args[0]}: ${result.stderr}`);
+    assertStrictEquals(result.code, 0, `${args[0]}: ${result.stderr}`);
     const warnings = result.stderr.split("\n").filter((line) => WARNING.test(line));
-    strictEqual(warnings.length, 1, result.stderr);
+    assertStrictEquals(warnings.length, 1, result.stderr);
   }
   const pulled = await Deno.readFile(`${tmp.path}/out.bin`);
-  ok(pulled.length === 300 * KiB);
+  assert(pulled.length === 300 * KiB);
 });

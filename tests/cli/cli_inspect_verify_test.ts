@@ -2,27 +2,20 @@
  * `inspect` and `verify` through the CLI against the real registry (CNCF Distribution), with
  * the CLI running as a child process under narrowed permissions; exit codes asserted.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { encodeManifest } from "../../src/parted/manifest.ts";
 import { OCI_MANIFEST_MEDIA_TYPE } from "../../src/registry/media_types.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { type CliResult, failureLines, runCli } from "./_cli.ts";
+import { runCli } from "./_cli.ts";
 import { pushByHand, tinyImage } from "./_images.ts";
+import { expectFailure } from "../fixtures/expect.ts";
 
 const KiB = 1024;
-
-function expectFailure(result: CliResult, command: string, code: number, why: RegExp): void {
-  strictEqual(result.code, code, `exit ${result.code}, stderr:\n${result.stderr}`);
-  strictEqual(result.stdout, "", "nothing on stdout on failure");
-  const [error, explanation] = failureLines(result.stderr);
-  ok(error.startsWith(`ocipart ${command}: `), error);
-  ok(why.test(explanation), `${explanation} !~ ${why}`);
-}
 
 /** Pushes a 300 KiB file in 128 KiB parts (3 parts: 128, 128, 44 KiB) and returns its path. */
 async function pushThreeParts(tmp: string, ref: string): Promise<string> {
@@ -31,7 +24,7 @@ async function pushThreeParts(tmp: string, ref: string): Promise<string> {
   const push = await runCli(["push", "--plain-http", "--part-size", "128KiB", ref, source], {
     tmp,
   });
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   return source;
 }
 
@@ -44,32 +37,32 @@ registryTest("inspect: the parts as a table and as JSON, nothing downloaded", as
   const afterPush = proxy.log.length;
 
   const json = await runCli(["inspect", "--plain-http", "--json", ref], { tmp: tmp.path });
-  strictEqual(json.code, 0, json.stderr);
+  assertStrictEquals(json.code, 0, json.stderr);
   const description = JSON.parse(json.stdout);
-  strictEqual(description.fileSize, 300 * KiB);
-  strictEqual(description.fileDigest, await sha256File(source));
-  strictEqual(description.partSize, 128 * KiB);
-  deepStrictEqual(
+  assertStrictEquals(description.fileSize, 300 * KiB);
+  assertStrictEquals(description.fileDigest, await sha256File(source));
+  assertStrictEquals(description.partSize, 128 * KiB);
+  assertEquals(
     description.parts.map((p: { index: number; size: number }) => [p.index, p.size]),
     [[0, 128 * KiB], [1, 128 * KiB], [2, 44 * KiB]],
   );
-  for (const part of description.parts) ok(/^sha256:[0-9a-f]{64}$/.test(part.digest));
-  ok(/^sha256:[0-9a-f]{64}$/.test(description.manifestDigest));
+  for (const part of description.parts) assert(/^sha256:[0-9a-f]{64}$/.test(part.digest));
+  assert(/^sha256:[0-9a-f]{64}$/.test(description.manifestDigest));
 
   const table = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
-  strictEqual(table.code, 0, table.stderr);
-  ok(table.stdout.includes(`size:         ${300 * KiB} bytes`), table.stdout);
-  ok(table.stdout.includes("parts:        3"), table.stdout);
+  assertStrictEquals(table.code, 0, table.stderr);
+  assert(table.stdout.includes(`size:         ${300 * KiB} bytes`), table.stdout);
+  assert(table.stdout.includes("parts:        3"), table.stdout);
   for (const part of description.parts) {
-    ok(
+    assert(
       new RegExp(`^\\s+${part.index}\\s+${part.size}\\s+${part.digest}$`, "m").test(table.stdout),
       `row of part ${part.index}:\n${table.stdout}`,
     );
   }
-  strictEqual(table.stderr, "");
+  assertStrictEquals(table.stderr, "");
   const inspecting = proxy.log.slice(afterPush);
-  ok(inspecting.some((r) => r.route === "manifest"), "the manifest was read");
-  deepStrictEqual(inspecting.filter((r) => r.route === "blob"), [], "no blob was read");
+  assert(inspecting.some((r) => r.route === "manifest"), "the manifest was read");
+  assertEquals(inspecting.filter((r) => r.route === "blob"), [], "no blob was read");
 });
 
 registryTest("inspect exit codes: 3 not found, 4 not parted", async () => {
@@ -78,12 +71,16 @@ registryTest("inspect exit codes: 3 not found, 4 not parted", async () => {
   const missing = await runCli(["inspect", "--plain-http", `${registry.host}/models/llm:none`], {
     tmp: tmp.path,
   });
-  expectFailure(missing, "inspect", 3, /matched NotFoundError/);
+  expectFailure(missing, { command: "inspect", code: 3, explanation: /matched NotFoundError/ });
   await pushByHand(registry.url, "other/kind", "v1", tinyImage("application/vnd.example.other"));
   const other = await runCli(["inspect", "--plain-http", `${registry.host}/other/kind:v1`], {
     tmp: tmp.path,
   });
-  expectFailure(other, "inspect", 4, /matched NotPartedArtifactError/);
+  expectFailure(other, {
+    command: "inspect",
+    code: 4,
+    explanation: /matched NotPartedArtifactError/,
+  });
 });
 
 registryTest("inspect exit code 6 on a registry that refuses anonymous reads", {
@@ -94,7 +91,7 @@ registryTest("inspect exit code 6 on a registry that refuses anonymous reads", {
   const result = await runCli(["inspect", "--plain-http", `${registry.host}/private/llm:v1`], {
     tmp: tmp.path,
   });
-  expectFailure(result, "inspect", 6, /matched UnauthorizedError/);
+  expectFailure(result, { command: "inspect", code: 6, explanation: /matched UnauthorizedError/ });
 });
 
 registryTest("verify: 0 identical; 5 naming the changed part; 5 on another size", async () => {
@@ -104,8 +101,8 @@ registryTest("verify: 0 identical; 5 naming the changed part; 5 on another size"
   const source = await pushThreeParts(tmp.path, ref);
 
   const same = await runCli(["verify", "--plain-http", ref, source], { tmp: tmp.path });
-  strictEqual(same.code, 0, same.stderr);
-  ok(same.stdout.includes("identical: 3 of 3 parts match"), same.stdout);
+  assertStrictEquals(same.code, 0, same.stderr);
+  assert(same.stdout.includes("identical: 3 of 3 parts match"), same.stdout);
 
   // One byte changed in the middle part.
   const changed = `${tmp.path}/changed.bin`;
@@ -115,23 +112,23 @@ registryTest("verify: 0 identical; 5 naming the changed part; 5 on another size"
   const differs = await runCli(["verify", "--plain-http", "--json", ref, changed], {
     tmp: tmp.path,
   });
-  strictEqual(differs.code, 5, differs.stderr);
+  assertStrictEquals(differs.code, 5, differs.stderr);
   const report = JSON.parse(differs.stdout);
-  strictEqual(report.identical, false);
-  deepStrictEqual(report.differing, [1]);
-  deepStrictEqual(report.parts.map((p: { matches: boolean }) => p.matches), [true, false, true]);
+  assertStrictEquals(report.identical, false);
+  assertEquals(report.differing, [1]);
+  assertEquals(report.parts.map((p: { matches: boolean }) => p.matches), [true, false, true]);
   const table = await runCli(["verify", "--plain-http", ref, changed], { tmp: tmp.path });
-  strictEqual(table.code, 5);
-  ok(/^\s+1\s+131072\s+DIFFERS\s+sha256:/m.test(table.stdout), table.stdout);
-  ok(table.stdout.includes("different: 2 of 3 parts match"), table.stdout);
+  assertStrictEquals(table.code, 5);
+  assert(/^\s+1\s+131072\s+DIFFERS\s+sha256:/m.test(table.stdout), table.stdout);
+  assert(table.stdout.includes("different: 2 of 3 parts match"), table.stdout);
 
   // Same parts, one byte longer: the size alone makes it different.
   const longer = `${tmp.path}/longer.bin`;
   await Deno.writeFile(longer, new Uint8Array([...await Deno.readFile(source), 0]));
   const sized = await runCli(["verify", "--plain-http", "--json", ref, longer], { tmp: tmp.path });
-  strictEqual(sized.code, 5, sized.stderr);
+  assertStrictEquals(sized.code, 5, sized.stderr);
   const sizedReport = JSON.parse(sized.stdout);
-  deepStrictEqual([sizedReport.localSize, sizedReport.differing], [300 * KiB + 1, []]);
+  assertEquals([sizedReport.localSize, sizedReport.differing], [300 * KiB + 1, []]);
 
   // Truncated: the parts past the end count as differing.
   const shorter = `${tmp.path}/shorter.bin`;
@@ -139,8 +136,8 @@ registryTest("verify: 0 identical; 5 naming the changed part; 5 on another size"
   const short = await runCli(["verify", "--plain-http", "--json", ref, shorter], {
     tmp: tmp.path,
   });
-  strictEqual(short.code, 5, short.stderr);
-  deepStrictEqual(JSON.parse(short.stdout).differing, [1, 2]);
+  assertStrictEquals(short.code, 5, short.stderr);
+  assertEquals(JSON.parse(short.stdout).differing, [1, 2]);
 });
 
 registryTest("verify: a missing file is exit 1 naming the path; a missing tag is 3", async () => {
@@ -150,13 +147,13 @@ registryTest("verify: a missing file is exit 1 naming the path; a missing tag is
   const source = await pushThreeParts(tmp.path, ref);
   const absent = `${tmp.path}/absent.bin`;
   const missing = await runCli(["verify", "--plain-http", ref, absent], { tmp: tmp.path });
-  expectFailure(missing, "verify", 1, /no sentinel matched/);
-  ok(missing.stderr.includes(`(${absent})`), missing.stderr);
+  expectFailure(missing, { command: "verify", code: 1, explanation: /no sentinel matched/ });
+  assert(missing.stderr.includes(`(${absent})`), missing.stderr);
   const noTag = await runCli(
     ["verify", "--plain-http", `${registry.host}/models/llm:v9`, source],
     { tmp: tmp.path },
   );
-  expectFailure(noTag, "verify", 3, /matched NotFoundError/);
+  expectFailure(noTag, { command: "verify", code: 3, explanation: /matched NotFoundError/ });
 });
 
 Deno.test("inspect: a title with escape sequences is shown escaped, as JSON escapes it", async () => {
@@ -174,14 +171,17 @@ Deno.test("inspect: a title with escape sequences is shown escaped, as JSON esca
   fake.store.putManifest("team/titled", "v1", bytes, OCI_MANIFEST_MEDIA_TYPE);
   const ref = `${fake.host}/team/titled:v1`;
   const table = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
-  strictEqual(table.code, 0, table.stderr);
-  // deno-lint-ignore no-control-regex
-  ok(!/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/.test(table.stdout), JSON.stringify(table.stdout));
-  strictEqual(
+  assertStrictEquals(table.code, 0, table.stderr);
+  assert(
+    // deno-lint-ignore no-control-regex
+    !/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/.test(table.stdout),
+    JSON.stringify(table.stdout),
+  );
+  assertStrictEquals(
     table.stdout.split("\n")[0],
     "name:         w\\x1b]0;PWNED\\x07\\x1b[2J.bin " +
       "(not a plain file name: a pull into a directory refuses it)",
   );
   const json = await runCli(["inspect", "--plain-http", "--json", ref], { tmp: tmp.path });
-  strictEqual(JSON.parse(json.stdout).title, title);
+  assertStrictEquals(JSON.parse(json.stdout).title, title);
 });

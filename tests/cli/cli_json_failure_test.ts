@@ -3,7 +3,7 @@
  * (exit code, error code, class, the report's first sentence, the hint, cause codes, signal) and
  * no line of the report for a person is written.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { createHash } from "node:crypto";
 import { writePatternFile } from "../fixtures/files.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
@@ -29,13 +29,13 @@ interface Failure {
 
 /** The failure object of `result`, checked to be the last line and the whole report. */
 function failureOf(result: CliResult, exitCode: number): Failure {
-  strictEqual(result.code, exitCode, result.stderr);
+  assertStrictEquals(result.code, exitCode, result.stderr);
   const last = result.stderr.trimEnd().split("\n").at(-1)!;
   const failure = JSON.parse(last) as Failure;
-  deepStrictEqual(Object.keys(failure), KEYS);
-  strictEqual(failure.exitCode, exitCode);
+  assertEquals(Object.keys(failure), KEYS);
+  assertStrictEquals(failure.exitCode, exitCode);
   const prose = result.stderr.split("\n").filter((l) => l.startsWith("ocipart "));
-  deepStrictEqual(prose, [], "no line of the report for a person");
+  assertEquals(prose, [], "no line of the report for a person");
   return failure;
 }
 
@@ -47,41 +47,41 @@ registryTest("--json failures, exits 1 to 5: one JSON object on standard error",
   await writePatternFile(file, 3000, 4);
   const ref = `${registry.host}/team/w:v1`;
   const pushed = await run(["push", "--plain-http", "--part-size", "1KiB", ref, file]);
-  strictEqual(pushed.code, 0, pushed.stderr);
+  assertStrictEquals(pushed.code, 0, pushed.stderr);
 
   const port = await freePort();
   const refused = failureOf(
     await run(["pull", "--json", "--plain-http", `127.0.0.1:${port}/team/w:v1`, `${tmp.path}/o`]),
     1,
   );
-  strictEqual(
+  assertStrictEquals(
     refused.message,
     `nothing is listening at 127.0.0.1:${port}: the connection was refused`,
   );
-  strictEqual(refused.hint, `is the registry running, and is ${port} its port?`);
-  deepStrictEqual(refused.causes, ["ECONNREFUSED"]);
+  assertStrictEquals(refused.hint, `is the registry running, and is ${port} its port?`);
+  assertEquals(refused.causes, ["ECONNREFUSED"]);
   // A refused first connection is final (no retries): the network error itself.
-  strictEqual(refused.code, "ERR_NETWORK");
-  strictEqual(refused.signal, null);
+  assertStrictEquals(refused.code, "ERR_NETWORK");
+  assertStrictEquals(refused.signal, null);
 
   const usage = failureOf(await run(["pull", "--format", "json", "--plain-htpp", ref, "o"]), 2);
-  deepStrictEqual([usage.code, usage.class], ["ERR_USAGE", "UsageError"]);
-  strictEqual(usage.message, "unknown flag --plain-htpp (did you mean --plain-http?)");
-  strictEqual(usage.hint, "see 'ocipart pull --help' for the flags of pull");
+  assertEquals([usage.code, usage.class], ["ERR_USAGE", "UsageError"]);
+  assertStrictEquals(usage.message, "unknown flag --plain-htpp (did you mean --plain-http?)");
+  assertStrictEquals(usage.hint, "see 'ocipart pull --help' for the flags of pull");
 
   const missing = failureOf(
     await run(["inspect", "--json", "--plain-http", `${registry.host}/team/w:v2`]),
     3,
   );
-  deepStrictEqual([missing.code, missing.class], ["ERR_NOT_FOUND", "NotFoundError"]);
-  ok(missing.message.includes("v2"), missing.message);
+  assertEquals([missing.code, missing.class], ["ERR_NOT_FOUND", "NotFoundError"]);
+  assert(missing.message.includes("v2"), missing.message);
 
   await pushByHand(registry.url, "other/kind", "v1", tinyImage("application/vnd.example.other"));
   const other = failureOf(
     await run(["inspect", "--json", "--plain-http", `${registry.host}/other/kind:v1`]),
     4,
   );
-  deepStrictEqual(
+  assertEquals(
     [other.code, other.class],
     ["ERR_NOT_PARTED_ARTIFACT", "NotPartedArtifactError"],
   );
@@ -92,8 +92,8 @@ registryTest("--json failures, exits 1 to 5: one JSON object on standard error",
   const digest = `sha256:${createHash("sha256").update(part).digest("hex")}`;
   await Deno.writeFile(registry.blobPath(digest), part.map((b) => b ^ 0xff));
   const damaged = failureOf(await run(["pull", "--json", "--plain-http", ref, `${tmp.path}/o`]), 5);
-  deepStrictEqual([damaged.code, damaged.class], ["ERR_DIGEST_MISMATCH", "DigestMismatchError"]);
-  ok(damaged.hint?.startsWith("try again"), damaged.hint ?? "");
+  assertEquals([damaged.code, damaged.class], ["ERR_DIGEST_MISMATCH", "DigestMismatchError"]);
+  assert(damaged.hint?.startsWith("try again"), damaged.hint ?? "");
 });
 
 registryTest("--json failures, exit 6: the hint and the login command to run", {
@@ -108,12 +108,12 @@ registryTest("--json failures, exit 6: the hint and the login command to run", {
     { tmp: tmp.path },
   );
   const denied = failureOf(result, 6);
-  deepStrictEqual([denied.code, denied.class], ["ERR_UNAUTHORIZED", "UnauthorizedError"]);
-  strictEqual(
+  assertEquals([denied.code, denied.class], ["ERR_UNAUTHORIZED", "UnauthorizedError"]);
+  assertStrictEquals(
     denied.message,
     `${registry.host} needs credentials, and none it accepts were sent (401 Unauthorized)`,
   );
-  strictEqual(
+  assertStrictEquals(
     denied.run,
     `ocipart login --plain-http --username USER --password-stdin ${registry.host}`,
   );
@@ -128,8 +128,8 @@ Deno.test("--json failures, exit 7: a part refused as too large", async () => {
   const ref = `${fake.host}/team/w:v1`;
   const result = await runCli(["push", "--json", "--plain-http", ref, file], { tmp: tmp.path });
   const large = failureOf(result, 7);
-  deepStrictEqual([large.code, large.class], ["ERR_PART_TOO_LARGE", "PartTooLargeError"]);
-  strictEqual(large.run, `ocipart push --part-size 256 --json --plain-http ${ref} ${file}`);
+  assertEquals([large.code, large.class], ["ERR_PART_TOO_LARGE", "PartTooLargeError"]);
+  assertStrictEquals(large.run, `ocipart push --part-size 256 --json --plain-http ${ref} ${file}`);
 });
 
 /** A pull held at its third part by a fault proxy, stopped by `signal`. */
@@ -145,7 +145,7 @@ async function stoppedPull(signal: "SIGINT" | "SIGTERM"): Promise<CliResult> {
       ["push", "--plain-http", "--part-size", "1KiB", `${registry.host}${path}`, file],
       { tmp: tmp.path },
     );
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     stallFromThirdPart(proxy);
     const args = ["pull", "--json", "--progress", "json", "--plain-http", "--workers", "1"];
     const child = spawnCli([...args, `${proxy.host}${path}`, `${tmp.path}/o`], { tmp: tmp.path });
@@ -171,7 +171,7 @@ async function stoppedPull(signal: "SIGINT" | "SIGTERM"): Promise<CliResult> {
 registryTest("--json failures, exits 130 and 143: the signal, and no error class", async () => {
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     const stopped = failureOf(await stoppedPull(signal), code);
-    deepStrictEqual([stopped.code, stopped.class, stopped.signal], [null, null, signal]);
-    ok(stopped.message.includes("run the same command to resume"), stopped.message);
+    assertEquals([stopped.code, stopped.class, stopped.signal], [null, null, signal]);
+    assert(stopped.message.includes("run the same command to resume"), stopped.message);
   }
 });

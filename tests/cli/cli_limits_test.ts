@@ -3,7 +3,7 @@
  * (a 600h limit no longer expires at once) and is echoed as typed; past the limit is a usage
  * error; `--stall-timeout` bounds how long an attempt may move no bytes.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -20,18 +20,18 @@ registryTest("--timeout 600h does not expire at once; 8761h is a usage error", a
     ["push", "--plain-http", "--timeout", "600h", "--part-size", "1MiB", ref, source],
     { tmp: tmp.path },
   );
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const pull = await runCli(
     ["pull", "--plain-http", "--timeout", "720h", ref, `${tmp.path}/out.bin`],
     { tmp: tmp.path },
   );
-  strictEqual(pull.code, 0, pull.stderr);
+  assertStrictEquals(pull.code, 0, pull.stderr);
   const tooLong = await runCli(
     ["pull", "--plain-http", "--timeout", "8761h", ref, `${tmp.path}/never.bin`],
     { tmp: tmp.path },
   );
-  strictEqual(tooLong.code, 2, tooLong.stderr);
-  ok(tooLong.stderr.includes("--timeout: must be at most 8760h"), tooLong.stderr);
+  assertStrictEquals(tooLong.code, 2, tooLong.stderr);
+  assert(tooLong.stderr.includes("--timeout: must be at most 8760h"), tooLong.stderr);
 });
 
 Deno.test("an expired --timeout is echoed as typed", async () => {
@@ -48,9 +48,9 @@ Deno.test("an expired --timeout is echoed as typed", async () => {
     ],
     { tmp: tmp.path },
   );
-  strictEqual(result.code, 1, result.stderr);
+  assertStrictEquals(result.code, 1, result.stderr);
   const [, why] = failureLines(result.stderr);
-  strictEqual(why, "ocipart pull: --timeout 0.0004h expired; no sentinel applies (exit 1)");
+  assertStrictEquals(why, "ocipart pull: --timeout 0.0004h expired; no sentinel applies (exit 1)");
 });
 
 registryTest(
@@ -65,7 +65,7 @@ registryTest(
       ["push", "--plain-http", `${registry.host}/limits/stall:v1`, source],
       { tmp: tmp.path },
     );
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     // Every blob answer sends its headers and a few bytes, then nothing.
     proxy.fault({ method: "GET", path: /\/blobs\/sha256:/, stallAfter: 100, times: Infinity });
     const started = performance.now();
@@ -83,14 +83,14 @@ registryTest(
       { tmp: tmp.path },
     );
     const elapsed = performance.now() - started;
-    strictEqual(pull.code, 1, pull.stderr);
+    assertStrictEquals(pull.code, 1, pull.stderr);
     const [error, why] = failureLines(pull.stderr);
     // Without the flag each attempt would wait the default 60 s and --timeout would end it.
-    ok(!why.includes("--timeout"), `the stall limit ended it, not --timeout: ${why}`);
-    ok(error.includes("failed after 4 attempts"), error);
+    assert(!why.includes("--timeout"), `the stall limit ended it, not --timeout: ${why}`);
+    assert(error.includes("failed after 4 attempts"), error);
     // Four attempts of 300 ms plus backoff: far below one default 60 s stall.
-    ok(elapsed < 40_000, `took ${elapsed.toFixed(0)} ms`);
-    ok(
+    assert(elapsed < 40_000, `took ${elapsed.toFixed(0)} ms`);
+    assert(
       proxy.count({ method: "GET", path: /\/blobs\/sha256:/ }) >= 2,
       "the stalled attempt was retried",
     );

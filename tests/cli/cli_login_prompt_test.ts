@@ -3,7 +3,7 @@
  * under a pseudo-terminal (`script`), asks for the user name (echoed, as typed) and the password,
  * and nothing of the password reaches the screen. Each answer is typed once its prompt shows.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { cliArgv, cliEnv, type CliOptions, PROJECT_ROOT, runCli } from "./_cli.ts";
@@ -53,7 +53,7 @@ async function onTerminal(
   }
   const status = await child.status;
   await keyboard.close().catch(() => {});
-  strictEqual(pending.length, 0, `a prompt never showed:\n${screen}`);
+  assertStrictEquals(pending.length, 0, `a prompt never showed:\n${screen}`);
   return { code: status.code, screen: screen.replaceAll("\r\n", "\n") };
 }
 
@@ -68,13 +68,13 @@ registryTest("login on a terminal asks for the user and the password; the passwo
     { tmp: tmp.path },
     [["Username: ", "alice\r"], ["Password: ", `${PASSWORD}\r`]],
   );
-  strictEqual(code, 0, screen);
-  ok(screen.includes("Username: alice\n"), screen); // the terminal echoes the user name
-  ok(screen.includes("Password: \n"), screen);
-  ok(!screen.includes("correct"), `the password reached the screen:\n${screen}`);
-  ok(screen.includes("Login succeeded"), screen);
+  assertStrictEquals(code, 0, screen);
+  assert(screen.includes("Username: alice\n"), screen); // the terminal echoes the user name
+  assert(screen.includes("Password: \n"), screen);
+  assert(!screen.includes("correct"), `the password reached the screen:\n${screen}`);
+  assert(screen.includes("Login succeeded"), screen);
   const config = JSON.parse(await Deno.readTextFile(`${tmp.path}/.docker/config.json`));
-  deepStrictEqual(config.auths[registry.host], { auth: btoa(`alice:${PASSWORD}`) });
+  assertEquals(config.auths[registry.host], { auth: btoa(`alice:${PASSWORD}`) });
 });
 
 registryTest(
@@ -90,12 +90,12 @@ registryTest(
       { tmp: tmp.path },
       [["Password: ", "typed so far\x03"]],
     );
-    strictEqual(code, 130, screen);
-    ok(!screen.includes("Username:"), screen);
-    ok(!screen.includes("typed so far"), screen);
-    ok(screen.includes("ocipart login: interrupted at the prompt (exit 130)"), screen);
+    assertStrictEquals(code, 130, screen);
+    assert(!screen.includes("Username:"), screen);
+    assert(!screen.includes("typed so far"), screen);
+    assert(screen.includes("ocipart login: interrupted at the prompt (exit 130)"), screen);
     await Deno.stat(`${tmp.path}/.docker/config.json`).then(
-      () => ok(false, "nothing may be saved"),
+      () => assert(false, "nothing may be saved"),
       () => {},
     );
   },
@@ -108,8 +108,8 @@ registryTest("login without --password-stdin and without a terminal is a usage e
     tmp: tmp.path,
     stdin: `${PASSWORD}\n`,
   });
-  strictEqual(piped.code, 2, piped.stderr);
-  strictEqual(
+  assertStrictEquals(piped.code, 2, piped.stderr);
+  assertStrictEquals(
     piped.stderr.split("\n")[0],
     "ocipart: standard input is not a terminal: give --username with --password-stdin",
   );

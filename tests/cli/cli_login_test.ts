@@ -3,7 +3,7 @@
  * authentication, writing the docker configuration file or going through a real credential
  * helper program (a shell script written here that keeps what it is given in a file).
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { startTokenServer } from "../fixtures/token_server.ts";
 import { writePatternFile } from "../fixtures/files.ts";
@@ -21,35 +21,18 @@ import {
   waitGone,
   writeHelper,
 } from "../auth/_helper_scripts.ts";
+import { exists, expectFailure } from "../fixtures/expect.ts";
 
 const KiB = 1024;
 
 /** A refused login: the first lines name the registry typed and say nothing was saved. */
 function assertRefusedLogin(stderr: string, host: string): void {
   const [sentence, hint] = stderr.split("\n");
-  strictEqual(
+  assertStrictEquals(
     sentence,
     `ocipart login: ${host} refused the user name and password (401 Unauthorized)`,
   );
-  strictEqual(hint, "ocipart login: hint: check them and try again; nothing was saved");
-}
-
-function expectFailure(result: CliResult, command: string, code: number, why: RegExp): void {
-  strictEqual(result.code, code, `exit ${result.code}, stderr:\n${result.stderr}`);
-  strictEqual(result.stdout, "", "nothing on stdout on failure");
-  const [error, explanation] = failureLines(result.stderr);
-  ok(error.startsWith(`ocipart ${command}: `), error);
-  ok(why.test(explanation), `${explanation} !~ ${why}`);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
+  assertStrictEquals(hint, "ocipart login: hint: check them and try again; nothing was saved");
 }
 
 async function readJson(path: string): Promise<Record<string, unknown>> {
@@ -76,9 +59,9 @@ registryTest(
     const login = ["login", "--plain-http", "--username", "alice", "--password-stdin"];
 
     const wrong = await runCli([...login, registry.host], { tmp: tmp.path, env, stdin: "nope\n" });
-    expectFailure(wrong, "login", 6, /matched UnauthorizedError/);
+    expectFailure(wrong, { command: "login", code: 6, explanation: /matched UnauthorizedError/ });
     assertRefusedLogin(wrong.stderr, registry.host);
-    strictEqual(await exists(configPath), false, "a refused credential writes nothing");
+    assertStrictEquals(await exists(configPath), false, "a refused credential writes nothing");
 
     await Deno.mkdir(dockerConfig);
     await Deno.writeTextFile(configPath, JSON.stringify(OTHER_KEYS));
@@ -89,24 +72,24 @@ registryTest(
       env,
       stdin: "nope",
     });
-    strictEqual(wrongAgain.code, 6, wrongAgain.stderr);
-    strictEqual(await Deno.readTextFile(configPath), before, "the file is untouched");
+    assertStrictEquals(wrongAgain.code, 6, wrongAgain.stderr);
+    assertStrictEquals(await Deno.readTextFile(configPath), before, "the file is untouched");
 
     const right = await runCli([...login, registry.host], {
       tmp: tmp.path,
       env,
       stdin: "correct horse\n",
     });
-    strictEqual(right.code, 0, right.stderr);
-    strictEqual(right.stdout, "Login succeeded; saved in the docker configuration\n");
-    ok(!right.stderr.includes("correct horse") && !right.stdout.includes("correct"));
-    strictEqual((await Deno.stat(configPath)).mode! & 0o777, 0o640);
+    assertStrictEquals(right.code, 0, right.stderr);
+    assertStrictEquals(right.stdout, "Login succeeded; saved in the docker configuration\n");
+    assert(!right.stderr.includes("correct horse") && !right.stdout.includes("correct"));
+    assertStrictEquals((await Deno.stat(configPath)).mode! & 0o777, 0o640);
     const saved = await readJson(configPath);
-    deepStrictEqual(saved, {
+    assertEquals(saved, {
       ...OTHER_KEYS,
       auths: { ...OTHER_KEYS.auths, [registry.host]: { auth: btoa("alice:correct horse") } },
     });
-    deepStrictEqual(
+    assertEquals(
       (await Array.fromAsync(Deno.readDir(dockerConfig))).map((e) => e.name),
       ["config.json"],
       "no temporary file is left",
@@ -117,21 +100,25 @@ registryTest(
     await writePatternFile(source, 100 * KiB);
     const ref = `${registry.host}/private/llm:v1`;
     const push = await runCli(["push", "--plain-http", ref, source], { tmp: tmp.path, env });
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
 
     const logout = await runCli(["logout", "--json", registry.host], { tmp: tmp.path, env });
-    strictEqual(logout.code, 0, logout.stderr);
-    deepStrictEqual(JSON.parse(logout.stdout), {
+    assertStrictEquals(logout.code, 0, logout.stderr);
+    assertEquals(JSON.parse(logout.stdout), {
       registry: registry.host,
       configPath,
       removedFrom: ["auths"],
       loggedIn: false,
     });
-    deepStrictEqual(await readJson(configPath), OTHER_KEYS);
+    assertEquals(await readJson(configPath), OTHER_KEYS);
     const anonymous = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path, env });
-    expectFailure(anonymous, "inspect", 6, /matched UnauthorizedError/);
+    expectFailure(anonymous, {
+      command: "inspect",
+      code: 6,
+      explanation: /matched UnauthorizedError/,
+    });
     const again = await runCli(["logout", registry.host], { tmp: tmp.path, env });
-    strictEqual(again.code, 0, "logging out twice is fine");
+    assertStrictEquals(again.code, 0, "logging out twice is fine");
   },
 );
 
@@ -156,9 +143,9 @@ registryTest("--registry-config names the configuration file instead of DOCKER_C
     ],
     { tmp: tmp.path, env, stdin: "correct horse" },
   );
-  strictEqual(login.code, 0, login.stderr);
-  strictEqual(await exists(`${decoy}/config.json`), false);
-  strictEqual((await Deno.stat(config)).mode! & 0o777, 0o600);
+  assertStrictEquals(login.code, 0, login.stderr);
+  assertStrictEquals(await exists(`${decoy}/config.json`), false);
+  assertStrictEquals((await Deno.stat(config)).mode! & 0o777, 0o600);
 
   const source = `${tmp.path}/w.bin`;
   await writePatternFile(source, 50 * KiB);
@@ -167,15 +154,19 @@ registryTest("--registry-config names the configuration file instead of DOCKER_C
     tmp: tmp.path,
     env,
   });
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const withoutIt = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path, env });
-  expectFailure(withoutIt, "inspect", 6, /matched UnauthorizedError/);
+  expectFailure(withoutIt, {
+    command: "inspect",
+    code: 6,
+    explanation: /matched UnauthorizedError/,
+  });
   const logout = await runCli(["logout", "--registry-config", config, registry.host], {
     tmp: tmp.path,
     env,
   });
-  strictEqual(logout.code, 0, logout.stderr);
-  deepStrictEqual(await readJson(config), { auths: {} });
+  assertStrictEquals(logout.code, 0, logout.stderr);
+  assertEquals(await readJson(config), { auths: {} });
 });
 
 registryTest("login against a token registry: 6 for a wrong password, 0 for the right one", {
@@ -195,23 +186,23 @@ registryTest("login against a token registry: 6 for a wrong password, 0 for the 
   const env = { DOCKER_CONFIG: `${tmp.path}/docker` };
   const login = ["login", "--plain-http", "--username", "bob", "--password-stdin"];
   const wrong = await runCli([...login, registry.host], { tmp: tmp.path, env, stdin: "nope" });
-  expectFailure(wrong, "login", 6, /matched UnauthorizedError/);
+  expectFailure(wrong, { command: "login", code: 6, explanation: /matched UnauthorizedError/ });
   assertRefusedLogin(wrong.stderr, registry.host);
-  strictEqual(await exists(configPath), false);
+  assertStrictEquals(await exists(configPath), false);
   const right = await runCli([...login, "--json", registry.host], {
     tmp: tmp.path,
     env,
     stdin: "hunter2\n",
   });
-  strictEqual(right.code, 0, right.stderr);
-  deepStrictEqual(JSON.parse(right.stdout), {
+  assertStrictEquals(right.code, 0, right.stderr);
+  assertEquals(JSON.parse(right.stdout), {
     registry: registry.host,
     configPath,
     savedIn: "auths",
     removedFrom: [],
     loggedIn: true,
   });
-  deepStrictEqual(await readJson(configPath), {
+  assertEquals(await readJson(configPath), {
     auths: { [registry.host]: { auth: btoa("bob:hunter2") } },
   });
   const source = `${tmp.path}/w.bin`;
@@ -220,7 +211,7 @@ registryTest("login against a token registry: 6 for a wrong password, 0 for the 
     tmp: tmp.path,
     env,
   });
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
 });
 
 /** A docker credential helper that keeps the last stored credential in `store`. */
@@ -259,34 +250,38 @@ registryTest("login and logout go through the configured credential helper (cred
   const login = ["login", "--plain-http", "--username", "carol", "--password-stdin"];
 
   const wrong = await runCli([...login, registry.host], { ...options, stdin: "nope" });
-  expectFailure(wrong, "login", 6, /matched UnauthorizedError/);
-  strictEqual(await exists(store), false, "the helper was not asked to store");
+  expectFailure(wrong, { command: "login", code: 6, explanation: /matched UnauthorizedError/ });
+  assertStrictEquals(await exists(store), false, "the helper was not asked to store");
 
   const right = await runCli([...login, registry.host], { ...options, stdin: "from-helper" });
-  strictEqual(right.code, 0, right.stderr);
-  strictEqual(
+  assertStrictEquals(right.code, 0, right.stderr);
+  assertStrictEquals(
     right.stdout,
     "Login succeeded; saved in credential helper docker-credential-clitest\n",
   );
-  deepStrictEqual(await readJson(store), {
+  assertEquals(await readJson(store), {
     ServerURL: registry.host,
     Username: "carol",
     Secret: "from-helper",
   });
-  deepStrictEqual(await readJson(configPath), { credsStore: "clitest" }, "no secret in the file");
+  assertEquals(await readJson(configPath), { credsStore: "clitest" }, "no secret in the file");
 
   const source = `${tmp.path}/w.bin`;
   await writePatternFile(source, 50 * KiB);
   const ref = `${registry.host}/helped/llm:v1`;
   const push = await runCli(["push", "--plain-http", ref, source], options);
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
 
   const logout = await runCli(["logout", registry.host], options);
-  strictEqual(logout.code, 0, logout.stderr);
-  strictEqual(await exists(store), false);
-  strictEqual(await Deno.readTextFile(`${store}.erased`), registry.host);
+  assertStrictEquals(logout.code, 0, logout.stderr);
+  assertStrictEquals(await exists(store), false);
+  assertStrictEquals(await Deno.readTextFile(`${store}.erased`), registry.host);
   const anonymous = await runCli(["inspect", "--plain-http", ref], options);
-  expectFailure(anonymous, "inspect", 6, /matched UnauthorizedError/);
+  expectFailure(anonymous, {
+    command: "inspect",
+    code: 6,
+    explanation: /matched UnauthorizedError/,
+  });
 });
 
 Deno.test("logout names a credential helper that is not installed (exit 1)", async () => {
@@ -299,8 +294,8 @@ Deno.test("logout names a credential helper that is not installed (exit 1)", asy
     env: { DOCKER_CONFIG: dockerConfig, PATH: `${tmp.path}/empty-bin` },
     run: ["docker-credential-absent"],
   });
-  expectFailure(result, "logout", 1, /no sentinel matched/);
-  ok(
+  expectFailure(result, { command: "logout", code: 1, explanation: /no sentinel matched/ });
+  assert(
     result.stderr.includes("credential helper docker-credential-absent not found"),
     result.stderr,
   );
@@ -365,10 +360,10 @@ registryTest("login: a credential helper that hangs is stopped by --timeout and 
     stdin: "correct horse",
   });
   const elapsed = performance.now() - started;
-  expectFailure(timedOut, "login", 1, /--timeout 3s expired/);
-  ok(elapsed < 8_000, `ended ${elapsed.toFixed(0)} ms after the start`);
+  expectFailure(timedOut, { command: "login", code: 1, explanation: /--timeout 3s expired/ });
+  assert(elapsed < 8_000, `ended ${elapsed.toFixed(0)} ms after the start`);
   const first = Number(await waitForText(pidFile));
-  deepStrictEqual(await waitGone([first]), [], "the helper does not outlive the command");
+  assertEquals(await waitGone([first]), [], "the helper does not outlive the command");
   killAll([first]);
   await Deno.remove(pidFile);
 
@@ -379,13 +374,17 @@ registryTest("login: a credential helper that hangs is stopped by --timeout and 
     "SIGINT",
   );
   try {
-    expectFailure(result, "login", 130, /interrupted by SIGINT \(exit 130\)/);
-    ok(afterSignalMs < 2_000, `ended ${afterSignalMs.toFixed(0)} ms after Ctrl-C`);
-    deepStrictEqual(await waitGone([pid]), []);
+    expectFailure(result, {
+      command: "login",
+      code: 130,
+      explanation: /interrupted by SIGINT \(exit 130\)/,
+    });
+    assert(afterSignalMs < 2_000, `ended ${afterSignalMs.toFixed(0)} ms after Ctrl-C`);
+    assertEquals(await waitGone([pid]), []);
   } finally {
     killAll([pid]);
   }
-  strictEqual(await Deno.readTextFile(configPath), text, "nothing was saved");
+  assertStrictEquals(await Deno.readTextFile(configPath), text, "nothing was saved");
 });
 
 Deno.test({
@@ -402,9 +401,9 @@ Deno.test({
     stored,
   );
   const timedOut = await runCli(["logout", "--timeout", "2s", "127.0.0.1:5000"], options);
-  expectFailure(timedOut, "logout", 1, /--timeout 2s expired/);
+  expectFailure(timedOut, { command: "logout", code: 1, explanation: /--timeout 2s expired/ });
   const first = Number(await waitForText(pidFile));
-  deepStrictEqual(await waitGone([first]), []);
+  assertEquals(await waitGone([first]), []);
   killAll([first]);
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     await Deno.remove(pidFile);
@@ -415,15 +414,19 @@ Deno.test({
       signal,
     );
     try {
-      expectFailure(result, "logout", code, new RegExp(`by ${signal} \\(exit ${code}\\)`));
-      ok(afterSignalMs < 2_000, `${signal}: ended ${afterSignalMs.toFixed(0)} ms after it`);
-      deepStrictEqual(await waitGone([pid]), [], `${signal}: the helper was stopped`);
+      expectFailure(result, {
+        command: "logout",
+        code: code,
+        explanation: new RegExp(`by ${signal} \\(exit ${code}\\)`),
+      });
+      assert(afterSignalMs < 2_000, `${signal}: ended ${afterSignalMs.toFixed(0)} ms after it`);
+      assertEquals(await waitGone([pid]), [], `${signal}: the helper was stopped`);
     } finally {
       killAll([pid]);
     }
   }
-  strictEqual(await Deno.readTextFile(configPath), text, "nothing was removed");
-  deepStrictEqual(
+  assertStrictEquals(await Deno.readTextFile(configPath), text, "nothing was removed");
+  assertEquals(
     (await Array.fromAsync(Deno.readDir(`${tmp.path}/docker`))).map((e) => e.name),
     ["config.json"],
   );
@@ -451,9 +454,9 @@ registryTest(
     const elapsed = performance.now() - started;
     const pids = (await waitForText(pidFile)).trim().split(" ").map(Number);
     try {
-      expectFailure(result, "inspect", 1, /--timeout 2s expired/);
-      ok(elapsed < 7_000, `ended ${elapsed.toFixed(0)} ms after the start`);
-      deepStrictEqual(await waitGone(pids), [], "the helper and its child are gone");
+      expectFailure(result, { command: "inspect", code: 1, explanation: /--timeout 2s expired/ });
+      assert(elapsed < 7_000, `ended ${elapsed.toFixed(0)} ms after the start`);
+      assertEquals(await waitGone(pids), [], "the helper and its child are gone");
     } finally {
       killAll(pids);
     }
@@ -482,10 +485,10 @@ registryTest(
     const elapsed = performance.now() - started;
     const [helper, child] = await helperPids();
     try {
-      expectFailure(timedOut, "inspect", 1, /--timeout 2s expired/);
-      ok(elapsed < 7_000, `ended ${elapsed.toFixed(0)} ms after the start`);
-      deepStrictEqual(await waitGone([helper]), [], "the helper is killed");
-      strictEqual(await processGone(child), false, "its child still runs");
+      expectFailure(timedOut, { command: "inspect", code: 1, explanation: /--timeout 2s expired/ });
+      assert(elapsed < 7_000, `ended ${elapsed.toFixed(0)} ms after the start`);
+      assertEquals(await waitGone([helper]), [], "the helper is killed");
+      assertStrictEquals(await processGone(child), false, "its child still runs");
     } finally {
       killAll([helper, child]);
     }
@@ -500,10 +503,14 @@ registryTest(
       cli.kill("SIGINT");
       const interrupted = await cliResult(cli);
       const afterSignal = performance.now() - sentAt;
-      expectFailure(interrupted, "inspect", 130, /interrupted by SIGINT \(exit 130\)/);
-      ok(afterSignal < 2_000, `ended ${afterSignal.toFixed(0)} ms after Ctrl-C`);
-      deepStrictEqual(await waitGone([helper2]), [], "the helper is killed");
-      strictEqual(await processGone(child2), false, "its child still runs");
+      expectFailure(interrupted, {
+        command: "inspect",
+        code: 130,
+        explanation: /interrupted by SIGINT \(exit 130\)/,
+      });
+      assert(afterSignal < 2_000, `ended ${afterSignal.toFixed(0)} ms after Ctrl-C`);
+      assertEquals(await waitGone([helper2]), [], "the helper is killed");
+      assertStrictEquals(await processGone(child2), false, "its child still runs");
     } finally {
       killAll([helper2, child2]);
     }
@@ -522,9 +529,13 @@ registryTest(
     const answeredIn = performance.now() - answeredAt;
     const [, child3] = await helperPids();
     try {
-      expectFailure(answered, "inspect", 3, /matched NotFoundError/);
-      ok(answeredIn < 7_000, `ended ${answeredIn.toFixed(0)} ms after the start`);
-      strictEqual(await processGone(child3), false, "the helper's child still runs");
+      expectFailure(answered, {
+        command: "inspect",
+        code: 3,
+        explanation: /matched NotFoundError/,
+      });
+      assert(answeredIn < 7_000, `ended ${answeredIn.toFixed(0)} ms after the start`);
+      assertStrictEquals(await processGone(child3), false, "the helper's child still runs");
     } finally {
       killAll([child3]);
     }
@@ -547,30 +558,34 @@ registryTest("login and logout through a configuration that is a symbolic link",
     ["login", "--plain-http", "--username", "alice", "--password-stdin", registry.host],
     { ...options, stdin: "correct horse" },
   );
-  strictEqual(login.code, 0, login.stderr);
-  ok((await Deno.lstat(link)).isSymlink, "the link stays a link");
-  deepStrictEqual((await readJson(target)).auths, {
+  assertStrictEquals(login.code, 0, login.stderr);
+  assert((await Deno.lstat(link)).isSymlink, "the link stays a link");
+  assertEquals((await readJson(target)).auths, {
     ...OTHER_KEYS.auths,
     [registry.host]: { auth: btoa("alice:correct horse") },
   });
   const ref = `${registry.host}/private/llm:v1`;
   const source = `${tmp.path}/w.bin`;
   await writePatternFile(source, 10 * KiB);
-  strictEqual((await runCli(["push", "--plain-http", ref, source], options)).code, 0);
+  assertStrictEquals((await runCli(["push", "--plain-http", ref, source], options)).code, 0);
 
   const logout = await runCli(["logout", registry.host], options);
-  strictEqual(logout.code, 0, logout.stderr);
-  strictEqual(
+  assertStrictEquals(logout.code, 0, logout.stderr);
+  assertStrictEquals(
     logout.stdout,
     `Removed the login of ${registry.host} from the docker configuration\n`,
   );
-  ok((await Deno.lstat(link)).isSymlink);
-  deepStrictEqual(await readJson(target), OTHER_KEYS, "the credential left the link's target");
+  assert((await Deno.lstat(link)).isSymlink);
+  assertEquals(await readJson(target), OTHER_KEYS, "the credential left the link's target");
   const anonymous = await runCli(["inspect", "--plain-http", ref], options);
-  expectFailure(anonymous, "inspect", 6, /matched UnauthorizedError/);
+  expectFailure(anonymous, {
+    command: "inspect",
+    code: 6,
+    explanation: /matched UnauthorizedError/,
+  });
   const again = await runCli(["logout", registry.host], options);
-  strictEqual(again.code, 0, again.stderr);
-  strictEqual(again.stdout, `No login was stored for ${registry.host}\n`);
+  assertStrictEquals(again.code, 0, again.stderr);
+  assertStrictEquals(again.stdout, `No login was stored for ${registry.host}\n`);
 });
 
 registryTest(
@@ -587,18 +602,18 @@ registryTest(
     const options = { tmp: tmp.path, env: { DOCKER_CONFIG: dockerConfig } };
     const ref = `${registry.host}/private/llm:v1`;
     const refused = await runCli(["inspect", "--plain-http", ref], options);
-    ok(/identity tokens are not supported/.test(refused.stderr), refused.stderr);
+    assert(/identity tokens are not supported/.test(refused.stderr), refused.stderr);
 
     const login = ["login", "--plain-http", "--username", "alice", "--password-stdin"];
     const right = await runCli([...login, registry.host], { ...options, stdin: "correct horse" });
-    strictEqual(right.code, 0, right.stderr);
-    deepStrictEqual(await readJson(configPath), {
+    assertStrictEquals(right.code, 0, right.stderr);
+    assertEquals(await readJson(configPath), {
       auths: { [registry.host]: { auth: btoa("alice:correct horse") } },
     });
     const source = `${tmp.path}/w.bin`;
     await writePatternFile(source, 10 * KiB);
     const push = await runCli(["push", "--plain-http", ref, source], options);
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
 
     // Now a helper is configured: the next login goes there, and the file keeps no secret.
     const store = `${tmp.path}/helper-store.json`;
@@ -609,14 +624,14 @@ registryTest(
       ...helped,
       stdin: "correct horse",
     });
-    strictEqual(viaHelper.code, 0, viaHelper.stderr);
-    strictEqual(
+    assertStrictEquals(viaHelper.code, 0, viaHelper.stderr);
+    assertStrictEquals(
       viaHelper.stdout,
       "Login succeeded; saved in credential helper docker-credential-clitest; " +
         "removed the plain-text copy from the docker configuration\n",
     );
-    deepStrictEqual(await readJson(configPath), { credsStore: "clitest", auths: {} });
-    strictEqual((await readJson(store)).Secret, "correct horse");
+    assertEquals(await readJson(configPath), { credsStore: "clitest", auths: {} });
+    assertStrictEquals((await readJson(store)).Secret, "correct horse");
   },
 );
 
@@ -644,14 +659,18 @@ Deno.test("--registry-config naming a missing file is an error for every command
     ], {
       tmp: tmp.path,
     });
-    expectFailure(result, name, 1, /no sentinel matched \(exit 1\)/);
-    strictEqual(
+    expectFailure(result, {
+      command: name,
+      code: 1,
+      explanation: /no sentinel matched \(exit 1\)/,
+    });
+    assertStrictEquals(
       failureLines(result.stderr)[0],
       `ocipart ${name}: --registry-config: ${missing} does not exist (only login creates it)`,
     );
   }
-  strictEqual(registry.log.length, 0, "no command went to the registry");
-  strictEqual(await exists(missing), false);
+  assertStrictEquals(registry.log.length, 0, "no command went to the registry");
+  assertStrictEquals(await exists(missing), false);
 });
 
 Deno.test("login to a port where nothing listens says so", async () => {
@@ -661,14 +680,17 @@ Deno.test("login to a port where nothing listens says so", async () => {
     ["login", "--plain-http", "--username", "alice", "--password-stdin", `127.0.0.1:${port}`],
     { tmp: tmp.path, stdin: "pw", env: { DOCKER_CONFIG: `${tmp.path}/docker` } },
   );
-  expectFailure(result, "login", 1, /no sentinel matched/);
+  expectFailure(result, { command: "login", code: 1, explanation: /no sentinel matched/ });
   const [sentence, hint] = result.stderr.split("\n");
-  strictEqual(
+  assertStrictEquals(
     sentence,
     `ocipart login: nothing is listening at 127.0.0.1:${port}: the connection was refused`,
   );
-  strictEqual(hint, `ocipart login: hint: is the registry running, and is ${port} its port?`);
-  strictEqual(await exists(`${tmp.path}/docker`), false);
+  assertStrictEquals(
+    hint,
+    `ocipart login: hint: is the registry running, and is ${port} its port?`,
+  );
+  assertStrictEquals(await exists(`${tmp.path}/docker`), false);
 });
 
 registryTest(
@@ -699,8 +721,8 @@ registryTest(
       stdin: "correct horse",
       run: ["docker-credential-nonexistent"],
     });
-    expectFailure(missing, "login", 1, /no sentinel matched/);
-    strictEqual(
+    expectFailure(missing, { command: "login", code: 1, explanation: /no sentinel matched/ });
+    assertStrictEquals(
       failureLines(missing.stderr)[0],
       "ocipart login: credentials: credential helper docker-credential-nonexistent not found " +
         "(is it installed and on PATH?)",
@@ -710,8 +732,8 @@ registryTest(
     const { options } = await helperSetup(tmp.path, "clitest", helperScript(`${tmp.path}/s`));
     const { run: _run, ...withoutRun } = options;
     const narrowed = await runCli(login, { ...withoutRun, stdin: "correct horse" });
-    expectFailure(narrowed, "login", 1, /no sentinel matched/);
-    strictEqual(
+    expectFailure(narrowed, { command: "login", code: 1, explanation: /no sentinel matched/ });
+    assertStrictEquals(
       failureLines(narrowed.stderr)[0],
       "ocipart login: credentials: credential helper docker-credential-clitest could not run: " +
         "it needs the whole environment (grant --allow-env, and --allow-run=docker-credential-clitest)",
@@ -720,8 +742,8 @@ registryTest(
     const noRun = await runCliWidened(login, { ...withoutRun, stdin: "correct horse" }, {
       env: true,
     });
-    expectFailure(noRun, "login", 1, /no sentinel matched/);
-    strictEqual(
+    expectFailure(noRun, { command: "login", code: 1, explanation: /no sentinel matched/ });
+    assertStrictEquals(
       failureLines(noRun.stderr)[0],
       "ocipart login: credentials: credential helper docker-credential-clitest is not permitted " +
         "to run (grant it with --allow-run=docker-credential-clitest)",
@@ -729,11 +751,11 @@ registryTest(
 
     await Deno.writeTextFile(configPath, '{"auths": {');
     const broken = await runCli(login, { tmp: tmp.path, env, stdin: "correct horse" });
-    expectFailure(broken, "login", 1, /no sentinel matched/);
-    strictEqual(
+    expectFailure(broken, { command: "login", code: 1, explanation: /no sentinel matched/ });
+    assertStrictEquals(
       failureLines(broken.stderr)[0],
       `ocipart login: credentials: docker config is not valid JSON (${configPath})`,
     );
-    strictEqual(await Deno.readTextFile(configPath), '{"auths": {', "not overwritten");
+    assertStrictEquals(await Deno.readTextFile(configPath), '{"auths": {', "not overwritten");
   },
 );

@@ -4,7 +4,7 @@
  * partial), end to end through the CLI on the real registry. The queued hashing work of every
  * part is dropped without starting a thread per part.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { startNginx } from "../fixtures/nginx.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -49,15 +49,15 @@ async function stopDuring(
     child.kill("SIGINT");
   }
   const status = await child.status;
-  ok(stoppedAt !== undefined, `phase ${phase} never reported:\n${text.join("\n")}`);
+  assert(stoppedAt !== undefined, `phase ${phase} never reported:\n${text.join("\n")}`);
   return { code: status.code, stderr: text.join("\n"), stopMs: performance.now() - stoppedAt };
 }
 
 function expectStopped(run: Stopped, code: number, explanation: RegExp, what: string): void {
-  strictEqual(run.code, code, run.stderr);
+  assertStrictEquals(run.code, code, run.stderr);
   const [, why] = failureLines(run.stderr.split("\n").filter((l) => !l.startsWith("{")).join("\n"));
-  ok(explanation.test(why), why);
-  ok(run.stopMs < STOP_BOUND_MS, `${what} took ${run.stopMs.toFixed(0)} ms to stop`);
+  assert(explanation.test(why), why);
+  assert(run.stopMs < STOP_BOUND_MS, `${what} took ${run.stopMs.toFixed(0)} ms to stop`);
   console.log(`${what}: stopped ${run.stopMs.toFixed(0)} ms after the stop`);
 }
 
@@ -82,7 +82,7 @@ registryTest("4,096 parts: SIGINT and --timeout stop push and pull within the bo
   expectStopped(timeoutPush, 1, /--timeout 2s expired/, "push, --timeout");
 
   const push = await runCli([...pushArgs, ref, source], { tmp: tmp.path });
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
 
   // Pull behind nginx at 256 KiB/s per response: every download is in flight when stopped.
   const dest = `${tmp.path}/out.bin`;
@@ -98,11 +98,11 @@ registryTest("4,096 parts: SIGINT and --timeout stop push and pull within the bo
   expectStopped(timeoutPull, 1, /--timeout 3s expired/, "pull, --timeout");
 
   // The partial has its full length now: a rerun hashes 4,096 ranges before fetching anything.
-  strictEqual((await Deno.stat(`${dest}.parted-partial`)).size, PART * PARTS);
+  assertStrictEquals((await Deno.stat(`${dest}.parted-partial`)).size, PART * PARTS);
   const sigintVerify = await stopDuring(pullArgs, tmp.path, "verifying");
   expectStopped(sigintVerify, 130, /interrupted by SIGINT/, "pull resume pass, SIGINT");
 
   // Still resumable: a pull straight to the registry completes it.
   const done = await runCli(["pull", "--plain-http", ref, dest], { tmp: tmp.path });
-  strictEqual(done.code, 0, done.stderr);
+  assertStrictEquals(done.code, 0, done.stderr);
 });

@@ -2,7 +2,7 @@
  * File names, annotations, the file-digest check and part-level progress through the CLI,
  * against the real registry, with the CLI as a child process under narrowed permissions.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -42,31 +42,34 @@ registryTest(
       ref,
       source,
     ], { tmp: tmp.path });
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     const uploaded = push.stderr.split("\n").filter((l) => /^part \d+\/8 uploaded\b/.test(l));
-    strictEqual(uploaded.length, PARTS, push.stderr);
+    assertStrictEquals(uploaded.length, PARTS, push.stderr);
     const { json } = await rawManifest(registry.url, "cli/names", "v1");
     const annotations = json.annotations as Record<string, string>;
-    strictEqual(annotations["org.opencontainers.image.title"], "model.bin");
-    strictEqual(annotations["org.opencontainers.image.source"], "https://example.test/r=1");
-    strictEqual(annotations["team"], "ml");
+    assertStrictEquals(annotations["org.opencontainers.image.title"], "model.bin");
+    assertStrictEquals(annotations["org.opencontainers.image.source"], "https://example.test/r=1");
+    assertStrictEquals(annotations["team"], "ml");
 
     // A re-push transfers nothing and says so.
     const again = await runCli(
       ["push", "--plain-http", "--part-size", "256KiB", "--progress", "plain", ref, source],
       { tmp: tmp.path },
     );
-    strictEqual(again.code, 0, again.stderr);
-    ok(again.stderr.includes("8 of 8 parts already present\n"), again.stderr);
+    assertStrictEquals(again.code, 0, again.stderr);
+    assert(again.stderr.includes("8 of 8 parts already present\n"), again.stderr);
 
     const out = `${tmp.path}/out`;
     await Deno.mkdir(out);
     const pull = await runCli(["pull", "--plain-http", "--progress", "plain", ref, out], {
       tmp: tmp.path,
     });
-    strictEqual(pull.code, 0, pull.stderr);
+    assertStrictEquals(pull.code, 0, pull.stderr);
     deepEqualFiles(await Deno.readFile(source), await Deno.readFile(`${out}/model.bin`));
-    strictEqual(pull.stderr.split("\n").filter((l) => /^part \d+\/8 verified\b/.test(l)).length, 8);
+    assertStrictEquals(
+      pull.stderr.split("\n").filter((l) => /^part \d+\/8 verified\b/.test(l)).length,
+      8,
+    );
 
     // Resume: a complete partial with one torn part; 7 of 8 are already present.
     await Deno.rename(`${out}/model.bin`, `${out}/model.bin.parted-partial`);
@@ -76,19 +79,23 @@ registryTest(
     const resumed = await runCli(["pull", "--plain-http", "--progress", "plain", ref, out], {
       tmp: tmp.path,
     });
-    strictEqual(resumed.code, 0, resumed.stderr);
+    assertStrictEquals(resumed.code, 0, resumed.stderr);
     const lines = resumed.stderr.split("\n");
-    strictEqual(lines.filter((l) => /^part \d+\/8 resumed\b/.test(l)).length, 7, resumed.stderr);
-    ok(lines.includes("part 4/8 verified 256 KiB"), resumed.stderr);
-    ok(lines.includes("7 of 8 parts already present"), resumed.stderr);
+    assertStrictEquals(
+      lines.filter((l) => /^part \d+\/8 resumed\b/.test(l)).length,
+      7,
+      resumed.stderr,
+    );
+    assert(lines.includes("part 4/8 verified 256 KiB"), resumed.stderr);
+    assert(lines.includes("7 of 8 parts already present"), resumed.stderr);
     deepEqualFiles(await Deno.readFile(source), await Deno.readFile(`${out}/model.bin`));
-    strictEqual((await listDir(out)).join(","), "model.bin");
+    assertStrictEquals((await listDir(out)).join(","), "model.bin");
   },
 );
 
 function deepEqualFiles(a: Uint8Array, b: Uint8Array): void {
-  strictEqual(a.byteLength, b.byteLength);
-  ok(a.every((v, i) => v === b[i]), "same bytes");
+  assertStrictEquals(a.byteLength, b.byteLength);
+  assert(a.every((v, i) => v === b[i]), "same bytes");
 }
 
 Deno.test("cli: a reserved --annotation key is a usage error before any request", async () => {
@@ -108,8 +115,8 @@ Deno.test("cli: a reserved --annotation key is a usage error before any request"
       ["push", "--plain-http", "--annotation", flag, "127.0.0.1:9/a/b:v1", source],
       { tmp: tmp.path },
     );
-    strictEqual(result.code, 2, result.stderr);
-    ok(result.stderr.startsWith("ocipart: --annotation: "), result.stderr);
+    assertStrictEquals(result.code, 2, result.stderr);
+    assert(result.stderr.startsWith("ocipart: --annotation: "), result.stderr);
   }
 });
 
@@ -125,7 +132,7 @@ registryTest(
       ["push", "--plain-http", "--part-size", "256KiB", "--progress", "none", ref, source],
       { tmp: tmp.path },
     );
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     const { json } = await rawManifest(registry.url, "cli/digest", "v1");
     const annotations = { ...(json.annotations as Record<string, string>) };
     annotations["dev.ocipart.parted.v1.file-digest"] = `sha256:${"1".repeat(64)}`;
@@ -135,19 +142,23 @@ registryTest(
       body: JSON.stringify({ ...json, annotations }),
     });
     await put.body?.cancel();
-    strictEqual(put.status, 201);
+    assertStrictEquals(put.status, 201);
     const dest = `${tmp.path}/out.bin`;
     const bad = await runCli(
       ["pull", "--plain-http", "--verify-file-digest", `${registry.host}/cli/digest:wrong`, dest],
       { tmp: tmp.path },
     );
-    strictEqual(bad.code, 5, bad.stderr);
-    ok(/DigestMismatchError/.test(bad.stderr), bad.stderr);
-    strictEqual(await Deno.stat(dest).then(() => true, () => false), false, "no destination");
+    assertStrictEquals(bad.code, 5, bad.stderr);
+    assert(/DigestMismatchError/.test(bad.stderr), bad.stderr);
+    assertStrictEquals(
+      await Deno.stat(dest).then(() => true, () => false),
+      false,
+      "no destination",
+    );
     const good = await runCli(["pull", "--plain-http", "--verify-file-digest", ref, dest], {
       tmp: tmp.path,
     });
-    strictEqual(good.code, 0, good.stderr);
+    assertStrictEquals(good.code, 0, good.stderr);
   },
 );
 
@@ -164,13 +175,13 @@ registryTest(
         [...args, "--plain-http", "--progress", "json", `${registry.host}/cli/json:v1`, target],
         { tmp: tmp.path },
       );
-      strictEqual(result.code, 0, result.stderr);
+      assertStrictEquals(result.code, 0, result.stderr);
       const records = result.stderr.trimEnd().split("\n").map((l) => JSON.parse(l));
-      strictEqual(records.filter((r) => r.phase === "done").length, 1, result.stderr);
-      strictEqual(records.at(-1).exitCode, 0);
-      strictEqual(records.at(-1).partsDone, PARTS);
+      assertStrictEquals(records.filter((r) => r.phase === "done").length, 1, result.stderr);
+      assertStrictEquals(records.at(-1).exitCode, 0);
+      assertStrictEquals(records.at(-1).partsDone, PARTS);
       const events = records.flatMap((r) => r.events ?? []);
-      strictEqual(events.length, PARTS, "every part event is written once");
+      assertStrictEquals(events.length, PARTS, "every part event is written once");
     }
   },
 );
@@ -187,21 +198,21 @@ registryTest(
       ["push", "--plain-http", "--part-size", "256KiB", "--progress", "none", ref, source],
       { tmp: tmp.path },
     );
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
 
     const json = await runCli(["verify", "--plain-http", "--progress", "json", ref, source], {
       tmp: tmp.path,
     });
-    strictEqual(json.code, 0, json.stderr);
-    ok(json.stdout.endsWith(`identical: ${PARTS} of ${PARTS} parts match\n`), json.stdout);
+    assertStrictEquals(json.code, 0, json.stderr);
+    assert(json.stdout.endsWith(`identical: ${PARTS} of ${PARTS} parts match\n`), json.stdout);
     const records = json.stderr.trimEnd().split("\n").map((l) => JSON.parse(l));
-    strictEqual(records[0].phase, "verifying", json.stderr);
+    assertStrictEquals(records[0].phase, "verifying", json.stderr);
     const last = records.at(-1);
-    strictEqual(last.phase, "done");
-    strictEqual(last.exitCode, 0);
-    strictEqual(last.completedBytes, SIZE);
-    strictEqual(last.partsDone, PARTS);
-    strictEqual(last.wireBytes, 0);
+    assertStrictEquals(last.phase, "done");
+    assertStrictEquals(last.exitCode, 0);
+    assertStrictEquals(last.completedBytes, SIZE);
+    assertStrictEquals(last.partsDone, PARTS);
+    assertStrictEquals(last.wireBytes, 0);
 
     // A differing file: the display ends, exit 5 is on the last progress line and the report
     // says which part differs.
@@ -211,29 +222,29 @@ registryTest(
     const plain = await runCli(["verify", "--plain-http", "--progress", "plain", ref, source], {
       tmp: tmp.path,
     });
-    strictEqual(plain.code, 5, plain.stderr);
+    assertStrictEquals(plain.code, 5, plain.stderr);
     const lines = plain.stderr.trimEnd().split("\n");
-    ok(lines[0].startsWith("checking 0% "), plain.stderr);
-    ok(
+    assert(lines[0].startsWith("checking 0% "), plain.stderr);
+    assert(
       new RegExp(`^done 100% 2\\.00/2\\.00 MiB ${PARTS}/${PARTS} parts .*in \\d+s$`).test(
         lines.at(-1)!,
       ),
       plain.stderr,
     );
-    ok(/^\s+2\s+262144\s+DIFFERS\s/m.test(plain.stdout), plain.stdout);
+    assert(/^\s+2\s+262144\s+DIFFERS\s/m.test(plain.stdout), plain.stdout);
 
     // Default (auto) without a terminal: a check shorter than 30 s adds nothing to a log.
     const auto = await runCli(["verify", "--plain-http", ref, source], { tmp: tmp.path });
-    strictEqual(auto.code, 5, auto.stderr);
-    strictEqual(auto.stderr, "");
+    assertStrictEquals(auto.code, 5, auto.stderr);
+    assertStrictEquals(auto.stderr, "");
 
     // A missing file: the error alone, no progress drawn.
     const missing = await runCli(
       ["verify", "--plain-http", "--progress", "bar", ref, `${tmp.path}/nope.bin`],
       { tmp: tmp.path },
     );
-    strictEqual(missing.code, 1, missing.stderr);
-    ok(!missing.stderr.includes("\r") && !missing.stderr.includes("%"), missing.stderr);
-    ok(missing.stderr.startsWith("ocipart verify: "), missing.stderr);
+    assertStrictEquals(missing.code, 1, missing.stderr);
+    assert(!missing.stderr.includes("\r") && !missing.stderr.includes("%"), missing.stderr);
+    assert(missing.stderr.startsWith("ocipart verify: "), missing.stderr);
   },
 );

@@ -6,7 +6,7 @@
  * echoes `^C` and signals the CLI) must leave a clean bar line and one sentence saying what
  * was kept and how to resume.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -122,23 +122,23 @@ registryTest("bar on a terminal redraws in place and ends at 100%", {
       ? ["push", "--plain-http", "--part-size", "1MiB", ref, source]
       : ["pull", "--plain-http", ref, `${tmp.path}/out.bin`];
     const { code, tty } = await runOnPty(args, { tmp: tmp.path });
-    strictEqual(code, 0, JSON.stringify(tty));
+    assertStrictEquals(code, 0, JSON.stringify(tty));
     // Only redraws (carriage return … erase to end of line) until one final newline.
     const expected = command === "push"
       ? new RegExp(`^${REDRAWS}\\nsha256:[0-9a-f]{64}\\n$`)
       : new RegExp(`^${REDRAWS}\\n${tmp.path}/out\\.bin\\n$`);
-    ok(expected.test(tty), JSON.stringify(tty));
+    assert(expected.test(tty), JSON.stringify(tty));
     const draws = tty.split("\n")[0].split("\r").slice(1).map((d) => d.replace("\x1b[K", ""));
     const last = draws.at(-1)!;
-    ok(last.startsWith("done"), last);
-    ok(/\b100% \[=+\] 4\.00\/4\.00 MiB {2}4\/4 parts\b/.test(last), last);
-    for (const draw of draws) ok(draw.length < 100, `wider than the terminal: ${draw}`);
+    assert(last.startsWith("done"), last);
+    assert(/\b100% \[=+\] 4\.00\/4\.00 MiB {2}4\/4 parts\b/.test(last), last);
+    for (const draw of draws) assert(draw.length < 100, `wider than the terminal: ${draw}`);
     // Nothing shifts from frame to frame: one width, the bar and the sizes in one place.
-    strictEqual(new Set(draws.map((d) => d.length)).size, 1, draws.join("\n"));
+    assertStrictEquals(new Set(draws.map((d) => d.length)).size, 1, draws.join("\n"));
     const at = (d: string) => [d.indexOf("%"), d.indexOf("["), d.indexOf("]"), d.indexOf("/")];
-    for (const draw of draws) deepStrictEqual(at(draw), at(last), `${draw}\n${last}`);
+    for (const draw of draws) assertEquals(at(draw), at(last), `${draw}\n${last}`);
     if (command === "pull") {
-      ok(draws.some((d) => d.startsWith("downloading")), "the phase is shown while it runs");
+      assert(draws.some((d) => d.startsWith("downloading")), "the phase is shown while it runs");
     }
   }
 });
@@ -158,18 +158,18 @@ registryTest("a narrow terminal keeps the bar and the time left; a resume says w
   const push = await runCli(["push", "--plain-http", "--part-size", "512KiB", ref, source], {
     tmp: tmp.path,
   });
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   // A complete partial with its last part torn: 7 of 8 parts are already on disk.
   const dest = `${tmp.path}/out.bin`;
   const torn = bytes.slice();
   torn.fill(0, 4 * MiB - 1000);
   await Deno.writeFile(`${dest}.parted-partial`, torn);
   const { code, tty } = await runOnPty(["pull", "--plain-http", ref, dest], { tmp: tmp.path }, 50);
-  strictEqual(code, 0, JSON.stringify(tty));
+  assertStrictEquals(code, 0, JSON.stringify(tty));
   // Once the partial file is checked, what it held is said above the bar; the path last.
   // (7 parts and all but the last 1000 bytes of the eighth, written before they were torn.)
   const resuming = "resuming: 4\\.00 MiB of 4\\.00 MiB on disk";
-  ok(
+  assert(
     new RegExp(
       `^${REDRAWS}\\r${ESC}\\[K${resuming}\\n${REDRAWS}\\n7 of 8 parts already present\\n` +
         `${dest}\\n$`,
@@ -180,17 +180,17 @@ registryTest("a narrow terminal keeps the bar and the time left; a resume says w
   const draws = tty.split("\n").slice(0, 2).flatMap((line) => line.split("\r").slice(1))
     .map((d) => d.replace("\x1b[K", "")).filter((d) => d !== "" && !d.startsWith("resuming:"));
   for (const draw of draws) {
-    ok(draw.length < 50, `wider than the terminal: ${draw}`);
-    ok(/\d+% \[[=> ]{10,}\] /.test(draw), `the bar is shown: ${draw}`);
+    assert(draw.length < 50, `wider than the terminal: ${draw}`);
+    assert(/\d+% \[[=> ]{10,}\] /.test(draw), `the bar is shown: ${draw}`);
     // While bytes move or are checked, the time is shown whole (committing moves none).
     if (!draw.startsWith("committing")) {
-      ok(/ (ETA \S+|in \S+)$/.test(draw.trimEnd()), `the time is shown whole: ${draw}`);
+      assert(/ (ETA \S+|in \S+)$/.test(draw.trimEnd()), `the time is shown whole: ${draw}`);
     }
   }
   // The resume pass hashes the partial file: that is a check, not a download.
-  ok(draws.some((d) => d.startsWith("checking")), draws.join("\n"));
-  ok(draws.at(-1)!.startsWith("done"), draws.at(-1));
-  strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
+  assert(draws.some((d) => d.startsWith("checking")), draws.join("\n"));
+  assert(draws.at(-1)!.startsWith("done"), draws.at(-1));
+  assertStrictEquals((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
 });
 
 registryTest("a failed push on a terminal: its bar's line is erased, the report starts there", {
@@ -205,18 +205,21 @@ registryTest("a failed push on a terminal: its bar's line is erased, the report 
     ["push", "--plain-http", `${registry.host}/team/w:v1`, source],
     { tmp: tmp.path },
   );
-  strictEqual(code, 6, JSON.stringify(tty));
+  assertStrictEquals(code, 6, JSON.stringify(tty));
   // The bar was drawn (checking the parts) before the registry refused them.
-  ok(tty.startsWith("\r"), JSON.stringify(tty));
+  assert(tty.startsWith("\r"), JSON.stringify(tty));
   const lines = screen(tty);
-  strictEqual(
+  assertStrictEquals(
     lines[0],
     `ocipart push: ${registry.host} needs credentials, and none it accepts were sent ` +
       "(401 Unauthorized)",
     lines.join("\n"),
   );
-  ok(lines.every((line) => !/^(checking|uploading)/.test(line)), lines.join("\n"));
-  strictEqual(lines.at(-1), "ocipart push: matched UnauthorizedError (ERR_UNAUTHORIZED) (exit 6)");
+  assert(lines.every((line) => !/^(checking|uploading)/.test(line)), lines.join("\n"));
+  assertStrictEquals(
+    lines.at(-1),
+    "ocipart push: matched UnauthorizedError (ERR_UNAUTHORIZED) (exit 6)",
+  );
 });
 
 registryTest(
@@ -241,7 +244,7 @@ registryTest(
     const push = await runCli(["push", "--plain-http", "--part-size", "32KiB", ref, source], {
       tmp: tmp.path,
     });
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     // An interrupted pull's partial: the first 32 parts never written, the rest in place.
     const dest = `${tmp.path}/out.bin`;
     const partial = bytes.slice();
@@ -252,16 +255,16 @@ registryTest(
       { tmp: tmp.path },
       120,
     );
-    strictEqual(code, 0, JSON.stringify(tty));
+    assertStrictEquals(code, 0, JSON.stringify(tty));
     const frames = tty.split(/[\r\n]/).map((d) => d.replace("\x1b[K", "")).filter((d) => d !== "");
     const resuming = frames.indexOf("resuming: 15.0 MiB of 16.0 MiB on disk");
-    ok(resuming > 0, frames.join("\n"));
+    assert(resuming > 0, frames.join("\n"));
     // Before it, only the check: no frame says downloading, none shows a download's speed.
     for (const frame of frames.slice(0, resuming)) {
-      ok(frame.startsWith("checking "), `before the resuming line: ${frame}`);
+      assert(frame.startsWith("checking "), `before the resuming line: ${frame}`);
     }
-    ok(frames.slice(resuming + 1).some((f) => f.startsWith("downloading ")), frames.join("\n"));
-    strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
+    assert(frames.slice(resuming + 1).some((f) => f.startsWith("downloading ")), frames.join("\n"));
+    assertStrictEquals((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
   },
 );
 
@@ -275,22 +278,26 @@ registryTest(
     const quiet = await runCli(["push", "--plain-http", `${registry.host}/a/b:v0`, source], {
       tmp: tmp.path,
     });
-    strictEqual(quiet.code, 0, quiet.stderr);
-    strictEqual(quiet.stderr, "", "auto: a transfer shorter than 30 s adds nothing to a log");
+    assertStrictEquals(quiet.code, 0, quiet.stderr);
+    assertStrictEquals(
+      quiet.stderr,
+      "",
+      "auto: a transfer shorter than 30 s adds nothing to a log",
+    );
     const result = await runCli(
       ["push", "--plain-http", "--progress", "plain", `${registry.host}/a/b:v1`, source],
       { tmp: tmp.path },
     );
-    strictEqual(result.code, 0, result.stderr);
+    assertStrictEquals(result.code, 0, result.stderr);
     const all = result.stderr.trimEnd().split("\n");
     // Per-part lines and the closing count aside, every line is a whole state.
-    strictEqual(all.at(-1), "1 of 1 part already present", result.stderr);
+    assertStrictEquals(all.at(-1), "1 of 1 part already present", result.stderr);
     const lines = all.slice(0, -1).filter((l) => !l.startsWith("part "));
     // deno-lint-ignore no-control-regex
-    ok(!/[\x00-\x09\x0b-\x1f]/.test(result.stderr), "no control characters in a log");
+    assert(!/[\x00-\x09\x0b-\x1f]/.test(result.stderr), "no control characters in a log");
     // A line per phase and the final state; no per-part lines.
-    ok(lines.length >= 2 && lines.every((l) => /^[a-z]+ \d+% /.test(l)), result.stderr);
-    ok(
+    assert(lines.length >= 2 && lines.every((l) => /^[a-z]+ \d+% /.test(l)), result.stderr);
+    assert(
       /^done 100% 1000\/1000 B 1\/1 parts (\S+ \S+\/s )?in \d+s$/.test(lines.at(-1)!),
       lines.at(-1),
     );
@@ -299,8 +306,8 @@ registryTest(
       ["push", "--plain-http", "--progress", "bar", `${registry.host}/a/b:v2`, source],
       { tmp: tmp.path },
     );
-    strictEqual(forced.code, 0, forced.stderr);
-    ok(forced.stderr.includes("\r") && forced.stderr.includes("100%"), forced.stderr);
+    assertStrictEquals(forced.code, 0, forced.stderr);
+    assert(forced.stderr.includes("\r") && forced.stderr.includes("100%"), forced.stderr);
   },
 );
 
@@ -333,7 +340,7 @@ async function interruptOnPty(
   const status = await child.status;
   await stdin.close().catch(() => {});
   await stderr;
-  ok(typed, `never ready:\n${programBytes(received)}`);
+  assert(typed, `never ready:\n${programBytes(received)}`);
   return { code: status.code, tty: programBytes(received) };
 }
 
@@ -354,7 +361,7 @@ registryTest("Ctrl-C on a terminal: a clean bar line, then what was kept and how
       ["push", "--plain-http", "--part-size", "256KiB", `${registry.host}/models/ctrlc:v1`, source],
       { tmp: tmp.path },
     );
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     // Parts 0 and 1 arrive whole; part 2 sends a few bytes and then nothing.
     stallFromThirdPart(proxy);
     const dest = `${tmp.path}/out.bin`;
@@ -363,29 +370,33 @@ registryTest("Ctrl-C on a terminal: a clean bar line, then what was kept and how
       { tmp: tmp.path },
       (shown) => /2\/4 parts, 1 active/.test(shown),
     );
-    strictEqual(code, 130, JSON.stringify(tty));
-    ok(tty.includes("^C"), `the terminal echoed the keystroke: ${JSON.stringify(tty)}`);
+    assertStrictEquals(code, 130, JSON.stringify(tty));
+    assert(tty.includes("^C"), `the terminal echoed the keystroke: ${JSON.stringify(tty)}`);
     const lines = screen(tty);
     // The bar's line, redrawn over the echo and ended; nothing glued to it.
-    ok(
+    assert(
       /^downloading {2}5\d% \[=+>\s*\] 0\.5\d\/1\.00 MiB {2}2\/4 parts, 1 active {2}/.test(
         lines[0],
       ),
       lines.join("\n"),
     );
-    ok(!lines[0].includes("^C") && !lines[0].includes("stopping"), lines[0]);
-    strictEqual(lines[1], "stopping… (Ctrl-C again to quit now)", lines.join("\n"));
+    assert(!lines[0].includes("^C") && !lines[0].includes("stopping"), lines[0]);
+    assertStrictEquals(lines[1], "stopping… (Ctrl-C again to quit now)", lines.join("\n"));
     // Two whole parts and the 1000 bytes of the third written before the stall are kept (the
     // last snapshot before the keystroke may not have counted those yet); then the signal,
     // and nothing else: no line repeats that the pull was stopped.
-    ok(
+    assert(
       /^ocipart pull: 51[23] KiB of 1\.00 MiB kept \(2 of 4 parts complete\) in .*out\.bin\.parted-partial; run the same command to resume$/
         .test(lines[2]),
       lines.join("\n"),
     );
-    strictEqual(lines[3], "ocipart pull: interrupted by SIGINT (exit 130)", lines.join("\n"));
-    strictEqual(lines.length, 4, lines.join("\n"));
-    ok(lines.every((l) => !l.includes("^C")), lines.join("\n"));
+    assertStrictEquals(
+      lines[3],
+      "ocipart pull: interrupted by SIGINT (exit 130)",
+      lines.join("\n"),
+    );
+    assertStrictEquals(lines.length, 4, lines.join("\n"));
+    assert(lines.every((l) => !l.includes("^C")), lines.join("\n"));
     await Deno.stat(`${dest}.parted-partial`);
 
     // The same command resumes: the parts on disk are checked, the rest downloaded.
@@ -394,17 +405,17 @@ registryTest("Ctrl-C on a terminal: a clean bar line, then what was kept and how
       ["pull", "--plain-http", "--workers", "1", `${proxy.host}/models/ctrlc:v1`, dest],
       { tmp: tmp.path },
     );
-    strictEqual(rerun.code, 0, JSON.stringify(rerun.tty));
+    assertStrictEquals(rerun.code, 0, JSON.stringify(rerun.tty));
     const after = screen(rerun.tty);
     // What the check found first (the two parts and the third's written beginning), the bar's
     // last state, the parts that needed no transfer, and the path written.
-    deepStrictEqual(
+    assertEquals(
       [after[0], ...after.slice(2)],
       ["resuming: 513 KiB of 1.00 MiB on disk", "2 of 4 parts already present", dest],
       after.join("\n"),
     );
-    ok(/^done {8}100% \[=+\] 1\.00\/1\.00 MiB {2}4\/4 parts /.test(after[1]), after[1]);
-    strictEqual((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
+    assert(/^done {8}100% \[=+\] 1\.00\/1\.00 MiB {2}4\/4 parts /.test(after[1]), after[1]);
+    assertStrictEquals((await Deno.readFile(dest)).every((v, i) => v === bytes[i]), true);
   } finally {
     await proxy.close();
   }

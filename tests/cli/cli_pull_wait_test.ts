@@ -4,7 +4,7 @@
  * once, and `--wait=DURATION` gives up after that long. Each step waits for what the other side
  * said (a progress line, the waiting notice), never for a time.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -42,7 +42,7 @@ async function pushed(host: string, dir: string, name: string) {
   ], {
     tmp: dir,
   });
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   return { source, digest };
 }
 
@@ -72,27 +72,27 @@ registryTest("--wait: once the holder stops, the waiting pull resumes what it le
       holder,
       (l) => l.startsWith("{") && JSON.parse(l).partsDone === 2,
     );
-    ok(held.seen.length > 0);
+    assert(held.seen.length > 0);
 
     const refused = await runCli(["pull", "--plain-http", `${registry.host}/w/a:v1`, dest], {
       tmp: tmp.path,
     });
-    strictEqual(refused.code, 1, "without --wait, refused at once");
-    ok(refused.stderr.includes("in use by another pull"), refused.stderr);
+    assertStrictEquals(refused.code, 1, "without --wait, refused at once");
+    assert(refused.stderr.includes("in use by another pull"), refused.stderr);
 
     const waiter = spawnCli(
       ["pull", "--wait", "--json", "--plain-http", `${registry.host}/w/a:v1`, dest],
       { tmp: tmp.path },
     );
     const waiting = await stderrUntil(waiter, (l) => l === WAITING);
-    strictEqual(waiting.seen.at(-1), WAITING);
+    assertStrictEquals(waiting.seen.at(-1), WAITING);
     holder.kill("SIGINT");
-    strictEqual((await holder.status).code, 130, await held.rest);
+    assertStrictEquals((await holder.status).code, 130, await held.rest);
     const result = await completed(waiter);
-    strictEqual(result.code, 0, await waiting.rest);
+    assertStrictEquals(result.code, 0, await waiting.rest);
     const report = JSON.parse(result.stdout);
-    ok(report.bytesResumed >= 2048, result.stdout); // the holder's two parts were kept
-    strictEqual(await sha256File(dest), digest);
+    assert(report.bytesResumed >= 2048, result.stdout); // the holder's two parts were kept
+    assertStrictEquals(await sha256File(dest), digest);
   } finally {
     await proxy.close();
   }
@@ -119,11 +119,11 @@ registryTest("--wait: the holder's finished file is returned, nothing fetched", 
   await Deno.remove(`${dest}.parted-partial`);
   partial.close(); // releases the lock
   const result = await completed(waiter);
-  strictEqual(result.code, 0, await waiting.rest);
+  assertStrictEquals(result.code, 0, await waiting.rest);
   const report = JSON.parse(result.stdout);
-  strictEqual(report.bytesFetched, 0, result.stdout);
-  strictEqual(report.path, dest);
-  strictEqual(await sha256File(dest), digest);
+  assertStrictEquals(report.bytesFetched, 0, result.stdout);
+  assertStrictEquals(report.path, dest);
+  assertStrictEquals(await sha256File(dest), digest);
 });
 
 registryTest("--wait=DURATION: gives up after that long, as without --wait", async () => {
@@ -142,9 +142,9 @@ registryTest("--wait=DURATION: gives up after that long, as without --wait", asy
       ["pull", "--wait=1s", "--plain-http", `${registry.host}/w/c:v1`, dest],
       { tmp: tmp.path },
     );
-    strictEqual(result.code, 1, result.stderr);
-    ok(result.stderr.startsWith(`${WAITING}\n`), result.stderr);
-    ok(result.stderr.includes("in use by another pull"), result.stderr);
+    assertStrictEquals(result.code, 1, result.stderr);
+    assert(result.stderr.startsWith(`${WAITING}\n`), result.stderr);
+    assert(result.stderr.includes("in use by another pull"), result.stderr);
   } finally {
     partial.close();
   }

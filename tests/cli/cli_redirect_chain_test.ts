@@ -4,7 +4,7 @@
  * storage sends back to the registry origin carries no credential, and the pull still completes
  * (the next attempt starts a fresh chain at the registry).
  */
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { startFileServer } from "../fixtures/file_server.ts";
@@ -42,7 +42,7 @@ registryTest("a storage hop back to the registry origin carries no credential (C
     tmp: tmp.path,
     stdin: PASSWORD,
   });
-  assert.equal(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
 
   // Storage answers the first blob read with a redirect back to the registry origin.
   files.fault({
@@ -58,15 +58,15 @@ registryTest("a storage hop back to the registry origin carries no credential (C
     tmp: tmp.path,
     stdin: PASSWORD,
   });
-  assert.equal(pull.code, 0, pull.stderr);
-  assert.equal(await sha256File(out), digest);
+  assertStrictEquals(pull.code, 0, pull.stderr);
+  assertStrictEquals(await sha256File(out), digest);
   const back = proxy.log.slice(before).filter((record) => record.query === "back=1");
-  assert.equal(back.length, 1, "the hop back reached the registry origin once");
-  assert.deepEqual(credentialHeaders(back[0].headers), [], "no credential on the way back");
+  assertStrictEquals(back.length, 1, "the hop back reached the registry origin once");
+  assertEquals(credentialHeaders(back[0].headers), [], "no credential on the way back");
   // Blob reads that start at the registry do carry the token: the rule is about the chain.
   const signed = proxy.log.slice(before).filter((record) =>
     record.method === "GET" && /\/blobs\/sha256:/.test(record.path) && record.query === "" &&
     record.headers.authorization !== undefined
   );
-  assert.ok(signed.length > 0, "registry-origin blob reads are authenticated");
+  assert(signed.length > 0, "registry-origin blob reads are authenticated");
 });

@@ -4,7 +4,7 @@
  * fault proxy in front of the real registry (no timing: the signal is sent once `--progress
  * json` reports two parts in place, and the third part's request never finishes).
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { createHash } from "node:crypto";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -62,7 +62,7 @@ async function interrupt(
     }
   }
   const status = await child.status;
-  ok(sent, `the transfer never reached two parts: ${JSON.stringify(records.at(-1))}`);
+  assert(sent, `the transfer never reached two parts: ${JSON.stringify(records.at(-1))}`);
   return { code: status.code, records, text, stdout: await stdout };
 }
 
@@ -77,7 +77,7 @@ registryTest("130: SIGINT mid-pull keeps a partial that a rerun completes", asyn
       ["push", "--plain-http", "--part-size", "256KiB", `${registry.host}/models/sig:v1`, source],
       { tmp: tmp.path },
     );
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
 
     // Parts 0 and 1 arrive whole; part 2 sends a few bytes and then nothing.
     stallFromThirdPart(proxy);
@@ -96,17 +96,21 @@ registryTest("130: SIGINT mid-pull keeps a partial that a rerun completes", asyn
       tmp.path,
       "SIGINT",
     );
-    strictEqual(run.code, 130, run.text.join("\n"));
-    strictEqual(run.stdout, "");
-    strictEqual(run.records.at(-1)!.exitCode, 130, "the last progress line agrees with the exit");
+    assertStrictEquals(run.code, 130, run.text.join("\n"));
+    assertStrictEquals(run.stdout, "");
+    assertStrictEquals(
+      run.records.at(-1)!.exitCode,
+      130,
+      "the last progress line agrees with the exit",
+    );
     // The report: the error line says what was kept and that the same command resumes, then
     // the signal; nothing else (the CLI's own abort reason would only repeat the signal). Two
     // whole parts, and what of the third landed before the stall (whether the last progress
     // snapshot before the signal already counted those 1000 bytes is a matter of timing), are
     // kept.
     const report = run.text.filter((l) => l !== "stopping… (Ctrl-C again to quit now)");
-    strictEqual(report.length, 2, run.text.join("\n"));
-    ok(
+    assertStrictEquals(report.length, 2, run.text.join("\n"));
+    assert(
       [512, 513].some((kib) =>
         report[0] ===
           `ocipart pull: ${kib} KiB of 1.00 MiB kept (2 of 4 parts complete) in ` +
@@ -114,10 +118,10 @@ registryTest("130: SIGINT mid-pull keeps a partial that a rerun completes", asyn
       ),
       report[0],
     );
-    strictEqual(report[1], "ocipart pull: interrupted by SIGINT (exit 130)");
-    deepStrictEqual(failureLines(run.text.join("\n")), report);
+    assertStrictEquals(report[1], "ocipart pull: interrupted by SIGINT (exit 130)");
+    assertEquals(failureLines(run.text.join("\n")), report);
     await Deno.stat(`${dest}.parted-partial`); // kept for resume
-    await Deno.stat(dest).then(() => ok(false, "destination must not exist"), () => {});
+    await Deno.stat(dest).then(() => assert(false, "destination must not exist"), () => {});
 
     // The rerun (straight to the registry) fetches only the parts that were not in place.
     const rerun = await runCli(
@@ -133,14 +137,14 @@ registryTest("130: SIGINT mid-pull keeps a partial that a rerun completes", asyn
       ],
       { tmp: tmp.path },
     );
-    strictEqual(rerun.code, 0, rerun.stderr);
-    strictEqual(sha256(await Deno.readFile(dest)), sha256(bytes));
+    assertStrictEquals(rerun.code, 0, rerun.stderr);
+    assertStrictEquals(sha256(await Deno.readFile(dest)), sha256(bytes));
     const last = JSON.parse(rerun.stderr.trimEnd().split("\n").at(-1)!) as Record;
-    strictEqual(last.completedBytes, SIZE);
+    assertStrictEquals(last.completedBytes, SIZE);
     // Parts 0 and 1 are verified on disk, not fetched; part 2 continues after the 1,000 bytes
     // it had received (fewer when the random data ends them with zeros).
     const kept = 2 * PART - (last.wireBytes as number);
-    ok(kept > 1000 - 64 && kept <= 1000, `fetched ${last.wireBytes}`);
+    assert(kept > 1000 - 64 && kept <= 1000, `fetched ${last.wireBytes}`);
   } finally {
     await proxy.close();
   }
@@ -159,7 +163,7 @@ registryTest(
       const push = await runCli(["push", "--plain-http", "--part-size", "256KiB", ref, source], {
         tmp: tmp.path,
       });
-      strictEqual(push.code, 0, push.stderr);
+      assertStrictEquals(push.code, 0, push.stderr);
       stallFromThirdPart(proxy);
       const dir = `${tmp.path}/downloads`;
       await Deno.mkdir(dir);
@@ -169,9 +173,9 @@ registryTest(
         tmp.path,
         "SIGINT",
       );
-      strictEqual(run.code, 130, run.text.join("\n"));
+      assertStrictEquals(run.code, 130, run.text.join("\n"));
       const [kept, why] = failureLines(run.text.join("\n"));
-      ok(
+      assert(
         [512, 513].some((kib) =>
           kept ===
             `ocipart pull: ${kib} KiB of 1.00 MiB kept (2 of 4 parts complete) in ` +
@@ -179,12 +183,12 @@ registryTest(
         ),
         kept,
       );
-      strictEqual(why, "ocipart pull: interrupted by SIGINT (exit 130)");
+      assertStrictEquals(why, "ocipart pull: interrupted by SIGINT (exit 130)");
       await Deno.stat(`${dir}/weights.bin.parted-partial`); // the file named is there
       // The same command (straight to the registry) finishes from it.
       const rerun = await runCli([...args, ref, dir], { tmp: tmp.path });
-      strictEqual(rerun.code, 0, rerun.stderr);
-      strictEqual(sha256(await Deno.readFile(`${dir}/weights.bin`)), sha256(bytes));
+      assertStrictEquals(rerun.code, 0, rerun.stderr);
+      assertStrictEquals(sha256(await Deno.readFile(`${dir}/weights.bin`)), sha256(bytes));
     } finally {
       await proxy.close();
     }
@@ -216,11 +220,11 @@ registryTest("143: SIGTERM mid-push leaves parts a rerun skips", async () => {
       tmp.path,
       "SIGTERM",
     );
-    strictEqual(run.code, 143, run.text.join("\n"));
-    strictEqual(run.stdout, "", "no digest: nothing was published");
-    strictEqual(run.records.at(-1)!.exitCode, 143);
+    assertStrictEquals(run.code, 143, run.text.join("\n"));
+    assertStrictEquals(run.stdout, "", "no digest: nothing was published");
+    assertStrictEquals(run.records.at(-1)!.exitCode, 143);
     // SIGTERM says no "stopping…": the report is what was kept, then the signal.
-    deepStrictEqual(run.text, [
+    assertEquals(run.text, [
       "ocipart push: 2 of 4 parts (512 KiB of 1.00 MiB) uploaded and kept by the registry; " +
       "run the same command to resume",
       "ocipart push: terminated by SIGTERM (exit 143)",
@@ -229,7 +233,7 @@ registryTest("143: SIGTERM mid-push leaves parts a rerun skips", async () => {
       headers: { accept: "application/vnd.oci.image.manifest.v1+json" },
     });
     await manifest.body?.cancel();
-    strictEqual(manifest.status, 404, "a stopped push publishes no manifest");
+    assertStrictEquals(manifest.status, 404, "a stopped push publishes no manifest");
 
     const rerun = await runCli(
       [
@@ -246,18 +250,18 @@ registryTest("143: SIGTERM mid-push leaves parts a rerun skips", async () => {
       ],
       { tmp: tmp.path },
     );
-    strictEqual(rerun.code, 0, rerun.stderr);
-    ok(/^sha256:[0-9a-f]{64}\n$/.test(rerun.stdout));
+    assertStrictEquals(rerun.code, 0, rerun.stderr);
+    assert(/^sha256:[0-9a-f]{64}\n$/.test(rerun.stdout));
     const last = JSON.parse(rerun.stderr.trimEnd().split("\n").at(-1)!) as Record;
-    strictEqual(last.completedBytes, SIZE);
-    strictEqual(last.wireBytes, 2 * PART, "the parts already in the registry were skipped");
+    assertStrictEquals(last.completedBytes, SIZE);
+    assertStrictEquals(last.wireBytes, 2 * PART, "the parts already in the registry were skipped");
 
     const dest = `${tmp.path}/out.bin`;
     const pull = await runCli(["pull", "--plain-http", `${registry.host}/models/sig:v2`, dest], {
       tmp: tmp.path,
     });
-    strictEqual(pull.code, 0, pull.stderr);
-    strictEqual(sha256(await Deno.readFile(dest)), sha256(bytes));
+    assertStrictEquals(pull.code, 0, pull.stderr);
+    assertStrictEquals(sha256(await Deno.readFile(dest)), sha256(bytes));
   } finally {
     await proxy.close();
   }
@@ -275,7 +279,7 @@ registryTest("130: SIGINT mid-copy says the copied parts stay in the target regi
       ["push", "--plain-http", "--part-size", "256KiB", `${from.host}/models/sig:v3`, source],
       { tmp: tmp.path },
     );
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     // Parts 0 and 1 reach the target; the third part's PUT never gets an answer.
     proxy.fault({ method: "PUT", path: /\/blobs\/uploads\//, nth: 3, times: Infinity, hang: true });
     const run = await interrupt(
@@ -292,8 +296,8 @@ registryTest("130: SIGINT mid-copy says the copied parts stay in the target regi
       tmp.path,
       "SIGINT",
     );
-    strictEqual(run.code, 130, run.text.join("\n"));
-    deepStrictEqual(run.text, [
+    assertStrictEquals(run.code, 130, run.text.join("\n"));
+    assertEquals(run.text, [
       "stopping… (Ctrl-C again to quit now)",
       "ocipart copy: 2 of 4 parts (512 KiB of 1.00 MiB) copied and kept by the target " +
       "registry; run the same command to resume",
@@ -317,7 +321,7 @@ registryTest(
         ["push", "--plain-http", "--part-size", "256KiB", `${registry.host}/models/sig:v4`, source],
         { tmp: tmp.path },
       );
-      strictEqual(push.code, 0, push.stderr);
+      assertStrictEquals(push.code, 0, push.stderr);
       // Part 0 arrives whole; part 1 sends a few bytes and then nothing, for as long as it takes.
       proxy.fault({
         method: "GET",
@@ -351,13 +355,13 @@ registryTest(
         if (stalled.length === 2) child.kill("SIGINT");
       }
       clearTimeout(limit);
-      strictEqual((await child.status).code, 130, seen.map((s) => s.line).join("\n"));
+      assertStrictEquals((await child.status).code, 130, seen.map((s) => s.line).join("\n"));
       await stdout;
       const stalled = seen.filter((s) => s.line.startsWith("downloading 25% "));
-      ok(stalled.length >= 2, seen.map((s) => s.line).join("\n"));
-      ok(stalled[1].line.includes(" 0 B/s ETA --"), stalled[1].line);
+      assert(stalled.length >= 2, seen.map((s) => s.line).join("\n"));
+      assert(stalled[1].line.includes(" 0 B/s ETA --"), stalled[1].line);
       const gap = stalled[1].at - stalled[0].at;
-      ok(gap > 4000 && gap < 9000, `${Math.round(gap)} ms between two lines (5 s expected)`);
+      assert(gap > 4000 && gap < 9000, `${Math.round(gap)} ms between two lines (5 s expected)`);
     } finally {
       await proxy.close();
     }

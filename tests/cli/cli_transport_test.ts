@@ -4,7 +4,7 @@
  * `--debug` exchange log, a forward proxy from the environment, and stopping a transfer on a
  * slow link (nginx `limit_rate`) by `--timeout` and by Ctrl-C.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { startThrottledRegistry } from "../fixtures/slow_link.ts";
 import { freePort } from "../fixtures/ports.ts";
@@ -35,7 +35,7 @@ async function pushed(registryHost: string, tmp: string, size = 3 * MiB, partSiz
     ["push", "--plain-http", "--progress", "none", "--part-size", partSize, reference, source],
     { tmp },
   );
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   return { source, digest, reference };
 }
 
@@ -46,15 +46,18 @@ registryTest("connection refused: the message, then cause ECONNREFUSED", async (
     ["pull", "--plain-http", "--progress", "none", `127.0.0.1:${port}/a/b:v1`, `${tmp.path}/o`],
     { tmp: tmp.path },
   );
-  strictEqual(run.code, 1, run.stderr);
-  ok(causeLine(run.stderr).includes("ECONNREFUSED"), run.stderr);
+  assertStrictEquals(run.code, 1, run.stderr);
+  assert(causeLine(run.stderr).includes("ECONNREFUSED"), run.stderr);
   // The address appears only where the CLI repeats what was typed (its first sentence and the
   // hint); the library's line and the cause line carry none, and no URL appears anywhere.
   const lines = run.stderr.trimEnd().split("\n");
-  ok(lines[0].startsWith(`ocipart pull: nothing is listening at 127.0.0.1:${port}`), run.stderr);
+  assert(
+    lines[0].startsWith(`ocipart pull: nothing is listening at 127.0.0.1:${port}`),
+    run.stderr,
+  );
   const [error] = failureLines(run.stderr);
-  ok(!/127\.0\.0\.1/.test(`${error}\n${causeLine(run.stderr).join()}`), run.stderr);
-  ok(!/http:/.test(run.stderr), run.stderr);
+  assert(!/127\.0\.0\.1/.test(`${error}\n${causeLine(run.stderr).join()}`), run.stderr);
+  assert(!/http:/.test(run.stderr), run.stderr);
 });
 
 registryTest("a wrong port fails at once: a refused first connection is not retried", async () => {
@@ -66,11 +69,11 @@ registryTest("a wrong port fails at once: a refused first connection is not retr
     { tmp: tmp.path },
   );
   const elapsed = performance.now() - started;
-  strictEqual(run.code, 1, run.stderr);
-  ok(run.stderr.includes(`nothing is listening at 127.0.0.1:${port}`), run.stderr);
-  ok(!/after \d+ attempts/.test(run.stderr), run.stderr);
+  assertStrictEquals(run.code, 1, run.stderr);
+  assert(run.stderr.includes(`nothing is listening at 127.0.0.1:${port}`), run.stderr);
+  assert(!/after \d+ attempts/.test(run.stderr), run.stderr);
   // The run includes the runtime's start; four attempts took about 5 s more.
-  ok(elapsed < 3000, `${Math.round(elapsed)} ms\n${run.stderr}`);
+  assert(elapsed < 3000, `${Math.round(elapsed)} ms\n${run.stderr}`);
 });
 
 registryTest(
@@ -101,23 +104,23 @@ registryTest(
         { tmp: tmp.path, env: { [variable]: value } },
       );
       const elapsed = performance.now() - started;
-      strictEqual(run.code, 1, run.stderr);
+      assertStrictEquals(run.code, 1, run.stderr);
       const lines = run.stderr.trimEnd().split("\n");
-      strictEqual(
+      assertStrictEquals(
         lines[0],
         `ocipart pull: the proxy 127.0.0.1:${proxyPort} (${variable}) could not be reached: the ` +
           `connection was refused; ${host} was not asked`,
         run.stderr,
       );
-      ok(!run.stderr.includes(`nothing is listening at ${host}`), run.stderr);
-      ok(!/alice|s3cret/.test(run.stderr), run.stderr);
-      ok(!/https?:/.test(run.stderr), run.stderr);
+      assert(!run.stderr.includes(`nothing is listening at ${host}`), run.stderr);
+      assert(!/alice|s3cret/.test(run.stderr), run.stderr);
+      assert(!/https?:/.test(run.stderr), run.stderr);
       // The library's line and the cause line name no host: the proxy, then the code.
       const [error] = failureLines(run.stderr);
-      ok(/proxy connection failed \(connection refused\)/.test(error), run.stderr);
-      ok(!/127\.0\.0\.1/.test(`${error}\n${causeLine(run.stderr).join()}`), run.stderr);
-      ok(causeLine(run.stderr).includes("ECONNREFUSED"), run.stderr);
-      ok(elapsed < 3000, `${Math.round(elapsed)} ms\n${run.stderr}`);
+      assert(/proxy connection failed \(connection refused\)/.test(error), run.stderr);
+      assert(!/127\.0\.0\.1/.test(`${error}\n${causeLine(run.stderr).join()}`), run.stderr);
+      assert(causeLine(run.stderr).includes("ECONNREFUSED"), run.stderr);
+      assert(elapsed < 3000, `${Math.round(elapsed)} ms\n${run.stderr}`);
     }
   },
 );
@@ -155,10 +158,10 @@ for (const mismatch of MISMATCHES) {
       ["pull", ...mismatch.flags, "--progress", "none", `${registry.host}/a/b:v1`, `${tmp.path}/o`],
       { tmp: tmp.path },
     );
-    strictEqual(run.code, 1, run.stderr);
+    assertStrictEquals(run.code, 1, run.stderr);
     const [error] = failureLines(run.stderr);
-    strictEqual(error, `ocipart pull: HTTP request: ${mismatch.error}`);
-    ok(causeLine(run.stderr).includes(mismatch.cause), run.stderr);
+    assertStrictEquals(error, `ocipart pull: HTTP request: ${mismatch.error}`);
+    assert(causeLine(run.stderr).includes(mismatch.cause), run.stderr);
   });
 }
 
@@ -179,13 +182,13 @@ registryTest(
       stdin: "null",
     }).output();
     const stderr = new TextDecoder().decode(out.stderr);
-    strictEqual(out.code, 1, stderr);
+    assertStrictEquals(out.code, 1, stderr);
     const [error] = failureLines(stderr);
-    strictEqual(
+    assertStrictEquals(
       error,
       "ocipart pull: HTTP request: network access not permitted (grant it with --allow-net)",
     );
-    ok(causeLine(stderr).includes("NET_PERMISSION"), stderr);
+    assert(causeLine(stderr).includes("NET_PERMISSION"), stderr);
   },
 );
 
@@ -199,9 +202,9 @@ registryTest(
       ["push", "--plain-http", "--progress", "none", `${registry.host}/a/b:v1`, missing],
       { tmp: tmp.path },
     );
-    strictEqual(push.code, 1, push.stderr);
-    ok(failureLines(push.stderr)[0].endsWith(`(${missing})`), push.stderr);
-    ok(causeLine(push.stderr).includes("ENOENT"), push.stderr);
+    assertStrictEquals(push.code, 1, push.stderr);
+    assert(failureLines(push.stderr)[0].endsWith(`(${missing})`), push.stderr);
+    assert(causeLine(push.stderr).includes("ENOENT"), push.stderr);
 
     const { reference } = await pushed(registry.host, tmp.path);
     const destination = `${tmp.path}/no-such-dir/out.bin`;
@@ -209,9 +212,9 @@ registryTest(
       ["pull", "--plain-http", "--progress", "none", reference, destination],
       { tmp: tmp.path },
     );
-    strictEqual(pull.code, 1, pull.stderr);
-    ok(failureLines(pull.stderr)[0].endsWith(`(${destination})`), pull.stderr);
-    ok(causeLine(pull.stderr).includes("ENOENT"), pull.stderr);
+    assertStrictEquals(pull.code, 1, pull.stderr);
+    assert(failureLines(pull.stderr)[0].endsWith(`(${destination})`), pull.stderr);
+    assert(causeLine(pull.stderr).includes("ENOENT"), pull.stderr);
   },
 );
 
@@ -226,15 +229,15 @@ registryTest(
       ["pull", "--plain-http", "--progress", "none", "--debug", reference, out],
       { tmp: tmp.path },
     );
-    strictEqual(pull.code, 0, pull.stderr);
-    strictEqual(await sha256File(out), digest);
+    assertStrictEquals(pull.code, 0, pull.stderr);
+    assertStrictEquals(await sha256File(out), digest);
     const debug = pull.stderr.trimEnd().split("\n");
     // The manifest and the three 1 MiB parts.
-    strictEqual(debug.length, 4, pull.stderr);
+    assertStrictEquals(debug.length, 4, pull.stderr);
     for (const line of debug) {
-      ok(/^debug: GET registry 200 sent=0 received=\d+ \d+ms$/.test(line), line);
+      assert(/^debug: GET registry 200 sent=0 received=\d+ \d+ms$/.test(line), line);
     }
-    ok(debug.some((line) => line.includes(`received=${MiB}`)), pull.stderr);
+    assert(debug.some((line) => line.includes(`received=${MiB}`)), pull.stderr);
   },
 );
 
@@ -259,11 +262,11 @@ registryTest(
       ],
       { tmp: tmp.path },
     );
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     const debug = push.stderr.trimEnd().split("\n").filter((line) => line.startsWith("debug: "));
-    ok(debug.some((line) => /^debug: (PUT|POST|PATCH) /.test(line)), push.stderr);
+    assert(debug.some((line) => /^debug: (PUT|POST|PATCH) /.test(line)), push.stderr);
     // Upload answers are set aside unread; that is no failure.
-    strictEqual(debug.filter((line) => line.endsWith(" failed")).length, 0, push.stderr);
+    assertStrictEquals(debug.filter((line) => line.endsWith(" failed")).length, 0, push.stderr);
 
     const port = await freePort();
     const refused = await runCli(
@@ -278,8 +281,8 @@ registryTest(
       ],
       { tmp: tmp.path },
     );
-    strictEqual(refused.code, 1, refused.stderr);
-    ok(/^debug: GET registry no-answer .* failed$/m.test(refused.stderr), refused.stderr);
+    assertStrictEquals(refused.code, 1, refused.stderr);
+    assert(/^debug: GET registry no-answer .* failed$/m.test(refused.stderr), refused.stderr);
   },
 );
 
@@ -298,18 +301,18 @@ registryTest(
       ["push", "--plain-http", "--progress", "none", "--part-size", "1MiB", reference, source],
       { tmp: tmp.path, env },
     );
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     const out = `${tmp.path}/out.bin`;
     const pull = await runCli(
       ["pull", "--plain-http", "--progress", "none", reference, out],
       { tmp: tmp.path, env },
     );
-    strictEqual(pull.code, 0, pull.stderr);
-    strictEqual(await sha256File(out), digest);
+    assertStrictEquals(pull.code, 0, pull.stderr);
+    assertStrictEquals(await sha256File(out), digest);
     const requests = await proxy.requests();
     const origin = `http://${registry.host}/v2/proxied/cli/`;
     for (const method of ["POST", "PUT", "GET"]) {
-      ok(requests.some((l) => l.startsWith(`${method} ${origin}`)), `${method}: ${requests}`);
+      assert(requests.some((l) => l.startsWith(`${method} ${origin}`)), `${method}: ${requests}`);
     }
   },
 );
@@ -336,15 +339,15 @@ registryTest("pull --timeout 3s on a slow link ends within 1 s of the limit; a r
     { tmp: tmp.path },
   );
   const elapsed = performance.now() - started;
-  strictEqual(run.code, 1, run.stderr);
-  ok(elapsed < 3_000 + STOP_BOUND_MS, `exited ${Math.round(elapsed)} ms after the start`);
+  assertStrictEquals(run.code, 1, run.stderr);
+  assert(elapsed < 3_000 + STOP_BOUND_MS, `exited ${Math.round(elapsed)} ms after the start`);
   await Deno.stat(`${out}.parted-partial`);
   const rerun = await runCli(
     ["pull", "--plain-http", "--progress", "none", `${link.registry.host}/diag/model:v1`, out],
     { tmp: tmp.path },
   );
-  strictEqual(rerun.code, 0, rerun.stderr);
-  strictEqual(await sha256File(out), digest);
+  assertStrictEquals(rerun.code, 0, rerun.stderr);
+  assertStrictEquals(await sha256File(out), digest);
 });
 
 const STOPS = [
@@ -387,16 +390,23 @@ async function stopsOnSlowLink(stop: (typeof STOPS)[number]): Promise<void> {
   const status = await child.status;
   const stoppedAfter = performance.now() - sentAt;
   await stdout;
-  ok(sentAt > 0, "the pull never got going");
-  strictEqual(status.code, stop.code, text.join("\n"));
+  assert(sentAt > 0, "the pull never got going");
+  assertStrictEquals(status.code, stop.code, text.join("\n"));
   // Only an interactive Ctrl-C is told that a second one quits at once.
-  strictEqual(text.includes("stopping… (Ctrl-C again to quit now)"), stop.notice, text.join("\n"));
-  ok(stoppedAfter < STOP_BOUND_MS, `exited ${Math.round(stoppedAfter)} ms after ${stop.signal}`);
+  assertStrictEquals(
+    text.includes("stopping… (Ctrl-C again to quit now)"),
+    stop.notice,
+    text.join("\n"),
+  );
+  assert(
+    stoppedAfter < STOP_BOUND_MS,
+    `exited ${Math.round(stoppedAfter)} ms after ${stop.signal}`,
+  );
   await Deno.stat(`${out}.parted-partial`);
   const rerun = await runCli(
     ["pull", "--plain-http", "--progress", "none", `${link.registry.host}/diag/model:v1`, out],
     { tmp: tmp.path },
   );
-  strictEqual(rerun.code, 0, rerun.stderr);
-  strictEqual(await sha256File(out), digest);
+  assertStrictEquals(rerun.code, 0, rerun.stderr);
+  assertStrictEquals(await sha256File(out), digest);
 }

@@ -3,7 +3,7 @@
  * at the offending command's help on standard error (never the usage block itself), nothing on
  * standard output; help and version on standard output.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 import { tempDir } from "../fixtures/tmp.ts";
 import { runCli } from "./_cli.ts";
@@ -13,28 +13,28 @@ const REF = "127.0.0.1:9/models/llm:v1";
 async function expectUsage(args: string[], block: "push" | "pull" | "general", why: RegExp) {
   await using tmp = await tempDir();
   const result = await runCli(args, { tmp: tmp.path });
-  strictEqual(result.code, 2, `${args.join(" ")}\n${result.stderr}`);
-  strictEqual(result.stdout, "", "nothing on stdout");
+  assertStrictEquals(result.code, 2, `${args.join(" ")}\n${result.stderr}`);
+  assertStrictEquals(result.stdout, "", "nothing on stdout");
   const lines = result.stderr.trimEnd().split("\n");
   const [first] = lines;
-  ok(first.startsWith("ocipart: "), first);
-  ok(why.test(first), `${first} !~ ${why}`);
+  assert(first.startsWith("ocipart: "), first);
+  assert(why.test(first), `${first} !~ ${why}`);
   // The error stays on screen: one line pointing at the help, not 30 lines of usage.
   const help = block === "general" ? ["--help"] : [block, "--help"];
-  deepStrictEqual(lines.slice(1), [
+  assertEquals(lines.slice(1), [
     `ocipart: see 'ocipart ${help.join(" ")}' for the ${
       block === "general" ? "commands" : `flags of ${block}`
     }`,
   ], result.stderr);
-  ok(!result.stderr.includes("Usage:"), result.stderr);
+  assert(!result.stderr.includes("Usage:"), result.stderr);
   // The usage block, with the exit codes, is where the pointer says.
   const heading = block === "general"
     ? "Usage: ocipart <command>"
     : `Usage: ocipart ${block} [flags]`;
   const usage = await runCli(help, { tmp: tmp.path });
-  strictEqual(usage.code, 0, usage.stderr);
-  ok(usage.stdout.startsWith(heading), usage.stdout);
-  ok(usage.stdout.includes("Exit codes:"), "the usage block lists the exit codes");
+  assertStrictEquals(usage.code, 0, usage.stderr);
+  assert(usage.stdout.startsWith(heading), usage.stdout);
+  assert(usage.stdout.includes("Exit codes:"), "the usage block lists the exit codes");
 }
 
 Deno.test("unknown flag exits 2 pointing at the command's usage", async () => {
@@ -69,17 +69,17 @@ Deno.test("help goes to stdout and exits 0", async () => {
     ] as const
   ) {
     const result = await runCli([...args], { tmp: tmp.path });
-    strictEqual(result.code, 0, result.stderr);
-    strictEqual(result.stderr, "");
-    ok(result.stdout.startsWith(heading), result.stdout);
+    assertStrictEquals(result.code, 0, result.stderr);
+    assertStrictEquals(result.stderr, "");
+    assert(result.stdout.startsWith(heading), result.stdout);
   }
 });
 
 Deno.test("--version prints the version from deno.json", async () => {
   await using tmp = await tempDir();
   const result = await runCli(["--version"], { tmp: tmp.path });
-  strictEqual(result.code, 0);
-  strictEqual(result.stdout, `ocipart ${denoJson.version}\n`);
+  assertStrictEquals(result.code, 0);
+  assertStrictEquals(result.stdout, `ocipart ${denoJson.version}\n`);
 });
 
 Deno.test("a typo of a flag or a command: exit 2, the near flag or command named", async () => {
@@ -124,8 +124,8 @@ Deno.test("--help lists the aliases next to the flags they stand for", async () 
   await using tmp = await tempDir();
   for (const command of ["push", "pull", "inspect", "verify", "copy", "login"]) {
     const help = await runCli([command, "--help"], { tmp: tmp.path });
-    strictEqual(help.code, 0, help.stderr);
-    const has = (pattern: RegExp) => ok(pattern.test(help.stdout), `${command}: ${pattern}`);
+    assertStrictEquals(help.code, 0, help.stderr);
+    const has = (pattern: RegExp) => assert(pattern.test(help.stdout), `${command}: ${pattern}`);
     has(/^ {2}-d, --debug {12}/m);
     has(/^ {2}--format json\|text {5}--format json is --json/m);
     if (command !== "copy") has(/^ {2}-u, --username USER {4}/m);

@@ -1,5 +1,5 @@
-import { strictEqual } from "node:assert/strict";
-import { errorLine, EXIT_CODES, exitOutcome } from "../../src/cli/exit_code.ts";
+import { assertStrictEquals } from "../fixtures/assert.ts";
+import { errorLine, EXIT_CODES, exitOutcome } from "../../src/cli/words/exit_code.ts";
 import {
   DigestMismatchError,
   HttpStatusError,
@@ -27,9 +27,13 @@ Deno.test("each sentinel maps to its code, found anywhere in the chain", () => {
   for (const [sentinel, code, name] of cases) {
     for (const err of [sentinel, wrap(sentinel), wrap(wrap(sentinel))]) {
       const outcome = exitOutcome(err);
-      strictEqual(outcome.code, code, sentinel.name);
-      strictEqual(outcome.explanation.includes(`matched ${name}`), true, outcome.explanation);
-      strictEqual(outcome.explanation.includes(`exit ${code}`), true);
+      assertStrictEquals(outcome.code, code, sentinel.name);
+      assertStrictEquals(
+        outcome.explanation.includes(`matched ${name}`),
+        true,
+        outcome.explanation,
+      );
+      assertStrictEquals(outcome.explanation.includes(`exit ${code}`), true);
     }
   }
 });
@@ -37,7 +41,7 @@ Deno.test("each sentinel maps to its code, found anywhere in the chain", () => {
 Deno.test("sentinels are tested in table order", () => {
   // A chain never carries two sentinels in the library; if one did, the table order decides.
   const err = new UnauthorizedError("x", { cause: new NotFoundError("y") });
-  strictEqual(exitOutcome(err).code, EXIT_CODES.notFound);
+  assertStrictEquals(exitOutcome(err).code, EXIT_CODES.notFound);
 });
 
 Deno.test("an error with no sentinel exits 1 and says so", () => {
@@ -52,33 +56,33 @@ Deno.test("an error with no sentinel exits 1 and says so", () => {
     ]
   ) {
     const outcome = exitOutcome(err);
-    strictEqual(outcome.code, 1);
-    strictEqual(outcome.explanation, "no sentinel matched (exit 1)");
+    assertStrictEquals(outcome.code, 1);
+    assertStrictEquals(outcome.explanation, "no sentinel matched (exit 1)");
   }
 });
 
 Deno.test("a delivered signal outranks the error's shape", () => {
   const sentinel = wrap(new UnauthorizedError("x"));
-  strictEqual(exitOutcome(sentinel, { signal: "SIGINT" }).code, 130);
-  strictEqual(exitOutcome(sentinel, { signal: "SIGTERM" }).code, 143);
-  strictEqual(
+  assertStrictEquals(exitOutcome(sentinel, { signal: "SIGINT" }).code, 130);
+  assertStrictEquals(exitOutcome(sentinel, { signal: "SIGTERM" }).code, 143);
+  assertStrictEquals(
     exitOutcome(new Error("aborted"), { signal: "SIGINT" }).explanation.includes("SIGINT"),
     true,
   );
-  strictEqual(exitOutcome(sentinel, { signal: "SIGTERM", timeout: "1s" }).code, 143);
+  assertStrictEquals(exitOutcome(sentinel, { signal: "SIGTERM", timeout: "1s" }).code, 143);
 });
 
 Deno.test("an expired --timeout exits 1 whatever the error", () => {
   const outcome = exitOutcome(wrap(new NotFoundError("x")), { timeout: "90s" });
-  strictEqual(outcome.code, 1);
-  strictEqual(outcome.explanation, "--timeout 90s expired; no sentinel applies (exit 1)");
+  assertStrictEquals(outcome.code, 1);
+  assertStrictEquals(outcome.explanation, "--timeout 90s expired; no sentinel applies (exit 1)");
 });
 
 Deno.test("errorLine keeps the message on one line", () => {
-  strictEqual(errorLine(new Error("first\nsecond\r\n third")), "first second third");
-  strictEqual(
+  assertStrictEquals(errorLine(new Error("first\nsecond\r\n third")), "first second third");
+  assertStrictEquals(
     errorLine(new NotFoundError("GET manifest: status 404")),
     "not found: GET manifest: status 404",
   );
-  strictEqual(errorLine("text"), "text");
+  assertStrictEquals(errorLine("text"), "text");
 });

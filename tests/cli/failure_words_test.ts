@@ -2,14 +2,14 @@
  * The first lines of a failure report, for every cause code the CLI prints and the cases the
  * end-to-end tests cannot reach cheaply (a copy's side, timeouts, signals, local files).
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { HttpStatusError, LocalFileError } from "../../src/errors/kinds.ts";
 import {
   DigestMismatchError,
   NotFoundError,
   UnauthorizedError,
 } from "../../src/errors/sentinels.ts";
-import { failureWords } from "../../src/cli/failure_words.ts";
+import { failureWords } from "../../src/cli/words/failure_words.ts";
 import { ExchangeError, type FailureReason } from "../../src/transport/failure.ts";
 import { TokenServiceError } from "../../src/auth/token_service_error.ts";
 
@@ -41,10 +41,10 @@ const pull = { command: "pull", input: { reference: "r.example:5400/a/b:v1", des
 Deno.test("every transport reason has a sentence naming the registry typed and a hint", () => {
   for (const reason of REASONS) {
     const words = failureWords(new ExchangeError("HTTP request", "x", undefined, reason), pull);
-    ok(words !== undefined && words.hint !== undefined, reason);
+    assert(words !== undefined && words.hint !== undefined, reason);
     // A file or environment permission is not about the registry.
     if (!/^(READ|WRITE|ENV)_PERMISSION$/.test(reason)) {
-      ok(words.sentence.includes("r.example:5400"), `${reason}: ${words.sentence}`);
+      assert(words.sentence.includes("r.example:5400"), `${reason}: ${words.sentence}`);
     }
   }
 });
@@ -56,24 +56,30 @@ Deno.test("a copy between two registries names the side the failed request went 
   };
   const status = (operation: string) =>
     new NotFoundError("x", { cause: new HttpStatusError(operation, { status: 404 }) });
-  ok(failureWords(status("GET manifest"), copy)!.sentence.startsWith("a.example has no"));
+  assert(failureWords(status("GET manifest"), copy)!.sentence.startsWith("a.example has no"));
   const put = failureWords(status("HEAD blob"), copy)!.sentence;
-  ok(put.startsWith("a part of b.example:5000/y:v1 is missing on b.example:5000"), put);
+  assert(put.startsWith("a part of b.example:5000/y:v1 is missing on b.example:5000"), put);
   const refused = new ExchangeError("HTTP request", "x", undefined, "ECONNREFUSED");
-  strictEqual(
+  assertStrictEquals(
     failureWords(refused, copy)!.sentence,
     "nothing is listening at a.example or b.example:5000: the connection was refused",
   );
   // One registry: one name, and the port a plain-HTTP or HTTPS dial used.
   const same = { command: "copy", input: { source: "a.example/x:v1", target: "a.example/y:v1" } };
-  strictEqual(failureWords(refused, same)!.hint, "is the registry running, and is 443 its port?");
+  assertStrictEquals(
+    failureWords(refused, same)!.hint,
+    "is the registry running, and is 443 its port?",
+  );
   const plain = { ...same, input: { ...same.input, plainHttp: true } };
-  strictEqual(failureWords(refused, plain)!.hint, "is the registry running, and is 80 its port?");
+  assertStrictEquals(
+    failureWords(refused, plain)!.hint,
+    "is the registry running, and is 80 its port?",
+  );
 });
 
 Deno.test("a stop signal leaves the contract's lines alone; an expired --timeout says how to go on", () => {
-  strictEqual(failureWords(new Error("aborted"), pull, { signal: "SIGINT" }), undefined);
-  deepStrictEqual(failureWords(new Error("aborted"), pull, { timeout: "90s" }), {
+  assertStrictEquals(failureWords(new Error("aborted"), pull, { signal: "SIGINT" }), undefined);
+  assertEquals(failureWords(new Error("aborted"), pull, { timeout: "90s" }), {
     sentence: "could not pull r.example:5400/a/b:v1 into o within --timeout 90s",
     hint: "run it again (with a longer --timeout): it resumes from o.parted-partial",
   });
@@ -82,11 +88,11 @@ Deno.test("a stop signal leaves the contract's lines alone; an expired --timeout
     ...pull,
     input: { ...pull.input, destination: "d", intoDirectory: true },
   };
-  strictEqual(
+  assertStrictEquals(
     failureWords(new Error("aborted"), intoDirectory, { timeout: "90s" })?.hint,
     "run it again (with a longer --timeout): it resumes where it stopped",
   );
-  strictEqual(
+  assertStrictEquals(
     failureWords(new Error("aborted"), { ...intoDirectory, pulledFile: "d/w.bin" }, {
       timeout: "90s",
     })?.hint,
@@ -97,25 +103,25 @@ Deno.test("a stop signal leaves the contract's lines alone; an expired --timeout
 Deno.test("bytes that did not match their digest: what a pull kept is said as it is", () => {
   const mismatch = new DigestMismatchError("part 2");
   // The parts were reached: the partial file stays, and a rerun checks what it reuses.
-  deepStrictEqual(failureWords(mismatch, { ...pull, pulledFile: "o" }), {
+  assertEquals(failureWords(mismatch, { ...pull, pulledFile: "o" }), {
     sentence: "bytes of r.example:5400/a/b:v1 did not match their digest; o was not written",
     hint: "try again: a rerun reuses from o.parted-partial only what matches its digest; if it " +
       "keeps happening, the registry's copy is damaged",
   });
   const directory = { command: "pull", input: { reference: "r.example/a/b:v1", destination: "d" } };
-  strictEqual(
+  assertStrictEquals(
     failureWords(mismatch, { ...directory, pulledFile: "d/w.bin" })?.hint,
     "try again: a rerun reuses from d/w.bin.parted-partial only what matches its digest; if it " +
       "keeps happening, the registry's copy is damaged",
   );
   // The manifest did not match: no part was reached.
-  deepStrictEqual(failureWords(mismatch, pull), {
+  assertEquals(failureWords(mismatch, pull), {
     sentence: "bytes of r.example:5400/a/b:v1 did not match their digest; o was not written",
     hint: "try again; if it keeps happening, the registry's copy is damaged",
   });
   // A copy never completes an upload whose bytes did not match.
   const copy = { command: "copy", input: { source: "a.example/x:v1", target: "b.example/y:v1" } };
-  strictEqual(
+  assertStrictEquals(
     failureWords(mismatch, copy)?.sentence,
     "bytes of a.example/x:v1 did not match their digest; nothing unverified was kept",
   );
@@ -126,11 +132,11 @@ Deno.test("a local file error names the path typed and the system's reason", () 
     new LocalFileError("pull destination: write failed", {
       cause: Object.assign(new Error("os"), { code }),
     });
-  deepStrictEqual(failureWords(local("ENOSPC"), pull), {
+  assertEquals(failureWords(local("ENOSPC"), pull), {
     sentence: "cannot use o: no space left on the device (ENOSPC)",
     hint: "free some space and run it again: the pull resumes where it stopped",
   });
-  strictEqual(
+  assertStrictEquals(
     failureWords(local("EWEIRD"), pull)!.sentence,
     "cannot use o (EWEIRD)",
   );
@@ -139,31 +145,31 @@ Deno.test("a local file error names the path typed and the system's reason", () 
 Deno.test("what was typed is escaped before it is repeated", () => {
   const typed = { command: "inspect", input: { reference: "r.example/a/b:v1\u001b[2J" } };
   const words = failureWords(new Error("x"), typed)!;
-  strictEqual(words.sentence, "could not inspect r.example/a/b:v1\\x1b[2J");
+  assertStrictEquals(words.sentence, "could not inspect r.example/a/b:v1\\x1b[2J");
 });
 
 Deno.test("a token service out of reach is the token service's, unless a permission says more", () => {
   const at = (reason: FailureReason) =>
     new TokenServiceError({ cause: new ExchangeError("HTTP request", "x", undefined, reason) });
-  deepStrictEqual(failureWords(at("ENOTFOUND"), pull), {
+  assertEquals(failureWords(at("ENOTFOUND"), pull), {
     sentence: "r.example:5400 answered, but the token service it names could not be reached: " +
       "its host name does not resolve",
     hint: "the registry's authentication service is down or misconfigured (or not reachable " +
       "from this network): ask the registry's operators",
   });
-  ok(
+  assert(
     failureWords(at("TLS_SELF_SIGNED"), pull)!.sentence.endsWith(
       ": its certificate is not trusted",
     ),
   );
   // A permission's own words already name the token service, and the flag to grant.
-  strictEqual(
+  assertStrictEquals(
     failureWords(at("NET_PERMISSION"), pull)!.sentence,
     "Deno's permissions do not allow connecting to r.example:5400 (or to its token service or " +
       "storage)",
   );
   // An unclassified failure still blames the token service.
-  strictEqual(
+  assertStrictEquals(
     failureWords(new TokenServiceError({ cause: new Error("x") }), pull)!.sentence,
     "r.example:5400 answered, but the token service it names could not be reached",
   );
@@ -181,7 +187,7 @@ Deno.test("a login a hint prints reaches the registry as the failed command did"
       registryConfig: "ci/config.json",
     },
   };
-  deepStrictEqual(
+  assertEquals(
     failureWords(unauthorized("HEAD blob"), push)?.command,
     "ocipart login --insecure --ca-file 'my ca.pem' --registry-config ci/config.json " +
       "--username USER --password-stdin r.example:5000",
@@ -195,12 +201,12 @@ Deno.test("a login a hint prints reaches the registry as the failed command did"
     command: "copy",
     input: { source: "127.0.0.1:5000/x:v1", target: "b.example/y:v1", plainHttp: true, sides },
   };
-  deepStrictEqual(failureWords(unauthorized("HEAD blob"), copy), {
+  assertEquals(failureWords(unauthorized("HEAD blob"), copy), {
     sentence: "b.example needs credentials, and none it accepts were sent (401 Unauthorized)",
     hint: "log in to b.example first",
     command: "ocipart login --ca-file corp.pem --username USER --password-stdin b.example",
   });
-  strictEqual(
+  assertStrictEquals(
     failureWords(unauthorized("GET manifest"), copy)?.command,
     "ocipart login --plain-http --username USER --password-stdin 127.0.0.1:5000",
   );

@@ -1,15 +1,15 @@
-import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
-import { parseCommandLine } from "../../src/cli/args.ts";
-import { UsageError } from "../../src/cli/usage_error.ts";
-import { formatBytes, formatRate, formatSeconds } from "../../src/cli/format.ts";
-import { createProgressRenderer } from "../../src/cli/progress.ts";
-import { ProgressBar } from "../../src/cli/progress_bar.ts";
-import { interruptedLine } from "../../src/cli/progress_interrupted.ts";
-import { JsonProgress } from "../../src/cli/progress_json.ts";
-import { PlainProgress } from "../../src/cli/progress_plain.ts";
-import { progressStatus } from "../../src/cli/progress_status.ts";
-import type { TransferSnapshot } from "../../src/cli/progress_types.ts";
-import { RateMeter } from "../../src/cli/rate_meter.ts";
+import { assert, assertEquals, assertStrictEquals, assertThrows } from "../fixtures/assert.ts";
+import { parseCommandLine } from "../../src/cli/arguments/args.ts";
+import { UsageError } from "../../src/cli/arguments/usage_error.ts";
+import { formatBytes, formatRate, formatSeconds } from "../../src/cli/words/format.ts";
+import { createProgressRenderer } from "../../src/cli/progress/progress.ts";
+import { ProgressBar } from "../../src/cli/progress/progress_bar.ts";
+import { interruptedLine } from "../../src/cli/progress/progress_interrupted.ts";
+import { JsonProgress } from "../../src/cli/progress/progress_json.ts";
+import { PlainProgress } from "../../src/cli/progress/progress_plain.ts";
+import { progressStatus } from "../../src/cli/progress/progress_status.ts";
+import type { TransferSnapshot } from "../../src/cli/progress/progress_types.ts";
+import { RateMeter } from "../../src/cli/progress/rate_meter.ts";
 
 const MiB = 1024 * 1024;
 
@@ -53,50 +53,50 @@ const snap = (
 ): TransferSnapshot => ({ completedBytes, wireBytes, totalBytes, phase });
 
 Deno.test("formatting of sizes, rates and durations", () => {
-  strictEqual(formatBytes(0), "0 B");
-  strictEqual(formatBytes(1023), "1023 B");
-  strictEqual(formatBytes(1024), "1.00 KiB");
-  strictEqual(formatBytes(1.5 * 1024 ** 3), "1.50 GiB");
-  strictEqual(formatBytes(150 * MiB), "150 MiB");
-  strictEqual(formatBytes(1024 * 1024 - 1), "1.00 MiB");
-  strictEqual(formatRate(undefined), "-- B/s");
-  strictEqual(formatRate(215 * MiB), "215 MiB/s");
-  strictEqual(formatSeconds(undefined), "--");
-  strictEqual(formatSeconds(8.4), "8s");
-  strictEqual(formatSeconds(185), "3m05s");
-  strictEqual(formatSeconds(7380), "2h03m");
+  assertStrictEquals(formatBytes(0), "0 B");
+  assertStrictEquals(formatBytes(1023), "1023 B");
+  assertStrictEquals(formatBytes(1024), "1.00 KiB");
+  assertStrictEquals(formatBytes(1.5 * 1024 ** 3), "1.50 GiB");
+  assertStrictEquals(formatBytes(150 * MiB), "150 MiB");
+  assertStrictEquals(formatBytes(1024 * 1024 - 1), "1.00 MiB");
+  assertStrictEquals(formatRate(undefined), "-- B/s");
+  assertStrictEquals(formatRate(215 * MiB), "215 MiB/s");
+  assertStrictEquals(formatSeconds(undefined), "--");
+  assertStrictEquals(formatSeconds(8.4), "8s");
+  assertStrictEquals(formatSeconds(185), "3m05s");
+  assertStrictEquals(formatSeconds(7380), "2h03m");
 });
 
 Deno.test("rate meter averages over its window and overall", () => {
   const meter = new RateMeter(1000);
   meter.sample(0, 0);
-  strictEqual(meter.rate(), undefined);
+  assertStrictEquals(meter.rate(), undefined);
   meter.sample(500, 500);
   meter.sample(1000, 1000);
   meter.sample(3000, 1000); // stalled for two seconds
-  strictEqual(meter.rate(), 0, "the window forgets the early bytes");
-  strictEqual(Math.round(meter.average()!), 333);
-  strictEqual(meter.elapsed(), 3000);
+  assertStrictEquals(meter.rate(), 0, "the window forgets the early bytes");
+  assertStrictEquals(Math.round(meter.average()!), 333);
+  assertStrictEquals(meter.elapsed(), 3000);
 });
 
 Deno.test("rate meter stays small and exact under a flood of samples", () => {
   const meter = new RateMeter(5000);
   // One sample per 64 KiB at 1 GiB/s for 20 s: 327,680 samples.
   for (let i = 0; i <= 20 * 16384; i++) meter.sample(i / 16.384, i * 64 * 1024);
-  strictEqual(Math.round(meter.rate()! / MiB), 1024);
-  strictEqual(Math.round(meter.average()! / MiB), 1024);
+  assertStrictEquals(Math.round(meter.rate()! / MiB), 1024);
+  assertStrictEquals(Math.round(meter.average()! / MiB), 1024);
 });
 
 Deno.test("status blends placed and transferred bytes and reaches 100% only when done", () => {
-  deepStrictEqual(progressStatus(snap(0, 50 * MiB), 10 * MiB), {
+  assertEquals(progressStatus(snap(0, 50 * MiB), 10 * MiB), {
     fraction: 0.5,
     shownBytes: 50 * MiB,
     etaSeconds: 5,
   });
   // Redone work can push wireBytes past the total; the display never exceeds it.
-  strictEqual(progressStatus(snap(100 * MiB, 130 * MiB, "manifest"), 1).fraction, 0.999);
-  strictEqual(progressStatus(snap(100 * MiB, 0, "done"), undefined).fraction, 1);
-  strictEqual(progressStatus(snap(0, 0, "resolving", 0), undefined).fraction, 0);
+  assertStrictEquals(progressStatus(snap(100 * MiB, 130 * MiB, "manifest"), 1).fraction, 0.999);
+  assertStrictEquals(progressStatus(snap(100 * MiB, 0, "done"), undefined).fraction, 1);
+  assertStrictEquals(progressStatus(snap(0, 0, "resolving", 0), undefined).fraction, 0);
 });
 
 Deno.test("bar redraws in place, throttled, and ends at 100% with a newline", () => {
@@ -111,20 +111,20 @@ Deno.test("bar redraws in place, throttled, and ends at 100% with a newline", ()
   bar.finish(0);
   const draws = h.out.split("\r").slice(1);
   // 500 ms of updates at <= 10 redraws/s, plus phase changes and the final draw.
-  ok(draws.length <= 10, `${draws.length} redraws`);
-  ok(draws.length >= 4, `${draws.length} redraws`);
+  assert(draws.length <= 10, `${draws.length} redraws`);
+  assert(draws.length >= 4, `${draws.length} redraws`);
   for (const draw of draws.slice(0, -1)) {
-    ok(draw.endsWith("\x1b[K"), JSON.stringify(draw));
-    ok(!draw.includes("\n"), "a redraw never starts a new line");
+    assert(draw.endsWith("\x1b[K"), JSON.stringify(draw));
+    assert(!draw.includes("\n"), "a redraw never starts a new line");
   }
   const last = draws.at(-1)!;
-  ok(last.endsWith("\x1b[K\n"), JSON.stringify(last));
-  ok(last.startsWith("done"), last);
-  ok(last.includes("100%"), last);
-  ok(last.includes("[========================================]"), last);
-  ok(last.includes(" 100/100 MiB "), last);
-  ok(h.out.includes("uploading"), "the phase is shown");
-  ok(draws.some((d) => /ETA \d+s/.test(d)), "an ETA is shown once a rate is known");
+  assert(last.endsWith("\x1b[K\n"), JSON.stringify(last));
+  assert(last.startsWith("done"), last);
+  assert(last.includes("100%"), last);
+  assert(last.includes("[========================================]"), last);
+  assert(last.includes(" 100/100 MiB "), last);
+  assert(h.out.includes("uploading"), "the phase is shown");
+  assert(draws.some((d) => /ETA \d+s/.test(d)), "an ETA is shown once a rate is known");
 });
 
 Deno.test("bar never draws wider than the terminal", () => {
@@ -137,7 +137,7 @@ Deno.test("bar never draws wider than the terminal", () => {
     bar.finish(1);
     for (const draw of h.out.split("\r").slice(1)) {
       const visible = draw.replace("\x1b[K", "").replace("\n", "");
-      ok(visible.length < columns, `${visible.length} >= ${columns}: ${visible}`);
+      assert(visible.length < columns, `${visible.length} >= ${columns}: ${visible}`);
     }
   }
 });
@@ -151,9 +151,9 @@ Deno.test("bar on failure keeps the last state, below 100%", () => {
   bar.finish(130);
   bar.finish(130);
   const draws = h.out.split("\r").slice(1);
-  strictEqual(draws.length, 2, "finish draws the held-back state once");
-  ok(!draws[1].includes("100%") && draws[1].includes("60%"), draws[1]);
-  ok(h.out.endsWith("\x1b[K\n"));
+  assertStrictEquals(draws.length, 2, "finish draws the held-back state once");
+  assert(!draws[1].includes("100%") && draws[1].includes("60%"), draws[1]);
+  assert(h.out.endsWith("\x1b[K\n"));
 });
 
 Deno.test("bar after a failure that is not a stop signal: its line erased for the report", () => {
@@ -161,19 +161,19 @@ Deno.test("bar after a failure that is not a stop signal: its line erased for th
   const bar = new ProgressBar(h.options);
   bar.update(snap(0, 0, "hashing"));
   bar.update(snap(0, 0, "uploading"));
-  ok(h.out.includes("checking"), h.out);
+  assert(h.out.includes("checking"), h.out);
   bar.finish(6);
   bar.update(snap(0, 0, "uploading"));
   bar.finish(6);
   // The line goes back to its start and is erased, without a newline: the report starts there.
-  ok(h.out.endsWith("\r\x1b[K"), JSON.stringify(h.out));
-  ok(!h.out.includes("\n"), JSON.stringify(h.out));
+  assert(h.out.endsWith("\r\x1b[K"), JSON.stringify(h.out));
+  assert(!h.out.includes("\n"), JSON.stringify(h.out));
   // A verification that finished and found a difference (exit 5) keeps its done state.
   const v = harness();
   const verify = new ProgressBar(v.options);
   verify.update(snap(100 * MiB, 0, "done"));
   verify.finish(5);
-  ok(v.out.endsWith("\x1b[K\n") && v.out.includes("100%"), JSON.stringify(v.out));
+  assert(v.out.endsWith("\x1b[K\n") && v.out.includes("100%"), JSON.stringify(v.out));
 });
 
 Deno.test("plain lines appear on phase changes and every five seconds", () => {
@@ -188,18 +188,18 @@ Deno.test("plain lines appear on phase changes and every five seconds", () => {
   plain.update(snap(100 * MiB, 100 * MiB, "done"));
   plain.finish(0);
   const lines = h.out.trimEnd().split("\n");
-  ok(!h.out.includes("\r") && !h.out.includes("\x1b"), "no control characters");
+  assert(!h.out.includes("\r") && !h.out.includes("\x1b"), "no control characters");
   // hashing, checking (the part lookup before a byte moved), uploading once bytes move, one
   // line 5 s after that, and done (not repeated by finish).
-  deepStrictEqual(lines.map((l) => l.split(" ")[0]), [
+  assertEquals(lines.map((l) => l.split(" ")[0]), [
     "hashing",
     "checking",
     "uploading",
     "uploading",
     "done",
   ], lines.join("\n"));
-  ok(lines.at(-1)!.startsWith("done 100% 100/100 MiB "), lines.at(-1));
-  ok(/ in 10s$/.test(lines.at(-1)!), lines.at(-1));
+  assert(lines.at(-1)!.startsWith("done 100% 100/100 MiB "), lines.at(-1));
+  assert(/ in 10s$/.test(lines.at(-1)!), lines.at(-1));
 });
 
 Deno.test("plain final line after a failure names the exit code", () => {
@@ -207,7 +207,7 @@ Deno.test("plain final line after a failure names the exit code", () => {
   const plain = new PlainProgress(h.options);
   plain.update(snap(0, 10 * MiB, "downloading"));
   plain.finish(5);
-  ok(h.out.trimEnd().split("\n").at(-1)!.endsWith("stopped (exit 5)"), h.out);
+  assert(h.out.trimEnd().split("\n").at(-1)!.endsWith("stopped (exit 5)"), h.out);
 });
 
 Deno.test("json lines parse, are throttled, and the last one carries the exit code", () => {
@@ -221,11 +221,11 @@ Deno.test("json lines parse, are throttled, and the last one carries the exit co
   json.update(snap(100 * MiB, 100 * MiB, "done"));
   json.finish(0);
   const lines = h.out.trimEnd().split("\n").map((l) => JSON.parse(l));
-  ok(lines.length <= 14, `${lines.length} lines for 1 s of updates`);
+  assert(lines.length <= 14, `${lines.length} lines for 1 s of updates`);
   for (const line of lines.slice(0, -1)) {
-    deepStrictEqual(Object.keys(line), ["completedBytes", "wireBytes", "totalBytes", "phase"]);
+    assertEquals(Object.keys(line), ["completedBytes", "wireBytes", "totalBytes", "phase"]);
   }
-  deepStrictEqual(lines.at(-1), {
+  assertEquals(lines.at(-1), {
     completedBytes: 100 * MiB,
     wireBytes: 100 * MiB,
     totalBytes: 100 * MiB,
@@ -246,12 +246,16 @@ Deno.test("a snapshot held back by the throttle is shown when the interval ends"
     renderer.update(snap(0, 1 * MiB, "downloading"));
     h.advance(10);
     renderer.update(snap(0, 2 * MiB, "downloading")); // throttled, then the transfer stalls
-    ok(!h.out.includes("  2/100 MiB") && !h.out.includes(`"wireBytes":${2 * MiB}`), h.out);
+    assert(!h.out.includes("  2/100 MiB") && !h.out.includes(`"wireBytes":${2 * MiB}`), h.out);
     h.advance(100);
-    ok(h.out.includes("  2/100 MiB") || h.out.includes(`"wireBytes":${2 * MiB}`), h.out);
+    assert(h.out.includes("  2/100 MiB") || h.out.includes(`"wireBytes":${2 * MiB}`), h.out);
     renderer.update(snap(0, 3 * MiB, "downloading"));
     renderer.finish(130);
-    strictEqual(h.pendingTimers(), 0, "finish cancels the held-back draw and the stall redraw");
+    assertStrictEquals(
+      h.pendingTimers(),
+      0,
+      "finish cancels the held-back draw and the stall redraw",
+    );
   }
 });
 
@@ -263,15 +267,15 @@ Deno.test("json completedBytes never decreases, even if a snapshot did", () => {
   json.update(snap(10, 60, "downloading"));
   json.finish(1);
   const lines = h.out.trimEnd().split("\n").map((l) => JSON.parse(l));
-  deepStrictEqual(lines.map((l) => l.completedBytes), [50, 50, 50]);
-  strictEqual(lines.at(-1).exitCode, 1);
+  assertEquals(lines.map((l) => l.completedBytes), [50, 50, 50]);
+  assertStrictEquals(lines.at(-1).exitCode, 1);
 });
 
 Deno.test("json without any snapshot still ends with a line carrying the exit code", () => {
   const h = harness();
   const json = new JsonProgress(h.options);
   json.finish(3);
-  deepStrictEqual(JSON.parse(h.out), {
+  assertEquals(JSON.parse(h.out), {
     completedBytes: 0,
     wireBytes: 0,
     totalBytes: 0,
@@ -282,12 +286,12 @@ Deno.test("json without any snapshot still ends with a line carrying the exit co
 
 Deno.test("auto is a bar on a terminal and plain lines elsewhere", () => {
   const options = { write: () => {} };
-  ok(createProgressRenderer("auto", options, true) instanceof ProgressBar);
-  ok(createProgressRenderer("auto", options, false) instanceof PlainProgress);
-  strictEqual(createProgressRenderer("none", options, true), undefined);
-  ok(createProgressRenderer("bar", options, false) instanceof ProgressBar);
-  ok(createProgressRenderer("plain", options, true) instanceof PlainProgress);
-  ok(createProgressRenderer("json", options, true) instanceof JsonProgress);
+  assert(createProgressRenderer("auto", options, true) instanceof ProgressBar);
+  assert(createProgressRenderer("auto", options, false) instanceof PlainProgress);
+  assertStrictEquals(createProgressRenderer("none", options, true), undefined);
+  assert(createProgressRenderer("bar", options, false) instanceof ProgressBar);
+  assert(createProgressRenderer("plain", options, true) instanceof PlainProgress);
+  assert(createProgressRenderer("json", options, true) instanceof JsonProgress);
 });
 
 const GiB = 1024 * MiB;
@@ -329,10 +333,10 @@ Deno.test("bar at 40 to 100 columns: a bar and the percentage, then the time lef
     bar.update({ ...partSnap(120 * MiB), partsActive: 2 });
     const draws = visibleDraws(h.out);
     const last = draws.at(-1)!.trimEnd();
-    ok(pattern.test(last), `${columns} columns: ${last}`);
+    assert(pattern.test(last), `${columns} columns: ${last}`);
     // Room for the terminal's two-character ^C echo after the cursor: it never wraps.
-    for (const draw of draws) ok(draw.length <= columns - 2, `${columns}: ${draw}`);
-    ok(!/\bE$|\bET$/.test(last), `the ETA is never cut: ${last}`);
+    for (const draw of draws) assert(draw.length <= columns - 2, `${columns}: ${draw}`);
+    assert(!/\bE$|\bET$/.test(last), `the ETA is never cut: ${last}`);
   }
 });
 
@@ -346,8 +350,8 @@ Deno.test("bar: every width from 20 to 200 fits, and from 40 keeps the bar", () 
     bar.update({ ...partSnap(3 * GiB, "committing"), totalBytes: 123 * GiB });
     bar.finish(1);
     for (const draw of visibleDraws(h.out)) {
-      ok(draw.length < columns, `${columns}: ${draw}`);
-      if (columns >= 40) ok(/\[[=> ]{10,}\]/.test(draw), `${columns}: no bar in ${draw}`);
+      assert(draw.length < columns, `${columns}: ${draw}`);
+      if (columns >= 40) assert(/\[[=> ]{10,}\]/.test(draw), `${columns}: no bar in ${draw}`);
     }
   }
 });
@@ -374,17 +378,17 @@ Deno.test("bar moves with bytes landed, never backwards, and says what a resume 
   bar.update({ ...resumed(30 * MiB, "done"), completedBytes: 286 * MiB, partsDone: 9 });
   bar.finish(0);
   const percents = visibleDraws(h.out).map((d) => Number(/(\d+)%/.exec(d)![1]));
-  ok(percents.length >= 10, `${percents}`);
-  for (let i = 1; i < percents.length; i++) ok(percents[i] >= percents[i - 1], `${percents}`);
-  ok(new Set(percents).size >= 5, `the bar moves while the last part lands: ${percents}`);
-  ok(h.out.endsWith("\n8 of 9 parts already present\n"), JSON.stringify(h.out.slice(-80)));
+  assert(percents.length >= 10, `${percents}`);
+  for (let i = 1; i < percents.length; i++) assert(percents[i] >= percents[i - 1], `${percents}`);
+  assert(new Set(percents).size >= 5, `the bar moves while the last part lands: ${percents}`);
+  assert(h.out.endsWith("\n8 of 9 parts already present\n"), JSON.stringify(h.out.slice(-80)));
   // What the resume found is said once, on a line of its own above the bar.
-  ok(
+  assert(
     h.out.startsWith("resuming: 256 MiB of 286 MiB on disk\n\r"),
     JSON.stringify(h.out.slice(0, 80)),
   );
-  strictEqual(h.out.split("resuming:").length, 2, "said once");
-  ok(visibleDraws(h.out).every((d) => / 8\/9 parts |9\/9 parts/.test(d)), h.out);
+  assertStrictEquals(h.out.split("resuming:").length, 2, "said once");
+  assert(visibleDraws(h.out).every((d) => / 8\/9 parts |9\/9 parts/.test(d)), h.out);
 });
 
 Deno.test("plain prints one line per part event and the parts already present", () => {
@@ -410,12 +414,12 @@ Deno.test("plain prints one line per part event and the parts already present", 
   });
   plain.finish(0);
   const lines = h.out.trimEnd().split("\n");
-  deepStrictEqual(lines.filter((l) => l.startsWith("part ")), [
+  assertEquals(lines.filter((l) => l.startsWith("part ")), [
     "part 1/3 exists (already in the registry) 1.00 MiB",
     "part 2/3 uploaded 1.00 MiB",
     "part 3/3 uploaded 1.00 MiB",
   ]);
-  strictEqual(lines.at(-1), "1 of 3 parts already present");
+  assertStrictEquals(lines.at(-1), "1 of 3 parts already present");
 });
 
 Deno.test("json writes the done state once, from finish, and keeps every part event", () => {
@@ -429,9 +433,9 @@ Deno.test("json writes the done state once, from finish, and keeps every part ev
   });
   json.finish(0);
   const lines = h.out.trimEnd().split("\n").map((l) => JSON.parse(l));
-  strictEqual(lines.filter((l) => l.phase === "done").length, 1, h.out);
-  strictEqual(lines.at(-1).exitCode, 0);
-  deepStrictEqual(lines.flatMap((l) => l.events ?? []).map((e: { index: number }) => e.index), [
+  assertStrictEquals(lines.filter((l) => l.phase === "done").length, 1, h.out);
+  assertStrictEquals(lines.at(-1).exitCode, 0);
+  assertEquals(lines.flatMap((l) => l.events ?? []).map((e: { index: number }) => e.index), [
     0,
     1,
     2,
@@ -500,13 +504,17 @@ Deno.test("bar layout: every frame of a transfer has the same width and the same
     }
     bar.finish(0);
     const draws = visibleDraws(h.out);
-    ok(draws.length > 20, `${draws.length} frames`);
+    assert(draws.length > 20, `${draws.length} frames`);
     const labels = new Set(draws.map((d) => d.split(" ")[0]));
     for (const label of ["resolving", "checking", "downloading", "committing", "done"]) {
-      ok(labels.has(label), `${columns}: no ${label} frame in ${[...labels]}`);
+      assert(labels.has(label), `${columns}: no ${label} frame in ${[...labels]}`);
     }
     const widths = new Set(draws.map((d) => d.length));
-    strictEqual(widths.size, 1, `${columns} columns, widths ${[...widths]}:\n${draws.join("\n")}`);
+    assertStrictEquals(
+      widths.size,
+      1,
+      `${columns} columns, widths ${[...widths]}:\n${draws.join("\n")}`,
+    );
     // Where each field is: the percentage's sign, the bar, the sizes, the parts, the time left.
     const positions = (d: string) =>
       [/%/, /\[/, /\]/, /\d\/\d/, / parts/, / (ETA|in) /].map((re) => re.exec(d)?.index ?? -1);
@@ -514,7 +522,7 @@ Deno.test("bar layout: every frame of a transfer has the same width and the same
     for (const draw of draws) {
       const at = positions(draw);
       if (!/ (ETA|in) /.test(draw)) at[5] = JSON.parse(first)[5]; // no time while resolving
-      strictEqual(JSON.stringify(at), first, `${columns} columns:\n${draw}`);
+      assertStrictEquals(JSON.stringify(at), first, `${columns} columns:\n${draw}`);
     }
   }
 });
@@ -539,9 +547,12 @@ Deno.test("parts counter: every part at once shows the parts in flight, and each
   const draws = visibleDraws(h.out);
   for (let done = 0; done < 6; done++) {
     const text = `${done}/6 parts, ${6 - done} active`;
-    ok(draws.some((d) => d.includes(` ${text} `)), `no frame with ${text}:\n${draws.join("\n")}`);
+    assert(
+      draws.some((d) => d.includes(` ${text} `)),
+      `no frame with ${text}:\n${draws.join("\n")}`,
+    );
   }
-  ok(/ 6\/6 parts {11}/.test(draws.at(-1)!), draws.at(-1));
+  assert(/ 6\/6 parts {11}/.test(draws.at(-1)!), draws.at(-1));
 });
 
 /** A re-push: the parts hash and are found in the registry one by one; nothing is sent. */
@@ -591,13 +602,16 @@ function repushIsChecking(snapshots: TransferSnapshot[]): void {
     plain.update(snapshot);
   }
   const draws = visibleDraws(h.out);
-  ok(!h.out.includes("uploading"), `nothing was uploaded:\n${draws.join("\n")}`);
-  ok(!plainLines.join("").includes("uploading"), plainLines.join(""));
+  assert(!h.out.includes("uploading"), `nothing was uploaded:\n${draws.join("\n")}`);
+  assert(!plainLines.join("").includes("uploading"), plainLines.join(""));
   const checking = draws.filter((d) => d.startsWith("checking"));
-  ok(checking.length >= 5, draws.join("\n"));
+  assert(checking.length >= 5, draws.join("\n"));
   // 512 MiB checked every 300 ms: the speed of the check, and the time it still needs.
-  ok(checking.slice(1).every((d) => /\d\.\d+ GiB\/s {2}ETA \d+s/.test(d)), checking.join("\n"));
-  ok(plainLines.some((l) => /^checking \d+% .* GiB\/s ETA \d+s\n$/.test(l)), plainLines.join(""));
+  assert(checking.slice(1).every((d) => /\d\.\d+ GiB\/s {2}ETA \d+s/.test(d)), checking.join("\n"));
+  assert(
+    plainLines.some((l) => /^checking \d+% .* GiB\/s ETA \d+s\n$/.test(l)),
+    plainLines.join(""),
+  );
 }
 
 Deno.test("the label switches from checking to uploading when bytes really move", () => {
@@ -608,9 +622,9 @@ Deno.test("the label switches from checking to uploading when bytes really move"
     bar.update(snapshot);
   }
   const labels = visibleDraws(h.out).map((d) => d.split(" ")[0]);
-  deepStrictEqual([...new Set(labels)], ["hashing", "checking", "uploading"], labels.join(","));
+  assertEquals([...new Set(labels)], ["hashing", "checking", "uploading"], labels.join(","));
   const firstUpload = labels.indexOf("uploading");
-  strictEqual(labels.slice(firstUpload).every((l) => l === "uploading"), true, `${labels}`);
+  assertStrictEquals(labels.slice(firstUpload).every((l) => l === "uploading"), true, `${labels}`);
 });
 
 Deno.test("verify's hashing is checking, with its speed, on the bar and in plain lines", () => {
@@ -637,14 +651,14 @@ Deno.test("verify's hashing is checking, with its speed, on the bar and in plain
     plain.update(snapshot);
   }
   const last = visibleDraws(h.out).at(-1)!;
-  ok(
+  assert(
     /^checking {5}99% \[=+>\] 3\.00\/3\.00 GiB {2}6\/6 parts, 2 active {2}1\.25 GiB\/s {2}ETA 0s/
       .test(last),
     last,
   );
   const checkLine =
     /^checking \d+% \d\.\d\d\/3\.00 GiB \d\/6 parts, 2 active 1\.\d\d GiB\/s ETA \ds\n$/;
-  ok(plainLines.filter((l) => checkLine.test(l)).length >= 2, plainLines.join(""));
+  assert(plainLines.filter((l) => checkLine.test(l)).length >= 2, plainLines.join(""));
 });
 
 Deno.test("auto without a terminal: silent for 30 s, then a line at each phase and at least every 30 s, even stalled", () => {
@@ -660,26 +674,26 @@ Deno.test("auto without a terminal: silent for 30 s, then a line at each phase a
   auto.update(at(0));
   h.advance(10_000);
   auto.update(at(40 * MiB)); // within the first 30 s: nothing, phase changes included
-  strictEqual(lines().length, 0, h.out);
+  assertStrictEquals(lines().length, 0, h.out);
   h.advance(20_000); // 30 s after the start, without a new snapshot
-  strictEqual(lines().length, 1, h.out);
-  ok(
+  assertStrictEquals(lines().length, 1, h.out);
+  assert(
     /^downloading 13% 40\/286 MiB 1\/9 parts, 2 active \S+ \S+\/s ETA \S+$/.test(lines()[0]),
     lines()[0],
   );
   // Stalled: a line every 30 s all the same, and the speed falls to nothing.
   h.advance(30_000);
   h.advance(30_000);
-  strictEqual(lines().length, 3, h.out);
-  ok(lines()[2].includes(" 0 B/s ETA --"), lines()[2]);
-  ok(!h.out.includes("part 1/9"), "no per-part lines in a log");
+  assertStrictEquals(lines().length, 3, h.out);
+  assert(lines()[2].includes(" 0 B/s ETA --"), lines()[2]);
+  assert(!h.out.includes("part 1/9"), "no per-part lines in a log");
   auto.update(at(286 * MiB, "committing"));
-  strictEqual(lines().length, 4, "a phase change writes at once");
+  assertStrictEquals(lines().length, 4, "a phase change writes at once");
   auto.finish(1);
-  strictEqual(lines().length, 5, "the final line says how it ended");
-  ok(lines()[4].endsWith("stopped (exit 1)"), lines()[4]);
-  strictEqual(h.pendingTimers(), 0, "finish stops the heartbeat");
-  ok(!h.out.includes("\r") && !h.out.includes("\x1b"), "no control characters");
+  assertStrictEquals(lines().length, 5, "the final line says how it ended");
+  assert(lines()[4].endsWith("stopped (exit 1)"), lines()[4]);
+  assertStrictEquals(h.pendingTimers(), 0, "finish stops the heartbeat");
+  assert(!h.out.includes("\r") && !h.out.includes("\x1b"), "no control characters");
 });
 
 Deno.test("auto without a terminal: a transfer shorter than 30 s leaves the log as it was", () => {
@@ -691,8 +705,8 @@ Deno.test("auto without a terminal: a transfer shorter than 30 s leaves the log 
   auto.update(partSnap(286 * MiB, "committing"));
   auto.update({ ...partSnap(286 * MiB, "done"), partsSkipped: 3 });
   auto.finish(0);
-  strictEqual(h.out, "");
-  strictEqual(h.pendingTimers(), 0, "the quiet start's timer is gone");
+  assertStrictEquals(h.out, "");
+  assertStrictEquals(h.pendingTimers(), 0, "the quiet start's timer is gone");
 });
 
 Deno.test("bar: a stall redraws every second with the speed falling", () => {
@@ -704,8 +718,8 @@ Deno.test("bar: a stall redraws every second with the speed falling", () => {
   const before = visibleDraws(h.out).length;
   for (let i = 0; i < 6; i++) h.advance(1000);
   const draws = visibleDraws(h.out);
-  ok(draws.length >= before + 5, `${draws.length - before} redraws in a 6 s stall`);
-  ok(/ 0 B\/s {2}ETA -- /.test(draws.at(-1)!), draws.at(-1));
+  assert(draws.length >= before + 5, `${draws.length - before} redraws in a 6 s stall`);
+  assert(/ 0 B\/s {2}ETA -- /.test(draws.at(-1)!), draws.at(-1));
 });
 
 Deno.test("bar: interrupt redraws the line over the ^C echo and ends it, once; nothing after", () => {
@@ -717,23 +731,23 @@ Deno.test("bar: interrupt redraws the line over the ^C echo and ends it, once; n
   const before = h.out.length;
   bar.interrupt();
   const ending = h.out.slice(before);
-  ok(
+  assert(
     ending.startsWith("\rdownloading  41% [") && ending.endsWith("\x1b[K\n"),
     JSON.stringify(ending),
   );
-  strictEqual(ending.split("\r").length, 2, "one redraw");
+  assertStrictEquals(ending.split("\r").length, 2, "one redraw");
   bar.update(partSnap(130 * MiB));
   h.advance(5000);
   bar.interrupt();
   bar.finish(130);
-  strictEqual(h.out.length, before + ending.length, JSON.stringify(h.out.slice(before)));
-  strictEqual(h.pendingTimers(), 0);
+  assertStrictEquals(h.out.length, before + ending.length, JSON.stringify(h.out.slice(before)));
+  assertStrictEquals(h.pendingTimers(), 0);
   // Stopped before anything was drawn: the echo's line is cleared, and nothing else is written.
   const early = harness(100);
   const idle = new ProgressBar(early.options);
   idle.interrupt();
   idle.finish(130);
-  strictEqual(early.out, "\r\x1b[K");
+  assertStrictEquals(early.out, "\r\x1b[K");
 });
 
 Deno.test("resuming: each renderer says once what a resumed pull found on disk", () => {
@@ -746,8 +760,8 @@ Deno.test("resuming: each renderer says once what a resumed pull found on disk",
   plain.update(partSnap(0, "resolving"));
   plain.update(resumed(96 * MiB));
   plain.update(resumed(100 * MiB));
-  strictEqual(h.out.split("\n")[1], "resuming: 96.0 MiB of 286 MiB on disk", h.out);
-  strictEqual(h.out.split("resuming:").length, 2, h.out);
+  assertStrictEquals(h.out.split("\n")[1], "resuming: 96.0 MiB of 286 MiB on disk", h.out);
+  assertStrictEquals(h.out.split("resuming:").length, 2, h.out);
 
   const j = harness();
   const json = new JsonProgress(j.options);
@@ -755,15 +769,15 @@ Deno.test("resuming: each renderer says once what a resumed pull found on disk",
   j.advance(10); // within the throttle interval: the first word of a resume is written at once
   json.update(resumed(96 * MiB));
   const records = j.out.trimEnd().split("\n").map((l) => JSON.parse(l));
-  strictEqual(records.length, 2, j.out);
-  strictEqual(records[1].resumedBytes, 96 * MiB);
+  assertStrictEquals(records.length, 2, j.out);
+  assertStrictEquals(records[1].resumedBytes, 96 * MiB);
 
   // A fresh pull (nothing found) says nothing.
   const f = harness();
   const fresh = new ProgressBar(f.options);
   fresh.update({ ...partSnap(0), resumedBytes: 0 });
   fresh.finish(0);
-  ok(!f.out.includes("resuming"), f.out);
+  assert(!f.out.includes("resuming"), f.out);
 });
 
 Deno.test("a resume whose downloads start during the check: what it found first, then the download at its own speed", () => {
@@ -802,20 +816,20 @@ Deno.test("a resume whose downloads start during the check: what it found first,
   for (const [name, out] of [["bar", h.out], ["plain", p.out]]) {
     const frames = out.split(/[\r\n]/).map((d) => d.replace("\x1b[K", "")).filter((d) => d !== "");
     const resuming = frames.indexOf("resuming: 174 MiB of 300 MiB on disk");
-    ok(resuming > 0, `${name}: ${frames.join("\n")}`);
-    strictEqual(frames.filter((f) => f.startsWith("resuming:")).length, 1, name);
+    assert(resuming > 0, `${name}: ${frames.join("\n")}`);
+    assertStrictEquals(frames.filter((f) => f.startsWith("resuming:")).length, 1, name);
     // Before it, the check only; after it, the download, at the speed of the bytes received.
     for (const frame of frames.slice(0, resuming)) {
-      ok(frame.startsWith("checking "), `${name}, before the resuming line: ${frame}`);
+      assert(frame.startsWith("checking "), `${name}, before the resuming line: ${frame}`);
     }
     const downloading = frames.slice(resuming + 1);
-    ok(downloading.length > 0, name);
+    assert(downloading.length > 0, name);
     for (const frame of downloading) {
-      ok(frame.startsWith("downloading "), `${name}: ${frame}`);
+      assert(frame.startsWith("downloading "), `${name}: ${frame}`);
       // Never the 174 MiB found on disk counted as received: at most the 30 MiB/s received
       // (a line written between two snapshots shows a little less).
       const speed = Number(/ ([\d.]+) MiB\/s /.exec(frame)?.[1]);
-      ok(speed >= 25 && speed <= 30, `${name}, the speed of what is received: ${frame}`);
+      assert(speed >= 25 && speed <= 30, `${name}, the speed of what is received: ${frame}`);
     }
   }
 });
@@ -830,7 +844,7 @@ Deno.test("interrupted: what was kept and that the same command resumes, for eac
     partsTotal: 6,
   };
   const file = { kind: "pull", destination: "out/w.bin", intoDirectory: false } as const;
-  strictEqual(
+  assertStrictEquals(
     interruptedLine(file, { ...last, path: "out/w.bin" }),
     "1.50 GiB of 3.00 GiB kept (3 of 6 parts complete) in out/w.bin.parted-partial; " +
       "run the same command to resume",
@@ -838,7 +852,7 @@ Deno.test("interrupted: what was kept and that the same command resumes, for eac
   // Into a directory: the partial is named by the file the pull's snapshots name, and the
   // bytes landed in parts still in flight count, so "0 parts complete" is not "nothing kept".
   const directory = { kind: "pull", destination: "downloads", intoDirectory: true } as const;
-  strictEqual(
+  assertStrictEquals(
     interruptedLine(directory, {
       ...last,
       completedBytes: 0,
@@ -853,36 +867,36 @@ Deno.test("interrupted: what was kept and that the same command resumes, for eac
       "run the same command to resume",
   );
   // What a resume found on disk (part prefixes included) is kept too.
-  strictEqual(
+  assertStrictEquals(
     interruptedLine(directory, { ...last, resumedBytes: 2.1 * GiB, path: "downloads/w.bin" }),
     "2.10 GiB of 3.00 GiB kept (3 of 6 parts complete) in downloads/w.bin.parted-partial; " +
       "run the same command to resume",
   );
   // Stopped while an earlier pull's partial was being checked: the count is not all it holds.
-  strictEqual(
+  assertStrictEquals(
     interruptedLine(file, { ...last, phase: "verifying", resumeChecked: false }),
     "the check of out/w.bin.parted-partial was not finished; the file is kept; run the same " +
       "command to resume",
   );
-  strictEqual(
+  assertStrictEquals(
     interruptedLine({ kind: "push" }, last),
     "3 of 6 parts (1.50 GiB of 3.00 GiB) uploaded and kept by the registry; run the same " +
       "command to resume",
   );
-  strictEqual(
+  assertStrictEquals(
     interruptedLine({ kind: "copy" }, last),
     "3 of 6 parts (1.50 GiB of 3.00 GiB) copied and kept by the target registry; run the same " +
       "command to resume",
   );
-  strictEqual(
+  assertStrictEquals(
     interruptedLine(file, undefined),
     "no part was complete yet; run the same command to resume",
   );
-  strictEqual(
+  assertStrictEquals(
     interruptedLine({ kind: "push" }, { ...last, completedBytes: 0, partsDone: 0 }),
     "no part was uploaded yet; run the same command to start again",
   );
-  strictEqual(
+  assertStrictEquals(
     interruptedLine({ kind: "verify" }, last),
     "3 of 6 parts compared; run the same command to compare every part",
   );
@@ -891,18 +905,21 @@ Deno.test("interrupted: what was kept and that the same command resumes, for eac
     { kind: "pull", destination: "a\x1b]0;pwned\x07b", intoDirectory: false },
     last,
   );
-  // deno-lint-ignore no-control-regex
-  ok(!/[\x00-\x1f]/.test(typed) && typed.includes("a\\x1b]0;pwned\\x07b.parted-partial"), typed);
+  assert(
+    // deno-lint-ignore no-control-regex
+    !/[\x00-\x1f]/.test(typed) && typed.includes("a\\x1b]0;pwned\\x07b.parted-partial"),
+    typed,
+  );
   const titled = interruptedLine(directory, { ...last, path: "d/\u202ew.bin" });
-  ok(titled.includes("d/\\u202ew.bin.parted-partial"), titled);
+  assert(titled.includes("d/\\u202ew.bin.parted-partial"), titled);
 });
 
 Deno.test("verify takes --progress like push and pull, auto by default", () => {
   const ref = "127.0.0.1:5000/m/w:v1";
   const parsed = parseCommandLine(["verify", "--progress", "plain", ref, "w.bin"]);
-  strictEqual(parsed.kind === "verify" && parsed.progress, "plain");
+  assertStrictEquals(parsed.kind === "verify" && parsed.progress, "plain");
   const plainDefault = parseCommandLine(["verify", ref, "w.bin"]);
-  strictEqual(plainDefault.kind === "verify" && plainDefault.progress, "auto");
-  throws(() => parseCommandLine(["verify", "--progress", "fancy", ref, "w.bin"]), UsageError);
-  throws(() => parseCommandLine(["inspect", "--progress", "bar", ref]), UsageError);
+  assertStrictEquals(plainDefault.kind === "verify" && plainDefault.progress, "auto");
+  assertThrows(() => parseCommandLine(["verify", "--progress", "fancy", ref, "w.bin"]), UsageError);
+  assertThrows(() => parseCommandLine(["inspect", "--progress", "bar", ref]), UsageError);
 });

@@ -5,16 +5,16 @@
  * transport (so an authenticating wrapper cannot add a credential); off-origin refusals never
  * match the unauthorized sentinel; the default storage transport refuses loopback storage.
  */
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { createAuthFetch } from "../../src/auth/create_auth_fetch.ts";
 import { staticCredentials } from "../../src/auth/credential.ts";
 import { BlobClient } from "../../src/blob/client.ts";
 import { findError } from "../../src/errors/find_error.ts";
 import { HttpStatusError, PeerRefusedError } from "../../src/errors/kinds.ts";
 import { NotFoundError, UnauthorizedError } from "../../src/errors/sentinels.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 import type { Fetch } from "../../src/transport/fetch.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { startFileServer } from "../fixtures/file_server.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -98,9 +98,9 @@ registryTest("confidentiality: blob library cross-origin routing", async (t) => 
       });
       await client.push(repo, digest, bytes.byteLength, bytes);
       const put = forwarder.log.filter((r) => r.method === "PUT");
-      assert.equal(put.length, 1);
-      assert.deepEqual(credentialHeaders(put[0].headers), []);
-      assert.ok(
+      assertStrictEquals(put.length, 1);
+      assertEquals(credentialHeaders(put[0].headers), []);
+      assert(
         seenByRegistryTransport.every((host) => host === proxy.host),
         "the registry transport never saw the storage origin",
       );
@@ -108,14 +108,14 @@ registryTest("confidentiality: blob library cross-origin routing", async (t) => 
 
     await t.step("a storage redirect gets no credential", async () => {
       const stream = await client.pull(repo, digest);
-      assert.ok(sameBytes(new Uint8Array(await new Response(stream).arrayBuffer()), bytes));
+      assert(sameBytes(new Uint8Array(await new Response(stream).arrayBuffer()), bytes));
       const gets = files.log.filter((r) => r.method === "GET");
-      assert.equal(gets.length, 1);
-      for (const record of files.log) assert.deepEqual(credentialHeaders(record.headers), []);
-      assert.ok(seenByRegistryTransport.every((host) => host === proxy.host));
+      assertStrictEquals(gets.length, 1);
+      for (const record of files.log) assertEquals(credentialHeaders(record.headers), []);
+      assert(seenByRegistryTransport.every((host) => host === proxy.host));
       // The registry did receive the credential and the added headers: they were real.
       const registryGets = proxy.log.filter((r) => r.method === "GET");
-      assert.ok(registryGets.some((r) => /^Bearer /.test(r.headers.authorization ?? "")));
+      assert(registryGets.some((r) => /^Bearer /.test(r.headers.authorization ?? "")));
     });
 
     await t.step("a storage 403 never matches the unauthorized sentinel", async () => {
@@ -126,12 +126,12 @@ registryTest("confidentiality: blob library cross-origin routing", async (t) => 
       });
       const err = await ledger.rejection(client.pull(repo, digest).then((s) => s.cancel()));
       files.clearFaults();
-      assert.equal(findError(err, UnauthorizedError), undefined);
-      assert.equal(findError(err, NotFoundError), undefined);
+      assertStrictEquals(findError(err, UnauthorizedError), undefined);
+      assertStrictEquals(findError(err, NotFoundError), undefined);
       const http = findError(err, HttpStatusError);
-      assert.ok(http);
-      assert.equal(http.offOrigin, true);
-      assert.equal(http.body.byteLength, 0);
+      assert(http);
+      assertStrictEquals(http.offOrigin, true);
+      assertStrictEquals(http.body.byteLength, 0);
     });
 
     await t.step("the default storage transport refuses loopback storage", async () => {
@@ -139,8 +139,8 @@ registryTest("confidentiality: blob library cross-origin routing", async (t) => 
       const before = files.log.length;
       try {
         const err = await ledger.rejection(guarded.pull(repo, digest).then((s) => s.cancel()));
-        assert.ok(findError(err, PeerRefusedError));
-        assert.equal(files.log.length, before, "storage was never contacted");
+        assert(findError(err, PeerRefusedError));
+        assertStrictEquals(files.log.length, before, "storage was never contacted");
       } finally {
         guarded.close();
       }

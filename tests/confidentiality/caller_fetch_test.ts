@@ -3,13 +3,13 @@
  * redirect to another host) fail closed before anything is sent, unless the caller opts in by
  * giving the same transport as `storageTransport`, which routes them through it.
  */
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { join } from "node:path";
 import { findError } from "../../src/errors/find_error.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
 import type { Fetch } from "../../src/transport/fetch.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { startFileServer } from "../fixtures/file_server.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { makeTempDir, removeDir } from "../fixtures/tmp.ts";
@@ -77,10 +77,10 @@ registryTest("confidentiality: a caller's transport and cross-host requests", as
       const err = await ledger.rejection(
         client.push(`${registry.host}/conf/caller:v1`, fromFile(source)),
       );
-      assert.ok(findError(err, PeerRefusedError), "fails closed");
-      assert.equal(token.requests.length, 0, "the realm was never contacted");
-      assert.ok(caller.hosts.length > 0, "registry requests went through the caller's fetch");
-      assert.ok(caller.hosts.every((host) => host === "127.0.0.1"), "only the registry's host");
+      assert(findError(err, PeerRefusedError), "fails closed");
+      assertStrictEquals(token.requests.length, 0, "the realm was never contacted");
+      assert(caller.hosts.length > 0, "registry requests went through the caller's fetch");
+      assert(caller.hosts.every((host) => host === "127.0.0.1"), "only the registry's host");
     });
 
     await t.step("with the opt-in it goes through the caller's transport", async () => {
@@ -93,15 +93,15 @@ registryTest("confidentiality: a caller's transport and cross-host requests", as
       });
       caller.hosts.length = 0;
       await client.push(`${registry.host}/conf/caller:v1`, fromFile(source));
-      assert.ok(token.requests.length > 0);
-      assert.ok(caller.hosts.includes("localhost"), "the realm request used the caller's fetch");
+      assert(token.requests.length > 0);
+      assert(caller.hosts.includes("localhost"), "the realm request used the caller's fetch");
       const dest = join(work, "opt-in.out");
       caller.hosts.length = 0;
       const storageBefore = files.log.length;
       await client.pull(`${registry.host}/conf/caller:v1`, toFile(dest));
-      assert.ok(sameBytes(await Deno.readFile(dest), bytes));
-      assert.ok(files.log.length > storageBefore, "the redirect was followed");
-      for (const record of files.log) assert.deepEqual(credentialHeaders(record.headers), []);
+      assert(sameBytes(await Deno.readFile(dest), bytes));
+      assert(files.log.length > storageBefore, "the redirect was followed");
+      for (const record of files.log) assertEquals(credentialHeaders(record.headers), []);
     });
 
     await t.step("without the opt-in a cross-host blob redirect fails closed", async () => {
@@ -115,9 +115,9 @@ registryTest("confidentiality: a caller's transport and cross-host requests", as
       const err = await ledger.rejection(
         client.pull(`${anonymous.host}/conf/caller:v1`, toFile(join(work, "closed.out"))),
       );
-      assert.ok(findError(err, PeerRefusedError), "fails closed");
-      assert.equal(files.log.length, storageBefore, "storage was never contacted");
-      assert.ok(caller.hosts.every((host) => host === "127.0.0.1"));
+      assert(findError(err, PeerRefusedError), "fails closed");
+      assertStrictEquals(files.log.length, storageBefore, "storage was never contacted");
+      assert(caller.hosts.every((host) => host === "127.0.0.1"));
     });
 
     await t.step("the default transport refuses the loopback realm as well", async () => {
@@ -126,8 +126,8 @@ registryTest("confidentiality: a caller's transport and cross-host requests", as
       const err = await ledger.rejection(
         client.pull(`${registry.host}/conf/caller:v1`, toFile(join(work, "default.out"))),
       );
-      assert.ok(findError(err, PeerRefusedError));
-      assert.equal(token.requests.length, before);
+      assert(findError(err, PeerRefusedError));
+      assertStrictEquals(token.requests.length, before);
     });
   } finally {
     caller.close();

@@ -4,7 +4,7 @@
  * that resolves to loopback is refused too, and the registry's own hostname on another port is
  * exempt.
  */
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
@@ -12,8 +12,8 @@ import { findError } from "../../src/errors/find_error.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { NotFoundError } from "../../src/errors/sentinels.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
-import { crossHostFetch } from "../../src/transport/cross_host_fetch.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { crossHostFetch } from "../../src/transport/layers/cross_host_fetch.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { crossHostPeerGuard, guardedExternalTransport } from "../../src/transport/peer_guard.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { makeTempDir, removeDir } from "../fixtures/tmp.ts";
@@ -52,14 +52,14 @@ const FORBIDDEN_LITERALS = [
 Deno.test("peer guard: the unit table of forbidden and allowed peers", () => {
   for (const literal of FORBIDDEN_LITERALS) {
     const address = literal.replace(/^\[|\]$/g, "");
-    assert.equal(crossHostPeerGuard(address, address.includes(":") ? 6 : 4), false, literal);
+    assertStrictEquals(crossHostPeerGuard(address, address.includes(":") ? 6 : 4), false, literal);
   }
   for (
     const address of ["93.184.215.14", "8.8.8.8", "172.32.0.1", "2606:4700::1", "::ffff:8.8.8.8"]
   ) {
-    assert.equal(crossHostPeerGuard(address, address.includes(":") ? 6 : 4), true, address);
+    assertStrictEquals(crossHostPeerGuard(address, address.includes(":") ? 6 : 4), true, address);
   }
-  assert.equal(crossHostPeerGuard("not-an-address", 4), false, "fails closed on junk");
+  assertStrictEquals(crossHostPeerGuard("not-an-address", 4), false, "fails closed on junk");
 });
 
 Deno.test("peer guard: the guarded transport refuses forbidden literals before dialing", async () => {
@@ -72,13 +72,13 @@ Deno.test("peer guard: the guarded transport refuses forbidden literals before d
     for (const literal of FORBIDDEN_LITERALS) {
       const url = `http://${literal}:${counter.port}/token?secret=${SECRET}`;
       const err = await ledger.rejection(external.fetch(new Request(url)));
-      assert.ok(err instanceof PeerRefusedError, literal);
+      assert(err instanceof PeerRefusedError, literal);
     }
     // A name resolving to loopback is refused at resolution.
     const err = await ledger.rejection(
       external.fetch(new Request(`http://localhost:${counter.port}/`)),
     );
-    assert.ok(err instanceof PeerRefusedError);
+    assert(err instanceof PeerRefusedError);
     // An upload body never leaves either.
     const upload = await ledger.rejection(external.fetch(
       new Request(`http://10.0.0.1:${counter.port}/upload?X-Amz-Signature=${SECRET}`, {
@@ -87,9 +87,9 @@ Deno.test("peer guard: the guarded transport refuses forbidden literals before d
         body: new Uint8Array([1, 2, 3]),
       }),
     ));
-    assert.ok(upload instanceof PeerRefusedError);
-    assert.equal(counter.connections, 0, "nothing was dialed");
-    assert.equal(counter.bytes, 0);
+    assert(upload instanceof PeerRefusedError);
+    assertStrictEquals(counter.connections, 0, "nothing was dialed");
+    assertStrictEquals(counter.bytes, 0);
   } finally {
     external.close();
     base.close();
@@ -104,10 +104,10 @@ Deno.test("peer guard: without a cross-host transport, other hosts fail closed",
     return Promise.resolve(new Response("ok"));
   };
   const route = crossHostFetch({ registry: new URL("http://127.0.0.1:5000"), sameHost: caller });
-  assert.equal((await route(new Request("http://127.0.0.1:6000/storage"))).status, 200);
+  assertStrictEquals((await route(new Request("http://127.0.0.1:6000/storage"))).status, 200);
   const err = await route(new Request("http://localhost:5000/")).catch((e) => e);
-  assert.ok(err instanceof PeerRefusedError);
-  assert.deepEqual(seen, ["127.0.0.1:6000"], "the registry's hostname on another port is exempt");
+  assert(err instanceof PeerRefusedError);
+  assertEquals(seen, ["127.0.0.1:6000"], "the registry's hostname on another port is exempt");
   // An upload body is released unread, never handed to the caller's transport.
   let cancelled = false;
   let pulled = 0;
@@ -128,10 +128,10 @@ Deno.test("peer guard: without a cross-host transport, other hosts fail closed",
       duplex: "half",
     } as RequestInit),
   ).catch((e) => e);
-  assert.ok(upload instanceof PeerRefusedError);
-  assert.equal(cancelled, true);
-  assert.equal(pulled, 0);
-  assert.equal(seen.length, 1);
+  assert(upload instanceof PeerRefusedError);
+  assertStrictEquals(cancelled, true);
+  assertStrictEquals(pulled, 0);
+  assertStrictEquals(seen.length, 1);
 });
 
 registryTest("peer guard: a realm on localhost while the registry is 127.0.0.1", async () => {
@@ -161,14 +161,14 @@ registryTest("peer guard: a realm on localhost while the registry is 127.0.0.1",
     const pushErr = await ledger.rejection(
       client.push(`${registry.host}/conf/realm:v1`, fromFile(source)),
     );
-    assert.ok(findError(pushErr, PeerRefusedError), "push fails closed");
+    assert(findError(pushErr, PeerRefusedError), "push fails closed");
     const pullErr = await ledger.rejection(
       client.pull(`${registry.host}/conf/realm:v1`, toFile(join(work, "out.bin"))),
     );
-    assert.ok(findError(pullErr, PeerRefusedError), "pull fails closed");
-    assert.equal(counter.connections, 0, "the token server saw no connection");
-    assert.equal(counter.bytes, 0, "the token server saw zero bytes");
-    assert.equal(signer.requests.length, 0);
+    assert(findError(pullErr, PeerRefusedError), "pull fails closed");
+    assertStrictEquals(counter.connections, 0, "the token server saw no connection");
+    assertStrictEquals(counter.bytes, 0, "the token server saw zero bytes");
+    assertStrictEquals(signer.requests.length, 0);
   } finally {
     await counter.close();
     await removeDir(work);
@@ -237,18 +237,18 @@ Deno.test("peer guard: forbidden realm and upload-location literals are never di
       const pullErr = await ledger.rejection(
         client.pull(`localhost:${realms.port}/conf/table:v1`, toFile(join(work, "out.bin"))),
       );
-      assert.ok(findError(pullErr, PeerRefusedError), `realm ${literal}`);
+      assert(findError(pullErr, PeerRefusedError), `realm ${literal}`);
 
       current = `http://${literal}:${counter.port}/upload/1?X-Amz-Signature=${SECRET}`;
       const pushErr = await ledger.rejection(
         client.push(`localhost:${uploads.port}/conf/table:v1`, fromFile(source)),
       );
-      assert.ok(findError(pushErr, PeerRefusedError), `upload location ${literal}`);
+      assert(findError(pushErr, PeerRefusedError), `upload location ${literal}`);
     }
-    assert.equal(counter.connections, 0, "no forbidden literal was dialed");
-    assert.equal(counter.bytes, 0);
+    assertStrictEquals(counter.connections, 0, "no forbidden literal was dialed");
+    assertStrictEquals(counter.bytes, 0);
     // The sessions were opened, so the refusals happened at the PUT, not before.
-    assert.ok(
+    assert(
       uploads.requests.filter((r) => r.startsWith("POST")).length >= FORBIDDEN_LITERALS.length,
     );
   } finally {
@@ -279,9 +279,9 @@ Deno.test("peer guard: a realm on the registry's own hostname and another port i
     const err = await ledger.rejection(
       client.pull(`localhost:${mini.port}/conf/exempt:v1`, toFile(join(work, "out.bin"))),
     );
-    assert.equal(findError(err, PeerRefusedError), undefined, "not refused");
-    assert.ok(findError(err, NotFoundError), "the token worked; the manifest is absent");
-    assert.equal(tokenRequests.length, 1);
+    assertStrictEquals(findError(err, PeerRefusedError), undefined, "not refused");
+    assert(findError(err, NotFoundError), "the token worked; the manifest is absent");
+    assertStrictEquals(tokenRequests.length, 1);
   } finally {
     await mini.close();
     await new Promise<void>((resolve) => tokens.close(() => resolve()));

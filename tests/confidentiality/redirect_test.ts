@@ -5,7 +5,7 @@
  * location is never reused by a later attempt, and storage refusals are retried without
  * matching the unauthorized or not-found sentinels.
  */
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "../fixtures/assert.ts";
 import { join } from "node:path";
 import { findError } from "../../src/errors/find_error.ts";
 import { HttpStatusError, RedirectError, RetriesExhaustedError } from "../../src/errors/kinds.ts";
@@ -73,18 +73,22 @@ registryTest("confidentiality: blob redirects to storage", async (t) => {
       const before = files.log.length;
       const dest = join(work, "many.out");
       await client.pull(`${proxy.host}/conf/many:v1`, toFile(dest));
-      assert.ok(sameBytes(await Deno.readFile(dest), many));
+      assert(sameBytes(await Deno.readFile(dest), many));
       const storage = files.log.slice(before);
-      assert.equal(storage.filter((r) => r.method === "GET").length, 4, "four parts via storage");
+      assertStrictEquals(
+        storage.filter((r) => r.method === "GET").length,
+        4,
+        "four parts via storage",
+      );
       for (const record of storage) {
-        assert.deepEqual(credentialHeaders(record.headers), [], `storage got credentials`);
+        assertEquals(credentialHeaders(record.headers), [], `storage got credentials`);
       }
       // The credential existed: the registry's own blob requests carried it.
       const registryBlobGets = proxy.log.filter((r) => r.method === "GET" && BLOB_GET.test(r.path));
-      assert.ok(registryBlobGets.length >= 4);
+      assert(registryBlobGets.length >= 4);
       for (const record of registryBlobGets) {
-        assert.match(record.headers.authorization ?? "", /^Bearer /);
-        assert.equal(record.headers.cookie, undefined, "no cookie jar for the registry");
+        assertMatch(record.headers.authorization ?? "", /^Bearer /);
+        assertStrictEquals(record.headers.cookie, undefined, "no cookie jar for the registry");
       }
     });
 
@@ -101,13 +105,13 @@ registryTest("confidentiality: blob redirects to storage", async (t) => {
       const proxyBefore = proxy.log.length;
       const dest = join(work, "one.out");
       await client.pull(`${proxy.host}/conf/one:v1`, toFile(dest), { workers: 1 });
-      assert.ok(sameBytes(await Deno.readFile(dest), one));
+      assert(sameBytes(await Deno.readFile(dest), one));
       const hop = proxy.log.slice(proxyBefore).find((r) => r.query === "hop=1");
-      assert.ok(hop !== undefined, "the same-origin hop reached the registry origin");
-      assert.match(hop.headers.authorization ?? "", /^Bearer /, "same origin keeps the credential");
+      assert(hop !== undefined, "the same-origin hop reached the registry origin");
+      assertMatch(hop.headers.authorization ?? "", /^Bearer /, "same origin keeps the credential");
       const storage = files.log.slice(before);
-      assert.equal(storage.length, 1);
-      assert.deepEqual(credentialHeaders(storage[0].headers), []);
+      assertStrictEquals(storage.length, 1);
+      assertEquals(credentialHeaders(storage[0].headers), []);
     });
 
     await t.step(
@@ -125,10 +129,10 @@ registryTest("confidentiality: blob redirects to storage", async (t) => {
         const proxyBefore = proxy.log.length;
         const dest = join(work, "back.out");
         await client.pull(`${proxy.host}/conf/one:v1`, toFile(dest), { workers: 1 });
-        assert.ok(sameBytes(await Deno.readFile(dest), one), "the retry completed the pull");
+        assert(sameBytes(await Deno.readFile(dest), one), "the retry completed the pull");
         const back = proxy.log.slice(proxyBefore).find((r) => r.query === "back=1");
-        assert.ok(back !== undefined, "the hop back reached the registry origin");
-        assert.deepEqual(credentialHeaders(back.headers), [], "no credential on the way back");
+        assert(back !== undefined, "the hop back reached the registry origin");
+        assertEquals(credentialHeaders(back.headers), [], "no credential on the way back");
         files.clearFaults();
       },
     );
@@ -159,13 +163,13 @@ registryTest("confidentiality: blob redirects to storage", async (t) => {
           workers: 1,
         }),
       );
-      assert.ok(findError(err, RedirectError), "a redirect error");
-      assert.equal(files.log.length, before, "the fourth target was never contacted");
+      assert(findError(err, RedirectError), "a redirect error");
+      assertStrictEquals(files.log.length, before, "the fourth target was never contacted");
       // Terminal: one attempt, four blob GETs at the registry origin (the first and 3 hops).
       const gets = proxy.log.slice(proxyBefore).filter((r) =>
         r.method === "GET" && BLOB_GET.test(r.path)
       );
-      assert.equal(gets.length, 4);
+      assertStrictEquals(gets.length, 4);
     });
 
     await t.step("a failed storage read asks the registry again", async () => {
@@ -176,12 +180,12 @@ registryTest("confidentiality: blob redirects to storage", async (t) => {
       const proxyBefore = proxy.log.length;
       const dest = join(work, "retry.out");
       await client.pull(`${proxy.host}/conf/one:v1`, toFile(dest), { workers: 1 });
-      assert.ok(sameBytes(await Deno.readFile(dest), one));
+      assert(sameBytes(await Deno.readFile(dest), one));
       const gets = proxy.log.slice(proxyBefore).filter((r) =>
         r.method === "GET" && BLOB_GET.test(r.path)
       );
-      assert.equal(gets.length, 2, "each attempt asks the registry for the blob");
-      assert.equal(files.log.length - before, 2);
+      assertStrictEquals(gets.length, 2, "each attempt asks the registry for the blob");
+      assertStrictEquals(files.log.length - before, 2);
     });
 
     for (const status of [401, 403, 404, 410]) {
@@ -205,26 +209,26 @@ registryTest("confidentiality: blob redirects to storage", async (t) => {
           }),
         );
         files.clearFaults();
-        assert.equal(findError(err, UnauthorizedError), undefined, "not unauthorized");
-        assert.equal(findError(err, NotFoundError), undefined, "not not-found");
-        assert.ok(findError(err, RetriesExhaustedError), "retried until the budget ran out");
+        assertStrictEquals(findError(err, UnauthorizedError), undefined, "not unauthorized");
+        assertStrictEquals(findError(err, NotFoundError), undefined, "not not-found");
+        assert(findError(err, RetriesExhaustedError), "retried until the budget ran out");
         const http = findError(err, HttpStatusError);
-        assert.ok(http);
-        assert.equal(http.status, status);
-        assert.equal(http.offOrigin, true);
-        assert.equal(http.body.byteLength, 0, "the storage body is dropped unread");
+        assert(http);
+        assertStrictEquals(http.status, status);
+        assertStrictEquals(http.offOrigin, true);
+        assertStrictEquals(http.body.byteLength, 0, "the storage body is dropped unread");
         const gets = proxy.log.slice(proxyBefore).filter((r) =>
           r.method === "GET" && BLOB_GET.test(r.path)
         );
-        assert.equal(gets.length, FAST_POLICY.maxAttempts, "every attempt asks the registry");
-        assert.equal(files.log.length - storageBefore, FAST_POLICY.maxAttempts);
+        assertStrictEquals(gets.length, FAST_POLICY.maxAttempts, "every attempt asks the registry");
+        assertStrictEquals(files.log.length - storageBefore, FAST_POLICY.maxAttempts);
         // A storage refusal never sends a credential, not even after a challenge.
         for (const record of files.log.slice(storageBefore)) {
-          assert.deepEqual(credentialHeaders(record.headers), []);
+          assertEquals(credentialHeaders(record.headers), []);
         }
         // Its challenge is not the registry's: it asks for no token (the client's cached token
         // serves the registry's manifest).
-        assert.equal(token.requests.length - tokensBefore, 0);
+        assertStrictEquals(token.requests.length - tokensBefore, 0);
       });
     }
 
@@ -251,19 +255,19 @@ registryTest("confidentiality: blob redirects to storage", async (t) => {
         }),
       );
       proxy.clearFaults();
-      assert.equal(findError(err, NotFoundError), undefined, "not not-found");
-      assert.ok(findError(err, RetriesExhaustedError));
+      assertStrictEquals(findError(err, NotFoundError), undefined, "not not-found");
+      assert(findError(err, RetriesExhaustedError));
       const firsts = proxy.log.slice(proxyBefore).filter((r) =>
         r.method === "GET" && BLOB_GET.test(r.path) && r.query === ""
       );
-      assert.equal(firsts.length, FAST_POLICY.maxAttempts, "every attempt asks the registry");
+      assertStrictEquals(firsts.length, FAST_POLICY.maxAttempts, "every attempt asks the registry");
     });
 
     await t.step("no request anywhere carried a cookie", () => {
       for (const record of [...files.log, ...proxy.log]) {
-        assert.equal(record.headers.cookie, undefined);
+        assertStrictEquals(record.headers.cookie, undefined);
       }
-      assert.ok(ledger.errors.length >= 5);
+      assert(ledger.errors.length >= 5);
     });
   } finally {
     await removeDir(work);

@@ -5,7 +5,13 @@
  * a fresh session on the next attempt (never a credential), and its body never reaches an
  * error.
  */
-import assert from "node:assert/strict";
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+  assertNotStrictEquals,
+  assertStrictEquals,
+} from "../fixtures/assert.ts";
 import { join } from "node:path";
 import { findError } from "../../src/errors/find_error.ts";
 import { HttpStatusError, RetriesExhaustedError } from "../../src/errors/kinds.ts";
@@ -77,18 +83,18 @@ registryTest("confidentiality: off-origin upload sessions", async (t) => {
       const source = join(work, "a.bin");
       const bytes = await writeRandomFile(source, 3 * PART + 10, 21);
       await client.push(`${proxy.host}/${REPOSITORY}:a`, fromFile(source), { partSize: PART });
-      assert.ok(puts().length >= 4, "every part went to the storage origin");
+      assert(puts().length >= 4, "every part went to the storage origin");
       for (const record of storage.log) {
-        assert.deepEqual(credentialHeaders(record.headers), [], "storage got credentials");
+        assertEquals(credentialHeaders(record.headers), [], "storage got credentials");
       }
       for (const record of proxy.log.filter((r) => r.method === "POST")) {
-        assert.match(record.headers.authorization ?? "", /^Bearer /, "the registry got the token");
-        assert.equal(record.headers.cookie, undefined);
+        assertMatch(record.headers.authorization ?? "", /^Bearer /, "the registry got the token");
+        assertStrictEquals(record.headers.cookie, undefined);
       }
       // The parts really landed through the storage origin.
       const dest = join(work, "a.out");
       await client.pull(`${proxy.host}/${REPOSITORY}:a`, toFile(dest));
-      assert.ok(sameBytes(await Deno.readFile(dest), bytes));
+      assert(sameBytes(await Deno.readFile(dest), bytes));
     });
 
     for (const status of [401, 403]) {
@@ -105,20 +111,23 @@ registryTest("confidentiality: off-origin upload sessions", async (t) => {
         const tokensBefore = token.requests.length;
         await client.push(`${proxy.host}/${REPOSITORY}:r${status}`, fromFile(source));
         // Two sessions for the one part: the refused one and the fresh one.
-        assert.equal(posts() - postsBefore, 2);
+        assertStrictEquals(posts() - postsBefore, 2);
         const attempts = puts().slice(putsBefore);
-        assert.equal(attempts.length, 2);
-        assert.notEqual(attempts[0].path + attempts[0].query, attempts[1].path + attempts[1].query);
-        for (const record of attempts) assert.deepEqual(credentialHeaders(record.headers), []);
+        assertStrictEquals(attempts.length, 2);
+        assertNotStrictEquals(
+          attempts[0].path + attempts[0].query,
+          attempts[1].path + attempts[1].query,
+        );
+        for (const record of attempts) assertEquals(credentialHeaders(record.headers), []);
         // The storage challenge was not answered: the only token requests are the registry's
         // own (at most one per scope for this push).
-        assert.ok(token.requests.length - tokensBefore <= 2);
+        assert(token.requests.length - tokensBefore <= 2);
         for (const record of token.requests.slice(tokensBefore)) {
-          assert.notEqual(record.query.includes("service=x"), true, "storage realm not used");
+          assertNotStrictEquals(record.query.includes("service=x"), true, "storage realm not used");
         }
         const dest = join(work, `r${status}.out`);
         await client.pull(`${proxy.host}/${REPOSITORY}:r${status}`, toFile(dest));
-        assert.ok(sameBytes(await Deno.readFile(dest), bytes));
+        assert(sameBytes(await Deno.readFile(dest), bytes));
       });
     }
 
@@ -133,21 +142,25 @@ registryTest("confidentiality: off-origin upload sessions", async (t) => {
       const err = await ledger.rejection(
         client.push(`${proxy.host}/${REPOSITORY}:refused`, fromFile(source)),
       );
-      assert.equal(findError(err, UnauthorizedError), undefined);
-      assert.equal(findError(err, NotFoundError), undefined);
-      assert.ok(findError(err, RetriesExhaustedError));
+      assertStrictEquals(findError(err, UnauthorizedError), undefined);
+      assertStrictEquals(findError(err, NotFoundError), undefined);
+      assert(findError(err, RetriesExhaustedError));
       const http = findError(err, HttpStatusError);
-      assert.ok(http);
-      assert.equal(http.status, 403);
-      assert.equal(http.offOrigin, true);
-      assert.equal(http.body.byteLength, 0, "the storage body is dropped unread");
-      assert.equal(posts() - postsBefore, FAST_POLICY.maxAttempts, "a session per attempt");
-      assert.equal(puts().length - putsBefore, FAST_POLICY.maxAttempts, "one PUT per session");
+      assert(http);
+      assertStrictEquals(http.status, 403);
+      assertStrictEquals(http.offOrigin, true);
+      assertStrictEquals(http.body.byteLength, 0, "the storage body is dropped unread");
+      assertStrictEquals(posts() - postsBefore, FAST_POLICY.maxAttempts, "a session per attempt");
+      assertStrictEquals(
+        puts().length - putsBefore,
+        FAST_POLICY.maxAttempts,
+        "one PUT per session",
+      );
     });
 
     await t.step("no request anywhere carried a cookie", () => {
       for (const record of [...storage.log, ...proxy.log]) {
-        assert.equal(record.headers.cookie, undefined);
+        assertStrictEquals(record.headers.cookie, undefined);
       }
     });
   } finally {

@@ -2,7 +2,7 @@
  * The seeded fuzz sample of `deno task test` (the full counts run in `deno task stress`).
  * Reproduce a run with `OCIPART_FUZZ_SEED=<seed>`; a failure names the seed of its case.
  */
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertNotEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { FUZZ_TARGETS, runFuzzTarget } from "./fuzz.ts";
 import { runManifestPullFuzz } from "./manifest_pull.ts";
 import { findLeaks } from "../reliability/leak_scan.ts";
@@ -17,8 +17,8 @@ for (const target of FUZZ_TARGETS) {
     sanitizeResources: true,
     async fn() {
       const report = await runFuzzTarget(target, { seed: SEED, cases: CASES_PER_TARGET });
-      assert.equal(report.cases, CASES_PER_TARGET);
-      assert.deepEqual(report.failures, []);
+      assertStrictEquals(report.cases, CASES_PER_TARGET);
+      assertEquals(report.failures, []);
     },
   });
 }
@@ -29,10 +29,10 @@ Deno.test({
   sanitizeResources: true,
   async fn() {
     const report = await runManifestPullFuzz({ seed: SEED, cases: 40 });
-    assert.deepEqual(report.failures, []);
-    assert.equal(report.destinationsFromUnverified, 0);
-    assert.equal(report.blobRequestsAfterUnverified, 0);
-    assert.ok(report.rejected > 0);
+    assertEquals(report.failures, []);
+    assertStrictEquals(report.destinationsFromUnverified, 0);
+    assertStrictEquals(report.blobRequestsAfterUnverified, 0);
+    assert(report.rejected > 0);
   },
 });
 
@@ -49,13 +49,13 @@ Deno.test("leak scan: the rules catch what the spec forbids and pass safe messag
     "session at /v2/org/data/blobs/uploads/",
     "registry.example:5000 down",
   ];
-  for (const text of bad) assert.notDeepEqual(findLeaks(text), [], text);
-  assert.deepEqual(findLeaks("hunter2 is the password", ["hunter2"]), ["secret"]);
+  for (const text of bad) assertNotEquals(findLeaks(text), [], text);
+  assertEquals(findLeaks("hunter2 is the password", ["hunter2"]), ["secret"]);
   const safe = [
     "part 3: download: failed after 4 attempts",
     "GET blob: status 503",
     "PUT request: no progress for 60 s",
     "manifest: layer 12 size disagrees with the split rule",
   ];
-  for (const text of safe) assert.deepEqual(findLeaks(text), [], text);
+  for (const text of safe) assertEquals(findLeaks(text), [], text);
 });

@@ -32,6 +32,7 @@ import { seededRandom } from "../fixtures/random.ts";
 import { makeTempDir, removeDir } from "../fixtures/tmp.ts";
 import { FUZZ_TARGETS, mutate } from "./fuzz.ts";
 import { findLeaks, renderedStrings } from "../reliability/leak_scan.ts";
+import { exists } from "../fixtures/expect.ts";
 
 /** The outcome of a manifest pull fuzz run. */
 export interface ManifestPullReport {
@@ -46,15 +47,6 @@ export interface ManifestPullReport {
 
 const REPO = "fuzz/manifest";
 const PART = 64 * 1024;
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** See the module doc. */
 export async function runManifestPullFuzz(

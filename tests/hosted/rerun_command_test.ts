@@ -6,10 +6,10 @@
  */
 import { HttpStatusError } from "../../src/errors/kinds.ts";
 import { PartTooLargeError } from "../../src/errors/sentinels.ts";
-import { parseCommandLine } from "../../src/cli/args.ts";
-import { failureWords } from "../../src/cli/failure_words.ts";
-import { rerunCommand } from "../../src/cli/part_size_words.ts";
-import { shellsOf } from "../../src/cli/shell_word.ts";
+import { parseCommandLine } from "../../src/cli/arguments/args.ts";
+import { failureWords } from "../../src/cli/words/failure_words.ts";
+import { rerunCommand } from "../../src/cli/words/part_size_words.ts";
+import { shellsOf } from "../../src/cli/words/shell_word.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { tempDir } from "../fixtures/tmp.ts";

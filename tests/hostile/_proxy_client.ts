@@ -10,7 +10,7 @@
  * @module
  */
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { causeCodes } from "../../src/transport/failure.ts";
 
 const [mode, reference, dir, caFile] = Deno.args;

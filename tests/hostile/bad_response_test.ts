@@ -4,9 +4,9 @@
  * tells it as the cause `BAD_RESPONSE`, final, and the CLI says so in plain words with a hint.
  * A TLS server's alert in the same place is still a TLS server (`TLS_SERVER`).
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { ExchangeError } from "../../src/transport/failure.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { everyPath, type RawServer, startRawServer } from "../transport/_raw_server.ts";
@@ -37,7 +37,7 @@ function answering(answer: string | Uint8Array): RawServer {
 function reportLines(stderr: string, command: string): string[] {
   const prefix = `ocipart ${command}: `;
   const lines = stderr.trimEnd().split("\n");
-  for (const line of lines) ok(line.startsWith(prefix), stderr);
+  for (const line of lines) assert(line.startsWith(prefix), stderr);
   return lines.map((line) => line.slice(prefix.length));
 }
 
@@ -57,9 +57,9 @@ Deno.test("an answer that is not HTTP is BAD_RESPONSE on every path; a TLS alert
       for (const [method, request] of everyPath(server.origin, file, { head: true })) {
         const err = await transport.fetch(request()).then(() => undefined, (e) => e);
         const label = `${method}, ${what}`;
-        ok(err instanceof ExchangeError, `${label}: ${err}`);
-        deepStrictEqual([err.reason, err.retryable], [reason, false], `${label}: ${err.message}`);
-        ok(!/127\.0\.0\.1|GARBAGE|X-Bad/.test(err.message), err.message);
+        assert(err instanceof ExchangeError, `${label}: ${err}`);
+        assertEquals([err.reason, err.retryable], [reason, false], `${label}: ${err.message}`);
+        assert(!/127\.0\.0\.1|GARBAGE|X-Bad/.test(err.message), err.message);
       }
     } finally {
       transport.close();
@@ -85,8 +85,8 @@ Deno.test("cli: an answer that is not HTTP has a cause, plain words and a hint, 
       for (const args of runs) {
         const before = server.connections.length;
         const run = await runCli(args, { tmp: tmp.path });
-        strictEqual(run.code, 1, `${what}: ${run.stderr}`);
-        deepStrictEqual(reportLines(run.stderr, args[0]), [
+        assertStrictEquals(run.code, 1, `${what}: ${run.stderr}`);
+        assertEquals(reportLines(run.stderr, args[0]), [
           `the answer of ${host} is not valid HTTP`,
           "hint: if that port speaks HTTPS, drop --plain-http; otherwise something other than a " +
           "registry answers there, or a proxy in between is broken",
@@ -96,7 +96,7 @@ Deno.test("cli: an answer that is not HTTP has a cause, plain words and a hint, 
         ], what);
         // Not retried: a read of a manifest is asked once more, of a client that shows the
         // bytes; a push's first requests run side by side.
-        if (args[0] === "inspect") ok(server.connections.length - before <= 2, what);
+        if (args[0] === "inspect") assert(server.connections.length - before <= 2, what);
       }
     } finally {
       await server.close();

@@ -10,8 +10,8 @@ import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { causeLine, failureLines, runCli } from "../cli/_cli.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
-import { parseCommandLine } from "../../src/cli/args.ts";
-import { UsageError } from "../../src/cli/usage_error.ts";
+import { parseCommandLine } from "../../src/cli/arguments/args.ts";
+import { UsageError } from "../../src/cli/arguments/usage_error.ts";
 
 const KiB = 1024;
 const PLAIN = "127.0.0.1:5000/plain/data:v1";

@@ -5,7 +5,7 @@
  * repeats at most a code from the specification's list; nothing the registry wrote reaches the
  * terminal.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { HttpStatusError } from "../../src/errors/kinds.ts";
 import { distributionErrorCodes } from "../../src/registry/error_codes.ts";
 import { writePatternFile } from "../fixtures/files.ts";
@@ -38,9 +38,9 @@ function errorBody(codes: unknown[]): string {
 
 function assertNothingRaw(result: CliResult): void {
   const all = `${result.stdout}${result.stderr}`;
-  ok(!CONTROL.test(all), `a control character reached the terminal: ${JSON.stringify(all)}`);
-  ok(!all.includes(MARK), `registry text reached the terminal: ${all}`);
-  ok(!all.includes("message") && !all.includes("detail"), all);
+  assert(!CONTROL.test(all), `a control character reached the terminal: ${JSON.stringify(all)}`);
+  assert(!all.includes(MARK), `registry text reached the terminal: ${all}`);
+  assert(!all.includes("message") && !all.includes("detail"), all);
 }
 
 Deno.test("a listed code among hostile fields: the CLI's words and the code, nothing raw", async () => {
@@ -53,9 +53,9 @@ Deno.test("a listed code among hostile fields: the CLI's words and the code, not
   });
   const ref = `${fake.host}/team/weights:v1`;
   const result = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
-  strictEqual(result.code, 3, result.stderr);
+  assertStrictEquals(result.code, 3, result.stderr);
   assertNothingRaw(result);
-  strictEqual(
+  assertStrictEquals(
     result.stderr.split("\n")[0],
     `ocipart inspect: the repository team/weights does not exist on ${fake.host} ` +
       "(404 Not Found, NAME_UNKNOWN)",
@@ -90,14 +90,14 @@ Deno.test("codes off the specification's list are never repeated, however close"
     ["pull", "--plain-http", "--progress", "none", ref, `${tmp.path}/out.bin`],
     { tmp: tmp.path },
   );
-  strictEqual(result.code, 3, result.stderr);
+  assertStrictEquals(result.code, 3, result.stderr);
   assertNothingRaw(result);
-  strictEqual(
+  assertStrictEquals(
     result.stderr.split("\n")[0],
     `ocipart pull: ${fake.host} has no ${ref}: the repository or its tag v1 does not exist ` +
       "(404 Not Found)",
   );
-  ok(!/UNKNOWN|proto/i.test(result.stderr), result.stderr);
+  assert(!/UNKNOWN|proto/i.test(result.stderr), result.stderr);
 });
 
 Deno.test("a refusal and a rejected manifest with hostile bodies: words of the CLI only", async () => {
@@ -119,9 +119,9 @@ Deno.test("a refusal and a rejected manifest with hostile bodies: words of the C
     respond: { status: 401, body: errorBody(["UNAUTHORIZED", MARK]) },
   });
   const refused = await runCli(push, { tmp: tmp.path });
-  strictEqual(refused.code, 6, refused.stderr);
+  assertStrictEquals(refused.code, 6, refused.stderr);
   assertNothingRaw(refused);
-  ok(
+  assert(
     refused.stderr.startsWith(`ocipart push: ${fake.host} needs credentials`),
     refused.stderr,
   );
@@ -136,9 +136,9 @@ Deno.test("a refusal and a rejected manifest with hostile bodies: words of the C
     respond: { status: 400, body: errorBody(some) },
   });
   const rejected = await runCli(push, { tmp: tmp.path });
-  strictEqual(rejected.code, 1, rejected.stderr);
+  assertStrictEquals(rejected.code, 1, rejected.stderr);
   assertNothingRaw(rejected);
-  strictEqual(
+  assertStrictEquals(
     rejected.stderr.split("\n")[0],
     `ocipart push: ${fake.host} refused a request (400 Bad Request, MANIFEST_BLOB_UNKNOWN)`,
   );
@@ -147,9 +147,9 @@ Deno.test("a refusal and a rejected manifest with hostile bodies: words of the C
   const many = Array.from({ length: 2000 }, () => "MANIFEST_BLOB_UNKNOWN");
   fake.fault({ method: "PUT", path: /manifests/, respond: { status: 400, body: errorBody(many) } });
   const long = await runCli(push, { tmp: tmp.path });
-  strictEqual(long.code, 1, long.stderr);
+  assertStrictEquals(long.code, 1, long.stderr);
   assertNothingRaw(long);
-  strictEqual(
+  assertStrictEquals(
     long.stderr.split("\n")[0],
     `ocipart push: ${fake.host} refused a request (400 Bad Request)`,
   );
@@ -161,9 +161,9 @@ Deno.test("a reference pasted with escape sequences is repeated escaped", async 
     ["pull", `127.0.0.1:9/a/b:v1\u001b]0;${MARK}\u0007`, `${tmp.path}/o`],
     { tmp: tmp.path },
   );
-  strictEqual(result.code, 1, result.stderr);
-  ok(!CONTROL.test(result.stderr), JSON.stringify(result.stderr));
-  strictEqual(
+  assertStrictEquals(result.code, 1, result.stderr);
+  assert(!CONTROL.test(result.stderr), JSON.stringify(result.stderr));
+  assertStrictEquals(
     result.stderr.split("\n")[0],
     `ocipart pull: "127.0.0.1:9/a/b:v1\\x1b]0;${MARK}\\x07" is not a valid reference: invalid tag`,
   );
@@ -172,7 +172,7 @@ Deno.test("a reference pasted with escape sequences is repeated escaped", async 
 Deno.test("only exact codes of the list come out of an error body", () => {
   const err = (body: string) =>
     new HttpStatusError("GET manifest", { status: 404, body: new TextEncoder().encode(body) });
-  deepStrictEqual(
+  assertEquals(
     distributionErrorCodes(err(errorBody(["BLOB_UNKNOWN", "DENIED", "BLOB_UNKNOWN"]))),
     [
       "BLOB_UNKNOWN",
@@ -189,6 +189,6 @@ Deno.test("only exact codes of the list come out of an error body", () => {
       "null",
     ]
   ) {
-    deepStrictEqual(distributionErrorCodes(err(body)), [], body);
+    assertEquals(distributionErrorCodes(err(body)), [], body);
   }
 });

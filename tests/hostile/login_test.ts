@@ -5,12 +5,13 @@
  * reaches the terminal raw, nothing is contacted that the peer guard refuses, and nothing is
  * written.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { type CliResult, failureLines, runCli } from "../cli/_cli.ts";
 import { HELPER_OS, runCliWidened, writeHelper } from "../auth/_helper_scripts.ts";
+import { expectFailure } from "../fixtures/expect.ts";
 
 /** C0 controls but newline, DEL, C1 controls, and the bidirectional overrides and isolates. */
 const UNSAFE =
@@ -19,15 +20,9 @@ const UNSAFE =
 
 function expectClean(result: CliResult, secrets: string[] = []): void {
   for (const [name, text] of [["stdout", result.stdout], ["stderr", result.stderr]]) {
-    ok(!UNSAFE.test(text), `${name} carries a control character: ${JSON.stringify(text)}`);
-    for (const secret of secrets) ok(!text.includes(secret), `${name} echoes ${secret}`);
+    assert(!UNSAFE.test(text), `${name} carries a control character: ${JSON.stringify(text)}`);
+    for (const secret of secrets) assert(!text.includes(secret), `${name} echoes ${secret}`);
   }
-}
-
-function expectFailure(result: CliResult, why: RegExp): void {
-  strictEqual(result.code, 1, result.stderr);
-  const [error] = failureLines(result.stderr);
-  ok(why.test(error), error);
 }
 
 /** Helper scripts answering `get` with hostile output. */
@@ -78,11 +73,11 @@ registryTest(
         run: [`docker-credential-${name}`],
       });
       const elapsed = performance.now() - started;
-      strictEqual(result.code, 1, `${name}: ${result.stderr}`);
+      assertStrictEquals(result.code, 1, `${name}: ${result.stderr}`);
       const [error] = failureLines(result.stderr);
-      ok(expected[name].test(error), `${name}: ${error}`);
+      assert(expected[name].test(error), `${name}: ${error}`);
       expectClean(result, ["pl4nted", "pwned"]);
-      ok(elapsed < 10_000, `${name}: ended after ${elapsed.toFixed(0)} ms`);
+      assert(elapsed < 10_000, `${name}: ended after ${elapsed.toFixed(0)} ms`);
     }
   },
 );
@@ -104,27 +99,27 @@ registryTest(
     const options = { tmp: tmp.path, env: { DOCKER_CONFIG: dockerConfig } };
     const ref = `${registry.host}/private/llm:v1`;
     const found = await runCli(["inspect", "--plain-http", ref], options);
-    ok(/matched NotFoundError/.test(found.stderr), `authenticated: ${found.stderr}`);
+    assert(/matched NotFoundError/.test(found.stderr), `authenticated: ${found.stderr}`);
 
     for (const json of [false, true]) {
       const logout = await runCli(["logout", ...(json ? ["--json"] : []), registry.host], options);
-      strictEqual(logout.code, 0, logout.stderr);
+      assertStrictEquals(logout.code, 0, logout.stderr);
       expectClean(logout, ["pwned"]);
       if (!json) {
-        strictEqual(
+        assertStrictEquals(
           logout.stdout,
           `Removed the login of ${registry.host} from the docker configuration\n`,
         );
       } else {
-        deepStrictEqual(JSON.parse(logout.stdout).removedFrom, []);
+        assertEquals(JSON.parse(logout.stdout).removedFrom, []);
       }
     }
-    deepStrictEqual(
+    assertEquals(
       JSON.parse(await Deno.readTextFile(`${dockerConfig}/config.json`)),
       { auths: other },
     );
     const anonymous = await runCli(["inspect", "--plain-http", ref], options);
-    ok(/matched UnauthorizedError/.test(anonymous.stderr), anonymous.stderr);
+    assert(/matched UnauthorizedError/.test(anonymous.stderr), anonymous.stderr);
   },
 );
 
@@ -162,12 +157,12 @@ Deno.test("login: a token realm on a private address is refused, never contacted
         { tmp: tmp.path, stdin: "pl4nted-pass", env: { DOCKER_CONFIG: `${tmp.path}/docker` } },
         { net: true },
       );
-      expectFailure(result, /refused by the peer guard$/);
+      expectFailure(result, { code: 1, error: /refused by the peer guard$/ });
       expectClean(result, ["127.0.0.2", "169.254", "pwned", "pl4nted", "realm="]);
     }
-    strictEqual(contacted, 0, "the private address was never dialed");
+    assertStrictEquals(contacted, 0, "the private address was never dialed");
     const written = await Array.fromAsync(Deno.readDir(tmp.path));
-    deepStrictEqual(written.filter((e) => e.name === "docker"), [], "nothing was written");
+    assertEquals(written.filter((e) => e.name === "docker"), [], "nothing was written");
   } finally {
     listener.close();
     await accepting.catch(() => {});
@@ -195,12 +190,15 @@ Deno.test({
     env: { DOCKER_CONFIG: dockerConfig, PATH: `${bin}:${Deno.env.get("PATH")}` },
     run: ["docker-credential-broken"],
   });
-  strictEqual(result.code, 1, result.stderr);
+  assertStrictEquals(result.code, 1, result.stderr);
   const left = await Deno.readTextFile(configPath);
-  ok(!left.includes(auth), `the plain-text credential is still there: ${left}`);
-  strictEqual(JSON.parse(left).credsStore, "broken");
+  assert(!left.includes(auth), `the plain-text credential is still there: ${left}`);
+  assertStrictEquals(JSON.parse(left).credsStore, "broken");
   const [error] = failureLines(result.stderr);
-  ok(/docker-credential-broken erase failed, so it may still hold the login/.test(error), error);
-  ok(/plain-text copy was removed/.test(error), error);
+  assert(
+    /docker-credential-broken erase failed, so it may still hold the login/.test(error),
+    error,
+  );
+  assert(/plain-text copy was removed/.test(error), error);
   expectClean(result, ["pl4in-secret"]);
 });

@@ -7,11 +7,11 @@
  * and the message names none of it. The CLI, for a realm, a blob redirect and an upload
  * Location: exit 1 at once, nothing of the address on its output.
  */
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "../fixtures/assert.ts";
 import { join } from "node:path";
 import { findError } from "../../src/errors/find_error.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 import { BlobClient } from "../../src/blob/client.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
 import { startFakeRegistry } from "../fixtures/fake_registry.ts";
@@ -53,11 +53,11 @@ async function refusedEverywhere(
       const err = await ledger.rejection(
         scenario(`http://${target}:${counter.port}`, ledger, AbortSignal.timeout(PATIENCE_MS)),
       );
-      assert.ok(findError(err, PeerRefusedError), `${target}: refused, got ${err}`);
-      assert.ok(performance.now() - started < PATIENCE_MS, `${target}: refused before dialing`);
+      assert(findError(err, PeerRefusedError), `${target}: refused, got ${err}`);
+      assert(performance.now() - started < PATIENCE_MS, `${target}: refused before dialing`);
     }
-    assert.equal(counter.connections, 0, "nothing reached the listener");
-    assert.equal(counter.bytes, 0);
+    assertStrictEquals(counter.connections, 0, "nothing reached the listener");
+    assertStrictEquals(counter.bytes, 0);
   } finally {
     await counter.close();
   }
@@ -135,7 +135,7 @@ Deno.test("hostile upload: an upload Location at a disguised or non-unicast addr
       await client.push(`${registry.host}/hostile/upload:v1`, fromFile(source), { signal });
     });
     const puts = registry.log.filter((r) => r.method === "PUT" || r.method === "PATCH");
-    assert.equal(puts.length, 0, "no upload body went anywhere");
+    assertStrictEquals(puts.length, 0, "no upload body went anywhere");
   } finally {
     await removeDir(work);
   }
@@ -160,12 +160,12 @@ Deno.test("hostile realm through the CLI: refused at once, a safe message, exit 
       ["pull", "--plain-http", "--progress", "none", `${registry.host}/a/b:v1`, `${work}/o`],
       { tmp: work },
     );
-    assert.equal(run.code, 1, run.stderr);
+    assertStrictEquals(run.code, 1, run.stderr);
     const [error] = failureLines(run.stderr);
-    assert.match(error, /^ocipart pull: .*refused/, run.stderr);
-    assert.deepEqual(causeLine(run.stderr), [], run.stderr);
-    assert.ok(!/7f00|::|\[|\/t\b|http/.test(run.stderr), `registry-sent text: ${run.stderr}`);
-    assert.equal(counter.connections, 0);
+    assertMatch(error, /^ocipart pull: .*refused/, run.stderr);
+    assertEquals(causeLine(run.stderr), [], run.stderr);
+    assert(!/7f00|::|\[|\/t\b|http/.test(run.stderr), `registry-sent text: ${run.stderr}`);
+    assertStrictEquals(counter.connections, 0);
   } finally {
     await counter.close();
     await removeDir(work);
@@ -183,7 +183,7 @@ Deno.test("hostile redirect through the CLI: a blob redirect to [::127.0.0.1] is
     const pushed = await runCli(["push", "--plain-http", "--progress", "none", reference, source], {
       tmp: work,
     });
-    assert.equal(pushed.code, 0, pushed.stderr);
+    assertStrictEquals(pushed.code, 0, pushed.stderr);
     registry.fault({
       method: "GET",
       path: /\/blobs\/sha256:/,
@@ -199,13 +199,13 @@ Deno.test("hostile redirect through the CLI: a blob redirect to [::127.0.0.1] is
       ["pull", "--plain-http", "--progress", "none", reference, `${work}/out.bin`],
       { tmp: work },
     );
-    assert.equal(run.code, 1, run.stderr);
-    assert.deepEqual(run.stderr.trimEnd().split("\n"), [
+    assertStrictEquals(run.code, 1, run.stderr);
+    assertEquals(run.stderr.trimEnd().split("\n"), [
       `ocipart pull: could not pull ${reference} into ${work}/out.bin`,
       "ocipart pull: HTTP request: destination address refused by the peer guard",
       "ocipart pull: no sentinel matched (exit 1)",
     ]);
-    assert.equal(counter.connections, 0);
+    assertStrictEquals(counter.connections, 0);
   } finally {
     await counter.close();
     await removeDir(work);
@@ -234,15 +234,15 @@ Deno.test("hostile upload through the CLI: an upload Location at [64:ff9b::7f00:
       ["push", "--plain-http", "--progress", "none", `${registry.host}/hostile/upload:v1`, source],
       { tmp: work },
     );
-    assert.equal(run.code, 1, run.stderr);
-    assert.deepEqual(run.stderr.trimEnd().split("\n"), [
+    assertStrictEquals(run.code, 1, run.stderr);
+    assertEquals(run.stderr.trimEnd().split("\n"), [
       `ocipart push: could not push ${source} to ${registry.host}/hostile/upload:v1`,
       "ocipart push: HTTP request: destination address refused by the peer guard",
       "ocipart push: no sentinel matched (exit 1)",
     ]);
-    assert.equal(counter.connections, 0);
+    assertStrictEquals(counter.connections, 0);
     const bodies = registry.log.filter((r) => r.method === "PUT" || r.method === "PATCH");
-    assert.equal(bodies.length, 0, "no upload body went anywhere");
+    assertStrictEquals(bodies.length, 0, "no upload body went anywhere");
   } finally {
     await counter.close();
     await removeDir(work);

@@ -8,7 +8,7 @@
  * registry and `HTTPS_PROXY` through the CLI: a target the list does not name is reached through
  * `CONNECT` tunnels only, a bypassed one sends the proxy nothing.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { freePort } from "../fixtures/ports.ts";
@@ -127,7 +127,7 @@ async function libraryRoundTrip(
     stdout: "piped",
     stderr: "piped",
   }).output();
-  strictEqual(out.code, 0, `library to ${host}: ${new TextDecoder().decode(out.stderr)}`);
+  assertStrictEquals(out.code, 0, `library to ${host}: ${new TextDecoder().decode(out.stderr)}`);
 }
 
 /**
@@ -155,25 +155,25 @@ async function cliRoundTrip(
     net,
     read,
   });
-  strictEqual(push.code, 0, `push to ${host}: ${push.stderr}`);
+  assertStrictEquals(push.code, 0, `push to ${host}: ${push.stderr}`);
   const pull = await runCli(["pull", ...flags, reference, `${tmp.path}/out.bin`], {
     tmp: tmp.path,
     env,
     net,
     read,
   });
-  strictEqual(pull.code, 0, `pull from ${host}: ${pull.stderr}`);
+  assertStrictEquals(pull.code, 0, `pull from ${host}: ${pull.stderr}`);
 }
 
 async function assertSilent(proxy: TinyproxyFixture, what: string): Promise<void> {
   const lines = await proxy.requests();
-  strictEqual(lines.length, 0, `${what}: the proxy heard\n${lines.join("\n")}`);
+  assertStrictEquals(lines.length, 0, `${what}: the proxy heard\n${lines.join("\n")}`);
 }
 
 async function assertCarried(proxy: TinyproxyFixture, host: string): Promise<void> {
   const lines = await proxy.requests();
   for (const method of ["POST", "PUT", "HEAD", "GET"]) {
-    ok(
+    assert(
       lines.some((line) => line.startsWith(`${method} http://${host}/v2/`)),
       `${method} to ${host} through the proxy:\n${lines.join("\n")}`,
     );
@@ -276,8 +276,8 @@ const TLS_ROWS: Row[] = [
 /** Every line the proxy logged is a tunnel to `host`, and there is one at least. */
 async function assertTunnelled(proxy: TinyproxyFixture, host: string): Promise<void> {
   const lines = await proxy.requests();
-  ok(lines.length > 0, `nothing went through the proxy to ${host}`);
-  for (const line of lines) strictEqual(line, `CONNECT ${host} HTTP/1.1`, lines.join("\n"));
+  assert(lines.length > 0, `nothing went through the proxy to ${host}`);
+  for (const line of lines) assertStrictEquals(line, `CONNECT ${host} HTTP/1.1`, lines.join("\n"));
 }
 
 for (const row of TLS_ROWS) {

@@ -17,7 +17,7 @@ import { ERROR_BODY_LIMIT } from "../../src/registry/status.ts";
 import { encode, sha, validManifest } from "../parted/_manifests.ts";
 import { ANNOTATION_FILE_SIZE, ANNOTATION_PART_SIZE } from "../../src/parted/format.ts";
 import { assertSafeError, blob } from "../blob/_helpers.ts";
-import { exists } from "../parted/_helpers.ts";
+import { exists } from "../fixtures/expect.ts";
 
 const MiB = 1024 * 1024;
 const MAX = Number.MAX_SAFE_INTEGER;

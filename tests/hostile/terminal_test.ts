@@ -15,10 +15,10 @@ import { findError } from "../../src/errors/find_error.ts";
 import { isPlainFileName, PartedClient, toDirectory, toFile } from "../../src/parted/mod.ts";
 import { encodeManifest } from "../../src/parted/manifest.ts";
 import { EMPTY_CONFIG_BYTES, OCI_MANIFEST_MEDIA_TYPE } from "../../src/registry/media_types.ts";
-import { sha256Digest } from "../../src/registry/sha256.ts";
+import { sha256Digest } from "../../src/hashing/sha256.ts";
 import type { MemoryStore } from "../../src/testing/memory_store.ts";
 import { jsonText, terminalText } from "../../src/registry/untrusted_text.ts";
-import { errorLine } from "../../src/cli/exit_code.ts";
+import { errorLine } from "../../src/cli/words/exit_code.ts";
 
 /** Sets the window title, clears the screen, turns text red, and forges a line of output. */
 const TERMINAL_ATTACK = "\x1b]0;owned\x07\x1b[2J\x1b[31mweights\r\nfakeline";

@@ -14,7 +14,7 @@
  * - A certificate that does not name the host typed (signed by a CA given with `--ca-file`, or
  *   self-signed and pinned) is told as a name mismatch.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { X509Certificate } from "node:crypto";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -23,7 +23,7 @@ import { assertCertificateRefused, makeSelfSigned, makeTestCa } from "../fixture
 import { tempDir } from "../fixtures/tmp.ts";
 import { cliEnv, PROJECT_ROOT, runCli } from "../cli/_cli.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 
 const MiB = 1024 * 1024;
 const SKIP = "--insecure skips the check, and then anyone on the path can read and change the " +
@@ -33,7 +33,7 @@ const SKIP = "--insecure skips the check, and then anyone on the path can read a
 function reportLines(stderr: string, command: string): string[] {
   const prefix = `ocipart ${command}: `;
   const lines = stderr.trimEnd().split("\n");
-  for (const line of lines) ok(line.startsWith(prefix), stderr);
+  for (const line of lines) assert(line.startsWith(prefix), stderr);
   return lines.map((line) => line.slice(prefix.length));
 }
 
@@ -44,10 +44,10 @@ function reportLines(stderr: string, command: string): string[] {
 async function documentedPermissionFlags(): Promise<string[]> {
   const readme = await Deno.readTextFile(`${PROJECT_ROOT}README.md`);
   const install = /^deno install (?:[^\n]*\\\n)*[^\n]*/m.exec(readme)?.[0];
-  ok(install !== undefined, "the README has an install line");
+  assert(install !== undefined, "the README has an install line");
   const words = install.replace(/\\\n/g, " ").split(/\s+/);
   const flags = words.filter((word) => word === "--no-prompt" || word.startsWith("--allow-"));
-  ok(flags.some((flag) => flag.startsWith("--allow-env=")), `a narrow --allow-env: ${flags}`);
+  assert(flags.some((flag) => flag.startsWith("--allow-env=")), `a narrow --allow-env: ${flags}`);
   return flags;
 }
 
@@ -82,11 +82,11 @@ registryTest("--insecure works under the documented permissions, NODE_EXTRA_CA_C
     tmp.path,
     env,
   );
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const out = `${tmp.path}/out.bin`;
   const pull = await runDocumentedCli(["pull", ...quiet, reference, out], tmp.path, env);
-  strictEqual(pull.code, 0, pull.stderr);
-  strictEqual(await sha256File(out), digest);
+  assertStrictEquals(pull.code, 0, pull.stderr);
+  assertStrictEquals(await sha256File(out), digest);
 });
 
 registryTest("--ca-file with the registry's self-signed certificate: CLI, narrow permissions", {
@@ -94,7 +94,11 @@ registryTest("--ca-file with the registry's self-signed certificate: CLI, narrow
 }, async () => {
   await using tmp = await tempDir();
   const own = await makeSelfSigned(tmp.path, "registry");
-  strictEqual(new X509Certificate(own.cert).ca, true, "made the usual way: a CA certificate");
+  assertStrictEquals(
+    new X509Certificate(own.cert).ca,
+    true,
+    "made the usual way: a CA certificate",
+  );
   await using registry = await startRegistry({ tls: own });
   const source = `${tmp.path}/weights.bin`;
   const digest = await writePatternFile(source, 2 * MiB + 3);
@@ -104,15 +108,15 @@ registryTest("--ca-file with the registry's self-signed certificate: CLI, narrow
   const push = await runCli(["push", ...flags, "--part-size", "1MiB", reference, source], {
     tmp: tmp.path,
   });
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const out = `${tmp.path}/out.bin`;
   const pull = await runCli(["pull", ...flags, reference, out], { tmp: tmp.path });
-  strictEqual(pull.code, 0, pull.stderr);
-  strictEqual(await sha256File(out), digest);
+  assertStrictEquals(pull.code, 0, pull.stderr);
+  assertStrictEquals(await sha256File(out), digest);
   const inspect = await runCli(["inspect", "--ca-file", own.certPath, reference], {
     tmp: tmp.path,
   });
-  strictEqual(inspect.code, 0, inspect.stderr);
+  assertStrictEquals(inspect.code, 0, inspect.stderr);
 
   // Another self-signed certificate with the same names is not the registry's.
   const impostor = await makeSelfSigned(tmp.path, "impostor");
@@ -121,8 +125,8 @@ registryTest("--ca-file with the registry's self-signed certificate: CLI, narrow
     ["pull", "--ca-file", impostor.certPath, "--progress", "none", reference, `${tmp.path}/x`],
     { tmp: tmp.path },
   );
-  strictEqual(refused.code, 1, refused.stderr);
-  deepStrictEqual(reportLines(refused.stderr, "pull"), [
+  assertStrictEquals(refused.code, 1, refused.stderr);
+  assertEquals(reportLines(refused.stderr, "pull"), [
     `${registry.host} presents a self-signed certificate that ${impostor.certPath} does not hold`,
     "hint: give --ca-file the certificate the registry serves now (a renewed one, if it was " +
     `renewed); ${SKIP}`,
@@ -130,7 +134,7 @@ registryTest("--ca-file with the registry's self-signed certificate: CLI, narrow
     "cause: TLS_SELF_SIGNED",
     "no sentinel matched (exit 1)",
   ]);
-  ok(performance.now() - started < 10_000, "a certificate refusal is not retried");
+  assert(performance.now() - started < 10_000, "a certificate refusal is not retried");
 });
 
 registryTest("caCerts with the registry's self-signed certificate: library, direct and tunnelled", {
@@ -153,18 +157,21 @@ registryTest("caCerts with the registry's self-signed certificate: library, dire
       await client.push(reference, fromFile(source), { partSize: MiB });
       const out = `${tmp.path}/${name}.bin`;
       await client.pull(reference, toFile(out));
-      strictEqual(await sha256File(out), digest, name);
+      assertStrictEquals(await sha256File(out), digest, name);
     }
   } finally {
     direct.close();
     tunnelled.close();
   }
   const lines = await proxy.requests();
-  ok(lines.length > 0 && lines.every((l) => l === `CONNECT ${registry.host} HTTP/1.1`), `${lines}`);
+  assert(
+    lines.length > 0 && lines.every((l) => l === `CONNECT ${registry.host} HTTP/1.1`),
+    `${lines}`,
+  );
 
   // The client options themselves, and the impostor on every kind of request.
   using client = new PartedClient({ caCerts: [own.cert] });
-  strictEqual((await client.inspect(`${registry.host}/pinned/direct:v1`)).parts.length, 4);
+  assertStrictEquals((await client.inspect(`${registry.host}/pinned/direct:v1`)).parts.length, 4);
   using fooled = new PartedClient({ caCerts: [impostor.cert], retryPolicy: {} });
   await assertCertificateRefused(fooled.inspect(`${registry.host}/pinned/direct:v1`));
   await assertCertificateRefused(
@@ -202,22 +209,25 @@ registryTest(
     for (const args of runs) {
       const started = performance.now();
       const run = await runCli(args, { tmp: tmp.path });
-      strictEqual(run.code, 1, run.stderr);
-      deepStrictEqual(reportLines(run.stderr, args[0]), [
+      assertStrictEquals(run.code, 1, run.stderr);
+      assertEquals(reportLines(run.stderr, args[0]), [
         `${registry.host} presents a self-signed certificate, which this machine does not trust`,
         `hint: give --ca-file <the registry's certificate> to trust exactly that one; ${SKIP}`,
         "HTTP request: server certificate not trusted (self-signed)",
         "cause: TLS_SELF_SIGNED",
         "no sentinel matched (exit 1)",
       ]);
-      ok(performance.now() - started < 15_000, `${args[0]}: a certificate refusal is not retried`);
+      assert(
+        performance.now() - started < 15_000,
+        `${args[0]}: a certificate refusal is not retried`,
+      );
     }
     // Following the hint works.
     const pinned = await runCli(["inspect", "--ca-file", own.certPath, reference], {
       tmp: tmp.path,
     });
-    strictEqual(pinned.code, 3, pinned.stderr);
-    ok(!pinned.stderr.includes("certificate"), pinned.stderr);
+    assertStrictEquals(pinned.code, 3, pinned.stderr);
+    assert(!pinned.stderr.includes("certificate"), pinned.stderr);
   },
 );
 
@@ -246,8 +256,8 @@ registryTest("a certificate without the name typed: CA-signed, and self-signed p
     ];
     for (const args of runs) {
       const run = await runCli(args, { tmp: tmp.path });
-      strictEqual(run.code, 1, run.stderr);
-      deepStrictEqual(reportLines(run.stderr, args[0]), [
+      assertStrictEquals(run.code, 1, run.stderr);
+      assertEquals(reportLines(run.stderr, args[0]), [
         `the certificate of ${registry.host} is made out to another host name`,
         "hint: the registry's name in the reference must be one the certificate names; " +
         "--insecure skips the check",

@@ -5,14 +5,14 @@
  * resolve is the resolver's answer and costs one attempt, for the realm and for the registry
  * itself; a refused connection stays worth retrying.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { causeChain, findError } from "../../src/errors/find_error.ts";
 import { OciError } from "../../src/errors/oci_error.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { TokenServiceError } from "../../src/auth/token_service_error.ts";
 import { PartedClient } from "../../src/parted/mod.ts";
 import { failureReason } from "../../src/transport/failure.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { type FakeRegistry, startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { freePort } from "../fixtures/ports.ts";
@@ -62,7 +62,7 @@ function countingClient(): { client: PartedClient; unanswered: () => number } {
 function reportLines(stderr: string, command: string): string[] {
   const prefix = `ocipart ${command}: `;
   const lines = stderr.trimEnd().split("\n");
-  for (const line of lines) ok(line.startsWith(prefix), stderr);
+  for (const line of lines) assert(line.startsWith(prefix), stderr);
   return lines.map((line) => line.slice(prefix.length));
 }
 
@@ -72,12 +72,15 @@ Deno.test("library: a realm that does not resolve is the token service's failure
   using client = counted.client;
   const err = await client.inspect(`${fake.host}/team/model:v1`).then(() => undefined, (e) => e);
   const service = findError(err, TokenServiceError);
-  ok(service !== undefined, String(err));
-  strictEqual(service.message, "token request: the registry's token service could not be reached");
-  strictEqual(failureReason(err), "ENOTFOUND");
-  strictEqual(retryable(err).retryable, false);
-  strictEqual(counted.unanswered(), 1, "one token request, not retried");
-  ok(!/no-such-host|invalid|5396|token\?|http:/.test(messages(err)), messages(err));
+  assert(service !== undefined, String(err));
+  assertStrictEquals(
+    service.message,
+    "token request: the registry's token service could not be reached",
+  );
+  assertStrictEquals(failureReason(err), "ENOTFOUND");
+  assertStrictEquals(retryable(err).retryable, false);
+  assertStrictEquals(counted.unanswered(), 1, "one token request, not retried");
+  assert(!/no-such-host|invalid|5396|token\?|http:/.test(messages(err)), messages(err));
 });
 
 Deno.test("library: a realm that refuses on first contact is the token service's failure, tried once", async () => {
@@ -86,11 +89,11 @@ Deno.test("library: a realm that refuses on first contact is the token service's
   const counted = countingClient();
   using client = counted.client;
   const err = await client.inspect(`${fake.host}/team/model:v1`).then(() => undefined, (e) => e);
-  ok(findError(err, TokenServiceError) !== undefined, String(err));
-  strictEqual(failureReason(err), "ECONNREFUSED");
+  assert(findError(err, TokenServiceError) !== undefined, String(err));
+  assertStrictEquals(failureReason(err), "ECONNREFUSED");
   // A refused first connection is a wrong address, told at once (as for a registry's port).
-  strictEqual(counted.unanswered(), 1);
-  ok(!messages(err).includes(String(port)), messages(err));
+  assertStrictEquals(counted.unanswered(), 1);
+  assert(!messages(err).includes(String(port)), messages(err));
 });
 
 Deno.test("library: a registry whose name does not resolve costs one attempt", async () => {
@@ -105,9 +108,9 @@ Deno.test("library: a registry whose name does not resolve costs one attempt", a
       retryPolicy: FAST,
     });
     const err = await client.inspect(`${NOWHERE}/team/model:v1`).then(() => undefined, (e) => e);
-    strictEqual(failureReason(err), "ENOTFOUND", String(err));
-    strictEqual(retryable(err).retryable, false);
-    strictEqual(requests, 1);
+    assertStrictEquals(failureReason(err), "ENOTFOUND", String(err));
+    assertStrictEquals(retryable(err).retryable, false);
+    assertStrictEquals(requests, 1);
   } finally {
     transport.close();
   }
@@ -126,8 +129,8 @@ Deno.test("cli: push, pull and inspect blame the token service, at once, without
   ];
   for (const args of runs) {
     const run = await runCli(args, { tmp: tmp.path, net: [NOWHERE] });
-    strictEqual(run.code, 1, run.stderr);
-    deepStrictEqual(reportLines(run.stderr, args[0]), [
+    assertStrictEquals(run.code, 1, run.stderr);
+    assertEquals(reportLines(run.stderr, args[0]), [
       `${fake.host} answered, but the token service it names could not be reached: its host ` +
       "name does not resolve",
       HINT,
@@ -135,7 +138,7 @@ Deno.test("cli: push, pull and inspect blame the token service, at once, without
       "cause: ENOTFOUND",
       "no sentinel matched (exit 1)",
     ]);
-    ok(!/no-such-host|\.invalid|5396/.test(`${run.stdout}${run.stderr}`), run.stderr);
+    assert(!/no-such-host|\.invalid|5396/.test(`${run.stdout}${run.stderr}`), run.stderr);
   }
   // One token request that got no answer: nothing was retried.
   const debug = await runCli(["inspect", "--plain-http", "--debug", reference], {
@@ -143,7 +146,7 @@ Deno.test("cli: push, pull and inspect blame the token service, at once, without
     net: [NOWHERE],
   });
   const unanswered = debug.stderr.split("\n").filter((line) => / no-answer .* failed$/.test(line));
-  strictEqual(unanswered.length, 1, debug.stderr);
+  assertStrictEquals(unanswered.length, 1, debug.stderr);
 });
 
 Deno.test("cli: a realm that refuses on first contact is told as the token service's, at once", async () => {
@@ -153,8 +156,8 @@ Deno.test("cli: a realm that refuses on first contact is told as the token servi
   const run = await runCli(["inspect", "--plain-http", `${fake.host}/team/model:v1`], {
     tmp: tmp.path,
   });
-  strictEqual(run.code, 1, run.stderr);
-  deepStrictEqual(reportLines(run.stderr, "inspect"), [
+  assertStrictEquals(run.code, 1, run.stderr);
+  assertEquals(reportLines(run.stderr, "inspect"), [
     `${fake.host} answered, but the token service it names could not be reached: the ` +
     "connection was refused",
     HINT,
@@ -162,7 +165,7 @@ Deno.test("cli: a realm that refuses on first contact is told as the token servi
     "cause: ECONNREFUSED",
     "no sentinel matched (exit 1)",
   ]);
-  ok(!run.stderr.includes(String(port)), run.stderr);
+  assert(!run.stderr.includes(String(port)), run.stderr);
 });
 
 for (const [what, body] of [["no token", '{"nope":1}'], ["garbage", "<html>oops</html>"]]) {
@@ -178,10 +181,13 @@ for (const [what, body] of [["no token", '{"nope":1}'], ["garbage", "<html>oops<
     const run = await runCli(["inspect", "--plain-http", `${fake.host}/team/model:v1`], {
       tmp: tmp.path,
     });
-    strictEqual(run.code, 1, run.stderr);
+    assertStrictEquals(run.code, 1, run.stderr);
     const [sentence, hint] = reportLines(run.stderr, "inspect");
-    strictEqual(sentence, `${fake.host} answered, but its token service sent no usable token`);
-    ok(/not your docker configuration/.test(hint), hint);
-    ok(!/check the docker configuration/.test(run.stderr), run.stderr);
+    assertStrictEquals(
+      sentence,
+      `${fake.host} answered, but its token service sent no usable token`,
+    );
+    assert(/not your docker configuration/.test(hint), hint);
+    assert(!/check the docker configuration/.test(run.stderr), run.stderr);
   });
 }

@@ -1,7 +1,7 @@
 /** `--mirror` and `--registries-conf` on the command line. */
 import { assertEquals, assertThrows } from "../fixtures/assert.ts";
-import { parseCommandLine } from "../../src/cli/args.ts";
-import { UsageError } from "../../src/cli/usage_error.ts";
+import { parseCommandLine } from "../../src/cli/arguments/args.ts";
+import { UsageError } from "../../src/cli/arguments/usage_error.ts";
 
 const REF = "registry.example/fleet/model:v1";
 

@@ -10,8 +10,9 @@ import { patternBytes, sha256File } from "../fixtures/files.ts";
 import type { FakeRegistry } from "../fixtures/fake_registry.ts";
 import { DigestMismatchError, findError } from "../../src/errors/mod.ts";
 import { PartedClient, toFile } from "../../src/parted/mod.ts";
-import { exists, overwrite, recordingClock } from "../parted/_helpers.ts";
+import { overwrite, recordingClock } from "../parted/_helpers.ts";
 import { type MirrorEnv, mirrorEnv, P, REPO, SIZE } from "./_setup.ts";
+import { exists } from "../fixtures/expect.ts";
 
 /** Bytes of part `index` of the test artifact (5 parts, the last one short). */
 function partSize(index: number): number {

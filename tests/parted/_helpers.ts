@@ -50,15 +50,6 @@ export async function rawManifest(
 }
 
 /** Whether a path exists. */
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
 
 /** Overwrites `bytes.length` bytes of a file at `position`. */
 export async function overwrite(path: string, position: number, bytes: Uint8Array): Promise<void> {

@@ -17,10 +17,11 @@ import {
   UnauthorizedError,
 } from "../../src/errors/mod.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
-import { failureWords } from "../../src/cli/failure_words.ts";
+import { failureWords } from "../../src/cli/words/failure_words.ts";
 import { encodeManifest } from "../../src/parted/manifest.ts";
-import { exists, recordingClock } from "./_helpers.ts";
+import { recordingClock } from "./_helpers.ts";
 import { BROKEN_MANIFESTS, validManifest } from "./_manifests.ts";
+import { exists } from "../fixtures/expect.ts";
 
 const P = 64 * 1024;
 

@@ -6,8 +6,9 @@ import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { DigestMismatchError, findError, RetriesExhaustedError } from "../../src/errors/mod.ts";
 import { fromFile, PartedClient, type ProgressSnapshot, toFile } from "../../src/parted/mod.ts";
-import { THREADED_HASH_MIN_BYTES } from "../../src/registry/stream_sha256.ts";
-import { exists, overwrite, rawManifest, recordingClock } from "./_helpers.ts";
+import { THREADED_HASH_MIN_BYTES } from "../../src/hashing/stream_sha256.ts";
+import { overwrite, rawManifest, recordingClock } from "./_helpers.ts";
+import { exists } from "../fixtures/expect.ts";
 
 const P = 512 * 1024;
 const SIZE = 4 * P + 5; // 5 parts

@@ -6,7 +6,7 @@ import { assertEquals, assertInstanceOf, assertRejects } from "../fixtures/asser
 import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { DigestMismatchError } from "../../src/errors/sentinels.ts";
-import { Sha256Threads } from "../../src/registry/sha256_threads.ts";
+import { Sha256Threads } from "../../src/hashing/sha256_threads.ts";
 import { FileDigestCheck } from "../../src/parted/fs_file_digest.ts";
 import { planParts } from "../../src/parted/plan.ts";
 import { overwrite } from "./_helpers.ts";

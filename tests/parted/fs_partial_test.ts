@@ -5,8 +5,7 @@ import { LocalFileError } from "../../src/errors/kinds.ts";
 import { lockPartial, PartialInUseError } from "../../src/parted/fs_guard.ts";
 import { DestinationExistsError } from "../../src/parted/destination_exists_error.ts";
 import { PARTIAL_SUFFIX, PartialFile } from "../../src/parted/fs_partial.ts";
-
-const exists = (path: string) => Deno.lstat(path).then(() => true, () => false);
+import { exists } from "../fixtures/expect.ts";
 
 Deno.test({
   name: "partial file: a resize that fails (2^53-1 bytes, EFBIG) leaves no 0-byte partial",

@@ -20,8 +20,9 @@ import {
   toFile,
 } from "../../src/parted/mod.ts";
 import { planParts } from "../../src/parted/plan.ts";
-import { exists, overwrite, recordingClock, sliceDigest } from "./_helpers.ts";
+import { overwrite, recordingClock, sliceDigest } from "./_helpers.ts";
 import { runCli, spawnCli } from "../cli/_cli.ts";
+import { exists } from "../fixtures/expect.ts";
 
 const MiB = 1024 * 1024;
 /** The block of the written-prefix rule. */

@@ -5,7 +5,8 @@ import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { fromFile, PartedClient, type ProgressSnapshot, toFile } from "../../src/parted/mod.ts";
-import { exists, overwrite } from "./_helpers.ts";
+import { overwrite } from "./_helpers.ts";
+import { exists } from "../fixtures/expect.ts";
 
 const P = 1024 * 1024;
 const SIZE = 5 * P + 3; // 6 parts

@@ -4,7 +4,8 @@ import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { fromFile, PartedClient, type ProgressSnapshot, toFile } from "../../src/parted/mod.ts";
-import { exists, overwrite, rawManifest } from "./_helpers.ts";
+import { overwrite, rawManifest } from "./_helpers.ts";
+import { exists } from "../fixtures/expect.ts";
 
 const GiB = 1024 * 1024 * 1024;
 const PART = 8 * 1024 * 1024;

@@ -12,7 +12,7 @@ import { LocalFileError } from "../../src/errors/kinds.ts";
 import { DigestMismatchError } from "../../src/errors/sentinels.ts";
 import { findError } from "../../src/errors/find_error.ts";
 import { fromFile, PartedClient, type ProgressSnapshot, toFile } from "../../src/parted/mod.ts";
-import { exists } from "./_helpers.ts";
+import { exists } from "../fixtures/expect.ts";
 
 const P = 256 * 1024;
 const SIZE = 5 * P + 3; // 6 parts

@@ -1,10 +1,10 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals, assertThrows } from "../fixtures/assert.ts";
 import { formatDigest, isSha256Digest, parseDigest } from "../../src/registry/digest.ts";
 
 const HEX = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 Deno.test("isSha256Digest accepts only sha256 with 64 lowercase hex", () => {
-  assert.ok(isSha256Digest(`sha256:${HEX}`));
+  assert(isSha256Digest(`sha256:${HEX}`));
   for (
     const text of [
       "",
@@ -19,18 +19,18 @@ Deno.test("isSha256Digest accepts only sha256 with 64 lowercase hex", () => {
       `sha256:${HEX.slice(1)}g`,
     ]
   ) {
-    assert.ok(!isSha256Digest(text), JSON.stringify(text));
+    assert(!isSha256Digest(text), JSON.stringify(text));
   }
 });
 
 Deno.test("parseDigest splits valid digests of any registered grammar", () => {
-  assert.deepEqual(parseDigest(`sha256:${HEX}`), { algorithm: "sha256", encoded: HEX });
-  assert.deepEqual(parseDigest(`sha512:${HEX}${HEX}`), {
+  assertEquals(parseDigest(`sha256:${HEX}`), { algorithm: "sha256", encoded: HEX });
+  assertEquals(parseDigest(`sha512:${HEX}${HEX}`), {
     algorithm: "sha512",
     encoded: HEX + HEX,
   });
   // Unregistered algorithms follow the generic grammar only.
-  assert.deepEqual(parseDigest("multihash+base58:QmRZxt2b1FVZPNqd8hsiykDL3TdBDeTSPX9Kv46HmX4Gx8"), {
+  assertEquals(parseDigest("multihash+base58:QmRZxt2b1FVZPNqd8hsiykDL3TdBDeTSPX9Kv46HmX4Gx8"), {
     algorithm: "multihash+base58",
     encoded: "QmRZxt2b1FVZPNqd8hsiykDL3TdBDeTSPX9Kv46HmX4Gx8",
   });
@@ -57,14 +57,14 @@ Deno.test("parseDigest throws TypeError without echoing the input", () => {
     } catch (err) {
       caught = err;
     }
-    assert.ok(caught instanceof TypeError, JSON.stringify(text));
-    assert.ok(!caught.message.includes("secret"));
-    assert.ok(!caught.message.includes(HEX.toUpperCase()));
+    assert(caught instanceof TypeError, JSON.stringify(text));
+    assert(!caught.message.includes("secret"));
+    assert(!caught.message.includes(HEX.toUpperCase()));
   }
 });
 
 Deno.test("formatDigest joins and validates", () => {
-  assert.equal(formatDigest("sha256", HEX), `sha256:${HEX}`);
-  assert.throws(() => formatDigest("sha256", "abc"), TypeError);
-  assert.throws(() => formatDigest("", HEX), TypeError);
+  assertStrictEquals(formatDigest("sha256", HEX), `sha256:${HEX}`);
+  assertThrows(() => formatDigest("sha256", "abc"), TypeError);
+  assertThrows(() => formatDigest("", HEX), TypeError);
 });

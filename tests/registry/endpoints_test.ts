@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assertEquals, assertStrictEquals, assertThrows } from "../fixtures/assert.ts";
 import {
   blobUrl,
   manifestUrl,
@@ -11,60 +11,60 @@ import {
 const D = "sha256:" + "ab".repeat(32);
 
 Deno.test("registryOrigin defaults to https and uses http only with plainHttp", () => {
-  assert.equal(registryOrigin("ghcr.io").href, "https://ghcr.io/");
-  assert.equal(registryOrigin("ghcr.io", { plainHttp: false }).href, "https://ghcr.io/");
-  assert.equal(
+  assertStrictEquals(registryOrigin("ghcr.io").href, "https://ghcr.io/");
+  assertStrictEquals(registryOrigin("ghcr.io", { plainHttp: false }).href, "https://ghcr.io/");
+  assertStrictEquals(
     registryOrigin("localhost:5000", { plainHttp: true }).href,
     "http://localhost:5000/",
   );
-  assert.equal(registryOrigin("[::1]:5000", { plainHttp: true }).href, "http://[::1]:5000/");
-  assert.equal(registryOrigin("Registry.Example:443").origin, "https://registry.example");
+  assertStrictEquals(registryOrigin("[::1]:5000", { plainHttp: true }).href, "http://[::1]:5000/");
+  assertStrictEquals(registryOrigin("Registry.Example:443").origin, "https://registry.example");
   for (const bad of ["", "a.b/c", "u@a.b", "a.b:99999", "a.b?x", "http://a.b"]) {
-    assert.throws(() => registryOrigin(bad), TypeError, bad);
+    assertThrows(() => registryOrigin(bad), TypeError);
   }
 });
 
 Deno.test("URL builders place nested repositories, digests and tags on the origin", () => {
   const origin = registryOrigin("r.example:5000", { plainHttp: true });
-  assert.equal(
+  assertStrictEquals(
     blobUrl(origin, "org/team/model", D).href,
     `http://r.example:5000/v2/org/team/model/blobs/${D}`,
   );
-  assert.equal(
+  assertStrictEquals(
     uploadUrl(origin, "org/team/model").href,
     "http://r.example:5000/v2/org/team/model/blobs/uploads/",
   );
-  assert.equal(
+  assertStrictEquals(
     uploadUrl(origin, "a/b", { mount: D, from: "c/d" }).href,
     `http://r.example:5000/v2/a/b/blobs/uploads/?mount=sha256%3A${"ab".repeat(32)}&from=c%2Fd`,
   );
-  assert.equal(
+  assertStrictEquals(
     manifestUrl(origin, "org/team/model", "v1.0_rc-1").href,
     "http://r.example:5000/v2/org/team/model/manifests/v1.0_rc-1",
   );
-  assert.equal(
+  assertStrictEquals(
     manifestUrl(origin, "org/team/model", D).href,
     `http://r.example:5000/v2/org/team/model/manifests/${D}`,
   );
-  assert.equal(tagsUrl(origin, "a/b").href, "http://r.example:5000/v2/a/b/tags/list");
+  assertStrictEquals(tagsUrl(origin, "a/b").href, "http://r.example:5000/v2/a/b/tags/list");
   // Any path or query on the given origin is ignored: the API lives at /v2/ on the origin.
   const withPath = new URL("https://r.example/some/path?q=1");
-  assert.equal(blobUrl(withPath, "x", D).href, `https://r.example/v2/x/blobs/${D}`);
+  assertStrictEquals(blobUrl(withPath, "x", D).href, `https://r.example/v2/x/blobs/${D}`);
 });
 
 Deno.test("URL builders refuse names that would escape their path", () => {
   const origin = registryOrigin("r.example");
-  assert.throws(() => blobUrl(origin, "../x", D), TypeError);
-  assert.throws(() => blobUrl(origin, "Org/x", D), TypeError);
-  assert.throws(() => blobUrl(origin, "x", "sha256:../../x"), TypeError);
-  assert.throws(() => blobUrl(origin, "x", "sha256:abc"), TypeError);
-  assert.throws(() => uploadUrl(origin, "x?y=1"), TypeError);
-  assert.throws(() => uploadUrl(origin, "x", { mount: "nope" }), TypeError);
-  assert.throws(() => uploadUrl(origin, "x", { mount: D, from: "../y" }), TypeError);
-  assert.throws(() => manifestUrl(origin, "x", ".."), TypeError);
-  assert.throws(() => manifestUrl(origin, "x", "a/b"), TypeError);
-  assert.throws(() => manifestUrl(origin, "x", ""), TypeError);
-  assert.throws(() => tagsUrl(origin, "x/"), TypeError);
+  assertThrows(() => blobUrl(origin, "../x", D), TypeError);
+  assertThrows(() => blobUrl(origin, "Org/x", D), TypeError);
+  assertThrows(() => blobUrl(origin, "x", "sha256:../../x"), TypeError);
+  assertThrows(() => blobUrl(origin, "x", "sha256:abc"), TypeError);
+  assertThrows(() => uploadUrl(origin, "x?y=1"), TypeError);
+  assertThrows(() => uploadUrl(origin, "x", { mount: "nope" }), TypeError);
+  assertThrows(() => uploadUrl(origin, "x", { mount: D, from: "../y" }), TypeError);
+  assertThrows(() => manifestUrl(origin, "x", ".."), TypeError);
+  assertThrows(() => manifestUrl(origin, "x", "a/b"), TypeError);
+  assertThrows(() => manifestUrl(origin, "x", ""), TypeError);
+  assertThrows(() => tagsUrl(origin, "x/"), TypeError);
 });
 
 Deno.test("parseRegistryPath recognises blob, upload, manifest and tag paths", () => {
@@ -92,7 +92,7 @@ Deno.test("parseRegistryPath recognises blob, upload, manifest and tag paths", (
     }],
     ["/v2/tags/list/manifests/v1", { repository: "tags/list", kind: "manifests", reference: "v1" }],
   ];
-  for (const [path, expected] of cases) assert.deepEqual(parseRegistryPath(path), expected, path);
+  for (const [path, expected] of cases) assertEquals(parseRegistryPath(path), expected, path);
 });
 
 Deno.test("parseRegistryPath returns undefined for anything else", () => {
@@ -118,28 +118,28 @@ Deno.test("parseRegistryPath returns undefined for anything else", () => {
       `v2/x/blobs/${D}`,
     ]
   ) {
-    assert.equal(parseRegistryPath(path), undefined, path);
+    assertStrictEquals(parseRegistryPath(path), undefined, path);
   }
 });
 
 Deno.test("parseRegistryPath inverts the URL builders", () => {
   const origin = registryOrigin("r.example");
-  assert.deepEqual(parseRegistryPath(blobUrl(origin, "a/b", D).pathname), {
+  assertEquals(parseRegistryPath(blobUrl(origin, "a/b", D).pathname), {
     repository: "a/b",
     kind: "blobs",
     reference: D,
   });
-  assert.deepEqual(parseRegistryPath(uploadUrl(origin, "a/b", { mount: D }).pathname), {
+  assertEquals(parseRegistryPath(uploadUrl(origin, "a/b", { mount: D }).pathname), {
     repository: "a/b",
     kind: "uploads",
     reference: "",
   });
-  assert.deepEqual(parseRegistryPath(manifestUrl(origin, "a/b", "t").pathname), {
+  assertEquals(parseRegistryPath(manifestUrl(origin, "a/b", "t").pathname), {
     repository: "a/b",
     kind: "manifests",
     reference: "t",
   });
-  assert.deepEqual(parseRegistryPath(tagsUrl(origin, "a/b").pathname), {
+  assertEquals(parseRegistryPath(tagsUrl(origin, "a/b").pathname), {
     repository: "a/b",
     kind: "tags",
   });

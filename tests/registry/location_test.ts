@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { LocationError } from "../../src/errors/mod.ts";
 import { causeChain } from "../../src/errors/find_error.ts";
 import { resolveLocation, withDigestQuery } from "../../src/registry/location.ts";
@@ -16,7 +16,7 @@ function rejected(value: string | null, base: URL): LocationError {
   } catch (err) {
     caught = err;
   }
-  assert.ok(caught instanceof LocationError, `accepted: ${value}`);
+  assert(caught instanceof LocationError, `accepted: ${value}`);
   return caught;
 }
 
@@ -55,10 +55,10 @@ Deno.test("every rejection class of endpoint rule 1 names its rule", () => {
   ];
   for (const [value, base, rule] of cases) {
     const err = rejected(value, base);
-    assert.equal(err.rule, rule, String(value));
-    assert.equal(err.message, `${OP}: location rejected (${rule})`);
-    assert.equal(err.code, "ERR_LOCATION");
-    assert.equal(err.retryable, false);
+    assertStrictEquals(err.rule, rule, String(value));
+    assertStrictEquals(err.message, `${OP}: location rejected (${rule})`);
+    assertStrictEquals(err.code, "ERR_LOCATION");
+    assertStrictEquals(err.retryable, false);
   }
 });
 
@@ -78,7 +78,7 @@ Deno.test("a rejected location never appears in the rendered error or its causes
         ? `${link}\n${link.stack}\n${JSON.stringify(link)}`
         : String(link);
       for (const part of ["storage.example", "s3cr3t", "/up", "X-Amz", "99999", "u:"]) {
-        assert.ok(!text.includes(part), `${part} rendered for ${JSON.stringify(value)}`);
+        assert(!text.includes(part), `${part} rendered for ${JSON.stringify(value)}`);
       }
     }
   }
@@ -123,14 +123,14 @@ Deno.test("relative and absolute same- and other-origin locations resolve", () =
     ],
   ];
   for (const [value, base, expected] of cases) {
-    assert.equal(resolveLocation(value, base, OP).href, expected, value);
+    assertStrictEquals(resolveLocation(value, base, OP).href, expected, value);
   }
 });
 
 Deno.test("resolution keeps the signed query bytes exactly", () => {
   const value = "https://s.example/up?X-Amz-Signature=a%2Fb&_state=x%3D%3D&b=1&a=2&e=&&z=%7E~";
-  assert.equal(resolveLocation(value, HTTPS_BASE, OP).search, new URL(value).search);
-  assert.equal(
+  assertStrictEquals(resolveLocation(value, HTTPS_BASE, OP).search, new URL(value).search);
+  assertStrictEquals(
     resolveLocation(value, HTTPS_BASE, OP).search,
     "?X-Amz-Signature=a%2Fb&_state=x%3D%3D&b=1&a=2&e=&&z=%7E~",
   );
@@ -141,36 +141,36 @@ Deno.test("withDigestQuery replaces the digest keeping every other byte", () => 
     "https://s.example/up?X-Amz-Signature=a%2Fb&_state=x%3D%3D&digest=old",
   );
   const out = withDigestQuery(signed, D);
-  assert.equal(
+  assertStrictEquals(
     out.href,
     `https://s.example/up?X-Amz-Signature=a%2Fb&_state=x%3D%3D&${D_QUERY}`,
   );
-  assert.equal(out.searchParams.get("digest"), D);
+  assertStrictEquals(out.searchParams.get("digest"), D);
   // The input is not modified.
-  assert.equal(signed.search, "?X-Amz-Signature=a%2Fb&_state=x%3D%3D&digest=old");
+  assertStrictEquals(signed.search, "?X-Amz-Signature=a%2Fb&_state=x%3D%3D&digest=old");
   // In place, not moved to the end; repeats and encoded names are folded into one.
-  assert.equal(
+  assertStrictEquals(
     withDigestQuery(new URL("https://s.example/u?digest=old&b=%2F&digest=older&%64igest=x"), D)
       .search,
     `?${D_QUERY}&b=%2F`,
   );
   // A parameter whose name merely contains "digest" is somebody else's.
-  assert.equal(
+  assertStrictEquals(
     withDigestQuery(new URL("https://s.example/u?x-digest=1&digests=2"), D).search,
     `?x-digest=1&digests=2&${D_QUERY}`,
   );
 });
 
 Deno.test("withDigestQuery adds the digest to a URL with or without a query", () => {
-  assert.equal(
+  assertStrictEquals(
     withDigestQuery(new URL("https://s.example/up"), D).href,
     `https://s.example/up?${D_QUERY}`,
   );
-  assert.equal(
+  assertStrictEquals(
     withDigestQuery(new URL("https://s.example/up?"), D).href,
     `https://s.example/up?${D_QUERY}`,
   );
-  assert.equal(
+  assertStrictEquals(
     withDigestQuery(
       new URL("https://s.example/up?X-Amz-Signature=a%2Fb&_state=x%3D%3D&b=1&a=2&e=&&z=%7E~"),
       D,
@@ -183,11 +183,11 @@ Deno.test("withDigestQuery adds the digest to a URL with or without a query", ()
     HTTP_BASE,
     OP,
   );
-  assert.equal(
+  assertStrictEquals(
     withDigestQuery(session, D).href,
     `http://127.0.0.1:5000/v2/a/blobs/uploads/5b1d?_state=AbC%2B%2F%3D%3D&${D_QUERY}`,
   );
   // Only the query changes.
   const other = withDigestQuery(new URL("https://u.example:8443/a/b?a=1#f"), D);
-  assert.equal(other.href, `https://u.example:8443/a/b?a=1&${D_QUERY}#f`);
+  assertStrictEquals(other.href, `https://u.example:8443/a/b?a=1&${D_QUERY}#f`);
 });

@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals, assertThrows } from "../fixtures/assert.ts";
 import { ProtocolError } from "../../src/errors/mod.ts";
 import {
   formatContentRange,
@@ -21,11 +21,11 @@ function thrown(fn: () => unknown): unknown {
 const MAX = Number.MAX_SAFE_INTEGER; // 9007199254740991
 
 Deno.test("formatRange writes bytes=start-[end] and refuses impossible bounds", () => {
-  assert.equal(formatRange(0), "bytes=0-");
-  assert.equal(formatRange(1024), "bytes=1024-");
-  assert.equal(formatRange(0, 0), "bytes=0-0");
-  assert.equal(formatRange(10, 19), "bytes=10-19");
-  assert.equal(formatRange(MAX - 1, MAX), `bytes=${MAX - 1}-${MAX}`);
+  assertStrictEquals(formatRange(0), "bytes=0-");
+  assertStrictEquals(formatRange(1024), "bytes=1024-");
+  assertStrictEquals(formatRange(0, 0), "bytes=0-0");
+  assertStrictEquals(formatRange(10, 19), "bytes=10-19");
+  assertStrictEquals(formatRange(MAX - 1, MAX), `bytes=${MAX - 1}-${MAX}`);
   for (
     const [start, end] of [
       [-1, undefined],
@@ -40,19 +40,19 @@ Deno.test("formatRange writes bytes=start-[end] and refuses impossible bounds", 
       [0, -1],
     ]
   ) {
-    assert.throws(() => formatRange(start!, end), RangeError, `${start}-${end}`);
+    assertThrows(() => formatRange(start!, end), RangeError);
   }
 });
 
 Deno.test("parseContentRange reads the satisfied, unknown-total and unsatisfied forms", () => {
-  assert.deepEqual(parseContentRange("bytes 0-9/10"), { start: 0, end: 9, total: 10 });
-  assert.deepEqual(parseContentRange("bytes 0-9/*"), { start: 0, end: 9 });
-  assert.deepEqual(parseContentRange("bytes */10"), { unsatisfied: true, total: 10 });
-  assert.deepEqual(parseContentRange("bytes */0"), { unsatisfied: true, total: 0 });
-  assert.deepEqual(parseContentRange("bytes 5-5/6"), { start: 5, end: 5, total: 6 });
-  assert.deepEqual(parseContentRange(" bytes 1-2/3 "), { start: 1, end: 2, total: 3 });
-  assert.deepEqual(parseContentRange("Bytes 1-2/3"), { start: 1, end: 2, total: 3 });
-  assert.deepEqual(parseContentRange(`bytes ${MAX - 1}-${MAX - 1}/${MAX}`), {
+  assertEquals(parseContentRange("bytes 0-9/10"), { start: 0, end: 9, total: 10 });
+  assertEquals(parseContentRange("bytes 0-9/*"), { start: 0, end: 9 });
+  assertEquals(parseContentRange("bytes */10"), { unsatisfied: true, total: 10 });
+  assertEquals(parseContentRange("bytes */0"), { unsatisfied: true, total: 0 });
+  assertEquals(parseContentRange("bytes 5-5/6"), { start: 5, end: 5, total: 6 });
+  assertEquals(parseContentRange(" bytes 1-2/3 "), { start: 1, end: 2, total: 3 });
+  assertEquals(parseContentRange("Bytes 1-2/3"), { start: 1, end: 2, total: 3 });
+  assertEquals(parseContentRange(`bytes ${MAX - 1}-${MAX - 1}/${MAX}`), {
     start: MAX - 1,
     end: MAX - 1,
     total: MAX,
@@ -89,29 +89,29 @@ Deno.test("parseContentRange rejects malformed and inconsistent values with Prot
     ]
   ) {
     const err = thrown(() => parseContentRange(value, "GET blob"));
-    assert.ok(err instanceof ProtocolError, value);
-    assert.ok(err.message.startsWith("GET blob: "), value);
-    assert.equal(err.retryable, false);
+    assert(err instanceof ProtocolError, value);
+    assert(err.message.startsWith("GET blob: "), value);
+    assertStrictEquals(err.retryable, false);
   }
 });
 
 Deno.test("validateContentRange checks start, end and total against the request", () => {
   const op = "GET blob";
-  assert.deepEqual(validateContentRange("bytes 0-9/10", { start: 0, end: 9, total: 10 }, op), {
+  assertEquals(validateContentRange("bytes 0-9/10", { start: 0, end: 9, total: 10 }, op), {
     start: 0,
     end: 9,
     total: 10,
   });
   // A shorter portion is valid: the caller asks for the rest.
-  assert.deepEqual(validateContentRange("bytes 100-199/1000", { start: 100, end: 499 }, op), {
+  assertEquals(validateContentRange("bytes 100-199/1000", { start: 100, end: 499 }, op), {
     start: 100,
     end: 199,
     total: 1000,
   });
   // Open-ended request, unknown total on either side.
-  assert.deepEqual(validateContentRange("bytes 5-9/*", { start: 5 }, op), { start: 5, end: 9 });
+  assertEquals(validateContentRange("bytes 5-9/*", { start: 5 }, op), { start: 5, end: 9 });
   // A "*" total is consistent with a known total as long as the end fits.
-  assert.deepEqual(validateContentRange("bytes 5-9/*", { start: 5, total: 10 }, op), {
+  assertEquals(validateContentRange("bytes 5-9/*", { start: 5, total: 10 }, op), {
     start: 5,
     end: 9,
   });
@@ -127,18 +127,18 @@ Deno.test("validateContentRange checks start, end and total against the request"
   ];
   for (const [value, expected, rule] of rejected) {
     const err = thrown(() => validateContentRange(value, expected, op));
-    assert.ok(err instanceof ProtocolError, String(value));
-    assert.equal(err.message, `${op}: ${rule}`);
+    assert(err instanceof ProtocolError, String(value));
+    assertStrictEquals(err.message, `${op}: ${rule}`);
   }
 });
 
 Deno.test("parseUploadRange reads session acknowledgements with and without bytes=", () => {
-  assert.deepEqual(parseUploadRange("0-0"), { start: 0, end: 0 });
-  assert.deepEqual(parseUploadRange("0-1048575"), { start: 0, end: 1048575 });
-  assert.deepEqual(parseUploadRange("bytes=0-1048575"), { start: 0, end: 1048575 });
-  assert.deepEqual(parseUploadRange("bytes=0-0"), { start: 0, end: 0 });
-  assert.deepEqual(parseUploadRange(" 0-99 "), { start: 0, end: 99 });
-  assert.deepEqual(parseUploadRange(`0-${MAX}`), { start: 0, end: MAX });
+  assertEquals(parseUploadRange("0-0"), { start: 0, end: 0 });
+  assertEquals(parseUploadRange("0-1048575"), { start: 0, end: 1048575 });
+  assertEquals(parseUploadRange("bytes=0-1048575"), { start: 0, end: 1048575 });
+  assertEquals(parseUploadRange("bytes=0-0"), { start: 0, end: 0 });
+  assertEquals(parseUploadRange(" 0-99 "), { start: 0, end: 99 });
+  assertEquals(parseUploadRange(`0-${MAX}`), { start: 0, end: MAX });
   for (
     const value of [
       null,
@@ -155,37 +155,37 @@ Deno.test("parseUploadRange reads session acknowledgements with and without byte
     ]
   ) {
     const err = thrown(() => parseUploadRange(value, "PATCH blob upload"));
-    assert.ok(err instanceof ProtocolError, String(value));
-    assert.ok(err.message.startsWith("PATCH blob upload: "));
+    assert(err instanceof ProtocolError, String(value));
+    assert(err.message.startsWith("PATCH blob upload: "));
   }
 });
 
 Deno.test("parseRangeRequest interprets a server's Range header", () => {
-  assert.equal(parseRangeRequest(null, 10), undefined);
-  assert.deepEqual(parseRangeRequest("bytes=0-9", 10), { start: 0, end: 9 });
-  assert.deepEqual(parseRangeRequest("bytes=2-5", 10), { start: 2, end: 5 });
-  assert.deepEqual(parseRangeRequest("bytes=5-", 10), { start: 5, end: 9 });
-  assert.deepEqual(parseRangeRequest("bytes=5-100", 10), { start: 5, end: 9 });
-  assert.deepEqual(parseRangeRequest("bytes=-3", 10), { start: 7, end: 9 });
-  assert.deepEqual(parseRangeRequest("bytes=-30", 10), { start: 0, end: 9 });
-  assert.deepEqual(parseRangeRequest("bytes=9-9", 10), { start: 9, end: 9 });
-  assert.deepEqual(parseRangeRequest("bytes=10-", 10), { unsatisfied: true, total: 10 });
-  assert.deepEqual(parseRangeRequest("bytes=10-20", 10), { unsatisfied: true, total: 10 });
-  assert.deepEqual(parseRangeRequest("bytes=-0", 10), { unsatisfied: true, total: 10 });
-  assert.deepEqual(parseRangeRequest("bytes=0-", 0), { unsatisfied: true, total: 0 });
+  assertStrictEquals(parseRangeRequest(null, 10), undefined);
+  assertEquals(parseRangeRequest("bytes=0-9", 10), { start: 0, end: 9 });
+  assertEquals(parseRangeRequest("bytes=2-5", 10), { start: 2, end: 5 });
+  assertEquals(parseRangeRequest("bytes=5-", 10), { start: 5, end: 9 });
+  assertEquals(parseRangeRequest("bytes=5-100", 10), { start: 5, end: 9 });
+  assertEquals(parseRangeRequest("bytes=-3", 10), { start: 7, end: 9 });
+  assertEquals(parseRangeRequest("bytes=-30", 10), { start: 0, end: 9 });
+  assertEquals(parseRangeRequest("bytes=9-9", 10), { start: 9, end: 9 });
+  assertEquals(parseRangeRequest("bytes=10-", 10), { unsatisfied: true, total: 10 });
+  assertEquals(parseRangeRequest("bytes=10-20", 10), { unsatisfied: true, total: 10 });
+  assertEquals(parseRangeRequest("bytes=-0", 10), { unsatisfied: true, total: 10 });
+  assertEquals(parseRangeRequest("bytes=0-", 0), { unsatisfied: true, total: 0 });
   // Malformed, reversed and multi-range headers are ignored: serve the whole content.
   for (const value of ["", "bytes=", "bytes=5-2", "bytes=a-", "items=0-1", "bytes=0-1,3-4"]) {
-    assert.equal(parseRangeRequest(value, 10), undefined, value);
+    assertStrictEquals(parseRangeRequest(value, 10), undefined, value);
   }
-  assert.equal(parseRangeRequest(`bytes=${MAX + 1}-`, 10), undefined);
+  assertStrictEquals(parseRangeRequest(`bytes=${MAX + 1}-`, 10), undefined);
 });
 
 Deno.test("formatContentRange is what parseContentRange reads", () => {
-  assert.equal(formatContentRange(0, 9, 10), "bytes 0-9/10");
-  assert.equal(formatContentRange(0, 9, undefined), "bytes 0-9/*");
-  assert.equal(formatContentRange(undefined, undefined, 10), "bytes */10");
-  assert.deepEqual(parseContentRange(formatContentRange(3, 4, 5)), { start: 3, end: 4, total: 5 });
-  assert.deepEqual(parseContentRange(formatContentRange(undefined, undefined, 5)), {
+  assertStrictEquals(formatContentRange(0, 9, 10), "bytes 0-9/10");
+  assertStrictEquals(formatContentRange(0, 9, undefined), "bytes 0-9/*");
+  assertStrictEquals(formatContentRange(undefined, undefined, 10), "bytes */10");
+  assertEquals(parseContentRange(formatContentRange(3, 4, 5)), { start: 3, end: 4, total: 5 });
+  assertEquals(parseContentRange(formatContentRange(undefined, undefined, 5)), {
     unsatisfied: true,
     total: 5,
   });

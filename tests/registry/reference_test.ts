@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals, assertThrows } from "../fixtures/assert.ts";
 import { InvalidReferenceError } from "../../src/errors/mod.ts";
 import {
   formatReference,
@@ -105,24 +105,24 @@ const INVALID: [string, string][] = [
 ];
 
 Deno.test("parseReference accepts the valid table and formats it back", () => {
-  assert.ok(VALID.length + INVALID.length >= 40);
+  assert(VALID.length + INVALID.length >= 40);
   for (const [text, expected] of VALID) {
     const ref = parseReference(text);
-    assert.deepEqual(ref, expected, text);
-    assert.equal(formatReference(ref), text);
-    assert.deepEqual(parseReference(formatReference(ref)), ref);
+    assertEquals(ref, expected, text);
+    assertStrictEquals(formatReference(ref), text);
+    assertEquals(parseReference(formatReference(ref)), ref);
   }
 });
 
 Deno.test("parseReference rejects the invalid table naming the rule, never the input", () => {
   for (const [text, rule] of INVALID) {
     const caught = thrown(() => parseReference(text));
-    assert.ok(caught instanceof InvalidReferenceError, `${text} was accepted`);
-    assert.equal(caught.message, `invalid reference: ${rule}`, text);
-    assert.equal(caught.rule, rule, text);
-    assert.equal(caught.code, "ERR_INVALID_REFERENCE");
-    assert.equal(caught.retryable, false);
-    assert.equal(caught.cause, undefined);
+    assert(caught instanceof InvalidReferenceError, `${text} was accepted`);
+    assertStrictEquals(caught.message, `invalid reference: ${rule}`, text);
+    assertStrictEquals(caught.rule, rule, text);
+    assertStrictEquals(caught.code, "ERR_INVALID_REFERENCE");
+    assertStrictEquals(caught.retryable, false);
+    assertStrictEquals(caught.cause, undefined);
   }
 });
 
@@ -137,25 +137,25 @@ Deno.test("a rejected reference's message, stack head and fields carry none of t
     ]
   ) {
     const err = thrown(() => parseReference(text));
-    assert.ok(err instanceof InvalidReferenceError);
+    assert(err instanceof InvalidReferenceError);
     const rendered = `${err.message}\n${err.stack?.split("\n")[0]}\n${JSON.stringify(err)}`;
     for (const part of ["secret", "Topsecretrepo", "topsecretrepo", "feedface", "tag!!"]) {
-      assert.ok(!rendered.includes(part), `rendered error echoes ${part}`);
+      assert(!rendered.includes(part), `rendered error echoes ${part}`);
     }
   }
 });
 
 Deno.test("the 255-character name limit counts registry and repository together", () => {
   const repository = "a".repeat(255 - "r.io/".length);
-  assert.equal(parseReference(`r.io/${repository}:1`).repository, repository);
-  assert.throws(() => parseReference(`r.io/${repository}b:1`), InvalidReferenceError);
+  assertStrictEquals(parseReference(`r.io/${repository}:1`).repository, repository);
+  assertThrows(() => parseReference(`r.io/${repository}b:1`), InvalidReferenceError);
 });
 
 Deno.test("isRegistryHost accepts hosts, IPv4, bracketed IPv6 and ports", () => {
   for (const host of ["localhost", "a.b", "a.b:1", "[::1]", "[::1]:5000", "10.0.0.1:80", "A.B"]) {
-    assert.ok(isRegistryHost(host), host);
+    assert(isRegistryHost(host), host);
   }
   for (const host of ["", "a..b", "a.b:", "a.b:65536", "::1", "[::1", "a b", "a.b/c", "[:::]"]) {
-    assert.ok(!isRegistryHost(host), host);
+    assert(!isRegistryHost(host), host);
   }
 });

@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { ContentEncodingError, HttpStatusError, ProtocolError } from "../../src/errors/mod.ts";
 import { isRetryableStatus } from "../../src/errors/retryable.ts";
 import {
@@ -54,8 +54,8 @@ Deno.test("an expected status resolves and leaves the body for the caller", asyn
   for (const status of [200, 201, 202, 206, 307, 404]) {
     const response = new Response(status === 307 ? null : "payload", { status });
     await expectStatus(response, [status], "GET blob");
-    assert.equal(response.bodyUsed, false);
-    if (response.body !== null) assert.equal(await response.text(), "payload");
+    assertStrictEquals(response.bodyUsed, false);
+    if (response.body !== null) assertStrictEquals(await response.text(), "payload");
   }
   await expectStatus(new Response(null, { status: 202 }), [201, 202], "POST blob upload");
 });
@@ -64,19 +64,19 @@ Deno.test("an unexpected 2xx is a ProtocolError, never success", async () => {
   const noContent = await rejection(
     expectStatus(new Response(null, { status: 204 }), [200], "GET blob"),
   );
-  assert.ok(noContent instanceof ProtocolError);
-  assert.equal(noContent.status, 204);
+  assert(noContent instanceof ProtocolError);
+  assertStrictEquals(noContent.status, 204);
   for (const status of [200, 201, 202, 206]) {
     const { stream, state } = forbiddenBody();
     const err = await rejection(
       expectStatus(new Response(stream, { status }), [status === 200 ? 206 : 200], "GET blob"),
     );
-    assert.ok(err instanceof ProtocolError);
-    assert.equal(err.message, `GET blob: unexpected status ${status}`);
-    assert.equal(err.status, status);
-    assert.equal(err.retryable, false);
-    assert.equal(state.pulls, 0);
-    assert.equal(state.cancelled, true);
+    assert(err instanceof ProtocolError);
+    assertStrictEquals(err.message, `GET blob: unexpected status ${status}`);
+    assertStrictEquals(err.status, status);
+    assertStrictEquals(err.retryable, false);
+    assertStrictEquals(state.pulls, 0);
+    assertStrictEquals(state.cancelled, true);
   }
 });
 
@@ -86,13 +86,17 @@ Deno.test("error statuses become HttpStatusError classified by isRetryableStatus
       const err = await rejection(
         expectStatus(new Response("{}", { status }), [200], "GET blob", { offOrigin }),
       );
-      assert.ok(err instanceof HttpStatusError, `${status}`);
-      assert.equal(err.status, status);
-      assert.equal(err.operation, "GET blob");
-      assert.equal(err.offOrigin, offOrigin);
-      assert.equal(err.retryable, isRetryableStatus(status, offOrigin), `${status} ${offOrigin}`);
-      assert.equal(err.retryAfterMs, undefined);
-      assert.equal(
+      assert(err instanceof HttpStatusError, `${status}`);
+      assertStrictEquals(err.status, status);
+      assertStrictEquals(err.operation, "GET blob");
+      assertStrictEquals(err.offOrigin, offOrigin);
+      assertStrictEquals(
+        err.retryable,
+        isRetryableStatus(status, offOrigin),
+        `${status} ${offOrigin}`,
+      );
+      assertStrictEquals(err.retryAfterMs, undefined);
+      assertStrictEquals(
         err.message,
         offOrigin ? `GET blob: storage answered ${status}` : `GET blob: status ${status}`,
       );
@@ -103,15 +107,15 @@ Deno.test("error statuses become HttpStatusError classified by isRetryableStatus
     ((await rejection(
       expectStatus(new Response(null, { status }), [200], "op", { offOrigin }),
     )) as HttpStatusError).retryable;
-  assert.equal(await retryableOf(404, false), false);
-  assert.equal(await retryableOf(401, false), false);
-  assert.equal(await retryableOf(413, false), false);
-  assert.equal(await retryableOf(429, false), true);
-  assert.equal(await retryableOf(500, false), true);
-  assert.equal(await retryableOf(404, true), true);
-  assert.equal(await retryableOf(403, true), true);
-  assert.equal(await retryableOf(410, true), true);
-  assert.equal(await retryableOf(400, true), false);
+  assertStrictEquals(await retryableOf(404, false), false);
+  assertStrictEquals(await retryableOf(401, false), false);
+  assertStrictEquals(await retryableOf(413, false), false);
+  assertStrictEquals(await retryableOf(429, false), true);
+  assertStrictEquals(await retryableOf(500, false), true);
+  assertStrictEquals(await retryableOf(404, true), true);
+  assertStrictEquals(await retryableOf(403, true), true);
+  assertStrictEquals(await retryableOf(410, true), true);
+  assertStrictEquals(await retryableOf(400, true), false);
 });
 
 Deno.test("Retry-After in seconds and as an HTTP-date becomes retryAfterMs", async () => {
@@ -130,13 +134,13 @@ Deno.test("Retry-After in seconds and as an HTTP-date becomes retryAfterMs", asy
   for (const [value, expected] of cases) {
     const response = new Response(null, { status: 429, headers: { "retry-after": value } });
     const err = await rejection(expectStatus(response, [200], "PUT blob upload", { nowMs: now }));
-    assert.ok(err instanceof HttpStatusError);
-    assert.equal(err.retryAfterMs, expected, value);
-    assert.equal(err.retryable, true);
+    assert(err instanceof HttpStatusError);
+    assertStrictEquals(err.retryAfterMs, expected, value);
+    assertStrictEquals(err.retryable, true);
   }
   const offOrigin = new Response(null, { status: 503, headers: { "retry-after": "2" } });
   const err = await rejection(expectStatus(offOrigin, [201], "PUT", { offOrigin: true }));
-  assert.equal((err as HttpStatusError).retryAfterMs, 2000);
+  assertStrictEquals((err as HttpStatusError).retryAfterMs, 2000);
 });
 
 Deno.test("the error body is kept bounded and never rendered, even with URLs and tokens", async () => {
@@ -146,20 +150,20 @@ Deno.test("the error body is kept bounded and never rendered, even with URLs and
   const err = await rejection(
     expectStatus(new Response(secret, { status: 403 }), [200], "PUT manifest"),
   );
-  assert.ok(err instanceof HttpStatusError);
-  assert.equal(new TextDecoder().decode(err.body), secret);
-  assert.equal(err.message, "PUT manifest: status 403");
+  assert(err instanceof HttpStatusError);
+  assertStrictEquals(new TextDecoder().decode(err.body), secret);
+  assertStrictEquals(err.message, "PUT manifest: status 403");
   const rendered = `${err}\n${err.stack}\n${JSON.stringify(err)}`;
   for (const part of ["storage.example", "s3cr3t", "eyJhbGciOiJFUzI1NiJ9", "DENIED"]) {
-    assert.ok(!rendered.includes(part), part);
+    assert(!rendered.includes(part), part);
   }
   const big = "x".repeat(100_000);
   const bounded = await rejection(expectStatus(new Response(big, { status: 400 }), [201], "op"));
-  assert.equal((bounded as HttpStatusError).body.byteLength, ERROR_BODY_LIMIT);
+  assertStrictEquals((bounded as HttpStatusError).body.byteLength, ERROR_BODY_LIMIT);
   const custom = await rejection(
     expectStatus(new Response(big, { status: 400 }), [201], "op", { bodyLimit: 10 }),
   );
-  assert.equal((custom as HttpStatusError).body.byteLength, 10);
+  assertStrictEquals((custom as HttpStatusError).body.byteLength, 10);
 });
 
 Deno.test("a 416 body is never read", async () => {
@@ -169,12 +173,12 @@ Deno.test("a 416 body is never read", async () => {
     headers: { "content-range": "bytes */10" },
   });
   const err = await rejection(expectStatus(response, [206], "GET blob"));
-  assert.ok(err instanceof HttpStatusError);
-  assert.equal(err.status, 416);
-  assert.equal(err.body.byteLength, 0);
-  assert.equal(err.retryable, false);
-  assert.equal(state.pulls, 0);
-  assert.equal(state.cancelled, true);
+  assert(err instanceof HttpStatusError);
+  assertStrictEquals(err.status, 416);
+  assertStrictEquals(err.body.byteLength, 0);
+  assertStrictEquals(err.retryable, false);
+  assertStrictEquals(state.pulls, 0);
+  assertStrictEquals(state.cancelled, true);
 });
 
 Deno.test("an off-origin error body is dropped unread: it may echo a signed URL", async () => {
@@ -184,30 +188,30 @@ Deno.test("an off-origin error body is dropped unread: it may echo a signed URL"
       offOrigin: true,
     }),
   );
-  assert.ok(err instanceof HttpStatusError);
-  assert.equal(err.body.byteLength, 0);
-  assert.equal(state.pulls, 0);
-  assert.equal(state.cancelled, true);
+  assert(err instanceof HttpStatusError);
+  assertStrictEquals(err.body.byteLength, 0);
+  assertStrictEquals(state.pulls, 0);
+  assertStrictEquals(state.cancelled, true);
 });
 
 Deno.test("a large error body is not read past the limit and the rest is cancelled", async () => {
   const { stream, state } = countingBody(64 * 1024 * 1024, 1000);
   const err = await rejection(expectStatus(new Response(stream, { status: 500 }), [200], "op"));
-  assert.ok(err instanceof HttpStatusError);
-  assert.equal(err.body.byteLength, ERROR_BODY_LIMIT);
+  assert(err instanceof HttpStatusError);
+  assertStrictEquals(err.body.byteLength, ERROR_BODY_LIMIT);
   // 4096 bytes need five 1000-byte chunks; nothing more is pulled from the source.
-  assert.equal(state.pulled, 5000);
-  assert.equal(state.cancelled, true);
+  assertStrictEquals(state.pulled, 5000);
+  assertStrictEquals(state.cancelled, true);
 });
 
 Deno.test("readBoundedBody: short, exact, empty, null and failing bodies", async () => {
-  assert.deepEqual(await readBoundedBody(new Response("abc"), 10), new TextEncoder().encode("abc"));
-  assert.equal((await readBoundedBody(new Response("x".repeat(10)), 10)).byteLength, 10);
-  assert.equal((await readBoundedBody(new Response(null))).byteLength, 0);
-  assert.equal((await readBoundedBody(new Response(""), 10)).byteLength, 0);
+  assertEquals(await readBoundedBody(new Response("abc"), 10), new TextEncoder().encode("abc"));
+  assertStrictEquals((await readBoundedBody(new Response("x".repeat(10)), 10)).byteLength, 10);
+  assertStrictEquals((await readBoundedBody(new Response(null))).byteLength, 0);
+  assertStrictEquals((await readBoundedBody(new Response(""), 10)).byteLength, 0);
   const { stream, state } = countingBody(100, 10);
-  assert.equal((await readBoundedBody(new Response(stream), 0)).byteLength, 0);
-  assert.equal(state.pulled, 0);
+  assertStrictEquals((await readBoundedBody(new Response(stream), 0)).byteLength, 0);
+  assertStrictEquals(state.pulled, 0);
   let sent = false;
   const failing = new ReadableStream<Uint8Array>({
     pull(controller) {
@@ -216,7 +220,10 @@ Deno.test("readBoundedBody: short, exact, empty, null and failing bodies", async
       controller.enqueue(new TextEncoder().encode("part"));
     },
   }, { highWaterMark: 0 });
-  assert.equal(new TextDecoder().decode(await readBoundedBody(new Response(failing))), "part");
+  assertStrictEquals(
+    new TextDecoder().decode(await readBoundedBody(new Response(failing))),
+    "part",
+  );
 });
 
 Deno.test("requireIdentityEncoding refuses any coding but identity", () => {
@@ -238,11 +245,11 @@ Deno.test("requireIdentityEncoding refuses any coding but identity", () => {
     } catch (err) {
       caught = err;
     }
-    assert.ok(caught instanceof ContentEncodingError, coding);
-    assert.equal(caught.retryable, false);
-    assert.ok(caught.message.startsWith("GET manifest: "));
-    assert.ok(!caught.message.includes(coding), "the coding is not named");
-    assert.equal(state.pulls, 0);
-    assert.equal(state.cancelled, true);
+    assert(caught instanceof ContentEncodingError, coding);
+    assertStrictEquals(caught.retryable, false);
+    assert(caught.message.startsWith("GET manifest: "));
+    assert(!caught.message.includes(coding), "the coding is not named");
+    assertStrictEquals(state.pulls, 0);
+    assertStrictEquals(state.cancelled, true);
   }
 });

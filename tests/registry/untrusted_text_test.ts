@@ -12,7 +12,7 @@ import {
   terminalText,
 } from "../../src/registry/untrusted_text.ts";
 import { isPlainFileName } from "../../src/parted/format.ts";
-import { shellWord } from "../../src/cli/shell_word.ts";
+import { shellWord } from "../../src/cli/words/shell_word.ts";
 
 /** [class, a name holding one, how the terminal shows it, how --json writes it]. */
 const CLASSES: [string, string, string, string][] = [

@@ -29,6 +29,7 @@ import { startRegistry } from "../fixtures/registry.ts";
 import { makeTempDir, removeDir } from "../fixtures/tmp.ts";
 import { sliceDigest } from "../parted/_helpers.ts";
 import { recordText } from "./leak_scan.ts";
+import { exists } from "../fixtures/expect.ts";
 
 /** The outcome of a kill-anywhere run. */
 export interface KillReport {
@@ -94,15 +95,6 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
     return await Promise.race([promise.then(() => true), late]);
   } finally {
     clearTimeout(timer);
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 

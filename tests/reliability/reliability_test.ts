@@ -4,7 +4,7 @@
  * RSS check and the leak scan of everything they produced. `deno task stress` runs the full
  * counts. Reproduce with `OCIPART_STRESS_SEED=<seed>`.
  */
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { registryTest } from "../fixtures/registry.ts";
 import { runKillAnywhere } from "./kill_anywhere.ts";
 import { runFaultStorm } from "./fault_storm.ts";
@@ -25,8 +25,8 @@ registryTest(
       fileSize: 6 << 20,
       partSize: 1 << 20,
     });
-    assert.deepEqual(report.failures, []);
-    assert.equal(report.rerunsCompleted, 6);
+    assertEquals(report.failures, []);
+    assertStrictEquals(report.rerunsCompleted, 6);
   },
 );
 
@@ -40,9 +40,9 @@ registryTest(
       fileSize: 4 << 20,
       partSize: 256 << 10,
     });
-    assert.deepEqual(report.failures, []);
-    assert.equal(report.corruptCommits, 0);
-    assert.ok(report.refusedAsInUse > 0, "some pairs overlapped");
+    assertEquals(report.failures, []);
+    assertStrictEquals(report.corruptCommits, 0);
+    assert(report.refusedAsInUse > 0, "some pairs overlapped");
   },
 );
 
@@ -56,9 +56,9 @@ registryTest(
       fileSize: 1 << 20,
       partSize: 128 << 10,
     });
-    assert.deepEqual(report.failures, []);
-    assert.equal(report.completed + report.exhausted, 20);
-    assert.ok(report.faultsApplied > 0, "the storm injected faults");
+    assertEquals(report.failures, []);
+    assertStrictEquals(report.completed + report.exhausted, 20);
+    assert(report.faultsApplied > 0, "the storm injected faults");
   },
 );
 
@@ -68,20 +68,20 @@ Deno.test({
   sanitizeResources: true,
   async fn() {
     const report = await rssCheckInOwnProcess(100, 20, 10);
-    assert.deepEqual(report.failures, []);
+    assertEquals(report.failures, []);
     // A leak check, not a timing assertion. Objects kept per transfer show in the JS heap and
     // external buffers, sampled after full collections (the test task exposes gc()): measured
     // 0.3 MiB of growth here, 12 MiB with 200 KiB deliberately kept per round trip, so 0.3 MiB
     // kept per round trip fails. RSS also carries allocator and thread slack, so its bound is
     // generous: about 1 MiB per round trip would still pass, 2 would not.
-    assert.ok(report.heapGrowthMiB < 16, `heap grew ${report.heapGrowthMiB} MiB after warm-up`);
-    assert.ok(report.growthMiB < 160, `RSS grew ${report.growthMiB} MiB after warm-up`);
+    assert(report.heapGrowthMiB < 16, `heap grew ${report.heapGrowthMiB} MiB after warm-up`);
+    assert(report.growthMiB < 160, `RSS grew ${report.growthMiB} MiB after warm-up`);
   },
 });
 
 Deno.test("leak scan: every error string collected in this file is clean", () => {
   for (const { source, text } of collected()) {
-    assert.deepEqual(findLeaks(text), [], `${source}: ${text}`);
+    assertEquals(findLeaks(text), [], `${source}: ${text}`);
   }
 });
 
@@ -98,6 +98,6 @@ async function rssCheckInOwnProcess(...args: number[]): Promise<RssReport> {
     stdout: "piped",
     stderr: "inherit",
   }).output();
-  assert.equal(output.code, 0, "the RSS check's process failed");
+  assertStrictEquals(output.code, 0, "the RSS check's process failed");
   return JSON.parse(new TextDecoder().decode(output.stdout).trim().split("\n").at(-1)!);
 }

@@ -16,7 +16,7 @@ import type { RequestRecord } from "../fixtures/request_log.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { findError, NotFoundError, RetriesExhaustedError } from "../../src/errors/mod.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 
 const P = 64 * 1024;
 const UPLOAD_PUT = { method: "PUT", path: /\/blobs\/uploads\/./ } as const;

@@ -9,7 +9,7 @@ import { BlobReader, type BlobReadOptions, EMIT_BYTES } from "../../src/remote/b
 import { RemoteRepository } from "../../src/remote/repository.ts";
 import { BLOB_SPEC_POLICY } from "../../src/remote/policy.ts";
 import { AttemptBudget, type RetryPolicy } from "../../src/remote/retry.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import {
   LengthMismatchError,
   ProtocolError,

@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertRejects, assertStrictEquals } from "../fixtures/assert.ts";
 import { retry, retryDelay, type RetryPolicy } from "../../src/remote/retry.ts";
 import { BLOB_SPEC_POLICY, DEFAULT_POLICY } from "../../src/remote/policy.ts";
 
@@ -74,60 +74,60 @@ Deno.test("backoff: full jitter within [0, min(cap, base * 2^n)) for every retry
   for (const random of [0, 0.25, 0.999999]) {
     const clock = new FakeClock([random]);
     const { result, attempts } = await run(policy, clock, 8);
-    assert.equal(result, "done");
-    assert.equal(attempts, 9);
-    assert.equal(clock.sleeps.length, 8);
+    assertStrictEquals(result, "done");
+    assertStrictEquals(attempts, 9);
+    assertStrictEquals(clock.sleeps.length, 8);
     clock.sleeps.forEach((ms, n) => {
-      assert.ok(ms >= 0 && ms < ceilings[n], `retry ${n}: ${ms} outside [0, ${ceilings[n]})`);
-      assert.equal(ms, random * ceilings[n]);
+      assert(ms >= 0 && ms < ceilings[n], `retry ${n}: ${ms} outside [0, ${ceilings[n]})`);
+      assertStrictEquals(ms, random * ceilings[n]);
     });
   }
   // The blob library's policy starts at 250 ms.
-  assert.ok(retryDelay(0, BLOB_RETRY_POLICY, 0.999999) < 250);
-  assert.ok(retryDelay(2, BLOB_RETRY_POLICY, 0.999999) < 1000);
-  assert.ok(retryDelay(2, BLOB_RETRY_POLICY, 0.999999) > 999);
+  assert(retryDelay(0, BLOB_RETRY_POLICY, 0.999999) < 250);
+  assert(retryDelay(2, BLOB_RETRY_POLICY, 0.999999) < 1000);
+  assert(retryDelay(2, BLOB_RETRY_POLICY, 0.999999) > 999);
 });
 
 Deno.test("Retry-After is a floor: it raises a short jitter but never lowers a long one", async () => {
   const clock = new FakeClock([0.1]);
   await run(PARTED_RETRY_POLICY, clock, 1, () => transient(5000));
-  assert.deepEqual(clock.sleeps, [5000]); // jitter alone would be 100 ms
+  assertEquals(clock.sleeps, [5000]); // jitter alone would be 100 ms
   const jittered = new FakeClock([0.9]);
   await run(PARTED_RETRY_POLICY, jittered, 3, () => transient(100));
-  assert.deepEqual(jittered.sleeps, [900, 1800, 3600]);
+  assertEquals(jittered.sleeps, [900, 1800, 3600]);
 });
 
 Deno.test("Retry-After above the cap waits 30 s, not longer", async () => {
   const clock = new FakeClock([0.5]);
   await run(PARTED_RETRY_POLICY, clock, 2, () => transient(120_000));
-  assert.deepEqual(clock.sleeps, [30_000, 30_000]);
+  assertEquals(clock.sleeps, [30_000, 30_000]);
 });
 
 Deno.test("Retry-After in HTTP-date form becomes a floor from now", async () => {
   const now = Date.UTC(2024, 0, 1, 12, 0, 0);
   const in7s = new Date(now + 7000).toUTCString();
-  assert.equal(parseRetryAfter(in7s, now), 7000);
-  assert.equal(parseRetryAfter("Mon, 01 Jan 2024 11:00:00 GMT", now), 0); // in the past
-  assert.equal(parseRetryAfter("12", now), 12_000);
-  assert.equal(parseRetryAfter("soon", now), undefined);
-  assert.equal(parseRetryAfter(null, now), undefined);
+  assertStrictEquals(parseRetryAfter(in7s, now), 7000);
+  assertStrictEquals(parseRetryAfter("Mon, 01 Jan 2024 11:00:00 GMT", now), 0); // in the past
+  assertStrictEquals(parseRetryAfter("12", now), 12_000);
+  assertStrictEquals(parseRetryAfter("soon", now), undefined);
+  assertStrictEquals(parseRetryAfter(null, now), undefined);
   const clock = new FakeClock([0]);
   await run(PARTED_RETRY_POLICY, clock, 1, () => transient(parseRetryAfter(in7s, now)));
-  assert.deepEqual(clock.sleeps, [7000]);
+  assertEquals(clock.sleeps, [7000]);
 });
 
 Deno.test("a terminal error is rethrown unchanged after one attempt, without waiting", async () => {
   const terminal = new ProtocolError("GET blob: unexpected status 204");
   const clock = new FakeClock();
   const { result, attempts } = await run(PARTED_RETRY_POLICY, clock, 4, () => terminal);
-  assert.equal(result, terminal);
-  assert.equal(attempts, 1);
-  assert.deepEqual(clock.sleeps, []);
+  assertStrictEquals(result, terminal);
+  assertStrictEquals(attempts, 1);
+  assertEquals(clock.sleeps, []);
   // An error no layer classified is terminal too.
   const plain = new Error("bug");
   const other = await run(PARTED_RETRY_POLICY, new FakeClock(), 4, () => plain);
-  assert.equal(other.result, plain);
-  assert.equal(other.attempts, 1);
+  assertStrictEquals(other.result, plain);
+  assertStrictEquals(other.attempts, 1);
 });
 
 Deno.test("exhaustion wraps the last failure; its classification and floor stay reachable", async () => {
@@ -139,23 +139,23 @@ Deno.test("exhaustion wraps the last failure; its classification and floor stay 
     4,
     (n) => n === 4 ? last : new NetworkError("GET blob: connection failed"),
   );
-  assert.equal(attempts, 4);
-  assert.ok(result instanceof RetriesExhaustedError);
-  assert.equal(result.attempts, 4);
-  assert.equal(result.message, "GET blob: failed after 4 attempts");
-  assert.equal(result.cause, last);
-  assert.deepEqual(retryable(result), { retryable: true, retryAfterMs: 2500 });
-  assert.equal(clock.sleeps.length, 3); // no wait after the last attempt
+  assertStrictEquals(attempts, 4);
+  assert(result instanceof RetriesExhaustedError);
+  assertStrictEquals(result.attempts, 4);
+  assertStrictEquals(result.message, "GET blob: failed after 4 attempts");
+  assertStrictEquals(result.cause, last);
+  assertEquals(retryable(result), { retryable: true, retryAfterMs: 2500 });
+  assertStrictEquals(clock.sleeps.length, 3); // no wait after the last attempt
 });
 
 Deno.test("maxAttempts 1 makes exactly one attempt", async () => {
   const clock = new FakeClock();
   const policy = { maxAttempts: 1, baseDelayMs: 1000, maxDelayMs: 30_000 };
   const { result, attempts } = await run(policy, clock, 5);
-  assert.equal(attempts, 1);
-  assert.ok(result instanceof RetriesExhaustedError);
-  assert.equal(result.message, "GET blob: failed after 1 attempt");
-  assert.deepEqual(clock.sleeps, []);
+  assertStrictEquals(attempts, 1);
+  assert(result instanceof RetriesExhaustedError);
+  assertStrictEquals(result.message, "GET blob: failed after 1 attempt");
+  assertEquals(clock.sleeps, []);
 });
 
 Deno.test("an invalid policy is refused before any attempt instead of looping", async () => {
@@ -168,14 +168,14 @@ Deno.test("an invalid policy is refused before any attempt instead of looping", 
     ]
   ) {
     let calls = 0;
-    await assert.rejects(
+    await assertRejects(
       retry("GET blob", () => {
         calls++;
         return Promise.reject(transient());
       }, { policy, clock: new FakeClock() }),
       RangeError,
     );
-    assert.equal(calls, 0);
+    assertStrictEquals(calls, 0);
   }
 });
 
@@ -191,9 +191,9 @@ Deno.test("an abort during a wait rejects promptly with the signal's reason", as
   await clock.sleeping;
   const reason = new DOMException("user stop", "AbortError");
   controller.abort(reason);
-  await assert.rejects(pending, (err) => err === reason);
-  assert.equal(attempts, 1);
-  assert.equal(retryable(reason).retryable, false);
+  await assertRejects(pending, (err) => err === reason);
+  assertStrictEquals(attempts, 1);
+  assertStrictEquals(retryable(reason).retryable, false);
 });
 
 Deno.test("an abort raised by the attempt itself is not retried", async () => {
@@ -206,9 +206,9 @@ Deno.test("an abort raised by the attempt itself is not retried", async () => {
     controller.abort(reason);
     return Promise.reject(new NetworkError("GET blob: connection failed"));
   }, { policy: PARTED_RETRY_POLICY, clock, signal: controller.signal }).catch((e) => e);
-  assert.equal(err, reason);
-  assert.equal(attempts, 1);
-  assert.deepEqual(clock.sleeps, []);
+  assertStrictEquals(err, reason);
+  assertStrictEquals(attempts, 1);
+  assertEquals(clock.sleeps, []);
 });
 
 Deno.test("the system clock's sleep ends at once on abort", async () => {
@@ -216,6 +216,6 @@ Deno.test("the system clock's sleep ends at once on abort", async () => {
   const pending = systemClock.sleep(3_600_000, controller.signal);
   const reason = new Error("stop");
   controller.abort(reason);
-  await assert.rejects(pending, (err) => err === reason);
-  await assert.rejects(systemClock.sleep(1, AbortSignal.abort(reason)), (err) => err === reason);
+  await assertRejects(pending, (err) => err === reason);
+  await assertRejects(systemClock.sleep(1, AbortSignal.abort(reason)), (err) => err === reason);
 });

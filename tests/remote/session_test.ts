@@ -7,7 +7,7 @@ import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { BlobClient, PartedClient } from "../../mod.ts";
 import { ClientSession } from "../../src/remote/session.ts";
 import { BLOB_SPEC_POLICY, DEFAULT_POLICY } from "../../src/remote/policy.ts";
-import { coreCount } from "../../src/registry/sha256_threads.ts";
+import { coreCount } from "../../src/hashing/sha256_threads.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { findError } from "../../src/errors/find_error.ts";
 

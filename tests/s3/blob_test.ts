@@ -12,7 +12,7 @@ import { ErrorLedger } from "../confidentiality/_helpers.ts";
 import { createAuthFetch } from "../../src/auth/create_auth_fetch.ts";
 import { staticCredentials } from "../../src/auth/credential.ts";
 import { BlobClient, type BlobClientOptions } from "../../src/blob/mod.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { assertNoCredentialOnStorage, assertNoRefusals, signatureOf, USER } from "./_helpers.ts";
 
 const MiB = 1024 * 1024;

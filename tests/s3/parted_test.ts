@@ -12,9 +12,9 @@ import { s3Test, startS3Registry } from "../fixtures/s3.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { startTokenServer } from "../fixtures/token_server.ts";
 import { runCli } from "../cli/_cli.ts";
-import { exists } from "../parted/_helpers.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
 import { assertNoCredentialOnStorage, assertNoRefusals, signatureOf, USER } from "./_helpers.ts";
+import { exists } from "../fixtures/expect.ts";
 
 const MiB = 1024 * 1024;
 const FAST = { maxAttempts: 4, baseDelayMs: 10, maxDelayMs: 50 };

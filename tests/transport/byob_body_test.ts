@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 import { assert, assertEquals, assertInstanceOf } from "../fixtures/assert.ts";
 import { NetworkError, StallError } from "../../src/errors/kinds.ts";
 import { type ByobSource, openByob, relayBody } from "../../src/transport/byob_body.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
-import { withStallGuard } from "../../src/transport/stall_guard.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
+import { layeredFetch } from "../../src/transport/layers/layered_fetch.ts";
 import { startLoopbackServer } from "../fixtures/loopback_server.ts";
 import { recordErrors } from "../reliability/leak_scan.ts";
 
@@ -43,7 +43,7 @@ Deno.test("byob body: reaches the runtime body through the transport and the sta
   });
   const transport = new HttpTransport();
   try {
-    const fetch = withStallGuard(transport.fetch, { stallTimeoutMs: 5000 });
+    const fetch = layeredFetch(transport.fetch, { stallTimeoutMs: 5000 });
     const response = await fetch(new Request(server.url));
     const source = openByob(response.body!);
     // On Deno the runtime's body is a byte stream; elsewhere the caller falls back.
@@ -65,7 +65,7 @@ Deno.test("byob body: a cut body fails with the transport's NetworkError", async
   });
   const transport = new HttpTransport();
   try {
-    const response = await withStallGuard(transport.fetch)(new Request(server.url));
+    const response = await layeredFetch(transport.fetch, {})(new Request(server.url));
     const source = openByob(response.body!)!;
     const err = await readAll(source).then(() => undefined, (e) => e);
     assertInstanceOf(err, NetworkError);
@@ -82,7 +82,7 @@ Deno.test("byob body: the stall watchdog applies to bring-your-own-buffer reads"
   });
   const transport = new HttpTransport();
   try {
-    const response = await withStallGuard(transport.fetch, { stallTimeoutMs: 150 })(
+    const response = await layeredFetch(transport.fetch, { stallTimeoutMs: 150 })(
       new Request(server.url),
     );
     const source = openByob(response.body!)!;

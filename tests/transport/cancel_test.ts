@@ -14,7 +14,7 @@ import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { BlobClient } from "../../src/blob/client.ts";
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { fileBody } from "../../src/transport/file_body.ts";
 import { blob } from "../blob/_helpers.ts";
 

@@ -6,9 +6,9 @@ import {
   ExchangeError,
   failureReason,
 } from "../../src/transport/failure.ts";
-import { nodeExchange } from "../../src/transport/node_exchange.ts";
-import { ProxyRouter } from "../../src/transport/proxy.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { nodeExchange } from "../../src/transport/engine/node_exchange.ts";
+import { ProxyRouter } from "../../src/transport/engine/proxy.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { makeSelfSigned, makeTestCa } from "../fixtures/tls.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { everyPath } from "./_raw_server.ts";

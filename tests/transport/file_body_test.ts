@@ -1,7 +1,13 @@
-import assert from "node:assert/strict";
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  assertStrictEquals,
+  assertThrows,
+} from "../fixtures/assert.ts";
 import { createHash, randomFillSync } from "node:crypto";
 import { FILE_BODY_CHUNK_SIZE, fileBody, fileBodyRange } from "../../src/transport/file_body.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { BodyLengthError, LocalFileError } from "../../src/errors/kinds.ts";
 import { startRawServer } from "./_raw_server.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -48,42 +54,42 @@ Deno.test("fileBody streams exactly the range in 1 MiB chunks", async () => {
   const offset = 12345;
   const length = 3 * MiB + 7;
   const chunks = await collect(fileBody(path, offset, length));
-  assert.equal(chunks[0].byteLength, FILE_BODY_CHUNK_SIZE);
-  assert.ok(chunks.every((c) => c.byteLength <= FILE_BODY_CHUNK_SIZE));
+  assertStrictEquals(chunks[0].byteLength, FILE_BODY_CHUNK_SIZE);
+  assert(chunks.every((c) => c.byteLength <= FILE_BODY_CHUNK_SIZE));
   const joined = new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
-  assert.deepEqual(joined, all.subarray(offset, offset + length));
+  assertEquals(joined, all.subarray(offset, offset + length));
   // A fresh call re-reads for a retry.
   const again = await collect(fileBody(path, offset, length));
-  assert.equal(again.reduce((n, c) => n + c.byteLength, 0), length);
+  assertStrictEquals(again.reduce((n, c) => n + c.byteLength, 0), length);
 });
 
 Deno.test("fileBody: an empty range closes at once; bad arguments throw", async () => {
   await using dir = await tempDir();
   const path = `${dir.path}/data.bin`;
   await writeFile(path, 10);
-  assert.deepEqual(await collect(fileBody(path, 10, 0)), []);
-  assert.throws(() => fileBody(path, -1, 1), RangeError);
-  assert.throws(() => fileBody(path, 0, 1.5), RangeError);
-  assert.throws(() => fileBody("", 0, 1), TypeError);
+  assertEquals(await collect(fileBody(path, 10, 0)), []);
+  assertThrows(() => fileBody(path, -1, 1), RangeError);
+  assertThrows(() => fileBody(path, 0, 1.5), RangeError);
+  assertThrows(() => fileBody("", 0, 1), TypeError);
 });
 
 Deno.test("fileBody opens the file lazily and errors with LocalFileError", async () => {
   await using dir = await tempDir();
   const missing = fileBody(`${dir.path}/missing.bin`, 0, 10); // constructing opens nothing
-  await assert.rejects(collect(missing), LocalFileError);
+  await assertRejects(collect(missing), LocalFileError);
   const path = `${dir.path}/short.bin`;
   await writeFile(path, MiB + 10);
   const err = await collect(fileBody(path, 0, 2 * MiB)).then(() => undefined, (e) => e);
-  assert.ok(err instanceof LocalFileError, String(err));
-  assert.equal(err.message, "file body: file ended before the requested range");
+  assert(err instanceof LocalFileError, String(err));
+  assertStrictEquals(err.message, "file body: file ended before the requested range");
 });
 
 Deno.test("a Request keeps the identity of a fileBody stream, so the transport can see it", () => {
   const body = fileBody("./unused.bin", 4, 8);
   const request = put("http://127.0.0.1:9/", body, 8);
-  assert.equal(request.body, body);
-  assert.deepEqual(fileBodyRange(request.body), { path: "./unused.bin", offset: 4, length: 8 });
-  assert.equal(fileBodyRange(new ReadableStream()), undefined);
+  assertStrictEquals(request.body, body);
+  assertEquals(fileBodyRange(request.body), { path: "./unused.bin", offset: 4, length: 8 });
+  assertStrictEquals(fileBodyRange(new ReadableStream()), undefined);
 });
 
 Deno.test("256 MiB from a file arrives whole with content-length and no chunking", async () => {
@@ -95,23 +101,23 @@ Deno.test("256 MiB from a file arrives whole with content-length and no chunking
   const transport = new HttpTransport();
   try {
     const res = await transport.fetch(put(`${server.origin}/big`, fileBody(path, 0, size), size));
-    assert.equal(res.status, 200);
+    assertStrictEquals(res.status, 200);
     await res.body?.cancel();
     const [request] = server.requests;
-    assert.equal(request.headers["content-length"], String(size));
-    assert.equal(request.headers["transfer-encoding"], undefined);
-    assert.equal(request.bodyBytes, size);
-    assert.equal(request.complete, true);
-    assert.equal(request.sha256, sha);
+    assertStrictEquals(request.headers["content-length"], String(size));
+    assertStrictEquals(request.headers["transfer-encoding"], undefined);
+    assertStrictEquals(request.bodyBytes, size);
+    assertStrictEquals(request.complete, true);
+    assertStrictEquals(request.sha256, sha);
 
     // The same bytes through the generic stream path (the stream hidden behind a transform).
     const hidden = fileBody(path, 0, size).pipeThrough(new TransformStream());
     const res2 = await transport.fetch(put(`${server.origin}/big2`, hidden, size));
-    assert.equal(res2.status, 200);
+    assertStrictEquals(res2.status, 200);
     await res2.body?.cancel();
-    assert.equal(server.requests[1].bodyBytes, size);
-    assert.equal(server.requests[1].sha256, sha);
-    assert.equal(server.requests[1].headers["transfer-encoding"], undefined);
+    assertStrictEquals(server.requests[1].bodyBytes, size);
+    assertStrictEquals(server.requests[1].sha256, sha);
+    assertStrictEquals(server.requests[1].headers["transfer-encoding"], undefined);
   } finally {
     transport.close();
     await server.close();
@@ -128,10 +134,10 @@ Deno.test("a fileBody whose range disagrees with content-length fails before it 
     for (const declared of [4 * MiB - 1, 4 * MiB + 1]) {
       const err = await transport.fetch(put(server.origin, fileBody(path, 0, 4 * MiB), declared))
         .then(() => undefined, (e) => e);
-      assert.ok(err instanceof BodyLengthError, String(err));
+      assert(err instanceof BodyLengthError, String(err));
     }
     await server.closed();
-    assert.ok(server.requests.every((r) => !r.complete));
+    assert(server.requests.every((r) => !r.complete));
   } finally {
     transport.close();
     await server.close();
@@ -147,10 +153,10 @@ Deno.test("a file shorter than its fileBody range fails the upload; the server n
   try {
     const err = await transport.fetch(put(server.origin, fileBody(path, 0, 4 * MiB), 4 * MiB))
       .then(() => undefined, (e) => e);
-    assert.ok(err instanceof LocalFileError, String(err));
+    assert(err instanceof LocalFileError, String(err));
     await server.closed();
-    assert.equal(server.requests.length, 1);
-    assert.equal(server.requests[0].complete, false);
+    assertStrictEquals(server.requests.length, 1);
+    assertStrictEquals(server.requests[0].complete, false);
   } finally {
     transport.close();
     await server.close();
@@ -167,19 +173,19 @@ Deno.test("fileBody's onBytes counts every byte on the direct path and the strea
   try {
     let direct = 0;
     const body = fileBody(path, 0, size, { onBytes: (n) => direct += n });
-    assert.equal(typeof fileBodyRange(body)?.onBytes, "function");
+    assertStrictEquals(typeof fileBodyRange(body)?.onBytes, "function");
     const res = await transport.fetch(put(`${server.origin}/direct`, body, size));
     await res.body?.cancel();
-    assert.equal(direct, size);
+    assertStrictEquals(direct, size);
 
     let streamed = 0;
     const hidden = fileBody(path, 7, size - 7, { onBytes: (n) => streamed += n })
       .pipeThrough(new TransformStream());
     const res2 = await transport.fetch(put(`${server.origin}/stream`, hidden, size - 7));
     await res2.body?.cancel();
-    assert.equal(streamed, size - 7);
-    assert.deepEqual(server.requests.map((r) => r.bodyBytes), [size, size - 7]);
-    assert.throws(() => fileBody(path, 0, 1, { onBytes: 5 as never }), TypeError);
+    assertStrictEquals(streamed, size - 7);
+    assertEquals(server.requests.map((r) => r.bodyBytes), [size, size - 7]);
+    assertThrows(() => fileBody(path, 0, 1, { onBytes: 5 as never }), TypeError);
   } finally {
     transport.close();
     await server.close();

@@ -1,8 +1,8 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertRejects, assertStrictEquals } from "../fixtures/assert.ts";
 import { createHash } from "node:crypto";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { BodyLengthError, NetworkError, PeerRefusedError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { type RawServer, response, startRawServer } from "./_raw_server.ts";
@@ -58,14 +58,14 @@ Deno.test("streams a body with its exact content-length, never chunked", async (
       const hash = createHash("sha256");
       for (const p of parts) hash.update(p);
       const res = await transport.fetch(put(`${server.origin}/upload`, chunks(parts), total));
-      assert.equal(res.status, 200);
+      assertStrictEquals(res.status, 200);
       await res.body?.cancel();
       const [request] = server.requests;
-      assert.equal(request.headers["content-length"], String(total));
-      assert.equal(request.headers["transfer-encoding"], undefined);
-      assert.equal(request.chunked, false);
-      assert.equal(request.bodyBytes, total);
-      assert.equal(request.sha256, hash.digest("hex"));
+      assertStrictEquals(request.headers["content-length"], String(total));
+      assertStrictEquals(request.headers["transfer-encoding"], undefined);
+      assertStrictEquals(request.chunked, false);
+      assertStrictEquals(request.bodyBytes, total);
+      assertStrictEquals(request.sha256, hash.digest("hex"));
     } finally {
       transport.close();
     }
@@ -77,10 +77,10 @@ Deno.test("a body-less POST is framed with content-length 0", async () => {
     const transport = new HttpTransport();
     try {
       const res = await transport.fetch(new Request(`${server.origin}/post`, { method: "POST" }));
-      assert.equal(res.status, 200);
+      assertStrictEquals(res.status, 200);
       await res.arrayBuffer();
-      assert.equal(server.requests[0].headers["content-length"], "0");
-      assert.equal(server.requests[0].headers["transfer-encoding"], undefined);
+      assertStrictEquals(server.requests[0].headers["content-length"], "0");
+      assertStrictEquals(server.requests[0].headers["transfer-encoding"], undefined);
     } finally {
       transport.close();
     }
@@ -91,11 +91,11 @@ Deno.test("a body without content-length is refused before anything is sent", as
   await withServer(startRawServer(), async (server) => {
     const transport = new HttpTransport();
     try {
-      await assert.rejects(
+      await assertRejects(
         transport.fetch(put(`${server.origin}/x`, chunks([pattern(10, 0)]))),
         TypeError,
       );
-      assert.equal(server.connections.length, 0);
+      assertStrictEquals(server.connections.length, 0);
     } finally {
       transport.close();
     }
@@ -120,11 +120,11 @@ for (
       try {
         const err = await transport.fetch(put(`${server.origin}/x`, chunks([...parts]), declared))
           .then(() => undefined, (e) => e);
-        assert.ok(err instanceof BodyLengthError, String(err));
+        assert(err instanceof BodyLengthError, String(err));
         await server.closed();
-        assert.equal(server.requests.length, 1);
-        assert.equal(server.requests[0].complete, false);
-        assert.ok(server.requests[0].bodyBytes < declared);
+        assertStrictEquals(server.requests.length, 1);
+        assertStrictEquals(server.requests[0].complete, false);
+        assert(server.requests[0].bodyBytes < declared);
       } finally {
         transport.close();
       }
@@ -147,16 +147,16 @@ Deno.test("peer guard refusing the connected address: the server receives zero b
         const err = await transport.fetch(
           put(`${server.origin}/x`, chunks([pattern(4096, 1)]), 4096),
         ).then(() => undefined, (e) => e);
-        assert.ok(err instanceof PeerRefusedError, String(err));
-        assert.deepEqual(seen, ["127.0.0.1", "127.0.0.1"]);
+        assert(err instanceof PeerRefusedError, String(err));
+        assertEquals(seen, ["127.0.0.1", "127.0.0.1"]);
       } finally {
         transport.close();
       }
     }
     await server.closed();
-    assert.equal(server.connections.length, 10);
-    for (const connection of server.connections) assert.equal(connection.bytesReceived, 0);
-    assert.equal(server.requests.length, 0);
+    assertStrictEquals(server.connections.length, 10);
+    for (const connection of server.connections) assertStrictEquals(connection.bytesReceived, 0);
+    assertStrictEquals(server.requests.length, 0);
   });
 });
 
@@ -167,14 +167,14 @@ Deno.test("peer guard over HTTPS refuses before the TLS handshake: zero bytes", 
     try {
       const err = await transport.fetch(new Request(`https://127.0.0.1:${server.port}/x`))
         .then(() => undefined, (e) => e);
-      assert.ok(err instanceof PeerRefusedError, String(err));
-      assert.equal(calls, 2);
+      assert(err instanceof PeerRefusedError, String(err));
+      assertStrictEquals(calls, 2);
     } finally {
       transport.close();
     }
     await server.closed();
-    assert.equal(server.connections.length, 1);
-    assert.equal(server.connections[0].bytesReceived, 0);
+    assertStrictEquals(server.connections.length, 1);
+    assertStrictEquals(server.connections[0].bytesReceived, 0);
   });
 });
 
@@ -190,14 +190,14 @@ Deno.test("peer guard refusing an IP literal: no connection is made", async () =
     const plain = new HttpTransport();
     try {
       const err = await guarded.fetch(new Request(`${server.origin}/x`)).then(() => {}, (e) => e);
-      assert.ok(err instanceof PeerRefusedError);
-      assert.equal(retryable(err).retryable, false);
-      assert.deepEqual(seen, [["127.0.0.1", 4]]);
+      assert(err instanceof PeerRefusedError);
+      assertStrictEquals(retryable(err).retryable, false);
+      assertEquals(seen, [["127.0.0.1", 4]]);
       // A later connection is the first the server ever accepted.
       const res = await plain.fetch(new Request(`${server.origin}/after`));
       await res.arrayBuffer();
-      assert.equal(server.connections.length, 1);
-      assert.equal(server.requests[0].path, "/after");
+      assertStrictEquals(server.connections.length, 1);
+      assertStrictEquals(server.requests[0].path, "/after");
     } finally {
       guarded.close();
       plain.close();
@@ -217,10 +217,10 @@ Deno.test("peer guard vets every resolved address of a host name before dialing"
     try {
       const err = await guarded.fetch(new Request(`http://localhost:${server.port}/x`))
         .then(() => {}, (e) => e);
-      assert.ok(err instanceof PeerRefusedError, String(err));
-      assert.ok(seen.length >= 1);
-      assert.ok(seen.every((a) => a === "127.0.0.1" || a === "::1"), seen.join());
-      assert.equal(server.connections.length, 0);
+      assert(err instanceof PeerRefusedError, String(err));
+      assert(seen.length >= 1);
+      assert(seen.every((a) => a === "127.0.0.1" || a === "::1"), seen.join());
+      assertStrictEquals(server.connections.length, 0);
     } finally {
       guarded.close();
     }
@@ -237,13 +237,13 @@ Deno.test("redirects are returned, never followed", async () => {
     const transport = new HttpTransport();
     try {
       const a = await transport.fetch(new Request(`${server.origin}/a`));
-      assert.equal(a.status, 302);
-      assert.equal(a.headers.get("location"), "/elsewhere");
-      assert.equal(await a.text(), "moved");
+      assertStrictEquals(a.status, 302);
+      assertStrictEquals(a.headers.get("location"), "/elsewhere");
+      assertStrictEquals(await a.text(), "moved");
       const b = await transport.fetch(put(`${server.origin}/b`, chunks([pattern(10, 1)]), 10));
-      assert.equal(b.status, 307);
+      assertStrictEquals(b.status, 307);
       await b.arrayBuffer();
-      assert.deepEqual(server.requests.map((r) => r.path), ["/a", "/b"]);
+      assertEquals(server.requests.map((r) => r.path), ["/a", "/b"]);
     } finally {
       transport.close();
     }
@@ -264,15 +264,15 @@ Deno.test("HEAD and 204 answers have null bodies and keep the connection", async
     const transport = new HttpTransport();
     try {
       const head = await transport.fetch(new Request(`${server.origin}/h`, { method: "HEAD" }));
-      assert.equal(head.status, 200);
-      assert.equal(head.body, null);
-      assert.equal(head.headers.get("content-length"), "1000");
+      assertStrictEquals(head.status, 200);
+      assertStrictEquals(head.body, null);
+      assertStrictEquals(head.headers.get("content-length"), "1000");
       const none = await transport.fetch(new Request(`${server.origin}/none`));
-      assert.equal(none.status, 204);
-      assert.equal(none.body, null);
+      assertStrictEquals(none.status, 204);
+      assertStrictEquals(none.body, null);
       const ok = await transport.fetch(new Request(`${server.origin}/ok`));
-      assert.equal(await ok.text(), "ok");
-      assert.equal(server.connections.length, 1);
+      assertStrictEquals(await ok.text(), "ok");
+      assertStrictEquals(server.connections.length, 1);
     } finally {
       transport.close();
     }
@@ -289,11 +289,11 @@ Deno.test("1xx answers are not surfaced; bytes are never decompressed", async ()
     const transport = new HttpTransport();
     try {
       const res = await transport.fetch(new Request(`${server.origin}/x`));
-      assert.equal(res.status, 200);
-      assert.equal(res.headers.get("content-encoding"), "gzip");
-      assert.deepEqual(new Uint8Array(await res.arrayBuffer()), gzipish);
+      assertStrictEquals(res.status, 200);
+      assertStrictEquals(res.headers.get("content-encoding"), "gzip");
+      assertEquals(new Uint8Array(await res.arrayBuffer()), gzipish);
       // Without a caller's choice the transport asks for the bytes as stored.
-      assert.equal(server.requests[0].headers["accept-encoding"], "identity");
+      assertStrictEquals(server.requests[0].headers["accept-encoding"], "identity");
     } finally {
       transport.close();
     }
@@ -335,10 +335,10 @@ Deno.test("a slow reader holds back the response instead of buffering it", async
       }
       const inFlight = written - consumed;
       // Kernel socket buffers on loopback reach ~36 MiB; the rest of 512 MiB must still wait.
-      assert.ok(inFlight < 64 * MiB, `client let ${inFlight} bytes pile up`);
+      assert(inFlight < 64 * MiB, `client let ${inFlight} bytes pile up`);
       await reader.cancel();
       await server.closed();
-      assert.ok(written < total);
+      assert(written < total);
     } finally {
       transport.close();
     }
@@ -365,7 +365,7 @@ Deno.test("aborting mid-response rejects the read with the reason and drops the 
       const err = await (async () => {
         for (;;) await reader.read();
       })().catch((e) => e);
-      assert.equal(err, reason);
+      assertStrictEquals(err, reason);
       await server.closed();
     } finally {
       transport.close();
@@ -398,9 +398,9 @@ Deno.test("aborting mid-request-body rejects with the reason; the server gets no
         signal: controller.signal,
       } as RequestInit);
       const err = await transport.fetch(request).then(() => undefined, (e) => e);
-      assert.ok(err instanceof DOMException && err.message === "user stop", String(err));
+      assert(err instanceof DOMException && err.message === "user stop", String(err));
       await server.closed();
-      assert.equal(server.requests[0].complete, false);
+      assertStrictEquals(server.requests[0].complete, false);
     } finally {
       transport.close();
     }
@@ -415,8 +415,8 @@ Deno.test("an already aborted signal rejects without connecting", async () => {
       const err = await transport.fetch(
         new Request(server.origin, { signal: AbortSignal.abort(reason) }),
       ).then(() => undefined, (e) => e);
-      assert.equal(err, reason);
-      assert.equal(server.connections.length, 0);
+      assertStrictEquals(err, reason);
+      assertStrictEquals(server.connections.length, 0);
     } finally {
       transport.close();
     }
@@ -431,15 +431,15 @@ Deno.test("keep-alive: sequential requests share one connection; external() has 
         const res = await transport.fetch(new Request(`${server.origin}/${i}`));
         await res.arrayBuffer();
       }
-      assert.equal(server.connections.length, 1);
+      assertStrictEquals(server.connections.length, 1);
       const external = transport.external();
-      assert.equal(transport.external(), external);
+      assertStrictEquals(transport.external(), external);
       for (let i = 0; i < 2; i++) {
         const res = await external.fetch(new Request(`${server.origin}/ext${i}`));
         await res.arrayBuffer();
       }
-      assert.equal(server.connections.length, 2);
-      assert.deepEqual(server.requests.map((r) => r.connection), [0, 0, 0, 1, 1]);
+      assertStrictEquals(server.connections.length, 2);
+      assertEquals(server.requests.map((r) => r.connection), [0, 0, 0, 1, 1]);
     } finally {
       transport.close();
     }
@@ -456,15 +456,15 @@ Deno.test("close() ends every connection, the external pool's too", async () => 
     const clone = transport.clone();
     const other = await clone.fetch(new Request(`${server.origin}/c`));
     await other.arrayBuffer();
-    assert.equal(server.connections.length, 3);
+    assertStrictEquals(server.connections.length, 3);
     transport.close();
     // The clone is independent: its idle connection survives the original's close().
     const again = await clone.fetch(new Request(`${server.origin}/d`));
     await again.arrayBuffer();
-    assert.equal(server.connections.length, 3);
+    assertStrictEquals(server.connections.length, 3);
     clone.close();
     await server.closed();
-    assert.ok(server.connections.every((c) => c.ended));
+    assert(server.connections.every((c) => c.ended));
   });
 });
 
@@ -480,16 +480,16 @@ Deno.test("a refused connection names no host; final where nothing ever answered
     // The port answered before: a refusal now may be a restart, worth another attempt.
     const err = await transport.fetch(new Request(`http://127.0.0.1:${port}/x`))
       .then(() => undefined, (e) => e);
-    assert.ok(err instanceof NetworkError, String(err));
-    assert.equal(err.message, "HTTP request: connection failed (connection refused)");
-    assert.equal(retryable(err).retryable, true);
-    assert.ok(err.cause instanceof Error);
+    assert(err instanceof NetworkError, String(err));
+    assertStrictEquals(err.message, "HTTP request: connection failed (connection refused)");
+    assertStrictEquals(retryable(err).retryable, true);
+    assert(err.cause instanceof Error);
     // Never answered this transport: a wrong address, told at once.
     const first = await fresh.fetch(new Request(`http://127.0.0.1:${port}/x`))
       .then(() => undefined, (e) => e);
-    assert.ok(first instanceof NetworkError, String(first));
-    assert.equal(first.message, "HTTP request: connection failed (connection refused)");
-    assert.equal(retryable(first).retryable, false);
+    assert(first instanceof NetworkError, String(first));
+    assertStrictEquals(first.message, "HTTP request: connection failed (connection refused)");
+    assertStrictEquals(retryable(first).retryable, false);
   } finally {
     transport.close();
     fresh.close();
@@ -507,8 +507,8 @@ Deno.test("a connection lost mid-response errors the body with NetworkError", as
     try {
       const res = await transport.fetch(new Request(`${server.origin}/x`));
       const err = await res.arrayBuffer().then(() => undefined, (e) => e);
-      assert.ok(err instanceof NetworkError, String(err));
-      assert.equal(retryable(err).retryable, true);
+      assert(err instanceof NetworkError, String(err));
+      assertStrictEquals(retryable(err).retryable, true);
     } finally {
       transport.close();
     }
@@ -532,18 +532,18 @@ Deno.test("custom CA: HTTPS works with caCerts and fails without, terminally", a
   try {
     for (const host of ["127.0.0.1", "localhost"]) {
       const res = await trusting.fetch(new Request(`https://${host}:${port}/x`));
-      assert.equal(res.status, 200);
-      assert.equal(await res.text(), "secure");
+      assertStrictEquals(res.status, 200);
+      assertStrictEquals(await res.text(), "secure");
     }
     const external = await trusting.external().fetch(new Request(`https://127.0.0.1:${port}/y`));
-    assert.equal(await external.text(), "secure");
+    assertStrictEquals(await external.text(), "secure");
     // The guarded dialer starts TLS itself: SNI and roots must survive it.
     const seen: string[] = [];
     const guarded = trusting.clone({ peerGuard: (address) => (seen.push(address), true) });
     try {
       const res = await guarded.fetch(new Request(`https://localhost:${port}/z`));
-      assert.equal(await res.text(), "secure");
-      assert.ok(seen.length >= 2 && seen.every((a) => a === "127.0.0.1" || a === "::1"));
+      assertStrictEquals(await res.text(), "secure");
+      assert(seen.length >= 2 && seen.every((a) => a === "127.0.0.1" || a === "::1"));
     } finally {
       guarded.close();
     }
@@ -579,10 +579,10 @@ Deno.test("an early answer (413 before the body is read) is returned and the upl
       },
     }, { highWaterMark: 0 });
     const res = await transport.fetch(put(`http://127.0.0.1:${port}/x`, body, declared));
-    assert.equal(res.status, 413);
-    assert.equal(await res.text(), "large");
-    assert.ok(pulled < declared, "the body kept being read after the answer");
-    assert.ok(received < declared);
+    assertStrictEquals(res.status, 413);
+    assertStrictEquals(await res.text(), "large");
+    assert(pulled < declared, "the body kept being read after the answer");
+    assert(received < declared);
   } finally {
     transport.close();
     server.closeAllConnections();
@@ -605,10 +605,10 @@ Deno.test("downloads: a compressed answer is never decoded, whatever the request
             headers: accept === undefined ? {} : { "accept-encoding": accept },
           }),
         );
-        assert.equal(res.headers.get("content-encoding"), "gzip");
-        assert.deepEqual(new Uint8Array(await res.arrayBuffer()), new Uint8Array(gzipped));
+        assertStrictEquals(res.headers.get("content-encoding"), "gzip");
+        assertEquals(new Uint8Array(await res.arrayBuffer()), new Uint8Array(gzipped));
       }
-      assert.deepEqual(
+      assertEquals(
         server.requests.map((r) => r.headers["accept-encoding"]),
         ["identity", "gzip", "identity"],
       );
@@ -632,14 +632,14 @@ Deno.test("downloads of a guarded transport still check the connected peer: zero
         seen.length = 0;
         const err = await transport.fetch(new Request(`${server.origin}/x`, { method }))
           .then(() => undefined, (e) => e);
-        assert.ok(err instanceof PeerRefusedError, String(err));
-        assert.deepEqual(seen, ["127.0.0.1", "127.0.0.1"]);
+        assert(err instanceof PeerRefusedError, String(err));
+        assertEquals(seen, ["127.0.0.1", "127.0.0.1"]);
       }
     } finally {
       transport.close();
     }
     await server.closed();
-    for (const connection of server.connections) assert.equal(connection.bytesReceived, 0);
+    for (const connection of server.connections) assertStrictEquals(connection.bytesReceived, 0);
   });
 });
 
@@ -657,7 +657,7 @@ Deno.test("aborting a download before its answer rejects with the reason", async
       while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
       const reason = new Error("give up");
       controller.abort(reason);
-      assert.equal(await pending.then(() => undefined, (e) => e), reason);
+      assertStrictEquals(await pending.then(() => undefined, (e) => e), reason);
       await server.closed();
     } finally {
       transport.close();

@@ -3,9 +3,9 @@
  * root trusts: refused by default, accepted with the option on every path (manifests, part
  * uploads from files, downloads, blob pushes and pulls).
  */
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { BlobClient, fromFile, PartedClient, sha256Digest, toFile } from "../../mod.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { assertCertificateRefused } from "../fixtures/tls.ts";
@@ -28,10 +28,10 @@ registryTest("PartedClient: insecureTls pushes, inspects and pulls over unverifi
   using client = new PartedClient({ insecureTls: true });
   await client.push(ref, fromFile(source), { partSize: 128 * KiB });
   const description = await client.inspect(ref);
-  strictEqual(description.parts.length, 3);
+  assertStrictEquals(description.parts.length, 3);
   await client.pull(ref, toFile(`${tmp.path}/out.bin`));
-  deepStrictEqual(await Deno.readFile(`${tmp.path}/out.bin`), await Deno.readFile(source));
-  strictEqual((await client.verify(ref, source)).identical, true);
+  assertEquals(await Deno.readFile(`${tmp.path}/out.bin`), await Deno.readFile(source));
+  assertStrictEquals((await client.verify(ref, source)).identical, true);
 });
 
 registryTest("BlobClient: insecureTls pushes and pulls a blob over unverified TLS", {
@@ -47,9 +47,9 @@ registryTest("BlobClient: insecureTls pushes and pulls a blob over unverified TL
 
   using client = new BlobClient({ insecureTls: true });
   await client.push(repository, digest, bytes.length, bytes);
-  strictEqual(await client.exists(repository, digest), true);
+  assertStrictEquals(await client.exists(repository, digest), true);
   const pulled = await new Response(await client.pull(repository, digest)).arrayBuffer();
-  deepStrictEqual(new Uint8Array(pulled), bytes);
+  assertEquals(new Uint8Array(pulled), bytes);
 });
 
 registryTest("HttpTransport: insecureTls reaches the registry; the default refuses it", {
@@ -61,7 +61,7 @@ registryTest("HttpTransport: insecureTls reaches the registry; the default refus
   try {
     await assertCertificateRefused(strict.fetch(new Request(`${registry.url}/v2/`)));
     const response = await insecure.fetch(new Request(`${registry.url}/v2/`));
-    strictEqual(response.status, 200);
+    assertStrictEquals(response.status, 200);
     await response.body?.cancel();
   } finally {
     strict.close();

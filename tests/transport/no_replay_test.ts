@@ -5,11 +5,11 @@
  * that already took part of a PUT answers the resend with 404, which ended pushes with a
  * terminal NotFoundError.) Bodyless requests may still be resent: nothing of theirs is lost.
  */
-import assert from "node:assert/strict";
+import { assert, assertStrictEquals, fail } from "../fixtures/assert.ts";
 import { NetworkError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { fileBody } from "../../src/transport/file_body.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { makeTempDir, removeDir } from "../fixtures/tmp.ts";
 import { acceptConnections } from "./_raw_server.ts";
 
@@ -78,7 +78,7 @@ async function warmUp(transport: HttpTransport, origin: string): Promise<void> {
   const res = await transport.fetch(
     new Request(`${origin}/v2/`, { headers: { "accept-encoding": "gzip" } }),
   );
-  assert.equal(await res.text(), "ok");
+  assertStrictEquals(await res.text(), "ok");
 }
 
 function streamOf(size: number): ReadableStream<Uint8Array> {
@@ -112,12 +112,12 @@ async function expectSentOnce(
         signal: AbortSignal.timeout(20_000),
       } as RequestInit),
     ).then(() => undefined, (e: unknown) => e);
-    assert.ok(err instanceof NetworkError, `expected NetworkError, got ${String(err)}`);
-    assert.equal(retryable(err).retryable, true);
+    assert(err instanceof NetworkError, `expected NetworkError, got ${String(err)}`);
+    assertStrictEquals(retryable(err).retryable, true);
     const puts = server.seen.filter((r) => r.method === "PUT");
-    assert.equal(puts.length, 1, "the PUT reached the server once");
-    assert.equal(puts[0].connection, connection, "on the expected connection");
-    assert.ok(puts[0].bodyBytes > 0, "part of its body reached the server before the cut");
+    assertStrictEquals(puts.length, 1, "the PUT reached the server once");
+    assertStrictEquals(puts[0].connection, connection, "on the expected connection");
+    assert(puts[0].bodyBytes > 0, "part of its body reached the server before the cut");
   } finally {
     transport.close();
     await server.close();
@@ -157,9 +157,9 @@ Deno.test("the transport works on after a refused resend: the next request succe
         duplex: "half",
         signal: AbortSignal.timeout(20_000),
       } as RequestInit),
-    ).then(() => assert.fail("the POST must fail"), () => {});
+    ).then(() => fail("the POST must fail"), () => {});
     await warmUp(transport, server.origin);
-    assert.equal(server.seen.filter((r) => r.method === "POST").length, 1);
+    assertStrictEquals(server.seen.filter((r) => r.method === "POST").length, 1);
   } finally {
     transport.close();
     await server.close();

@@ -3,7 +3,7 @@
  * broadcast, reserved): an address inside is refused, the neighbours just outside are not. IPv6
  * forms that carry an IPv4 address are judged by it.
  */
-import assert from "node:assert/strict";
+import { assertStrictEquals } from "../fixtures/assert.ts";
 import { isForbiddenPeerAddress } from "../../src/transport/peer_policy.ts";
 
 /** [range, what it is, addresses inside (refused), addresses just outside (allowed)]. */
@@ -92,10 +92,10 @@ const RANGES: ReadonlyArray<readonly [string, string, string[], string[]]> = [
 for (const [range, name, refused, allowed] of RANGES) {
   Deno.test(`peer policy: ${range} (${name})`, () => {
     for (const address of refused) {
-      assert.equal(isForbiddenPeerAddress(address), true, `${address} is refused`);
+      assertStrictEquals(isForbiddenPeerAddress(address), true, `${address} is refused`);
     }
     for (const address of allowed) {
-      assert.equal(isForbiddenPeerAddress(address), false, `${address} is allowed`);
+      assertStrictEquals(isForbiddenPeerAddress(address), false, `${address} is allowed`);
     }
   });
 }

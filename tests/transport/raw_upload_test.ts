@@ -3,7 +3,7 @@
  * written from the file: framing, answers, early answers, the peer guard, TLS, abort and
  * connection failures behave as on the node:http path.
  */
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import * as http from "node:http";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { NetworkError, PeerRefusedError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { fileBody } from "../../src/transport/file_body.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { response, startRawServer } from "./_raw_server.ts";
 import { assertCertificateRefused, makeTestCa } from "../fixtures/tls.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -71,22 +71,22 @@ Deno.test("fileBody uploads: exact framing; answers by length, chunks or close r
         put(`${server.origin}${path_}`, fileBody(path, 0, size), size),
       );
       answers.push([res.status, await res.text()]);
-      if (path_ === "/length") assert.equal(res.headers.get("location"), "/done");
+      if (path_ === "/length") assertStrictEquals(res.headers.get("location"), "/done");
     }
-    assert.deepEqual(answers, [[201, "created"], [202, "hello world"], [200, "until the end"]]);
+    assertEquals(answers, [[201, "created"], [202, "hello world"], [200, "until the end"]]);
     await server.closed();
-    assert.equal(server.requests.length, 3);
+    assertStrictEquals(server.requests.length, 3);
     for (const request of server.requests) {
-      assert.equal(request.method, "PUT");
-      assert.equal(request.headers["content-length"], String(size));
-      assert.equal(request.headers["content-type"], "application/octet-stream");
-      assert.equal(request.headers["host"], `127.0.0.1:${server.port}`);
-      assert.equal(request.chunked, false);
-      assert.equal(request.complete, true);
-      assert.equal(request.sha256, sha);
+      assertStrictEquals(request.method, "PUT");
+      assertStrictEquals(request.headers["content-length"], String(size));
+      assertStrictEquals(request.headers["content-type"], "application/octet-stream");
+      assertStrictEquals(request.headers["host"], `127.0.0.1:${server.port}`);
+      assertStrictEquals(request.chunked, false);
+      assertStrictEquals(request.complete, true);
+      assertStrictEquals(request.sha256, sha);
     }
     // One connection per upload, closed after its answer.
-    assert.deepEqual(server.requests.map((r) => r.connection), [0, 1, 2]);
+    assertEquals(server.requests.map((r) => r.connection), [0, 1, 2]);
   } finally {
     transport.close();
     await server.close();
@@ -110,10 +110,10 @@ Deno.test("fileBody upload: an early 413 is returned and the upload stops", asyn
     let sent = 0;
     const body = fileBody(path, 0, size, { onBytes: (n) => sent += n });
     const res = await transport.fetch(put(`http://127.0.0.1:${port}/x`, body, size));
-    assert.equal(res.status, 413);
-    assert.equal(await res.text(), "large");
-    assert.ok(sent < size, "the upload went on after the answer");
-    assert.ok(received < size);
+    assertStrictEquals(res.status, 413);
+    assertStrictEquals(await res.text(), "large");
+    assert(sent < size, "the upload went on after the answer");
+    assert(received < size);
   } finally {
     transport.close();
     await stop(server);
@@ -138,17 +138,17 @@ Deno.test("fileBody upload through a guard: a refused peer receives zero bytes",
         const err = await transport.fetch(
           put(`http://${host}:${server.port}/x`, fileBody(path, 0, 4096), 4096),
         ).then(() => undefined, (e) => e);
-        assert.ok(err instanceof PeerRefusedError, String(err));
+        assert(err instanceof PeerRefusedError, String(err));
       }
-      assert.deepEqual(seen, ["127.0.0.1", "127.0.0.1"]);
+      assertEquals(seen, ["127.0.0.1", "127.0.0.1"]);
     } finally {
       connected.close();
       named.close();
     }
     await server.closed();
-    assert.equal(server.connections.length, 1);
-    assert.equal(server.connections[0].bytesReceived, 0);
-    assert.equal(server.requests.length, 0);
+    assertStrictEquals(server.connections.length, 1);
+    assertStrictEquals(server.connections[0].bytesReceived, 0);
+    assertStrictEquals(server.requests.length, 0);
   } finally {
     await server.close();
   }
@@ -178,8 +178,8 @@ Deno.test("fileBody upload over HTTPS: works with caCerts, fails terminally with
         const res = await transport.fetch(
           put(`https://${host}:${port}/x`, fileBody(path, 0, size), size),
         );
-        assert.equal(res.status, 200);
-        assert.equal(await res.text(), sha);
+        assertStrictEquals(res.status, 200);
+        assertStrictEquals(await res.text(), sha);
       }
     }
     await assertCertificateRefused(
@@ -214,7 +214,7 @@ Deno.test("aborting a fileBody upload mid-body rejects with the reason", async (
         signal: controller.signal,
       } as RequestInit),
     ).then(() => undefined, (e) => e);
-    assert.equal(err, reason);
+    assertStrictEquals(err, reason);
   } finally {
     transport.close();
     await stop(server);
@@ -232,9 +232,9 @@ Deno.test("fileBody upload to a closed port never answered: a final NetworkError
   try {
     const err = await transport.fetch(put(`http://127.0.0.1:${port}/x`, fileBody(path, 0, 10), 10))
       .then(() => undefined, (e) => e);
-    assert.ok(err instanceof NetworkError, String(err));
-    assert.equal(err.message, "HTTP request: connection failed (connection refused)");
-    assert.equal(retryable(err).retryable, false);
+    assert(err instanceof NetworkError, String(err));
+    assertStrictEquals(err.message, "HTTP request: connection failed (connection refused)");
+    assertStrictEquals(retryable(err).retryable, false);
   } finally {
     transport.close();
   }
@@ -267,10 +267,10 @@ Deno.test("fileBody upload: an answer that arrives before the first file read le
       // Either the answer or a retryable connection failure; never an unhandled rejection,
       // which the test runner reports as a failure of this test.
       if (res instanceof Response) {
-        assert.equal(res.status, 413);
+        assertStrictEquals(res.status, 413);
         await res.body?.cancel();
       } else {
-        assert.ok(res instanceof NetworkError, String(res));
+        assert(res instanceof NetworkError, String(res));
       }
     }
   } finally {

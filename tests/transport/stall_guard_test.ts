@@ -1,14 +1,20 @@
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+  assertStrictEquals,
+  assertThrows,
+} from "../fixtures/assert.ts";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import assert from "node:assert/strict";
 import { StallError } from "../../src/errors/kinds.ts";
 import { retryable } from "../../src/errors/retryable.ts";
 import { fileBody } from "../../src/transport/file_body.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import {
   DEFAULT_STALL_TIMEOUT_MS,
   validateStallTimeout,
-  withStallGuard,
-} from "../../src/transport/stall_guard.ts";
+} from "../../src/transport/layers/stall_guard.ts";
+import { layeredFetch } from "../../src/transport/layers/layered_fetch.ts";
 import { startLoopbackServer } from "../fixtures/loopback_server.ts";
 import { recordErrors } from "../reliability/leak_scan.ts";
 
@@ -30,7 +36,7 @@ async function withGuarded(
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await Promise.race([
-      fn(withStallGuard(transport.fetch, { stallTimeoutMs }), server.url),
+      fn(layeredFetch(transport.fetch, { stallTimeoutMs }), server.url),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error("test watchdog: hung")), 10_000);
       }),
@@ -44,8 +50,8 @@ async function withGuarded(
 
 async function expectStall(promise: Promise<unknown>): Promise<StallError> {
   const err = await promise.then(() => undefined, (e) => e);
-  assert.ok(err instanceof StallError, `expected StallError, got ${err}`);
-  assert.equal(retryable(err).retryable, true);
+  assert(err instanceof StallError, `expected StallError, got ${err}`);
+  assertStrictEquals(retryable(err).retryable, true);
   recordErrors("stall_guard", [err]);
   return err;
 }
@@ -56,9 +62,9 @@ Deno.test("stall guard: a response body that stops moving fails with a retryable
     res.write(new Uint8Array(100)); // then silence, connection kept open
   }, async (fetch, url) => {
     const response = await fetch(new Request(url));
-    assert.equal(response.status, 200);
+    assertStrictEquals(response.status, 200);
     const err = await expectStall(response.arrayBuffer());
-    assert.match(err.message, /^GET request: no progress for 150 ms$/);
+    assertMatch(err.message, /^GET request: no progress for 150 ms$/);
   });
 });
 
@@ -94,8 +100,8 @@ Deno.test("stall guard: an upload the server stops reading fails with StallError
         } as RequestInit),
       ),
     );
-    assert.match(err.message, /^PUT request:/);
-    assert.ok(sent < size, "the body was not fully sent");
+    assertMatch(err.message, /^PUT request:/);
+    assert(sent < size, "the body was not fully sent");
   });
 });
 
@@ -119,9 +125,9 @@ Deno.test("stall guard: a fileBody upload the server stops reading fails with St
           } as RequestInit),
         ),
       );
-      assert.match(err.message, /^PUT request:/);
+      assertMatch(err.message, /^PUT request:/);
       // The caller's hook still sees the chunks that went out.
-      assert.ok(sent > 0 && sent < size, `sent ${sent}`);
+      assert(sent > 0 && sent < size, `sent ${sent}`);
     });
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -164,7 +170,7 @@ Deno.test("stall guard: a slow but moving body and a slow source are not stalls"
       } as RequestInit),
     );
     const bytes = new Uint8Array(await response.arrayBuffer());
-    assert.deepEqual([...bytes], new Array(8).fill(20));
+    assertEquals([...bytes], new Array(8).fill(20));
   });
 });
 
@@ -175,7 +181,7 @@ Deno.test("stall guard: an unread response body is not a stall", async () => {
   }, async (fetch, url) => {
     const response = await fetch(new Request(url));
     await new Promise((r) => setTimeout(r, 400));
-    assert.equal(await response.text(), "abcd");
+    assertStrictEquals(await response.text(), "abcd");
   });
 });
 
@@ -185,18 +191,14 @@ Deno.test("stall guard: the caller's abort wins and keeps its reason", async () 
     const reason = new Error("caller stop");
     setTimeout(() => controller.abort(reason), 20);
     const err = await fetch(new Request(url, { signal: controller.signal })).catch((e) => e);
-    assert.equal(err, reason);
+    assertStrictEquals(err, reason);
   }, 5_000);
 });
 
 Deno.test("stall guard: options", () => {
-  const inner = (r: Request) => fetch(r);
-  assert.equal(withStallGuard(inner, { stallTimeoutMs: 0 }), inner);
-  assert.equal(withStallGuard(inner, { stallTimeoutMs: Infinity }), inner);
-  assert.notEqual(withStallGuard(inner), inner);
-  assert.equal(validateStallTimeout(undefined), DEFAULT_STALL_TIMEOUT_MS);
-  assert.equal(DEFAULT_STALL_TIMEOUT_MS, 60_000);
+  assertStrictEquals(validateStallTimeout(undefined), DEFAULT_STALL_TIMEOUT_MS);
+  assertStrictEquals(DEFAULT_STALL_TIMEOUT_MS, 60_000);
   for (const bad of [-1, NaN, "5" as unknown as number]) {
-    assert.throws(() => validateStallTimeout(bad), RangeError);
+    assertThrows(() => validateStallTimeout(bad), RangeError);
   }
 });

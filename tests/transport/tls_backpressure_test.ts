@@ -7,7 +7,7 @@
  */
 import { assert, assertEquals } from "../fixtures/assert.ts";
 import { BlobClient } from "../../src/blob/client.ts";
-import { HttpTransport } from "../../src/transport/http_transport.ts";
+import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { makeSelfSigned } from "../fixtures/tls.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { startTinyproxy } from "../fixtures/tinyproxy.ts";

@@ -5,7 +5,7 @@
  * the CLI down the slower path).
  */
 import { assertEquals } from "../fixtures/assert.ts";
-import { TlsTrust } from "../../src/transport/tls_trust.ts";
+import { TlsTrust } from "../../src/transport/engine/tls_trust.ts";
 import { makeSelfSigned, makeTestCa } from "../fixtures/tls.ts";
 import { toolTest } from "../fixtures/registry.ts";
 import { withTempDir } from "../fixtures/tmp.ts";

@@ -2,10 +2,11 @@
  * Every request of both clients names the package (`ocipart/<version>`), as the registry sees
  * it through a recording proxy; a caller's own User-Agent is kept.
  */
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 import { BlobClient, fromFile, PartedClient, sha256Digest, toFile } from "../../mod.ts";
-import { USER_AGENT, VERSION, withUserAgent } from "../../src/transport/user_agent.ts";
+import { USER_AGENT, VERSION } from "../../src/transport/layers/user_agent.ts";
+import { layeredFetch } from "../../src/transport/layers/layered_fetch.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -13,19 +14,19 @@ import { tempDir } from "../fixtures/tmp.ts";
 import { runCli } from "../cli/_cli.ts";
 
 Deno.test("the version constant is deno.json's version", () => {
-  strictEqual(VERSION, denoJson.version);
-  strictEqual(USER_AGENT, `ocipart/${denoJson.version}`);
+  assertStrictEquals(VERSION, denoJson.version);
+  assertStrictEquals(USER_AGENT, `ocipart/${denoJson.version}`);
 });
 
 Deno.test("a User-Agent the request already carries is kept", async () => {
   const seen: string[] = [];
-  const fetch = withUserAgent((request) => {
+  const fetch = layeredFetch((request) => {
     seen.push(request.headers.get("user-agent") ?? "");
     return Promise.resolve(new Response(null, { status: 204 }));
-  });
+  }, {});
   await fetch(new Request("http://127.0.0.1/", { headers: { "user-agent": "mine/1" } }));
   await fetch(new Request("http://127.0.0.1/"));
-  deepStrictEqual(seen, ["mine/1", USER_AGENT]);
+  assertEquals(seen, ["mine/1", USER_AGENT]);
 });
 
 registryTest(
@@ -46,13 +47,13 @@ registryTest(
     await blobs.push(`${proxy.host}/agent/blob`, sha256Digest(bytes), bytes.length, bytes);
     await new Response(await blobs.pull(`${proxy.host}/agent/blob`, sha256Digest(bytes))).text();
     const cli = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
-    strictEqual(cli.code, 0, cli.stderr);
+    assertStrictEquals(cli.code, 0, cli.stderr);
 
     const agents = new Set(proxy.log.map((r) => r.headers["user-agent"]));
-    deepStrictEqual([...agents], [`ocipart/${denoJson.version}`]);
+    assertEquals([...agents], [`ocipart/${denoJson.version}`]);
     // Uploads of file ranges, downloads and manifests all went through the proxy.
     for (const route of ["upload", "session", "blob", "manifest"] as const) {
-      strictEqual(proxy.log.some((r) => r.route === route), true, route);
+      assertStrictEquals(proxy.log.some((r) => r.route === route), true, route);
     }
   },
 );

@@ -6,11 +6,11 @@
  *
  * @module
  */
-import { findError } from "../../errors/find_error.ts";
-import type { CatCommand } from "../args.ts";
-import { EXIT_CODES } from "../exit_code.ts";
-import { stderr } from "../io.ts";
-import { openSession } from "../session.ts";
+import { findError } from "../../errors/mod.ts";
+import type { CatCommand } from "../arguments/args.ts";
+import { EXIT_CODES } from "../words/exit_code.ts";
+import { stderr } from "../session/io.ts";
+import { openSession } from "../session/session.ts";
 
 /**
  * Runs `cat` and resolves to the exit code. Nothing but the bytes is written to standard output.

@@ -6,16 +6,19 @@
  *
  * @module
  */
-import { PartedClient, type PartedClientOptions } from "../../parted/client.ts";
-import { mirrorHost } from "../../remote/mirror_table.ts";
-import type { RegistrySettings } from "../../remote/registry_settings.ts";
-import { jsonText } from "../../registry/untrusted_text.ts";
-import type { CopyCommand } from "../args.ts";
-import type { CopySide } from "../copy_sides.ts";
-import { EXIT_CODES } from "../exit_code.ts";
-import { noticeWrite, stdout } from "../io.ts";
-import { openSession, readCaFile } from "../session.ts";
-import { transferProgress } from "../transfer_progress.ts";
+import {
+  jsonText,
+  mirrorHost,
+  PartedClient,
+  type PartedClientOptions,
+  type RegistrySettings,
+} from "../../parted/mod.ts";
+import type { CopyCommand } from "../arguments/args.ts";
+import type { CopySide } from "../arguments/copy_sides.ts";
+import { EXIT_CODES } from "../words/exit_code.ts";
+import { noticeWrite, stdout } from "../session/io.ts";
+import { openSession, readCaFile } from "../session/session.ts";
+import { transferProgress } from "../progress/transfer_progress.ts";
 import { schemeMismatch } from "./copy_scheme.ts";
 
 /**

@@ -5,14 +5,14 @@
  *
  * @module
  */
-import type { PartedClient } from "../../parted/client.ts";
-import { causeCodes } from "../../transport/failure.ts";
+import type { PartedClient } from "../../parted/mod.ts";
+import { causeCodes } from "../../transport/mod.ts";
 import {
   type CopySide,
   type CopySides,
   type SchemeAnswer,
   SchemeMismatchError,
-} from "../copy_sides.ts";
+} from "../arguments/copy_sides.ts";
 
 /** How long the check of each side may take after the copy failed. */
 const PROBE_TIMEOUT_MS = 10_000;

@@ -3,14 +3,17 @@
  *
  * @module
  */
-import { isPlainFileName } from "../../parted/format.ts";
-import type { ArtifactDescription } from "../../parted/inspect.ts";
-import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
-import type { InspectCommand } from "../args.ts";
-import { EXIT_CODES } from "../exit_code.ts";
-import { formatBytes } from "../format.ts";
-import { stdout } from "../io.ts";
-import { openSession } from "../session.ts";
+import {
+  type ArtifactDescription,
+  isPlainFileName,
+  jsonText,
+  terminalText,
+} from "../../parted/mod.ts";
+import type { InspectCommand } from "../arguments/args.ts";
+import { EXIT_CODES } from "../words/exit_code.ts";
+import { formatBytes } from "../words/format.ts";
+import { stdout } from "../session/io.ts";
+import { openSession } from "../session/session.ts";
 
 /**
  * Runs `inspect` and resolves to the exit code.

@@ -5,19 +5,25 @@
  *
  * @module
  */
-import { DockerConfigFileError, dockerConfigPath } from "../../auth/docker_config.ts";
 import {
+  DockerConfigFileError,
+  dockerConfigPath,
   type DockerLoginResult,
   eraseDockerLogin,
   saveDockerLogin,
-} from "../../auth/docker_login.ts";
-import type { LoginCommand, LogoutCommand } from "../args.ts";
-import { errorLine, EXIT_CODES } from "../exit_code.ts";
-import { stderr, stdout } from "../io.ts";
-import { PromptCancelledError, promptLogin, type PromptTerminal } from "../login_prompt.ts";
-import { UsageError } from "../usage_error.ts";
-import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
-import { openSession, reportFailure, requireRegistryConfig, StopScope } from "../session.ts";
+} from "../../auth/mod.ts";
+import type { LoginCommand, LogoutCommand } from "../arguments/args.ts";
+import { errorLine, EXIT_CODES } from "../words/exit_code.ts";
+import { stderr, stdout } from "../session/io.ts";
+import { PromptCancelledError, promptLogin, type PromptTerminal } from "../session/login_prompt.ts";
+import { UsageError } from "../arguments/usage_error.ts";
+import { jsonText, terminalText } from "../../parted/mod.ts";
+import {
+  openSession,
+  reportFailure,
+  requireRegistryConfig,
+  StopScope,
+} from "../session/session.ts";
 
 /**
  * Runs `login`: the credential from `--username`/`--password-stdin`, or typed at the terminal's

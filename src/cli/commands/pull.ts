@@ -3,18 +3,22 @@
  *
  * @module
  */
-import { findError } from "../../errors/find_error.ts";
-import { DestinationExistsError } from "../../parted/destination_exists_error.ts";
-import { toDirectory, toFile } from "../../parted/fs_partial.ts";
-import type { PullResult } from "../../parted/pull.ts";
-import type { PullCommand } from "../args.ts";
-import { EXIT_CODES } from "../exit_code.ts";
-import { noticeWrite, stdout } from "../io.ts";
-import { pullWaiting } from "../pull_wait.ts";
-import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
-import { openSession } from "../session.ts";
+import { findError } from "../../errors/mod.ts";
+import {
+  DestinationExistsError,
+  jsonText,
+  type PullResult,
+  terminalText,
+  toDirectory,
+  toFile,
+} from "../../parted/mod.ts";
+import type { PullCommand } from "../arguments/args.ts";
+import { EXIT_CODES } from "../words/exit_code.ts";
+import { noticeWrite, stdout } from "../session/io.ts";
+import { pullWaiting } from "../session/pull_wait.ts";
+import { openSession } from "../session/session.ts";
+import { transferProgress } from "../progress/transfer_progress.ts";
 import { runPullToStdout } from "./pull_stdout.ts";
-import { transferProgress } from "../transfer_progress.ts";
 
 /**
  * Runs `pull` and resolves to the exit code. On success the path written is the only line on
@@ -23,7 +27,7 @@ import { transferProgress } from "../transfer_progress.ts";
  *
  * A destination that is a directory receives the file under the artifact's recorded name; a
  * file of that name is replaced only with `--overwrite`. With `--wait`, another pull of the
- * destination is waited for (`src/cli/pull_wait.ts`).
+ * destination is waited for (`src/cli/session/pull_wait.ts`).
  *
  * @example
  * ```ts ignore

@@ -6,11 +6,11 @@
  *
  * @module
  */
-import { toStream } from "../../parted/stream_ends.ts";
-import type { PullCommand } from "../args.ts";
-import { EXIT_CODES } from "../exit_code.ts";
-import { openSession } from "../session.ts";
-import { transferProgress } from "../transfer_progress.ts";
+import { toStream } from "../../parted/mod.ts";
+import type { PullCommand } from "../arguments/args.ts";
+import { EXIT_CODES } from "../words/exit_code.ts";
+import { openSession } from "../session/session.ts";
+import { transferProgress } from "../progress/transfer_progress.ts";
 
 /**
  * Runs `pull <ref> -` and resolves to the exit code. Nothing but the file is written to

@@ -1,19 +1,18 @@
 /**
  * `ocipart push <ref> <file>`: pushes a file as a parted artifact and prints the manifest
  * digest (or its descriptor with `--json`). When a registry limit refuses the part size, the
- * failure report ends its advice with the command to run (`src/cli/part_size_words.ts`, from the
+ * failure report ends its advice with the command to run (`src/cli/words/part_size_words.ts`, from the
  * arguments the command object carries).
  *
  * @module
  */
-import { fromFile } from "../../parted/fs_source.ts";
-import type { PushCommand } from "../args.ts";
-import { EXIT_CODES } from "../exit_code.ts";
-import { stdout } from "../io.ts";
-import { jsonText } from "../../registry/untrusted_text.ts";
-import { openSession } from "../session.ts";
+import { fromFile, jsonText } from "../../parted/mod.ts";
+import type { PushCommand } from "../arguments/args.ts";
+import { EXIT_CODES } from "../words/exit_code.ts";
+import { stdout } from "../session/io.ts";
+import { openSession } from "../session/session.ts";
+import { transferProgress } from "../progress/transfer_progress.ts";
 import { runPushFromStdin } from "./push_stdin.ts";
-import { transferProgress } from "../transfer_progress.ts";
 
 /**
  * Runs `push` and resolves to the exit code.

@@ -6,13 +6,12 @@
  *
  * @module
  */
-import { fromStream } from "../../parted/stream_ends.ts";
-import type { PushCommand } from "../args.ts";
-import { EXIT_CODES } from "../exit_code.ts";
-import { stdout } from "../io.ts";
-import { jsonText } from "../../registry/untrusted_text.ts";
-import { openSession } from "../session.ts";
-import { transferProgress } from "../transfer_progress.ts";
+import { fromStream, jsonText } from "../../parted/mod.ts";
+import type { PushCommand } from "../arguments/args.ts";
+import { EXIT_CODES } from "../words/exit_code.ts";
+import { stdout } from "../session/io.ts";
+import { openSession } from "../session/session.ts";
+import { transferProgress } from "../progress/transfer_progress.ts";
 
 /**
  * Runs `push <ref> -` and resolves to the exit code; prints the manifest digest (or its

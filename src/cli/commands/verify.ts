@@ -3,13 +3,12 @@
  *
  * @module
  */
-import type { VerifyReport } from "../../parted/verify.ts";
-import type { VerifyCommand } from "../args.ts";
-import { EXIT_CODES } from "../exit_code.ts";
-import { stdout } from "../io.ts";
-import { jsonText } from "../../registry/untrusted_text.ts";
-import { openSession } from "../session.ts";
-import { transferProgress } from "../transfer_progress.ts";
+import { jsonText, type VerifyReport } from "../../parted/mod.ts";
+import type { VerifyCommand } from "../arguments/args.ts";
+import { EXIT_CODES } from "../words/exit_code.ts";
+import { stdout } from "../session/io.ts";
+import { openSession } from "../session/session.ts";
+import { transferProgress } from "../progress/transfer_progress.ts";
 
 /**
  * Runs `verify` and resolves to the exit code: 0 identical, 5 when the size or any part

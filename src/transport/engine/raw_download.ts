@@ -1,0 +1,96 @@
+/**
+ * A body-less GET on a connection of its own, on the runtime's sockets (Deno only), for the
+ * requests the runtime's pooled client cannot take (a proxy, a peer guard): its body reads from
+ * the socket into the caller's buffers, so memory stays what the caller holds, where `node:http`
+ * allocates every read and leaves it to the collector (a 1 GiB pull through a proxy peaked at
+ * 274 MiB that way). The connection is closed after the answer.
+ *
+ * @module
+ */
+import type { ProxyRoute } from "./proxy.ts";
+import { type ByteDuplex, dial, type PeerGuard } from "./dial.ts";
+import { denoSockets } from "./deno_socket.ts";
+import { answerResponse, ConnReader, readHead, requestHead } from "./http1.ts";
+import { connectError, ExchangeError, readError } from "../failure.ts";
+
+/** What {@linkcode rawDownload} sends. */
+export interface RawDownloadRequest {
+  /** The target; `http:` or `https:`. */
+  url: URL;
+  /** `GET`: the request has no body. */
+  method: string;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  /** Aborts the exchange with its reason. */
+  signal: AbortSignal;
+  /** Vets resolved and connected peer addresses; `false` refuses with `PeerRefusedError`. */
+  peerGuard?: PeerGuard;
+  /** Extra PEM roots for HTTPS. */
+  caCerts?: string[];
+  /** The forward proxy to go through: a `CONNECT` tunnel for `https:`, absolute-form else. */
+  proxy?: ProxyRoute;
+}
+
+/**
+ * Whether {@linkcode rawDownload} can run here (Deno with TCP and TLS).
+ *
+ * @example
+ * ```ts
+ * import { rawDownloadAvailable } from "./raw_download.ts";
+ * console.log(typeof rawDownloadAvailable()); // "boolean"
+ * ```
+ */
+export function rawDownloadAvailable(): boolean {
+  return denoSockets(undefined) !== undefined;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Sends `request` on a new connection (`Connection: close`) through the dialer (peer guard,
+ * proxy, TLS with the runtime's verification and `caCerts`) and resolves with the answer, whose
+ * body streams from the connection.
+ *
+ * @example
+ * ```ts ignore
+ * const response = await rawDownload({ url, method: "GET", headers, signal });
+ * ```
+ */
+export async function rawDownload(request: RawDownloadRequest): Promise<Response> {
+  const sockets = denoSockets(request.caCerts);
+  if (sockets === undefined) throw new TypeError("raw download: not available on this runtime");
+  const { url, signal } = request;
+  if (signal.aborted) throw signal.reason;
+  const secure = url.protocol === "https:";
+  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
+
+  let conn: ByteDuplex | undefined;
+  let failure: unknown;
+  const onAbort = () => {
+    failure ??= signal.reason;
+    conn?.close();
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  const release = () => {
+    signal.removeEventListener("abort", onAbort);
+    conn?.close();
+  };
+  try {
+    const { peerGuard, proxy } = request;
+    conn = await dial(sockets, { hostname, port, secure }, { peerGuard, proxy, signal });
+    if (failure !== undefined) throw failure;
+    await conn.write(encoder.encode(requestHead(request))).catch((err) => {
+      throw failure ?? connectError(err);
+    });
+    const input = new ConnReader(conn);
+    const head = await readHead(input, request.method).catch((err) => {
+      if (failure !== undefined || err instanceof ExchangeError) throw failure ?? err;
+      throw readError(err);
+    });
+    return answerResponse(input, head, url, () => failure, release);
+  } catch (err) {
+    release();
+    throw failure ?? err;
+  }
+}
