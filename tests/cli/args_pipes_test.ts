@@ -1,5 +1,5 @@
 /** The command lines of pipes and ranges: `push <ref> -`, `pull <ref> -`, `cat --range`. */
-import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
+import { assertEquals, assertStrictEquals, assertThrows } from "../fixtures/assert.ts";
 import { parseCommandLine } from "../../src/cli/arguments/args.ts";
 import { parseByteRange } from "../../src/cli/arguments/byte_range.ts";
 import { UsageError } from "../../src/cli/arguments/usage_error.ts";
@@ -8,14 +8,14 @@ const REF = "127.0.0.1:5000/a/b:v1";
 
 Deno.test("push -: --name and --temp-dir; --password-stdin cannot share standard input", () => {
   const command = parseCommandLine(["push", "--name", "d.tar", "--temp-dir", "/t", REF, "-"]);
-  strictEqual(command.kind, "push");
+  assertStrictEquals(command.kind, "push");
   if (command.kind !== "push") return;
-  strictEqual(command.file, "-");
-  strictEqual(command.name, "d.tar");
-  strictEqual(command.tempDir, "/t");
-  throws(() => parseCommandLine(["push", "--name", "x", REF, "file"]), UsageError);
-  throws(() => parseCommandLine(["push", "--temp-dir", "/t", REF, "file"]), UsageError);
-  throws(
+  assertStrictEquals(command.file, "-");
+  assertStrictEquals(command.name, "d.tar");
+  assertStrictEquals(command.tempDir, "/t");
+  assertThrows(() => parseCommandLine(["push", "--name", "x", REF, "file"]), UsageError);
+  assertThrows(() => parseCommandLine(["push", "--temp-dir", "/t", REF, "file"]), UsageError);
+  assertThrows(
     () => parseCommandLine(["push", "-u", "me", "--password-stdin", REF, "-"]),
     /--password-stdin cannot go with -/,
   );
@@ -23,18 +23,18 @@ Deno.test("push -: --name and --temp-dir; --password-stdin cannot share standard
 
 Deno.test("pull -: the flags of a pull into a file are refused", () => {
   for (const flag of ["--overwrite", "--verify-file-digest", "--wait"]) {
-    throws(() => parseCommandLine(["pull", flag, REF, "-"]), UsageError, flag);
+    assertThrows(() => parseCommandLine(["pull", flag, REF, "-"]), UsageError);
   }
-  throws(() => parseCommandLine(["pull", "--temp-dir", "/t", REF, "out.bin"]), UsageError);
+  assertThrows(() => parseCommandLine(["pull", "--temp-dir", "/t", REF, "out.bin"]), UsageError);
 });
 
 Deno.test("cat --range: START-END counts both ends, START-, START+LENGTH", () => {
-  deepStrictEqual(parseByteRange("0-7"), { offset: 0, length: 8 });
-  deepStrictEqual(parseByteRange("5-5"), { offset: 5, length: 1 });
-  deepStrictEqual(parseByteRange("9-"), { offset: 9, length: undefined });
-  deepStrictEqual(parseByteRange("8+0"), { offset: 8, length: 0 });
+  assertEquals(parseByteRange("0-7"), { offset: 0, length: 8 });
+  assertEquals(parseByteRange("5-5"), { offset: 5, length: 1 });
+  assertEquals(parseByteRange("9-"), { offset: 9, length: undefined });
+  assertEquals(parseByteRange("8+0"), { offset: 8, length: 0 });
   for (const bad of ["", "-5", "5", "7-3", "a-b", "1+", "1-2-3"]) {
-    throws(() => parseByteRange(bad), Error, bad);
+    assertThrows(() => parseByteRange(bad), Error);
   }
-  throws(() => parseCommandLine(["cat", "--range", "7-3", REF]), /END comes before START/);
+  assertThrows(() => parseCommandLine(["cat", "--range", "7-3", REF]), /END comes before START/);
 });

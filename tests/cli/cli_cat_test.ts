@@ -3,7 +3,7 @@
  * fault proxy that counts what is fetched: only the parts a range touches move, each verified
  * whole first, and `--cache-dir` keeps a repeated read from fetching again.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { createHash } from "node:crypto";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
@@ -58,7 +58,7 @@ registryTest("cat --range: part edges, the end, empty, past the end", async () =
     ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/f.bin`],
     { tmp: tmp.path },
   );
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const cases: [string, number, number][] = [
     [`0-${part - 1}`, 0, part], // exactly the first part
     [`${part - 4}-${part + 3}`, part - 4, part + 4], // across an edge
@@ -70,17 +70,19 @@ registryTest("cat --range: part edges, the end, empty, past the end", async () =
   ];
   for (const [range, from, to] of cases) {
     const out = await cat(["--range", range, ref], tmp.path);
-    strictEqual(out.code, 0, `${range}: ${out.stderr}`);
-    strictEqual(sha256(out.stdout), sha256(bytes.subarray(from, to)), range);
+    assertStrictEquals(out.code, 0, `${range}: ${out.stderr}`);
+    assertStrictEquals(sha256(out.stdout), sha256(bytes.subarray(from, to)), range);
   }
   const whole = await cat([ref], tmp.path);
-  strictEqual(sha256(whole.stdout), sha256(bytes));
+  assertStrictEquals(sha256(whole.stdout), sha256(bytes));
   const past = await cat(["--range", `${bytes.length - 5}-${bytes.length}`, ref], tmp.path);
-  strictEqual(past.code, 2);
-  strictEqual(past.stdout.byteLength, 0);
-  ok(/goes past the end of the file \(197608 bytes; the last byte is 197607\)/.test(past.stderr));
+  assertStrictEquals(past.code, 2);
+  assertStrictEquals(past.stdout.byteLength, 0);
+  assert(
+    /goes past the end of the file \(197608 bytes; the last byte is 197607\)/.test(past.stderr),
+  );
   const after = await cat(["--range", `${bytes.length + 1}-`, ref], tmp.path);
-  strictEqual(after.code, 2, after.stderr);
+  assertStrictEquals(after.code, 2, after.stderr);
 });
 
 registryTest(
@@ -96,24 +98,24 @@ registryTest(
       ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/f.bin`],
       { tmp: tmp.path },
     );
-    strictEqual(push.code, 0, push.stderr);
+    assertStrictEquals(push.code, 0, push.stderr);
     const from = 3 * MiB + 12345;
     const range = `${from}+${MiB}`;
     const cache = ["--cache-dir", `${tmp.path}/cache`];
     const before = proxy.log.length;
     const first = await cat([...cache, "--debug", "--range", range, ref], tmp.path);
-    strictEqual(first.code, 0, first.stderr);
-    strictEqual(sha256(first.stdout), sha256(bytes.subarray(from, from + MiB)));
-    strictEqual(blobGets(proxy, before), 2);
+    assertStrictEquals(first.code, 0, first.stderr);
+    assertStrictEquals(sha256(first.stdout), sha256(bytes.subarray(from, from + MiB)));
+    assertStrictEquals(blobGets(proxy, before), 2);
     // Bytes received, as --debug counts them: the manifest and two parts.
     const moved = received(first.stderr);
-    ok(moved > 2 * MiB && moved < 2 * MiB + 16 * KiB, `${moved} bytes received`);
+    assert(moved > 2 * MiB && moved < 2 * MiB + 16 * KiB, `${moved} bytes received`);
     const again = proxy.log.length;
     const second = await cat([...cache, "--debug", "--range", range, ref], tmp.path);
-    strictEqual(second.code, 0, second.stderr);
-    strictEqual(sha256(second.stdout), sha256(first.stdout));
-    strictEqual(blobGets(proxy, again), 0);
-    ok(received(second.stderr) < 16 * KiB, "only the manifest");
+    assertStrictEquals(second.code, 0, second.stderr);
+    assertStrictEquals(sha256(second.stdout), sha256(first.stdout));
+    assertStrictEquals(blobGets(proxy, again), 0);
+    assert(received(second.stderr) < 16 * KiB, "only the manifest");
     console.log(`1 MiB range: ${moved} bytes received; again: ${received(second.stderr)}`);
   },
 );
@@ -129,7 +131,7 @@ registryTest("cat: a corrupted part gives exit 5 and none of its bytes", async (
     ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/f.bin`],
     { tmp: tmp.path },
   );
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const tampered = bytes.slice(part, 2 * part);
   tampered[7] ^= 1;
   await Deno.writeFile(
@@ -137,6 +139,6 @@ registryTest("cat: a corrupted part gives exit 5 and none of its bytes", async (
     tampered,
   );
   const out = await cat(["--range", `${part + 10}+5`, ref], tmp.path);
-  strictEqual(out.code, 5, out.stderr);
-  strictEqual(out.stdout.byteLength, 0);
+  assertStrictEquals(out.code, 5, out.stderr);
+  assertStrictEquals(out.stdout.byteLength, 0);
 });

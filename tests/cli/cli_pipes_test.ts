@@ -3,7 +3,7 @@
  * standard output (each part only once it verified), `ocipart push <ref> -` pushes standard
  * input, against the real registry (CNCF Distribution).
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { assert, assertStrictEquals } from "../fixtures/assert.ts";
 import { createHash } from "node:crypto";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -47,11 +47,11 @@ registryTest("pull -: the file on stdout, equal to the file (sha256)", async () 
     ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/data.bin`],
     { tmp: tmp.path },
   );
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const pull = await runBytes(["pull", "--plain-http", "--workers", "3", ref, "-"], tmp.path);
-  strictEqual(pull.code, 0, pull.stderr);
-  strictEqual(sha256(pull.stdout), sha256(bytes));
-  strictEqual(pull.stderr.includes("sha256:"), false);
+  assertStrictEquals(pull.code, 0, pull.stderr);
+  assertStrictEquals(sha256(pull.stdout), sha256(bytes));
+  assertStrictEquals(pull.stderr.includes("sha256:"), false);
 });
 
 registryTest("pull -: a corrupted part gives exit 5 and none of its bytes", async () => {
@@ -64,16 +64,16 @@ registryTest("pull -: a corrupted part gives exit 5 and none of its bytes", asyn
     ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/data.bin`],
     { tmp: tmp.path },
   );
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const digest = `sha256:${sha256(bytes.subarray(PART, 2 * PART))}`;
   const tampered = bytes.slice(PART, 2 * PART);
   tampered[100] ^= 0xff;
   await Deno.writeFile(registry.blobPath(digest), tampered);
   const pull = await runBytes(["pull", "--plain-http", "--workers", "1", ref, "-"], tmp.path);
-  strictEqual(pull.code, 5, pull.stderr);
+  assertStrictEquals(pull.code, 5, pull.stderr);
   // The output ends at the end of the part before the bad one.
-  strictEqual(pull.stdout.byteLength, PART);
-  strictEqual(sha256(pull.stdout), sha256(bytes.subarray(0, PART)));
+  assertStrictEquals(pull.stdout.byteLength, PART);
+  assertStrictEquals(sha256(pull.stdout), sha256(bytes.subarray(0, PART)));
 });
 
 registryTest("pull - | head -c: exit 0, quietly, and the requests stop", async () => {
@@ -86,7 +86,7 @@ registryTest("pull - | head -c: exit 0, quietly, and the requests stop", async (
     ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/data.bin`],
     { tmp: tmp.path },
   );
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   const argv = cliArgv(["pull", "--plain-http", ref, "-"], { tmp: tmp.path });
   const quoted = argv.map((arg) => `'${arg}'`).join(" ");
   const started = performance.now();
@@ -97,10 +97,10 @@ registryTest("pull - | head -c: exit 0, quietly, and the requests stop", async (
     env: cliEnv({ tmp: tmp.path }),
   }).output();
   const stderr = new TextDecoder().decode(out.stderr);
-  strictEqual(new TextDecoder().decode(out.stdout).trim(), "100000");
-  strictEqual(out.code, 0, stderr);
-  strictEqual(stderr.includes("Broken pipe"), false, stderr);
-  ok(performance.now() - started < 20_000);
+  assertStrictEquals(new TextDecoder().decode(out.stdout).trim(), "100000");
+  assertStrictEquals(out.code, 0, stderr);
+  assertStrictEquals(stderr.includes("Broken pipe"), false, stderr);
+  assert(performance.now() - started < 20_000);
 });
 
 registryTest("push -: the same manifest digest as the push of the file", async () => {
@@ -113,24 +113,24 @@ registryTest("push -: the same manifest digest as the push of the file", async (
     [...args, `${registry.host}/pipes/a:v1`, `${tmp.path}/data.bin`],
     { tmp: tmp.path },
   );
-  strictEqual(fromFile.code, 0, fromFile.stderr);
+  assertStrictEquals(fromFile.code, 0, fromFile.stderr);
   const stdin = await runBytes(
     [...args, "--name", "data.bin", "--temp-dir", tmp.path, `${registry.host}/pipes/b:v1`, "-"],
     tmp.path,
     bytes,
   );
-  strictEqual(stdin.code, 0, stdin.stderr);
-  strictEqual(new TextDecoder().decode(stdin.stdout), fromFile.stdout);
+  assertStrictEquals(stdin.code, 0, stdin.stderr);
+  assertStrictEquals(new TextDecoder().decode(stdin.stdout), fromFile.stdout);
   // Nothing of the part files is left behind.
   const left = [];
   for await (const entry of Deno.readDir(tmp.path)) left.push(entry.name);
-  strictEqual(left.filter((name) => name.startsWith("ocipart-")).length, 0);
+  assertStrictEquals(left.filter((name) => name.startsWith("ocipart-")).length, 0);
   // And it pulls back equal.
   const pull = await runBytes(
     ["pull", "--plain-http", `${registry.host}/pipes/b:v1`, "-"],
     tmp.path,
   );
-  strictEqual(sha256(pull.stdout), sha256(bytes));
+  assertStrictEquals(sha256(pull.stdout), sha256(bytes));
 });
 
 registryTest("pull -: a reader that goes away stops every request within 1 s, exit 0", async () => {
@@ -145,7 +145,7 @@ registryTest("pull -: a reader that goes away stops every request within 1 s, ex
     ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/data.bin`],
     { tmp: tmp.path },
   );
-  strictEqual(push.code, 0, push.stderr);
+  assertStrictEquals(push.code, 0, push.stderr);
   // Parts 2 and 3 never finish: only the closed pipe can end this pull.
   stallFromThirdPart(proxy);
   const child = spawnCli(["pull", "--plain-http", "--progress", "none", ref, "-"], {
@@ -164,9 +164,9 @@ registryTest("pull -: a reader that goes away stops every request within 1 s, ex
   const closed = performance.now();
   const status = await child.status;
   const elapsed = performance.now() - closed;
-  strictEqual(status.code, 0, await stderr);
-  strictEqual(await stderr, "");
-  ok(elapsed < 1000, `exited ${elapsed.toFixed(0)} ms after the pipe closed`);
+  assertStrictEquals(status.code, 0, await stderr);
+  assertStrictEquals(await stderr, "");
+  assert(elapsed < 1000, `exited ${elapsed.toFixed(0)} ms after the pipe closed`);
   console.log(`pull - exited ${elapsed.toFixed(0)} ms after its reader went away`);
 });
 
@@ -193,10 +193,10 @@ registryTest(
     await writer.close().catch(() => {});
     await partial.stdout.cancel();
     await partial.stderr.cancel();
-    strictEqual(status.code, 130);
-    strictEqual((await entries(spill)).length, 0);
+    assertStrictEquals(status.code, 130);
+    assertStrictEquals((await entries(spill)).length, 0);
     const inspect = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
-    strictEqual(inspect.code, 3, inspect.stderr);
+    assertStrictEquals(inspect.code, 3, inspect.stderr);
   },
 );
 

@@ -2,7 +2,7 @@
  * Random access: `PartedClient.open` → `readAt`, and `PartedClient.read` as a stream. Only the
  * parts a range touches are fetched; the part cache keeps nearby reads from fetching again.
  */
-import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
+import { assertEquals, assertRejects, assertStrictEquals } from "../fixtures/assert.ts";
 import { fromStream, PartedClient } from "../../mod.ts";
 import { startMemoryRegistry } from "../../src/testing/mod.ts";
 
@@ -27,14 +27,14 @@ Deno.test("readAt fetches only the parts it touches, and the cache serves nearby
   const { registry, client, bytes, ref } = await artifact();
   try {
     await using reader = await client.open(ref);
-    deepStrictEqual(await reader.readAt(part - 3, 6), bytes.slice(part - 3, part + 3));
-    strictEqual(reader.bytesFetched, 2 * part);
-    deepStrictEqual(await reader.readAt(part + 100, 10), bytes.slice(part + 100, part + 110));
-    strictEqual(reader.bytesFetched, 2 * part);
-    deepStrictEqual(await reader.readAt(bytes.length - 33, 33), bytes.slice(-33));
-    strictEqual(reader.bytesFetched, 2 * part + 33);
-    deepStrictEqual(await reader.readAt(bytes.length, 0), new Uint8Array(0));
-    await rejects(reader.readAt(bytes.length - 1, 2), RangeError);
+    assertEquals(await reader.readAt(part - 3, 6), bytes.slice(part - 3, part + 3));
+    assertStrictEquals(reader.bytesFetched, 2 * part);
+    assertEquals(await reader.readAt(part + 100, 10), bytes.slice(part + 100, part + 110));
+    assertStrictEquals(reader.bytesFetched, 2 * part);
+    assertEquals(await reader.readAt(bytes.length - 33, 33), bytes.slice(-33));
+    assertStrictEquals(reader.bytesFetched, 2 * part + 33);
+    assertEquals(await reader.readAt(bytes.length, 0), new Uint8Array(0));
+    await assertRejects(reader.readAt(bytes.length - 1, 2), RangeError);
   } finally {
     client.close();
     await registry.close();
@@ -47,10 +47,10 @@ Deno.test("read streams a range; past the end errors the stream with a RangeErro
     const got = new Uint8Array(
       await new Response(client.read(ref, { offset: 10, length: 3 * part })).arrayBuffer(),
     );
-    deepStrictEqual(got, bytes.slice(10, 10 + 3 * part));
+    assertEquals(got, bytes.slice(10, 10 + 3 * part));
     const whole = new Uint8Array(await new Response(client.read(ref)).arrayBuffer());
-    deepStrictEqual(whole, bytes);
-    await rejects(
+    assertEquals(whole, bytes);
+    await assertRejects(
       new Response(client.read(ref, { offset: bytes.length + 1 })).arrayBuffer(),
       RangeError,
     );

@@ -3,7 +3,7 @@
  * and its spill directory (removed on every exit), a reader that goes away, a producer that
  * fails, and a rerun that skips the parts present.
  */
-import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { assert, assertEquals, assertRejects, assertStrictEquals } from "../fixtures/assert.ts";
 import { fromFile, fromStream, PartedClient, toStream } from "../../mod.ts";
 import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -61,9 +61,9 @@ Deno.test("a pull into a stream spills a window larger than memory, in order, an
     toStream(out.writable, { memoryWindowBytes: 0, spillDirectory: spill }),
     { workers: 3 },
   );
-  ok(result.spilled);
-  deepStrictEqual(out.bytes(), bytes);
-  deepStrictEqual(await entries(spill), []);
+  assert(result.spilled);
+  assertEquals(out.bytes(), bytes);
+  assertEquals(await entries(spill), []);
 });
 
 Deno.test("a reader that fails stops the pull and removes the spill directory", async () => {
@@ -83,12 +83,12 @@ Deno.test("a reader that fails stops the pull and removes the spill directory", 
     },
   });
   const started = performance.now();
-  await rejects(
+  await assertRejects(
     client.pull(ref, toStream(writable, { memoryWindowBytes: 0, spillDirectory: spill })),
     (err) => err === gone,
   );
-  ok(performance.now() - started < 1000);
-  deepStrictEqual(await entries(spill), []);
+  assert(performance.now() - started < 1000);
+  assertEquals(await entries(spill), []);
 });
 
 Deno.test("a push from a stream matches the file's manifest; a rerun skips the parts", async () => {
@@ -105,9 +105,9 @@ Deno.test("a push from a stream matches the file's manifest; a rerun skips the p
     fromStream(byteStream(bytes, 7000), { name: "w.bin", spillDirectory: tmp.path }),
     { ...options, onProgress: (s) => void (skipped = s.partsSkipped ?? 0) },
   );
-  strictEqual(stream.digest, file.digest);
-  strictEqual(skipped, 4);
-  deepStrictEqual((await entries(tmp.path)).filter((n) => n.startsWith("ocipart-")), []);
+  assertStrictEquals(stream.digest, file.digest);
+  assertStrictEquals(skipped, 4);
+  assertEquals((await entries(tmp.path)).filter((n) => n.startsWith("ocipart-")), []);
 });
 
 Deno.test("a producer that fails mid-stream leaves no manifest", async () => {
@@ -115,7 +115,7 @@ Deno.test("a producer that fails mid-stream leaves no manifest", async () => {
   await using tmp = await tempDir();
   using client = new PartedClient({ plainHttp: true });
   const died = new Error("producer died");
-  await rejects(
+  await assertRejects(
     client.push(
       `${registry.host}/s/dead:v1`,
       fromStream(byteStream(pattern(50 * KiB), 4096, died), { spillDirectory: tmp.path }),
@@ -123,8 +123,8 @@ Deno.test("a producer that fails mid-stream leaves no manifest", async () => {
     ),
     (err) => err === died,
   );
-  strictEqual(registry.store.getManifest("s/dead", "v1"), undefined);
-  deepStrictEqual((await entries(tmp.path)).filter((n) => n.startsWith("ocipart-")), []);
+  assertStrictEquals(registry.store.getManifest("s/dead", "v1"), undefined);
+  assertEquals((await entries(tmp.path)).filter((n) => n.startsWith("ocipart-")), []);
 });
 
 Deno.test("an empty stream pushes an empty file", async () => {
@@ -134,8 +134,8 @@ Deno.test("an empty stream pushes an empty file", async () => {
   await client.push(ref, fromStream(new Blob([]).stream()));
   const out = collector();
   const result = await client.pull(ref, toStream(out.writable));
-  strictEqual(result.size, 0);
-  strictEqual(out.bytes().byteLength, 0);
+  assertStrictEquals(result.size, 0);
+  assertStrictEquals(out.bytes().byteLength, 0);
 });
 
 Deno.test("a pull into a stream stopped by its signal removes the spill directory", async () => {
@@ -156,12 +156,12 @@ Deno.test("a pull into a stream stopped by its signal removes the spill director
       stop.abort(reason);
     },
   });
-  await rejects(
+  await assertRejects(
     client.pull(ref, toStream(writable, { memoryWindowBytes: 0, spillDirectory: spill }), {
       signal: stop.signal,
     }),
     (err) => err === reason,
   );
-  ok(sawSpill);
-  deepStrictEqual(await entries(spill), []);
+  assert(sawSpill);
+  assertEquals(await entries(spill), []);
 });
