@@ -72,6 +72,8 @@ const SIZE_HELP = "bytes, or with a suffix: K/M/G/T or KB/MB/GB/TB (powers of 10
   "                         KiB/MiB/GiB/TiB (powers of 1024)";
 
 /** The usage block of each command, without the exit-code table. */
+const SIZE_HELP_SHORT = "bytes, 512KiB, 100M, …";
+
 const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
   push: `Usage: ${PROGRAM} push [flags] <ref> <file>
 
@@ -190,6 +192,43 @@ Flags:
   --json                 print the result as JSON
 ${FORMAT_ALIAS}
   -h, --help             show this help`,
+  "blob pull": `Usage: ${PROGRAM} blob pull [flags] <repo@digest> <file>
+
+Download one blob into <file> (- for standard output) with --workers ranged reads of
+--chunk-size bytes at once. The bytes land in <file>.blob-partial, which a rerun of the same
+command continues from; <file> appears only once the whole blob hashed to <digest>. A blob
+whose bytes do not match is discarded (exit 5); one that does not exist exits 3.
+
+Flags:
+  --chunk-size SIZE      bytes per ranged read (default 8MiB): ${SIZE_HELP_SHORT}
+${TRANSFER_FLAGS}`,
+
+  "blob push": `Usage: ${PROGRAM} blob push [flags] <repo> <file>
+
+Upload <file> as one blob into <repo> (REGISTRY/REPOSITORY) and print its digest: one
+monolithic upload, or PATCH chunks of --chunk-size bytes.
+
+Flags:
+  --chunk-size SIZE      upload in chunks of SIZE (default: one request)
+${TRANSFER_FLAGS}`,
+
+  "blob exists": `Usage: ${PROGRAM} blob exists [flags] <repo@digest>
+
+Ask whether <repo> has the blob <digest>: prints present (exit 0) or absent (exit 3).
+
+Flags:
+  --json                 print {"exists": true|false} instead
+${REGISTRY_FLAGS}`,
+
+  "blob mount": `Usage: ${PROGRAM} blob mount [flags] <from-repo@digest> <to-repo>
+
+Make the blob <digest> of <from-repo> part of <to-repo> on the same registry without
+uploading it. Prints mounted (exit 0); a registry that declines says so (exit 1): push the
+blob then.
+
+Flags:
+  --json                 print {"mounted": true|false} instead
+${REGISTRY_FLAGS}`,
 };
 
 const EXIT_CODES = `Exit codes:
@@ -209,6 +248,7 @@ Commands:
   verify [flags] <ref> <file>  compare a local file with an artifact, part by part
   login [flags] <registry>     check and save a credential
   logout [flags] <registry>    erase a saved credential
+  blob pull|push|exists|mount  move one blob: ocipart blob pull --help, …
 
 Global flags:
   -h, --help             show this help (\`${PROGRAM} <command> --help\` for a command's flags)

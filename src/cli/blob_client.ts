@@ -1,0 +1,95 @@
+/**
+ * The `BlobClient` of a `blob` command, from the command's session: the blob library performs
+ * no authentication, so the CLI gives it a registry transport that does (the credential typed,
+ * else the docker configuration), on a connection pool with the session's TLS settings and
+ * `--debug` observer; the client itself applies `--limit-rate` and `--stall-timeout`, as the
+ * parted client does.
+ *
+ * @module
+ */
+import { createAuthFetch } from "../auth/create_auth_fetch.ts";
+import { staticCredentials } from "../auth/credential.ts";
+import { dockerConfigCredentials } from "../auth/docker_config.ts";
+import { BlobClient, type BlobClientOptions } from "../blob/client.ts";
+import { registryOrigin } from "../registry/endpoints.ts";
+import { HttpTransport } from "../transport/http_transport.ts";
+import type { Session } from "./session.ts";
+
+/** A blob client and what it owns; `using` closes both. */
+export interface CommandBlobClient extends Disposable {
+  /** The client. */
+  readonly client: BlobClient;
+  /**
+   * The size the registry states for the blob (HEAD, Content-Length), or undefined when its
+   * answer states none (a redirect, a missing header); call after `client.exists`.
+   */
+  statedSize(digest: string, signal: AbortSignal): Promise<number | undefined>;
+}
+
+/**
+ * The blob client of `session` for the registry of `repository` (`host[:port]/name`, checked
+ * by the command line), with the
+ * blob options `extra` (parallel pull, chunked upload).
+ *
+ * @example
+ * ```ts ignore
+ * using blobs = blobClientOf(session, "127.0.0.1:5000/team/data", {});
+ * console.log(await blobs.client.exists("127.0.0.1:5000/team/data", digest));
+ * ```
+ */
+export function blobClientOf(
+  session: Session,
+  repository: string,
+  extra: Pick<BlobClientOptions, "parallelPull" | "chunkedUpload">,
+): CommandBlobClient {
+  const options = session.clientOptions;
+  const slash = repository.indexOf("/");
+  const registry = repository.slice(0, slash);
+  const name = repository.slice(slash + 1);
+  const own = options.registries?.[registry];
+  const caCerts = own?.caCerts ?? options.caCerts;
+  const pool = new HttpTransport({
+    ...(caCerts === undefined ? {} : { caCerts: [...caCerts] }),
+    ...(options.insecureTls ? { insecureTls: true } : {}),
+    ...(extra.parallelPull ? { maxIdleSocketsPerOrigin: extra.parallelPull.workers } : {}),
+    ...(options.onExchange ? { onExchange: options.onExchange } : {}),
+    site: "registry",
+  });
+  const credentials = options.credential !== undefined
+    ? staticCredentials({ ...options.credential })
+    : options.credentials ?? dockerConfigCredentials();
+  const transport = createAuthFetch({
+    registry,
+    plainHttp: options.plainHttp === true,
+    fetch: pool.fetch,
+    credentials,
+  });
+  const client = new BlobClient({
+    transport,
+    plainHttp: options.plainHttp === true,
+    ...(caCerts === undefined ? {} : { caCerts: [...caCerts] }),
+    ...(options.insecureTls ? { insecureTls: true } : {}),
+    ...(options.onExchange ? { onExchange: options.onExchange } : {}),
+    ...(options.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.stallTimeoutMs }),
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    ...extra,
+  });
+  const origin = registryOrigin(registry, { plainHttp: options.plainHttp === true });
+  return {
+    client,
+    async statedSize(digest, signal) {
+      const url = new URL(`/v2/${name}/blobs/${digest}`, origin);
+      const response = await transport(
+        new Request(url, { method: "HEAD", signal, redirect: "manual" }),
+      );
+      await response.body?.cancel();
+      if (response.status !== 200) return undefined;
+      const length = Number(response.headers.get("content-length") ?? "");
+      return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+    },
+    [Symbol.dispose]: () => {
+      client.close();
+      pool.close();
+    },
+  };
+}
