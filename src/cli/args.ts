@@ -103,6 +103,8 @@ export interface PullCommand extends TransferFlags, ReadFlags {
    * milliseconds (0: as long as it takes); undefined without the flag (refused at once).
    */
   waitMs: number | undefined;
+  /** `--file NAME`: of an artifact with one file per layer, the file to take. */
+  layerFile?: string | undefined;
 }
 
 /** A parsed `copy` command line. */
@@ -530,6 +532,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       "verify-file-digest": { type: "boolean" },
       overwrite: { type: "boolean" },
       wait: { type: "string" },
+      file: { type: "string" },
     },
     operands: ["<ref>", "<dest>"],
     build: (p) => ({
@@ -541,6 +544,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       verifyFileDigest: p.bool("verify-file-digest"),
       overwrite: p.bool("overwrite"),
       waitMs: p.flag("wait", parseLimit),
+      ...optional("layerFile", p.text("file")),
     }),
   },
   copy: {
@@ -612,6 +616,11 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
   },
   ...BLOB_SPECS,
 };
+
+/** `{ [key]: value }` when `value` was given, else nothing: a flag not typed adds no field. */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
 
 /** The words after `blob`. */
 const BLOB_SUBCOMMANDS = ["pull", "push", "exists", "mount"] as const;

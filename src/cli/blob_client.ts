@@ -12,6 +12,9 @@ import { staticCredentials } from "../auth/credential.ts";
 import { dockerConfigCredentials } from "../auth/docker_config.ts";
 import { BlobClient, type BlobClientOptions } from "../blob/client.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
+import { DigestMismatchError, NotFoundError, UnauthorizedError } from "../errors/sentinels.ts";
+import { sha256Digest } from "../registry/sha256.ts";
+import { DOCKER_MANIFEST_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from "../registry/media_types.ts";
 import { HttpTransport } from "../transport/http_transport.ts";
 import type { Session } from "./session.ts";
 
@@ -24,7 +27,17 @@ export interface CommandBlobClient extends Disposable {
    * answer states none (a redirect, a missing header); call after `client.exists`.
    */
   statedSize(digest: string, signal: AbortSignal): Promise<number | undefined>;
+  /**
+   * The manifest `reference` (a tag or a digest) names, as sent (at most 4 MiB); by digest, it
+   * must hash to it. A 404 is `NotFoundError`, a 401 or 403 `UnauthorizedError`.
+   */
+  manifest(reference: string, signal: AbortSignal): Promise<Uint8Array>;
 }
+
+/** The most bytes of a manifest read. */
+const MANIFEST_LIMIT = 4 << 20;
+
+const MANIFEST_ACCEPT = [OCI_MANIFEST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE].join(", ");
 
 /**
  * The blob client of `session` for the registry of `repository` (`host[:port]/name`, checked
@@ -87,9 +100,50 @@ export function blobClientOf(
       const length = Number(response.headers.get("content-length") ?? "");
       return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
     },
+    async manifest(reference, signal) {
+      const url = new URL(`/v2/${name}/manifests/${reference}`, origin);
+      const response = await transport(
+        new Request(url, { headers: { accept: MANIFEST_ACCEPT }, signal, redirect: "manual" }),
+      );
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        const message = `GET manifest: status ${response.status}`;
+        if (response.status === 404) throw new NotFoundError(message);
+        if (response.status === 401 || response.status === 403) {
+          throw new UnauthorizedError(message);
+        }
+        throw new Error(message);
+      }
+      const bytes = await limitedBytes(response, MANIFEST_LIMIT);
+      if (reference.startsWith("sha256:") && sha256Digest(bytes) !== reference) {
+        throw new DigestMismatchError("GET manifest: the manifest does not hash to its digest");
+      }
+      return bytes;
+    },
     [Symbol.dispose]: () => {
       client.close();
       pool.close();
     },
   };
+}
+
+/** The body of `response`, refused past `limit` bytes. */
+async function limitedBytes(response: Response, limit: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? new ReadableStream<Uint8Array>()) {
+    size += chunk.length;
+    if (size > limit) {
+      await response.body?.cancel().catch(() => {});
+      throw new Error("GET manifest: the manifest is larger than 4 MiB");
+    }
+    chunks.push(chunk);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return bytes;
 }

@@ -93,6 +93,8 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
       partsTotal: chunks,
       partsActive: 0,
       events: [],
+      // No `path`: a failure report then does not point at a partial file to reuse, which a
+      // mismatch here discards.
       ...(kept > 0 ? { resumedBytes: kept, resumeChecked: phase !== "verifying" } : {}),
     });
     // The beginning an earlier run wrote: hashed, not fetched again.

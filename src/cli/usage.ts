@@ -98,7 +98,12 @@ interrupted pull to resume it: parts already on disk, and the written part of ea
 was in flight, are kept. One pull at a time owns a file: another pull of it fails at once. On
 success the path of the file written is the only line on standard output.
 
+An artifact another tool wrote with one file per layer (ORAS, ModelPack, a Docker model) is
+pulled too: its one file, or the one --file names, written as stored (never unpacked) through
+<file>.blob-partial, resumable and verified the same way.
+
 Flags:
+  --file NAME            of an artifact with one file per layer, the file to take
   --overwrite            with a directory <dest>, replace a file of the artifact's name
   --wait[=DURATION]      wait for another pull of <dest> to finish (at most DURATION), then
                          resume what it left or return its file if it matches

@@ -4,6 +4,9 @@
  * @module
  */
 import { findError } from "../../errors/find_error.ts";
+import { NotPartedArtifactError } from "../../errors/sentinels.ts";
+import { BLOB_PARTIAL_SUFFIX } from "../blob_file.ts";
+import { pullFileArtifact } from "./pull_file.ts";
 import { DestinationExistsError } from "../../parted/destination_exists_error.ts";
 import { toDirectory, toFile } from "../../parted/fs_partial.ts";
 import type { PullResult } from "../../parted/pull.ts";
@@ -35,10 +38,15 @@ export async function runPull(command: PullCommand): Promise<number> {
   const destination = intoDirectory
     ? toDirectory(command.destination, { overwrite: command.overwrite })
     : toFile(command.destination);
+  // An artifact of one file per layer is pulled by the blob engine, into its own partial file.
+  let partialSuffix = ".parted-partial";
   const progress = transferProgress(command.progress, {
     kind: "pull",
     destination: command.destination,
     intoDirectory,
+    get partialSuffix() {
+      return partialSuffix;
+    },
   });
   // A refusal names the file the pull would have written, inside the directory typed.
   let localPath = command.destination;
@@ -60,17 +68,33 @@ export async function runPull(command: PullCommand): Promise<number> {
         onProgress: progress.onProgress,
         signal: session.signal,
       });
-    const result = await (command.waitMs === undefined ? pull() : pullWaiting(pull, {
+    const parted = command.waitMs === undefined ? pull() : pullWaiting(pull, {
       waitMs: command.waitMs,
       signal: session.signal,
       notice: (text) => noticeWrite(`ocipart pull: ${text}`),
       path: () => intoDirectory ? progress.pulledFile() : command.destination,
       reference: command.reference,
       client: session.client,
-    })).catch((err) => {
+    });
+    const result = await parted.catch(async (err) => {
+      if (findError(err, NotPartedArtifactError) !== undefined) {
+        partialSuffix = BLOB_PARTIAL_SUFFIX;
+        const code = await pullFileArtifact({
+          command,
+          intoDirectory,
+          session,
+          progress,
+          onPath: (path) => localPath = path,
+        }).catch((other) => {
+          localPath = findError(other, DestinationExistsError)?.path ?? localPath;
+          throw other;
+        });
+        if (code !== undefined) return code;
+      }
       localPath = findError(err, DestinationExistsError)?.path ?? localPath;
       throw err;
     });
+    if (typeof result === "number") return result;
     progress.finish(EXIT_CODES.success);
     stdout(resultLine(command, result));
     return EXIT_CODES.success;
