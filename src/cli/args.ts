@@ -105,6 +105,8 @@ export interface PullCommand extends TransferFlags, ReadFlags {
   waitMs: number | undefined;
   /** `--file NAME`: of an artifact with one file per layer, the file to take. */
   layerFile?: string | undefined;
+  /** `--reuse FILE`: a local file whose parts that match are copied instead of fetched. */
+  reuse?: string | undefined;
 }
 
 /** A parsed `copy` command line. */
@@ -533,6 +535,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       overwrite: { type: "boolean" },
       wait: { type: "string" },
       file: { type: "string" },
+      reuse: { type: "string" },
     },
     operands: ["<ref>", "<dest>"],
     build: (p) => ({
@@ -545,6 +548,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       overwrite: p.bool("overwrite"),
       waitMs: p.flag("wait", parseLimit),
       ...optional("layerFile", p.text("file")),
+      ...optional("reuse", p.text("reuse")),
     }),
   },
   copy: {

@@ -104,7 +104,11 @@ pulled too: its one file, or the one --file names, written as stored (never unpa
 
 Flags:
   --file NAME            of an artifact with one file per layer, the file to take
-  --overwrite            with a directory <dest>, replace a file of the artifact's name
+  --overwrite            with a directory <dest>, replace a file of the artifact's name; and
+                         for either kind of <dest>, reuse the parts of the existing file
+                         that match (an identical file is up to date: nothing fetched)
+  --reuse FILE           copy the parts of FILE that match the artifact instead of fetching
+                         them (FILE is only read)
   --wait[=DURATION]      wait for another pull of <dest> to finish (at most DURATION), then
                          resume what it left or return its file if it matches
   --json                 print the path written and what was fetched and resumed as JSON

@@ -5,6 +5,7 @@
  */
 import { findError } from "../../errors/find_error.ts";
 import { NotPartedArtifactError } from "../../errors/sentinels.ts";
+import { LocalFileError } from "../../errors/kinds.ts";
 import { BLOB_PARTIAL_SUFFIX } from "../blob_file.ts";
 import { pullFileArtifact } from "./pull_file.ts";
 import { DestinationExistsError } from "../../parted/destination_exists_error.ts";
@@ -15,7 +16,9 @@ import { EXIT_CODES } from "../exit_code.ts";
 import { noticeWrite, stdout } from "../io.ts";
 import { pullWaiting } from "../pull_wait.ts";
 import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
-import { openSession } from "../session.ts";
+import { openSession, type Session } from "../session.ts";
+import { isPlainFileName } from "../../parted/format.ts";
+import { seedFromLocal } from "../reuse_local.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
 /**
@@ -68,6 +71,17 @@ export async function runPull(command: PullCommand): Promise<number> {
         onProgress: progress.onProgress,
         signal: session.signal,
       });
+    const reused = await reuseLocal(command, intoDirectory, session).catch((err) => {
+      // The file to reuse could not be read: the report names it, not the destination.
+      if (command.reuse !== undefined && findError(err, LocalFileError) !== undefined) {
+        localPath = command.reuse;
+      }
+      throw err;
+    });
+    if (reused.upToDate !== undefined) {
+      progress.finish(EXIT_CODES.success);
+      return upToDate(command, reused.upToDate);
+    }
     const parted = command.waitMs === undefined ? pull() : pullWaiting(pull, {
       waitMs: command.waitMs,
       signal: session.signal,
@@ -100,6 +114,78 @@ export async function runPull(command: PullCommand): Promise<number> {
     return EXIT_CODES.success;
   } catch (err) {
     return await session.failed(err);
+  }
+}
+
+/**
+ * Before the pull: with `--reuse FILE`, or with `--overwrite` and the destination's file present,
+ * copies the parts of that file that match into the partial file (`src/cli/reuse_local.ts`);
+ * says when the destination is already identical.
+ */
+async function reuseLocal(
+  command: PullCommand,
+  intoDirectory: boolean,
+  session: Session,
+): Promise<{ upToDate?: string }> {
+  if (command.reuse === undefined && !command.overwrite) return {};
+  if (command.reuse !== undefined && !await isFile(command.reuse)) {
+    // Named as typed (the report escapes it): the user gave this path.
+    throw new Error(`--reuse: ${command.reuse} is not a regular file`);
+  }
+  let path = command.destination;
+  if (intoDirectory) {
+    let title: string | undefined;
+    try {
+      title = (await session.client.inspect(command.reference, { signal: session.signal })).title;
+    } catch (err) {
+      // An artifact of another kind: the pull itself says what it is.
+      if (findError(err, NotPartedArtifactError) !== undefined) return {};
+      throw err;
+    }
+    // A title the pull refuses: the pull says so.
+    if (title === undefined || !isPlainFileName(title)) return {};
+    path = `${command.destination.replace(/\/+$/, "")}/${title}`;
+  }
+  const source = command.reuse ?? (await isFile(path) ? path : undefined);
+  if (source === undefined) return {};
+  try {
+    const found = await seedFromLocal({
+      client: session.client,
+      reference: command.reference,
+      source,
+      destination: path,
+      partial: `${path}.parted-partial`,
+      workers: command.workers,
+      signal: session.signal,
+    });
+    return found.identical && source === path ? { upToDate: path } : {};
+  } catch (err) {
+    if (findError(err, NotPartedArtifactError) !== undefined) return {};
+    throw err;
+  }
+}
+
+/** The destination was already identical: its path, and a line that says nothing was fetched. */
+function upToDate(command: PullCommand, path: string): number {
+  noticeWrite(
+    `ocipart pull: ${
+      terminalText(path)
+    } is up to date (identical to the artifact; nothing fetched)\n`,
+  );
+  if (command.json) {
+    const { reference, destination } = command;
+    stdout(`${jsonText({ reference, destination, path, upToDate: true, bytesFetched: 0 })}\n`);
+  } else {
+    stdout(`${terminalText(path)}\n`);
+  }
+  return EXIT_CODES.success;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.lstat(path)).isFile;
+  } catch {
+    return false;
   }
 }
 
