@@ -11,6 +11,7 @@ import type { BlobClient } from "../blob/client.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { LocalFileError } from "../errors/kinds.ts";
 import type { ProgressSnapshot } from "../parted/progress.ts";
+import { PartialInUseError } from "../parted/fs_guard.ts";
 import { openStreamHash } from "../registry/stream_sha256.ts";
 
 /** What a blob pull into a file needs. */
@@ -72,6 +73,10 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
   } catch (err) {
     throw new LocalFileError("cannot open the partial file", { cause: err });
   }
+  if (!(await file.tryLock(true))) {
+    file.close();
+    throw new PartialInUseError();
+  }
   const hash = openStreamHash(job.size);
   let fetched = 0;
   let kept = 0;
@@ -121,9 +126,10 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
       );
     }
     await file.syncData();
-    file.close();
     await refuseLink(partial);
+    // Renamed while still locked, so no other pull takes the partial file in between.
     await Deno.rename(partial, job.path);
+    file.close();
     job.onProgress(snapshot("done", job.size));
     return {
       path: job.path,
@@ -196,21 +202,17 @@ async function fetchInOrder(
   const signal = AbortSignal.any([job.signal, abort.signal]);
   const done = new Map<number, Uint8Array>();
   const window = Math.max(2, job.workers * 2);
+  const changed = new Changes();
   let next = 0;
   let head = 0;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  const waitFor = () => new Promise<void>((resolve) => (wake = resolve));
   const worker = async () => {
-    while (next < count) {
-      while (next - head >= window) {
-        await new Promise<void>((resolve) => setTimeout(resolve, 5));
+    for (;;) {
+      // Wait while the chunks ahead of the writer fill the window.
+      while (next < count && next - head >= window) {
+        await changed.next();
         signal.throwIfAborted();
       }
+      if (next >= count) return;
       const index = next++;
       const offset = start + index * chunkSize;
       const length = Math.min(chunkSize, size - offset);
@@ -222,39 +224,50 @@ async function fetchInOrder(
         throw new DigestMismatchError("GET blob: a ranged read returned another length");
       }
       done.set(index, bytes);
-      notify();
+      changed.tell();
     }
   };
   const writer = async () => {
     while (head < count) {
       const bytes = done.get(head);
       if (bytes === undefined) {
-        await waitFor();
+        await changed.next();
         signal.throwIfAborted();
         continue;
       }
       done.delete(head);
       await emit(bytes);
       head++;
+      changed.tell();
     }
   };
-  const workers = Array.from(
-    { length: Math.min(job.workers, count) },
-    () =>
-      worker().catch((err) => {
-        abort.abort(err);
-        notify();
-        throw err;
-      }),
-  );
-  const writing = writer().catch((err) => {
+  const stop = (err: unknown) => {
     abort.abort(err);
+    changed.tell();
     throw err;
-  });
-  const results = await Promise.allSettled([...workers, writing]);
+  };
+  const tasks = Array.from({ length: Math.min(job.workers, count) }, () => worker().catch(stop));
+  const results = await Promise.allSettled([...tasks, writer().catch(stop)]);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed !== undefined) {
     throw job.signal.aborted ? job.signal.reason : firstCause(failed.reason, abort.signal);
+  }
+}
+
+/** Wakes every task waiting for a change (a chunk landed, one was written, a failure). */
+class Changes {
+  #waiting: (() => void)[] = [];
+
+  /** Resolves at the next change. */
+  next(): Promise<void> {
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** Tells every waiting task. */
+  tell(): void {
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const wake of waiting) wake();
   }
 }
 

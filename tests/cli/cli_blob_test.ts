@@ -290,3 +290,46 @@ registryTest("blob pull: Ctrl-C keeps the partial file and says how to resume", 
   strictEqual(rerun.code, 0, rerun.stderr);
   deepStrictEqual(await Deno.readFile(dest), bytes);
 });
+
+registryTest("blob pull: a second pull of the same file is refused at once", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const source = `${tmp.path}/data.bin`;
+  const bytes = await randomFile(source, 2 * MiB);
+  const digest = digestOf(bytes);
+  const repo = `${registry.host}/team/twice`;
+  const push = await runCli(["blob", "push", "--plain-http", repo, source], { tmp: tmp.path });
+  strictEqual(push.code, 0, push.stderr);
+  const dest = `${tmp.path}/out.bin`;
+  const args = [
+    "blob",
+    "pull",
+    "--plain-http",
+    "--chunk-size",
+    "128KiB",
+    "--progress",
+    "json",
+    `${repo}@${digest}`,
+    dest,
+  ];
+  const slow = spawnCli([...args.slice(0, 3), "--limit-rate", "512KiB/s", ...args.slice(3)], {
+    tmp: tmp.path,
+  });
+  await slow.stdin.close();
+  const slowOut = new Response(slow.stdout).text();
+  const slowErr = lines(slow.stderr);
+  // Once the first pull reports bytes written, it holds the partial file.
+  for await (const line of slowErr) {
+    if (line.startsWith("{") && JSON.parse(line).completedBytes > 0) break;
+  }
+  const second = await runCli(args, { tmp: tmp.path });
+  strictEqual(second.code, 1, second.stderr);
+  ok(second.stderr.includes("another pull"), second.stderr);
+  slow.kill("SIGINT");
+  for await (const _ of slowErr) { /* drain */ }
+  await slow.status;
+  await slowOut;
+  const rerun = await runCli(args, { tmp: tmp.path });
+  strictEqual(rerun.code, 0, rerun.stderr);
+  deepStrictEqual(await Deno.readFile(dest), bytes);
+});
