@@ -333,3 +333,48 @@ registryTest("blob pull: a second pull of the same file is refused at once", asy
   strictEqual(rerun.code, 0, rerun.stderr);
   deepStrictEqual(await Deno.readFile(dest), bytes);
 });
+
+registryTest(
+  "blob: credentials as for the other commands (--username with --password-stdin, a saved login); none is exit 6",
+  { needs: ["htpasswd"] },
+  async () => {
+    await using registry = await startRegistry({ htpasswd: { alice: "correct horse" } });
+    await using tmp = await tempDir();
+    const env = { DOCKER_CONFIG: `${tmp.path}/docker` };
+    const source = `${tmp.path}/data.bin`;
+    const bytes = await randomFile(source, 300 * KiB);
+    const digest = digestOf(bytes);
+    const repo = `${registry.host}/team/private`;
+    const typed = ["--plain-http", "--username", "alice", "--password-stdin"];
+
+    const push = await runCli(["blob", "push", ...typed, repo, source], {
+      tmp: tmp.path,
+      env,
+      stdin: "correct horse\n",
+    });
+    strictEqual(push.code, 0, push.stderr);
+    strictEqual(push.stdout, `${digest}\n`);
+
+    const anonymous = await runCli(["blob", "exists", "--plain-http", `${repo}@${digest}`], {
+      tmp: tmp.path,
+      env,
+    });
+    strictEqual(anonymous.code, 6, anonymous.stderr);
+    ok(anonymous.stderr.includes("matched UnauthorizedError"), anonymous.stderr);
+    ok(!anonymous.stderr.includes("correct horse"));
+
+    const login = await runCli(["login", ...typed, registry.host], {
+      tmp: tmp.path,
+      env,
+      stdin: "correct horse\n",
+    });
+    strictEqual(login.code, 0, login.stderr);
+    const dest = `${tmp.path}/out.bin`;
+    const pull = await runCli(
+      ["blob", "pull", "--plain-http", "--chunk-size", "64KiB", `${repo}@${digest}`, dest],
+      { tmp: tmp.path, env },
+    );
+    strictEqual(pull.code, 0, pull.stderr);
+    deepStrictEqual(await Deno.readFile(dest), bytes);
+  },
+);
