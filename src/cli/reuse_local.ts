@@ -10,6 +10,7 @@
  */
 import { LocalFileError } from "../errors/kinds.ts";
 import type { PartedClient } from "../parted/client.ts";
+import type { ProgressSnapshot } from "../parted/progress.ts";
 import type { VerifyReport } from "../parted/verify.ts";
 
 /** What a reuse pass needs. */
@@ -28,6 +29,8 @@ export interface ReuseJob {
   readonly workers: number | undefined;
   /** Stops the pass. */
   readonly signal: AbortSignal;
+  /** Told how far the hashing of the local file is. */
+  readonly onProgress?: (snapshot: ProgressSnapshot) => void;
 }
 
 /** What a reuse pass found. */
@@ -36,6 +39,10 @@ export interface ReuseResult {
   readonly identical: boolean;
   /** Bytes copied into the partial file (0 when it existed already). */
   readonly copiedBytes: number;
+  /** The artifact's file size. */
+  readonly size: number;
+  /** The artifact's part count. */
+  readonly parts: number;
 }
 
 const COPY_BUFFER = 1 << 20;
@@ -54,13 +61,15 @@ export async function seedFromLocal(job: ReuseJob): Promise<ReuseResult> {
   const options = {
     signal: job.signal,
     ...(job.workers === undefined ? {} : { workers: job.workers }),
+    ...(job.onProgress === undefined ? {} : { onProgress: job.onProgress }),
   };
   const report = await job.client.verify(job.reference, job.source, options);
+  const sizes = { size: report.expectedSize, parts: report.parts.length };
   if (report.identical && job.source === job.destination) {
-    return { identical: true, copiedBytes: 0 };
+    return { identical: true, copiedBytes: 0, ...sizes };
   }
   const copiedBytes = await seed(job, report);
-  return { identical: report.identical, copiedBytes };
+  return { identical: report.identical, copiedBytes, ...sizes };
 }
 
 async function seed(job: ReuseJob, report: VerifyReport): Promise<number> {

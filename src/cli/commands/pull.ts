@@ -19,7 +19,7 @@ import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
 import { openSession, type Session } from "../session.ts";
 import { isPlainFileName } from "../../parted/format.ts";
 import { seedFromLocal } from "../reuse_local.ts";
-import { transferProgress } from "../transfer_progress.ts";
+import { type TransferProgress, transferProgress } from "../transfer_progress.ts";
 
 /**
  * Runs `pull` and resolves to the exit code. On success the path written is the only line on
@@ -71,7 +71,7 @@ export async function runPull(command: PullCommand): Promise<number> {
         onProgress: progress.onProgress,
         signal: session.signal,
       });
-    const reused = await reuseLocal(command, intoDirectory, session).catch((err) => {
+    const reused = await reuseLocal(command, intoDirectory, session, progress).catch((err) => {
       // The file to reuse could not be read: the report names it, not the destination.
       if (command.reuse !== undefined && findError(err, LocalFileError) !== undefined) {
         localPath = command.reuse;
@@ -79,8 +79,21 @@ export async function runPull(command: PullCommand): Promise<number> {
       throw err;
     });
     if (reused.upToDate !== undefined) {
+      const { size, parts } = reused.upToDate;
+      progress.onProgress({
+        phase: "done",
+        completedBytes: size,
+        transferredBytes: size,
+        wireBytes: 0,
+        totalBytes: size,
+        partsDone: parts,
+        partsSkipped: parts,
+        partsTotal: parts,
+        partsActive: 0,
+        events: [],
+      });
       progress.finish(EXIT_CODES.success);
-      return upToDate(command, reused.upToDate);
+      return upToDate(command, reused.upToDate.path);
     }
     const parted = command.waitMs === undefined ? pull() : pullWaiting(pull, {
       waitMs: command.waitMs,
@@ -126,7 +139,8 @@ async function reuseLocal(
   command: PullCommand,
   intoDirectory: boolean,
   session: Session,
-): Promise<{ upToDate?: string }> {
+  progress: TransferProgress,
+): Promise<{ upToDate?: { path: string; size: number; parts: number } }> {
   if (command.reuse === undefined && !command.overwrite) return {};
   if (command.reuse !== undefined && !await isFile(command.reuse)) {
     // Named as typed (the report escapes it): the user gave this path.
@@ -157,8 +171,19 @@ async function reuseLocal(
       partial: `${path}.parted-partial`,
       workers: command.workers,
       signal: session.signal,
+      // Shown as the check of a partial file: a stop during it keeps nothing new.
+      // (never "done": the pull goes on), without per-part events of its own.
+      onProgress: (snapshot) =>
+        progress.onProgress({
+          ...snapshot,
+          phase: "verifying",
+          events: [],
+          resumeChecked: false,
+        }),
     });
-    return found.identical && source === path ? { upToDate: path } : {};
+    return found.identical && source === path
+      ? { upToDate: { path, size: found.size, parts: found.parts } }
+      : {};
   } catch (err) {
     if (findError(err, NotPartedArtifactError) !== undefined) return {};
     throw err;
