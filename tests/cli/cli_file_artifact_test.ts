@@ -142,7 +142,11 @@ registryTest(
       "tools/docker-model",
       "v1",
       "application/vnd.docker.ai.model.config.v0.1+json",
-      [{ mediaType: "application/vnd.docker.ai.gguf.v3", bytes: weights }],
+      [
+        { mediaType: "application/vnd.docker.ai.gguf.v3", bytes: weights },
+        // The license travels as a layer of its own, naming no file.
+        { mediaType: "application/vnd.docker.ai.license", bytes: readme },
+      ],
     );
 
     // inspect lists the files, one per layer.
@@ -202,6 +206,23 @@ registryTest(
     strictEqual(gguf.code, 0, gguf.stderr);
     strictEqual(gguf.stdout, `${dir}/model.gguf\n`);
     deepStrictEqual(await Deno.readFile(`${dir}/model.gguf`), weights);
+
+    // --file for a parted artifact: its layers name no file.
+    const parted = await runCli(
+      ["push", "--plain-http", `${host}/tools/parted:v1`, `${tmp.path}/m.st`],
+      { tmp: tmp.path },
+    );
+    strictEqual(parted.code, 0, parted.stderr);
+    const wrongFile = await runCli(
+      ["pull", "--plain-http", "--file", "m.st", `${host}/tools/parted:v1`, `${tmp.path}/p`],
+      { tmp: tmp.path },
+    );
+    strictEqual(wrongFile.code, 2, wrongFile.stderr);
+    strictEqual(
+      wrongFile.stderr.split("\n")[0],
+      "ocipart pull: --file: the layers of this artifact name no file; a parted artifact is pulled whole, without --file",
+    );
+    ok(await absent(`${tmp.path}/p`));
 
     // An artifact with no file to take keeps its exit 4.
     const none = await pushArtifact(

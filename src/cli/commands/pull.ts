@@ -13,7 +13,10 @@ import { toDirectory, toFile } from "../../parted/fs_partial.ts";
 import type { PullResult } from "../../parted/pull.ts";
 import type { PullCommand } from "../args.ts";
 import { EXIT_CODES } from "../exit_code.ts";
-import { noticeWrite, stdout } from "../io.ts";
+import { noticeWrite, stderr, stdout } from "../io.ts";
+import { usageFailureJson } from "../failure_json.ts";
+import { usagePointer } from "../usage.ts";
+import { UsageError } from "../usage_error.ts";
 import { pullWaiting } from "../pull_wait.ts";
 import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
 import { openSession, type Session } from "../session.ts";
@@ -71,6 +74,23 @@ export async function runPull(command: PullCommand): Promise<number> {
         onProgress: progress.onProgress,
         signal: session.signal,
       });
+    if (command.layerFile !== undefined) {
+      // --file names a layer's file: only an artifact of one file per layer has one.
+      partialSuffix = BLOB_PARTIAL_SUFFIX;
+      const code = await pullFileArtifact({
+        command,
+        intoDirectory,
+        session,
+        progress,
+        onPath: (path) => localPath = path,
+      }).catch((err) => {
+        localPath = findError(err, DestinationExistsError)?.path ?? localPath;
+        throw err;
+      });
+      if (code !== undefined) return code;
+      progress.finish(EXIT_CODES.usage);
+      return noLayerFiles(command);
+    }
     const reused = await reuseLocal(command, intoDirectory, session, progress).catch((err) => {
       // The file to reuse could not be read: the report names it, not the destination.
       if (command.reuse !== undefined && findError(err, LocalFileError) !== undefined) {
@@ -188,6 +208,16 @@ async function reuseLocal(
     if (findError(err, NotPartedArtifactError) !== undefined) return {};
     throw err;
   }
+}
+
+/** `--file` for an artifact whose layers name no file (a parted artifact is one file). */
+function noLayerFiles(command: PullCommand): number {
+  const sentence = "--file: the layers of this artifact name no file; a parted artifact is " +
+    "pulled whole, without --file";
+  const err = new UsageError(sentence, "pull");
+  if (command.json) stderr(usageFailureJson(err, usagePointer("pull")));
+  else stderr(`ocipart pull: ${sentence}\nocipart pull: ${usagePointer("pull")}\n`);
+  return EXIT_CODES.usage;
 }
 
 /** The destination was already identical: its path, and a line that says nothing was fetched. */

@@ -68,7 +68,10 @@ export async function pullFileArtifact(context: FilePullContext): Promise<number
   const layers = fileLayers(manifest);
   if (layers.length === 0) return undefined;
   const layer = choose(layers, command.layerFile);
-  if (typeof layer === "string") return usageFailure(command, layer);
+  if (typeof layer === "string") {
+    progress.finish(EXIT_CODES.usage);
+    return usageFailure(command, layer);
+  }
   const path = context.intoDirectory
     ? await intoDirectory(command.destination, layer, command.overwrite)
     : command.destination;
