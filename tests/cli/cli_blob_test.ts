@@ -187,9 +187,15 @@ registryTest(
     ok(kept >= SIZE / 2, `kept ${kept}`);
 
     proxy.log.length = 0;
-    const rerun = await runCli(args([]), { tmp: tmp.path });
+    const rerun = await runCli(["blob", "pull", "--json", ...args([]).slice(2)], {
+      tmp: tmp.path,
+    });
     strictEqual(rerun.code, 0, rerun.stderr);
     deepStrictEqual(await Deno.readFile(dest), bytes);
+    const result = JSON.parse(rerun.stdout);
+    strictEqual(result.bytesResumed, kept);
+    strictEqual(result.bytesFetched, SIZE - kept);
+    strictEqual(result.digest, digest);
     const fetched = rangedBytes(proxy, SIZE);
     ok(fetched <= 0.55 * SIZE, `the rerun fetched ${fetched} of ${SIZE} bytes`);
     strictEqual(fetched, SIZE - kept, "exactly what the partial file lacked");

@@ -8,7 +8,7 @@
 import { NotFoundError } from "../../errors/sentinels.ts";
 import { LocalFileError } from "../../errors/kinds.ts";
 import { openStreamHash } from "../../registry/stream_sha256.ts";
-import { jsonText } from "../../registry/untrusted_text.ts";
+import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
 import type {
   BlobExistsCommand,
   BlobMountCommand,
@@ -87,9 +87,17 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
     stdout(
       command.json
         ? `${
-          jsonText({ reference: command.reference, destination: command.destination, ...result })
+          jsonText({
+            reference: command.reference,
+            destination: command.destination,
+            digest: result.digest,
+            size: result.size,
+            bytesFetched: result.fetchedBytes,
+            bytesResumed: result.resumedBytes,
+          })
         }\n`
-        : `${command.destination}\n`,
+        // Typed text shown to a terminal: escaped.
+        : `${terminalText(command.destination)}\n`,
     );
     return EXIT_CODES.success;
   } catch (err) {
