@@ -142,6 +142,24 @@ registryTest(
     strictEqual(output.code, 0, new TextDecoder().decode(output.stderr));
     deepStrictEqual(output.stdout, bytes);
 
+    const empty = `${tmp.path}/empty.bin`;
+    await Deno.writeFile(empty, new Uint8Array());
+    const pushEmpty = await runCli(["blob", "push", ...http, repo, empty], { tmp: tmp.path });
+    strictEqual(pushEmpty.code, 0, pushEmpty.stderr);
+    const emptyDigest = digestOf(new Uint8Array());
+    const pullEmpty = await runCli(
+      ["blob", "pull", ...http, `${repo}@${emptyDigest}`, `${tmp.path}/empty.out`],
+      { tmp: tmp.path },
+    );
+    strictEqual(pullEmpty.code, 0, pullEmpty.stderr);
+    strictEqual((await Deno.stat(`${tmp.path}/empty.out`)).size, 0);
+
+    const intoDir = await runCli(["blob", "pull", ...http, `${repo}@${digest}`, tmp.path], {
+      tmp: tmp.path,
+    });
+    strictEqual(intoDir.code, 1, intoDir.stderr);
+    ok(intoDir.stderr.includes("the destination is a directory"), intoDir.stderr);
+
     const missing = await runCli(
       ["blob", "pull", ...http, `${repo}@${digestOf(new Uint8Array(1))}`, `${tmp.path}/none.bin`],
       { tmp: tmp.path },

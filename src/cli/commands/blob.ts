@@ -65,6 +65,9 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
       await stream.pipeTo(Deno.stdout.writable, { preventClose: true, signal });
       return EXIT_CODES.success;
     }
+    if (await isDirectory(command.destination)) {
+      throw new LocalFileError("blob pull: the destination is a directory; name the file to write");
+    }
     if (!await client.exists(repository, digest, { signal })) {
       throw new NotFoundError("HEAD blob: status 404");
     }
@@ -209,6 +212,14 @@ export async function runBlobMount(command: BlobMountCommand): Promise<number> {
     return mounted ? EXIT_CODES.success : EXIT_CODES.failure;
   } catch (err) {
     return await session.failed(err);
+  }
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isDirectory;
+  } catch {
+    return false;
   }
 }
 
