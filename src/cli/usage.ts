@@ -232,8 +232,8 @@ ${REGISTRY_FLAGS}`,
   "blob mount": `Usage: ${PROGRAM} blob mount [flags] <from-repo@digest> <to-repo>
 
 Make the blob <digest> of <from-repo> part of <to-repo> on the same registry without
-uploading it. Prints mounted (exit 0); a registry that declines says so (exit 1): push the
-blob then.
+uploading it. Prints mounted (exit 0); a registry that declines is said on standard error
+(exit 1): push the blob then.
 
 Flags:
   --json                 print {"mounted": true|false} instead

@@ -110,6 +110,19 @@ registryTest(
     );
     strictEqual(mount.code, 0, mount.stderr);
     strictEqual(mount.stdout, "mounted\n");
+    const declined = await runCli(
+      [
+        "blob",
+        "mount",
+        ...http,
+        `${registry.host}/nowhere/x@${digest}`,
+        `${registry.host}/other/y`,
+      ],
+      { tmp: tmp.path },
+    );
+    strictEqual(declined.code, 1, declined.stderr);
+    strictEqual(declined.stdout, "");
+    ok(declined.stderr.startsWith("ocipart blob mount: not mounted: the registry declined"));
     const mounted = await runCli(
       ["blob", "exists", ...http, `${registry.host}/other/place@${digest}`],
       { tmp: tmp.path },

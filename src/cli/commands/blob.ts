@@ -18,7 +18,7 @@ import type {
 import { blobClientOf } from "../blob_client.ts";
 import { BLOB_PARTIAL_SUFFIX, pullBlobFile } from "../blob_file.ts";
 import { EXIT_CODES } from "../exit_code.ts";
-import { stdout } from "../io.ts";
+import { stderr, stdout } from "../io.ts";
 import { openSession } from "../session.ts";
 import { transferProgress } from "../transfer_progress.ts";
 
@@ -204,9 +204,9 @@ export async function runBlobMount(command: BlobMountCommand): Promise<number> {
     if (command.json) stdout(`${jsonText({ mounted })}\n`);
     else if (mounted) stdout("mounted\n");
     else {
-      stdout(
-        "not mounted: the registry declined (the blob is not in the source repository, or " +
-          "the registry does not mount); push it with ocipart blob push\n",
+      stderr(
+        "ocipart blob mount: not mounted: the registry declined (the blob is not in the source " +
+          "repository, or the registry does not mount); push it with ocipart blob push\n",
       );
     }
     return mounted ? EXIT_CODES.success : EXIT_CODES.failure;
