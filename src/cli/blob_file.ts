@@ -50,10 +50,29 @@ export interface BlobFileResult {
   readonly fetchedBytes: number;
 }
 
+/**
+ * The ranged read size when none was asked for: 8 MiB, less for a blob too small to give every
+ * worker sixteen reads of that size (at least 256 KiB). The file grows in order, so what a stop
+ * leaves unwritten is bounded by the reads under way: many reads keep that a small share.
+ *
+ * @example
+ * ```ts
+ * import { defaultChunkSize } from "./blob_file.ts";
+ * console.log(defaultChunkSize(32 * 2 ** 20, 8), defaultChunkSize(2 ** 31, 8)); // 262144 8388608
+ * ```
+ */
+export function defaultChunkSize(size: number, workers: number): number {
+  const spread = Math.ceil(size / (Math.max(1, workers) * 16));
+  return Math.min(8 << 20, Math.max(256 << 10, spread));
+}
+
 /** The suffix of the partial file next to the destination. */
 export const BLOB_PARTIAL_SUFFIX = ".blob-partial";
 
 const READ_BUFFER = 1 << 20;
+
+/** The most milliseconds between two progress reports while bytes are written. */
+const PROGRESS_INTERVAL_MS = 100;
 
 /**
  * Pulls `job`'s blob into `job.path` (see the module).
@@ -110,12 +129,18 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
     await file.seek(kept, Deno.SeekMode.Start);
     let written = kept;
     job.onProgress(snapshot("downloading", written));
+    let reported = 0;
     await fetchInOrder(job, kept, async (bytes) => {
       fetched += bytes.length;
       await writeAll(file, bytes);
       await hash.update(bytes);
       written += bytes.length;
-      job.onProgress(snapshot("downloading", written));
+      // At most about ten reports a second, as the libraries' progress.
+      const now = Date.now();
+      if (now - reported >= PROGRESS_INTERVAL_MS) {
+        reported = now;
+        job.onProgress(snapshot("downloading", written));
+      }
     });
     const digest = await hash.digest();
     if (digest !== job.digest) {
@@ -186,9 +211,16 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   while (offset < bytes.length) offset += await file.write(bytes.subarray(offset));
 }
 
+/** One ranged read: the bytes received and not yet written, and whether all arrived. */
+interface Chunk {
+  pieces: Uint8Array[];
+  done: boolean;
+}
+
 /**
  * Fetches bytes `[start, size)` as ranged reads of `chunkSize`, `workers` at once, and gives
- * them to `emit` in order; at most `2 × workers` chunks are held.
+ * them to `emit` in order: the first unwritten read's bytes as they arrive, the others once
+ * their turn comes. At most `2 × workers` reads are held.
  */
 async function fetchInOrder(
   job: BlobFileJob,
@@ -200,14 +232,14 @@ async function fetchInOrder(
   if (count <= 0) return;
   const abort = new AbortController();
   const signal = AbortSignal.any([job.signal, abort.signal]);
-  const done = new Map<number, Uint8Array>();
+  const chunks = new Map<number, Chunk>();
   const window = Math.max(2, job.workers * 2);
   const changed = new Changes();
   let next = 0;
   let head = 0;
   const worker = async () => {
     for (;;) {
-      // Wait while the chunks ahead of the writer fill the window.
+      // Wait while the reads ahead of the writer fill the window.
       while (next < count && next - head >= window) {
         await changed.next();
         signal.throwIfAborted();
@@ -216,29 +248,42 @@ async function fetchInOrder(
       const index = next++;
       const offset = start + index * chunkSize;
       const length = Math.min(chunkSize, size - offset);
+      const chunk: Chunk = { pieces: [], done: false };
+      chunks.set(index, chunk);
       const stream = await job.client.pullRange(job.repository, job.digest, offset, length, {
         signal,
       });
-      const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
-      if (bytes.length !== length) {
+      let received = 0;
+      for await (const piece of stream) {
+        received += piece.length;
+        if (received > length) break;
+        chunk.pieces.push(piece);
+        changed.tell();
+      }
+      if (received !== length) {
         throw new DigestMismatchError("GET blob: a ranged read returned another length");
       }
-      done.set(index, bytes);
+      chunk.done = true;
       changed.tell();
     }
   };
   const writer = async () => {
     while (head < count) {
-      const bytes = done.get(head);
-      if (bytes === undefined) {
-        await changed.next();
-        signal.throwIfAborted();
+      const chunk = chunks.get(head);
+      if (chunk !== undefined && chunk.pieces.length > 0) {
+        const pieces = chunk.pieces;
+        chunk.pieces = [];
+        for (const piece of pieces) await emit(piece);
         continue;
       }
-      done.delete(head);
-      await emit(bytes);
-      head++;
-      changed.tell();
+      if (chunk !== undefined && chunk.done) {
+        chunks.delete(head);
+        head++;
+        changed.tell();
+        continue;
+      }
+      await changed.next();
+      signal.throwIfAborted();
     }
   };
   const stop = (err: unknown) => {

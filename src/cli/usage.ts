@@ -209,7 +209,8 @@ command continues from; <file> appears only once the whole blob hashed to <diges
 whose bytes do not match is discarded (exit 5); one that does not exist exits 3.
 
 Flags:
-  --chunk-size SIZE      bytes per ranged read (default 8MiB): ${SIZE_HELP_SHORT}
+  --chunk-size SIZE      bytes per ranged read (default 8MiB, less for a small blob):
+                         ${SIZE_HELP_SHORT}
 ${TRANSFER_FLAGS}`,
 
   "blob push": `Usage: ${PROGRAM} blob push [flags] <repo> <file>

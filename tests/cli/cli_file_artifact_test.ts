@@ -246,7 +246,7 @@ registryTest(
     await using registry = await startRegistry();
     await using proxy = await startFaultProxy({ target: registry.url });
     await using tmp = await tempDir();
-    const SIZE = 8 * MiB;
+    const SIZE = 32 * MiB;
     const weights = random(SIZE);
     await pushArtifact(registry.host, "tools/big", "v1", "application/vnd.oci.empty.v1+json", [
       oras("big.bin", weights),
@@ -261,7 +261,7 @@ registryTest(
       `${proxy.host}/tools/big:v1`,
       dest,
     ];
-    const child = spawnCli(args(["--limit-rate", "4MiB/s"]), { tmp: tmp.path });
+    const child = spawnCli(args(["--limit-rate", "16MiB/s"]), { tmp: tmp.path });
     await child.stdin.close();
     const out = new Response(child.stdout).text();
     let sent = false;

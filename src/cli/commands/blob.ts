@@ -16,7 +16,7 @@ import type {
   BlobPushCommand,
 } from "../args.ts";
 import { blobClientOf } from "../blob_client.ts";
-import { BLOB_PARTIAL_SUFFIX, pullBlobFile } from "../blob_file.ts";
+import { BLOB_PARTIAL_SUFFIX, defaultChunkSize, pullBlobFile } from "../blob_file.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { stderr, stdout } from "../io.ts";
 import { openSession } from "../session.ts";
@@ -52,6 +52,7 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
   if (typeof session === "number") return session;
   using _ = session;
   const workers = command.workers ?? DEFAULT_WORKERS;
+  // For the stream to standard output; a pull into a file sizes its reads by the blob.
   const chunkSize = command.chunkSize ?? DEFAULT_CHUNK_SIZE;
   using blobs = blobClientOf(session, command.repository, {
     parallelPull: { workers, chunkSize },
@@ -82,7 +83,7 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
       size,
       path: command.destination,
       workers,
-      chunkSize,
+      chunkSize: command.chunkSize ?? defaultChunkSize(size, workers),
       signal,
       onProgress: progress.onProgress,
     });

@@ -16,7 +16,7 @@ import { parseReference } from "../../registry/reference.ts";
 import { jsonText, terminalText } from "../../registry/untrusted_text.ts";
 import type { PullCommand } from "../args.ts";
 import { blobClientOf } from "../blob_client.ts";
-import { pullBlobFile } from "../blob_file.ts";
+import { defaultChunkSize, pullBlobFile } from "../blob_file.ts";
 import { EXIT_CODES } from "../exit_code.ts";
 import { usageFailureJson } from "../failure_json.ts";
 import { type FileLayer, fileLayers } from "../file_artifact.ts";
@@ -28,8 +28,8 @@ import { UsageError } from "../usage_error.ts";
 
 /** Ranged reads at once when `--workers` is not given. */
 const DEFAULT_WORKERS = 8;
-/** Bytes per ranged read. */
-const CHUNK_SIZE = 8 << 20;
+/** Bytes per ranged read of the client's own (unused) stream pulls. */
+const MAX_CHUNK_SIZE = 8 << 20;
 
 /** What the pull of a file artifact is told about the command it runs in. */
 export interface FilePullContext {
@@ -61,7 +61,7 @@ export async function pullFileArtifact(context: FilePullContext): Promise<number
   const repository = `${reference.registry}/${reference.repository}`;
   const workers = command.workers ?? DEFAULT_WORKERS;
   using blobs = blobClientOf(session, repository, {
-    parallelPull: { workers, chunkSize: CHUNK_SIZE },
+    parallelPull: { workers, chunkSize: MAX_CHUNK_SIZE },
   });
   const signal = session.signal;
   const manifest = await blobs.manifest(reference.digest ?? reference.tag!, signal);
@@ -89,7 +89,7 @@ export async function pullFileArtifact(context: FilePullContext): Promise<number
     size: layer.size,
     path,
     workers,
-    chunkSize: CHUNK_SIZE,
+    chunkSize: defaultChunkSize(layer.size, workers),
     signal,
     onProgress: progress.onProgress,
   });
