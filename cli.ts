@@ -12,6 +12,7 @@
  * ocipart verify [flags] <ref> <file>   # exit 0 identical, 5 different
  * ocipart login --username U --password-stdin <registry>
  * ocipart logout <registry>
+ * ocipart blob pull|push|exists|mount …   # single blobs
  * ```
  *
  * Exit codes: 0 success, 1 failure with no sentinel (including an expired `--timeout`), 2 usage
@@ -51,6 +52,7 @@
 import { VERSION } from "./mod.ts";
 import { type CliCommand, parseCommandLine, type RunCommand } from "./src/cli/arguments/args.ts";
 import { runCat } from "./src/cli/commands/cat.ts";
+import { runBlobExists, runBlobMount, runBlobPull, runBlobPush } from "./src/cli/commands/blob.ts";
 import { runCopy } from "./src/cli/commands/copy.ts";
 import { runInspect } from "./src/cli/commands/inspect.ts";
 import { runLogin, runLogout } from "./src/cli/commands/login.ts";
@@ -80,6 +82,10 @@ const HANDLERS: { [K in RunCommand["kind"]]: Handler<K> } = {
   verify: runVerify,
   login: runLogin,
   logout: runLogout,
+  "blob-pull": runBlobPull,
+  "blob-push": runBlobPush,
+  "blob-exists": runBlobExists,
+  "blob-mount": runBlobMount,
 };
 
 /**

@@ -10,6 +10,7 @@
 import {
   isMirrorLocation,
   isReservedAnnotation,
+  parseReference,
   registryOrigin,
   terminalText,
 } from "../../parted/mod.ts";
@@ -111,6 +112,10 @@ export interface PullCommand extends TransferFlags, ReadFlags {
   waitMs: number | undefined;
   /** `--temp-dir`: where parts of a pull to standard output wait when they do not fit in memory. */
   tempDir?: string | undefined;
+  /** `--file NAME`: of an artifact with one file per layer, the file to take. */
+  layerFile?: string | undefined;
+  /** `--reuse FILE`: a local file whose parts that match are copied instead of fetched. */
+  reuse?: string | undefined;
 }
 
 /** A parsed `copy` command line. */
@@ -193,6 +198,10 @@ export type InfoCommand =
 
 /** Every command that does something. */
 export type RunCommand =
+  | BlobPullCommand
+  | BlobPushCommand
+  | BlobExistsCommand
+  | BlobMountCommand
   | PushCommand
   | PullCommand
   | CopyCommand
@@ -201,6 +210,60 @@ export type RunCommand =
   | VerifyCommand
   | LoginCommand
   | LogoutCommand;
+
+/** A parsed `blob pull` command line. */
+export interface BlobPullCommand extends TransferFlags {
+  /** Discriminant. */
+  kind: "blob-pull";
+  /** `<repo@digest>` as typed. */
+  reference: string;
+  /** The registry and repository. */
+  repository: string;
+  /** The blob's digest. */
+  digest: string;
+  /** The file to write, or `-` for standard output. */
+  destination: string;
+  /** Bytes per ranged read, or undefined for the default. */
+  chunkSize: number | undefined;
+}
+
+/** A parsed `blob push` command line. */
+export interface BlobPushCommand extends TransferFlags {
+  /** Discriminant. */
+  kind: "blob-push";
+  /** `<repo>` as typed. */
+  reference: string;
+  /** The file to upload. */
+  file: string;
+  /** Upload in chunks of this many bytes; undefined: one monolithic upload. */
+  chunkSize: number | undefined;
+}
+
+/** A parsed `blob exists` command line. */
+export interface BlobExistsCommand extends RegistryFlags {
+  /** Discriminant. */
+  kind: "blob-exists";
+  /** `<repo@digest>` as typed. */
+  reference: string;
+  /** The registry and repository. */
+  repository: string;
+  /** The blob's digest. */
+  digest: string;
+}
+
+/** A parsed `blob mount` command line. */
+export interface BlobMountCommand extends RegistryFlags {
+  /** Discriminant. */
+  kind: "blob-mount";
+  /** `<from-repo@digest>` as typed. */
+  source: string;
+  /** The registry and repository the blob is in. */
+  from: string;
+  /** The blob's digest. */
+  digest: string;
+  /** `<to-repo>` as typed: the repository to mount the blob into. */
+  target: string;
+}
 
 /** Everything the command line can ask for. */
 export type CliCommand = RunCommand | InfoCommand;
@@ -418,6 +481,57 @@ interface CommandSpec {
   readonly build: (parsed: Parsed) => RunCommand;
 }
 
+const BLOB_SPECS = {
+  "blob pull": {
+    options: { ...TRANSFER_OPTIONS, "chunk-size": { type: "string" } },
+    operands: ["<repo@digest>", "<file>"],
+    build: (p: Parsed): RunCommand => ({
+      kind: "blob-pull",
+      ...p.transfer(),
+      ...blobOperand(p, 0),
+      reference: p.operands[0],
+      destination: p.operands[1],
+      chunkSize: p.flag("chunk-size", parseSize),
+    }),
+  },
+  "blob push": {
+    options: { ...TRANSFER_OPTIONS, "chunk-size": { type: "string" } },
+    operands: ["<repo>", "<file>"],
+    build: (p: Parsed): RunCommand => ({
+      kind: "blob-push",
+      ...p.transfer(),
+      reference: repositoryOperand(p, 0),
+      file: p.operands[1],
+      chunkSize: p.flag("chunk-size", parseSize),
+    }),
+  },
+  "blob exists": {
+    options: REGISTRY_OPTIONS,
+    operands: ["<repo@digest>"],
+    build: (p: Parsed): RunCommand => ({
+      kind: "blob-exists",
+      ...p.registry(),
+      ...blobOperand(p, 0),
+      reference: p.operands[0],
+    }),
+  },
+  "blob mount": {
+    options: REGISTRY_OPTIONS,
+    operands: ["<from-repo@digest>", "<to-repo>"],
+    build: (p: Parsed): RunCommand => {
+      const { repository: from, digest } = blobOperand(p, 0);
+      const target = repositoryOperand(p, 1);
+      if (from.slice(0, from.indexOf("/")) !== target.slice(0, target.indexOf("/"))) {
+        throw new UsageError(
+          "a mount stays on one registry: <from-repo@digest> and <to-repo> name different ones",
+          p.command,
+        );
+      }
+      return { kind: "blob-mount", ...p.registry(), source: p.operands[0], from, digest, target };
+    },
+  },
+} as const satisfies Record<string, CommandSpec>;
+
 /** Every command's flags and operands, in one place. */
 const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
   push: {
@@ -448,6 +562,8 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       overwrite: { type: "boolean" },
       "temp-dir": { type: "string" },
       wait: { type: "string" },
+      file: { type: "string" },
+      reuse: { type: "string" },
     },
     operands: ["<ref>", "<dest>"],
     build: (p) => ({
@@ -460,6 +576,8 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       overwrite: p.bool("overwrite"),
       ...tempDirFlag(p),
       waitMs: p.flag("wait", parseLimit),
+      ...optional("layerFile", p.text("file")),
+      ...optional("reuse", p.text("reuse")),
     }),
   },
   copy: {
@@ -547,6 +665,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       json: p.bool("json"),
     }),
   },
+  ...BLOB_SPECS,
 };
 
 /** `--name` of a push from standard input; standard input cannot also carry a password. */
@@ -588,6 +707,56 @@ function tempDirFlag(p: Parsed): { tempDir?: string } {
   return { tempDir };
 }
 
+/** `{ [key]: value }` when `value` was given, else nothing: a flag not typed adds no field. */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+/** The words after `blob`. */
+const BLOB_SUBCOMMANDS = ["pull", "push", "exists", "mount"] as const;
+
+/** `<repo@digest>`: the repository and a `sha256:` digest of 64 lowercase hex digits. */
+function blobOperand(p: Parsed, index: number): { repository: string; digest: string } {
+  const text = p.operands[index];
+  const at = text.lastIndexOf("@");
+  const digest = at < 0 ? "" : text.slice(at + 1);
+  const name = p.command === "blob mount" ? "<from-repo@digest>" : "<repo@digest>";
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) {
+    throw new UsageError(
+      `${name}: expected REGISTRY/REPOSITORY@sha256:<64 lowercase hex digits>`,
+      p.command,
+    );
+  }
+  const repository = at < 0 ? text : text.slice(0, at);
+  checkRepository(p, repository, name);
+  return { repository, digest };
+}
+
+/** `<repo>`: `REGISTRY/REPOSITORY`, without a tag or digest. */
+function repositoryOperand(p: Parsed, index: number): string {
+  const text = p.operands[index];
+  const name = p.command === "blob mount" ? "<to-repo>" : "<repo>";
+  checkRepository(p, text, name);
+  return text;
+}
+
+function checkRepository(p: Parsed, text: string, name: string): void {
+  // REGISTRY/REPOSITORY as a reference spells it, the registry named (no default registry).
+  let named = false;
+  try {
+    const reference = parseReference(`${text}:latest`);
+    named = `${reference.registry}/${reference.repository}` === text;
+  } catch {
+    named = false;
+  }
+  if (!named) {
+    throw new UsageError(
+      `${name}: expected REGISTRY/REPOSITORY such as registry.example:5000/team/data`,
+      p.command,
+    );
+  }
+}
+
 /** The command names, in the order the usage lists them. */
 export const COMMAND_NAMES: readonly CommandName[] = Object.keys(COMMAND_SPECS) as CommandName[];
 
@@ -623,12 +792,30 @@ export function parseCommandLine(args: readonly string[]): CliCommand {
     if (rest.length === 1 && isCommandName(rest[0])) return { kind: "help", command: rest[0] };
     throw new UsageError(`help takes at most one command: ${COMMAND_NAMES.join(", ")}`);
   }
+  if (first === "blob") return parseBlobCommand(rest);
   if (!isCommandName(first)) {
     throw new UsageError(
       unknownCommandMessage(first, COMMAND_NAMES, flagOwners(), typedLater(rest)),
     );
   }
   return parseCommand(first, rest);
+}
+
+/** `blob <subcommand> …`: the subcommand word picks the command. */
+function parseBlobCommand(rest: readonly string[]): CliCommand {
+  const [word, ...args] = rest;
+  if (word === "-h" || word === "--help" || word === undefined) {
+    if (word === undefined) {
+      throw new UsageError(`blob needs a subcommand: ${BLOB_SUBCOMMANDS.join(", ")}`);
+    }
+    return { kind: "help", command: "blob pull" };
+  }
+  const command = `blob ${word}`;
+  if (!isCommandName(command)) {
+    // The word typed is not repeated: it may be anything a shell passes.
+    throw new UsageError(`blob takes one of: ${BLOB_SUBCOMMANDS.join(", ")}`);
+  }
+  return parseCommand(command, [...args]);
 }
 
 /**

@@ -72,6 +72,8 @@ const SIZE_HELP = "bytes, or with a suffix: K/M/G/T or KB/MB/GB/TB (powers of 10
   "                         KiB/MiB/GiB/TiB (powers of 1024)";
 
 /** The usage block of each command, without the exit-code table. */
+const SIZE_HELP_SHORT = "bytes, 512KiB, 100M, …";
+
 const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
   push: `Usage: ${PROGRAM} push [flags] <ref> <file>
 
@@ -112,8 +114,17 @@ only once it has verified whole. They wait in memory when --workers x part size 
 pull ends. A part that fails its digest ends the output at the end of the part before it
 (exit 5); a reader that stops reading (| head -c 1M) ends the pull quietly with exit 0.
 
+An artifact another tool wrote with one file per layer (ORAS, ModelPack, a Docker model) is
+pulled too: its one file, or the one --file names, written as stored (never unpacked) through
+<file>.blob-partial, resumable and verified the same way.
+
 Flags:
-  --overwrite            with a directory <dest>, replace a file of the artifact's name
+  --file NAME            of an artifact with one file per layer, the file to take
+  --overwrite            with a directory <dest>, replace a file of the artifact's name; and
+                         for either kind of <dest>, reuse the parts of the existing file
+                         that match (an identical file is up to date: nothing fetched)
+  --reuse FILE           copy the parts of FILE that match the artifact instead of fetching
+                         them (FILE is only read)
   --temp-dir DIR         with -, where parts wait when they do not fit in memory
   --wait[=DURATION]      wait for another pull of <dest> to finish (at most DURATION), then
                          resume what it left or return its file if it matches
@@ -224,6 +235,44 @@ Flags:
   --json                 print the result as JSON
 ${FORMAT_ALIAS}
   -h, --help             show this help`,
+  "blob pull": `Usage: ${PROGRAM} blob pull [flags] <repo@digest> <file>
+
+Download one blob into <file> (- for standard output) with --workers ranged reads of
+--chunk-size bytes at once. The bytes land in <file>.blob-partial, which a rerun of the same
+command continues from; <file> appears only once the whole blob hashed to <digest>. A blob
+whose bytes do not match is discarded (exit 5); one that does not exist exits 3.
+
+Flags:
+  --chunk-size SIZE      bytes per ranged read (default 8MiB, less for a small blob):
+                         ${SIZE_HELP_SHORT}
+${TRANSFER_FLAGS}`,
+
+  "blob push": `Usage: ${PROGRAM} blob push [flags] <repo> <file>
+
+Upload <file> as one blob into <repo> (REGISTRY/REPOSITORY) and print its digest: one
+monolithic upload, or PATCH chunks of --chunk-size bytes.
+
+Flags:
+  --chunk-size SIZE      upload in chunks of SIZE (default: one request)
+${TRANSFER_FLAGS}`,
+
+  "blob exists": `Usage: ${PROGRAM} blob exists [flags] <repo@digest>
+
+Ask whether <repo> has the blob <digest>: prints present (exit 0) or absent (exit 3).
+
+Flags:
+  --json                 print {"exists": true|false} instead
+${REGISTRY_FLAGS}`,
+
+  "blob mount": `Usage: ${PROGRAM} blob mount [flags] <from-repo@digest> <to-repo>
+
+Make the blob <digest> of <from-repo> part of <to-repo> on the same registry without
+uploading it. Prints mounted (exit 0); a registry that declines is said on standard error
+(exit 1): push the blob then.
+
+Flags:
+  --json                 print {"mounted": true|false} instead
+${REGISTRY_FLAGS}`,
 };
 
 const EXIT_CODES = `Exit codes:
@@ -244,6 +293,7 @@ Commands:
   verify [flags] <ref> <file>  compare a local file with an artifact, part by part
   login [flags] <registry>     check and save a credential
   logout [flags] <registry>    erase a saved credential
+  blob pull|push|exists|mount  move one blob: ocipart blob pull --help, …
 
 Global flags:
   -h, --help             show this help (\`${PROGRAM} <command> --help\` for a command's flags)

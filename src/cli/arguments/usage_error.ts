@@ -13,7 +13,11 @@ export type CommandName =
   | "cat"
   | "verify"
   | "login"
-  | "logout";
+  | "logout"
+  | "blob pull"
+  | "blob push"
+  | "blob exists"
+  | "blob mount";
 
 /**
  * A command line that cannot be run: an unknown flag, an unparseable or out-of-range value, a

@@ -13,7 +13,11 @@ import type { InspectCommand } from "../arguments/args.ts";
 import { EXIT_CODES } from "../words/exit_code.ts";
 import { formatBytes } from "../words/format.ts";
 import { stdout } from "../session/io.ts";
-import { openSession } from "../session/session.ts";
+import { openSession, type Session } from "../session/session.ts";
+import { findError, NotPartedArtifactError } from "../../errors/mod.ts";
+import { parseReference } from "../../parted/mod.ts";
+import { blobClientOf } from "../session/blob_client.ts";
+import { type FileLayer, fileLayers } from "../words/file_artifact.ts";
 
 /**
  * Runs `inspect` and resolves to the exit code.
@@ -37,8 +41,64 @@ export async function runInspect(command: InspectCommand): Promise<number> {
     stdout(command.json ? `${jsonText(description)}\n` : describe(description));
     return EXIT_CODES.success;
   } catch (err) {
+    if (findError(err, NotPartedArtifactError) !== undefined) {
+      const code = await inspectFiles(command, session).catch((other) => session.failed(other));
+      if (code !== undefined) return code;
+    }
     return await session.failed(err);
   }
+}
+
+/**
+ * Of an artifact with one file per layer (`src/cli/file_artifact.ts`), lists the files;
+ * undefined when it names none (the caller reports it as not a parted artifact).
+ */
+async function inspectFiles(
+  command: InspectCommand,
+  session: Session,
+): Promise<number | undefined> {
+  const reference = parseReference(command.reference);
+  using blobs = blobClientOf(session, `${reference.registry}/${reference.repository}`, {});
+  const layers = fileLayers(
+    await blobs.manifest(reference.digest ?? reference.tag!, session.signal),
+  );
+  if (layers.length === 0) return undefined;
+  stdout(
+    command.json
+      ? `${jsonText({ files: layers })}
+`
+      : describeFiles(layers),
+  );
+  return EXIT_CODES.success;
+}
+
+/**
+ * The files of an artifact with one file per layer, one row each; names escaped, and a name a
+ * pull into a directory would refuse says so.
+ *
+ * @example
+ * ```ts
+ * import { describeFiles } from "./inspect.ts";
+ * const text = describeFiles([{ name: "w.bin", plain: true, digest: "sha256:aa", size: 5, mediaType: "x" }]);
+ * console.log(text.split("\n")[0]); // "files (each layer is delivered as stored, not unpacked):"
+ * ```
+ */
+export function describeFiles(layers: readonly FileLayer[]): string {
+  const sizeWidth = Math.max(4, ...layers.map((l) => String(l.size).length));
+  const rows = layers.map((l) =>
+    `${String(l.size).padStart(sizeWidth)}  ${l.digest}  ${
+      l.plain
+        ? terminalText(l.name)
+        : `${terminalText(l.name)} (not a plain file name: a pull into a directory refuses it)`
+    }`
+  );
+  return [
+    "files (each layer is delivered as stored, not unpacked):",
+    "",
+    `${"size".padStart(sizeWidth)}  ${"digest".padEnd(71)}  name`,
+    ...rows,
+    "",
+  ].join("\n");
 }
 
 /**

@@ -3,9 +3,10 @@
  *
  * @module
  */
-import { findError } from "../../errors/mod.ts";
+import { findError, LocalFileError, NotPartedArtifactError } from "../../errors/mod.ts";
 import {
   DestinationExistsError,
+  isPlainFileName,
   jsonText,
   type PullResult,
   terminalText,
@@ -14,11 +15,17 @@ import {
 } from "../../parted/mod.ts";
 import type { PullCommand } from "../arguments/args.ts";
 import { EXIT_CODES } from "../words/exit_code.ts";
-import { noticeWrite, stdout } from "../session/io.ts";
+import { noticeWrite, stderr, stdout } from "../session/io.ts";
+import { usageFailureJson } from "../words/failure_json.ts";
+import { usagePointer } from "../arguments/usage.ts";
+import { UsageError } from "../arguments/usage_error.ts";
 import { pullWaiting } from "../session/pull_wait.ts";
-import { openSession } from "../session/session.ts";
-import { transferProgress } from "../progress/transfer_progress.ts";
+import { openSession, type Session } from "../session/session.ts";
+import { type TransferProgress, transferProgress } from "../progress/transfer_progress.ts";
 import { runPullToStdout } from "./pull_stdout.ts";
+import { BLOB_PARTIAL_SUFFIX } from "../session/blob_file.ts";
+import { pullFileArtifact } from "./pull_file.ts";
+import { seedFromLocal } from "../session/reuse_local.ts";
 
 /**
  * Runs `pull` and resolves to the exit code. On success the path written is the only line on
@@ -41,10 +48,15 @@ export async function runPull(command: PullCommand): Promise<number> {
   const destination = intoDirectory
     ? toDirectory(command.destination, { overwrite: command.overwrite })
     : toFile(command.destination);
+  // An artifact of one file per layer is pulled by the blob engine, into its own partial file.
+  let partialSuffix = ".parted-partial";
   const progress = transferProgress(command.progress, {
     kind: "pull",
     destination: command.destination,
     intoDirectory,
+    get partialSuffix() {
+      return partialSuffix;
+    },
   });
   // A refusal names the file the pull would have written, inside the directory typed.
   let localPath = command.destination;
@@ -66,22 +78,173 @@ export async function runPull(command: PullCommand): Promise<number> {
         onProgress: progress.onProgress,
         signal: session.signal,
       });
-    const result = await (command.waitMs === undefined ? pull() : pullWaiting(pull, {
+    if (command.layerFile !== undefined) {
+      // --file names a layer's file: only an artifact of one file per layer has one.
+      partialSuffix = BLOB_PARTIAL_SUFFIX;
+      const code = await pullFileArtifact({
+        command,
+        intoDirectory,
+        session,
+        progress,
+        onPath: (path) => localPath = path,
+      }).catch((err) => {
+        localPath = findError(err, DestinationExistsError)?.path ?? localPath;
+        throw err;
+      });
+      if (code !== undefined) return code;
+      progress.finish(EXIT_CODES.usage);
+      return noLayerFiles(command);
+    }
+    const reused = await reuseLocal(command, intoDirectory, session, progress).catch((err) => {
+      // The file to reuse could not be read: the report names it, not the destination.
+      if (command.reuse !== undefined && findError(err, LocalFileError) !== undefined) {
+        localPath = command.reuse;
+      }
+      throw err;
+    });
+    if (reused.upToDate !== undefined) {
+      const { size, parts } = reused.upToDate;
+      progress.onProgress({
+        phase: "done",
+        completedBytes: size,
+        transferredBytes: size,
+        wireBytes: 0,
+        totalBytes: size,
+        partsDone: parts,
+        partsSkipped: parts,
+        partsTotal: parts,
+        partsActive: 0,
+        events: [],
+      });
+      progress.finish(EXIT_CODES.success);
+      return upToDate(command, reused.upToDate.path);
+    }
+    const parted = command.waitMs === undefined ? pull() : pullWaiting(pull, {
       waitMs: command.waitMs,
       signal: session.signal,
       notice: (text) => noticeWrite(`ocipart pull: ${text}`),
       path: () => intoDirectory ? progress.pulledFile() : command.destination,
       reference: command.reference,
       client: session.client,
-    })).catch((err) => {
+    });
+    const result = await parted.catch(async (err) => {
+      if (findError(err, NotPartedArtifactError) !== undefined) {
+        partialSuffix = BLOB_PARTIAL_SUFFIX;
+        const code = await pullFileArtifact({
+          command,
+          intoDirectory,
+          session,
+          progress,
+          onPath: (path) => localPath = path,
+        }).catch((other) => {
+          localPath = findError(other, DestinationExistsError)?.path ?? localPath;
+          throw other;
+        });
+        if (code !== undefined) return code;
+      }
       localPath = findError(err, DestinationExistsError)?.path ?? localPath;
       throw err;
     });
+    if (typeof result === "number") return result;
     progress.finish(EXIT_CODES.success);
     stdout(resultLine(command, result));
     return EXIT_CODES.success;
   } catch (err) {
     return await session.failed(err);
+  }
+}
+
+/**
+ * Before the pull: with `--reuse FILE`, or with `--overwrite` and the destination's file present,
+ * copies the parts of that file that match into the partial file (`src/cli/reuse_local.ts`);
+ * says when the destination is already identical.
+ */
+async function reuseLocal(
+  command: PullCommand,
+  intoDirectory: boolean,
+  session: Session,
+  progress: TransferProgress,
+): Promise<{ upToDate?: { path: string; size: number; parts: number } }> {
+  if (command.reuse === undefined && !command.overwrite) return {};
+  if (command.reuse !== undefined && !await isFile(command.reuse)) {
+    // Named as typed (the report escapes it): the user gave this path.
+    throw new Error(`--reuse: ${command.reuse} is not a regular file`);
+  }
+  let path = command.destination;
+  if (intoDirectory) {
+    let title: string | undefined;
+    try {
+      title = (await session.client.inspect(command.reference, { signal: session.signal })).title;
+    } catch (err) {
+      // An artifact of another kind: the pull itself says what it is.
+      if (findError(err, NotPartedArtifactError) !== undefined) return {};
+      throw err;
+    }
+    // A title the pull refuses: the pull says so.
+    if (title === undefined || !isPlainFileName(title)) return {};
+    path = `${command.destination.replace(/\/+$/, "")}/${title}`;
+  }
+  const source = command.reuse ?? (await isFile(path) ? path : undefined);
+  if (source === undefined) return {};
+  try {
+    const found = await seedFromLocal({
+      client: session.client,
+      reference: command.reference,
+      source,
+      destination: path,
+      partial: `${path}.parted-partial`,
+      workers: command.workers,
+      signal: session.signal,
+      // Shown as the check of a partial file: a stop during it keeps nothing new.
+      // (never "done": the pull goes on), without per-part events of its own.
+      onProgress: (snapshot) =>
+        progress.onProgress({
+          ...snapshot,
+          phase: "verifying",
+          events: [],
+          resumeChecked: false,
+        }),
+    });
+    return found.identical && source === path
+      ? { upToDate: { path, size: found.size, parts: found.parts } }
+      : {};
+  } catch (err) {
+    if (findError(err, NotPartedArtifactError) !== undefined) return {};
+    throw err;
+  }
+}
+
+/** `--file` for an artifact whose layers name no file (a parted artifact is one file). */
+function noLayerFiles(command: PullCommand): number {
+  const sentence = "--file: the layers of this artifact name no file; a parted artifact is " +
+    "pulled whole, without --file";
+  const err = new UsageError(sentence, "pull");
+  if (command.json) stderr(usageFailureJson(err, usagePointer("pull")));
+  else stderr(`ocipart pull: ${sentence}\nocipart pull: ${usagePointer("pull")}\n`);
+  return EXIT_CODES.usage;
+}
+
+/** The destination was already identical: its path, and a line that says nothing was fetched. */
+function upToDate(command: PullCommand, path: string): number {
+  noticeWrite(
+    `ocipart pull: ${
+      terminalText(path)
+    } is up to date (identical to the artifact; nothing fetched)\n`,
+  );
+  if (command.json) {
+    const { reference, destination } = command;
+    stdout(`${jsonText({ reference, destination, path, upToDate: true, bytesFetched: 0 })}\n`);
+  } else {
+    stdout(`${terminalText(path)}\n`);
+  }
+  return EXIT_CODES.success;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.lstat(path)).isFile;
+  } catch {
+    return false;
   }
 }
 

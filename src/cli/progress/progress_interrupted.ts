@@ -16,6 +16,8 @@ export type StoppedTransfer =
     readonly destination: string;
     /** The destination is a directory: the partial file is named by the artifact. */
     readonly intoDirectory: boolean;
+    /** The partial file's suffix (default `.parted-partial`; a blob pull's `.blob-partial`). */
+    readonly partialSuffix?: string;
   }
   | { readonly kind: "push" | "copy" | "verify" };
 
@@ -31,11 +33,10 @@ function partCount(done: number, total: number | undefined): string {
  * (inside a directory, the artifact's title, escaped like any registry text), else as typed.
  */
 function partialOf(transfer: StoppedTransfer & { kind: "pull" }, last?: TransferSnapshot) {
-  if (last?.path !== undefined) return `${terminalText(last.path)}.parted-partial`;
+  const suffix = transfer.partialSuffix ?? ".parted-partial";
+  if (last?.path !== undefined) return `${terminalText(last.path)}${suffix}`;
   const typed = terminalText(transfer.destination);
-  return transfer.intoDirectory
-    ? `the .parted-partial file in ${typed}`
-    : `${typed}.parted-partial`;
+  return transfer.intoDirectory ? `the ${suffix} file in ${typed}` : `${typed}${suffix}`;
 }
 
 function pullLine(

@@ -1,0 +1,320 @@
+/**
+ * A blob pulled into a file, resumably: `--workers` ranged reads of `--chunk-size` bytes run at
+ * once and are written in order to `<file>.blob-partial`, so the partial file is always a clean
+ * beginning of the blob; a rerun hashes that beginning and fetches only the rest. The bytes are
+ * hashed as they are written; the file is renamed onto `<file>` only once the whole blob hashed
+ * to its digest, and a blob that does not is discarded with its partial file.
+ *
+ * @module
+ */
+import type { BlobClient } from "../../blob/mod.ts";
+import { DigestMismatchError, LocalFileError } from "../../errors/mod.ts";
+import { PartialInUseError, type ProgressSnapshot } from "../../parted/mod.ts";
+import { openRunningSha256 } from "./running_sha256.ts";
+
+/** What a blob pull into a file needs. */
+export interface BlobFileJob {
+  /** The client, which makes the ranged reads. */
+  readonly client: BlobClient;
+  /** `host[:port]/name`. */
+  readonly repository: string;
+  /** The blob's digest. */
+  readonly digest: string;
+  /** The blob's size. */
+  readonly size: number;
+  /** The file to write. */
+  readonly path: string;
+  /** Ranged reads at once. */
+  readonly workers: number;
+  /** Bytes per ranged read. */
+  readonly chunkSize: number;
+  /** Stops the pull; the partial file is kept. */
+  readonly signal: AbortSignal;
+  /** Told how far the pull is. */
+  readonly onProgress: (snapshot: ProgressSnapshot) => void;
+}
+
+/** What a finished pull did. */
+export interface BlobFileResult {
+  /** The file written. */
+  readonly path: string;
+  /** The blob's digest. */
+  readonly digest: string;
+  /** The blob's size. */
+  readonly size: number;
+  /** Bytes an earlier run had written and this one kept. */
+  readonly resumedBytes: number;
+  /** Bytes fetched from the registry by this run. */
+  readonly fetchedBytes: number;
+}
+
+/**
+ * The ranged read size when none was asked for: 8 MiB, less for a blob too small to give every
+ * worker sixteen reads of that size (at least 256 KiB). The file grows in order, so what a stop
+ * leaves unwritten is bounded by the reads under way: many reads keep that a small share.
+ *
+ * @example
+ * ```ts
+ * import { defaultChunkSize } from "./blob_file.ts";
+ * console.log(defaultChunkSize(32 * 2 ** 20, 8), defaultChunkSize(2 ** 31, 8)); // 262144 8388608
+ * ```
+ */
+export function defaultChunkSize(size: number, workers: number): number {
+  const spread = Math.ceil(size / (Math.max(1, workers) * 16));
+  return Math.min(8 << 20, Math.max(256 << 10, spread));
+}
+
+/** The suffix of the partial file next to the destination. */
+export const BLOB_PARTIAL_SUFFIX = ".blob-partial";
+
+const READ_BUFFER = 1 << 20;
+
+/** The most milliseconds between two progress reports while bytes are written. */
+const PROGRESS_INTERVAL_MS = 100;
+
+/**
+ * Pulls `job`'s blob into `job.path` (see the module).
+ *
+ * @example
+ * ```ts ignore
+ * const result = await pullBlobFile({ client, repository, digest, size, path: "data.bin",
+ *   workers: 8, chunkSize: 8 << 20, signal, onProgress });
+ * ```
+ */
+export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
+  const partial = `${job.path}${BLOB_PARTIAL_SUFFIX}`;
+  await refuseLink(partial);
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(partial, { read: true, write: true, create: true });
+  } catch (err) {
+    throw new LocalFileError("cannot open the partial file", { cause: err });
+  }
+  if (!(await file.tryLock(true))) {
+    file.close();
+    throw new PartialInUseError();
+  }
+  const hash = openRunningSha256();
+  let fetched = 0;
+  let kept = 0;
+  try {
+    kept = (await file.stat()).size;
+    if (kept > job.size) {
+      await file.truncate(0);
+      kept = 0;
+    }
+    const chunks = Math.max(1, Math.ceil(job.size / job.chunkSize));
+    const snapshot = (phase: ProgressSnapshot["phase"], written: number): ProgressSnapshot => ({
+      phase,
+      completedBytes: written,
+      transferredBytes: written,
+      wireBytes: fetched,
+      totalBytes: job.size,
+      partsDone: written === job.size ? chunks : Math.floor(written / job.chunkSize),
+      partsSkipped: 0,
+      partsTotal: chunks,
+      partsActive: 0,
+      events: [],
+      // No `path`: a failure report then does not point at a partial file to reuse, which a
+      // mismatch here discards.
+      ...(kept > 0 ? { resumedBytes: kept, resumeChecked: phase !== "verifying" } : {}),
+    });
+    // The beginning an earlier run wrote: hashed, not fetched again.
+    if (kept > 0) {
+      job.onProgress(snapshot("verifying", 0));
+      await hashPrefix(file, kept, hash, job.signal);
+    }
+    await file.seek(kept, Deno.SeekMode.Start);
+    let written = kept;
+    job.onProgress(snapshot("downloading", written));
+    let reported = 0;
+    await fetchInOrder(job, kept, async (bytes) => {
+      fetched += bytes.length;
+      await writeAll(file, bytes);
+      await hash.update(bytes);
+      written += bytes.length;
+      // At most about ten reports a second, as the libraries' progress.
+      const now = Date.now();
+      if (now - reported >= PROGRESS_INTERVAL_MS) {
+        reported = now;
+        job.onProgress(snapshot("downloading", written));
+      }
+    });
+    const digest = await hash.digest();
+    if (digest !== job.digest) {
+      file.close();
+      await Deno.remove(partial).catch(() => {});
+      throw new DigestMismatchError(
+        `GET blob: the bytes do not hash to the digest asked for; nothing was kept`,
+      );
+    }
+    await file.syncData();
+    await refuseLink(partial);
+    // Renamed while still locked, so no other pull takes the partial file in between.
+    await Deno.rename(partial, job.path);
+    file.close();
+    job.onProgress(snapshot("done", job.size));
+    return {
+      path: job.path,
+      digest: job.digest,
+      size: job.size,
+      resumedBytes: kept,
+      fetchedBytes: fetched,
+    };
+  } catch (err) {
+    try {
+      file.close();
+    } catch {
+      // Already closed.
+    }
+    throw err;
+  } finally {
+    hash.close();
+  }
+}
+
+/** A partial file that is a symbolic link is refused: a pull never writes through one. */
+async function refuseLink(path: string): Promise<void> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch {
+    return;
+  }
+  if (info.isSymlink || !info.isFile) {
+    throw new LocalFileError("the partial file is not a regular file (a link or special file)");
+  }
+}
+
+async function hashPrefix(
+  file: Deno.FsFile,
+  length: number,
+  hash: { update(chunk: Uint8Array): Promise<void> },
+  signal: AbortSignal,
+): Promise<void> {
+  await file.seek(0, Deno.SeekMode.Start);
+  const buffer = new Uint8Array(READ_BUFFER);
+  let left = length;
+  while (left > 0) {
+    signal.throwIfAborted();
+    const n = await file.read(buffer.subarray(0, Math.min(left, buffer.length)));
+    if (n === null || n === 0) throw new LocalFileError("the partial file became shorter");
+    await hash.update(buffer.subarray(0, n));
+    left -= n;
+  }
+}
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) offset += await file.write(bytes.subarray(offset));
+}
+
+/** One ranged read: the bytes received and not yet written, and whether all arrived. */
+interface Chunk {
+  pieces: Uint8Array[];
+  done: boolean;
+}
+
+/**
+ * Fetches bytes `[start, size)` as ranged reads of `chunkSize`, `workers` at once, and gives
+ * them to `emit` in order: the first unwritten read's bytes as they arrive, the others once
+ * their turn comes. At most `2 × workers` reads are held.
+ */
+async function fetchInOrder(
+  job: BlobFileJob,
+  start: number,
+  emit: (bytes: Uint8Array) => Promise<void>,
+): Promise<void> {
+  const { size, chunkSize } = job;
+  const count = Math.ceil((size - start) / chunkSize);
+  if (count <= 0) return;
+  const abort = new AbortController();
+  const signal = AbortSignal.any([job.signal, abort.signal]);
+  const chunks = new Map<number, Chunk>();
+  const window = Math.max(2, job.workers * 2);
+  const changed = new Changes();
+  let next = 0;
+  let head = 0;
+  const worker = async () => {
+    for (;;) {
+      // Wait while the reads ahead of the writer fill the window.
+      while (next < count && next - head >= window) {
+        await changed.next();
+        signal.throwIfAborted();
+      }
+      if (next >= count) return;
+      const index = next++;
+      const offset = start + index * chunkSize;
+      const length = Math.min(chunkSize, size - offset);
+      const chunk: Chunk = { pieces: [], done: false };
+      chunks.set(index, chunk);
+      const stream = await job.client.pullRange(job.repository, job.digest, offset, length, {
+        signal,
+      });
+      let received = 0;
+      for await (const piece of stream) {
+        received += piece.length;
+        if (received > length) break;
+        chunk.pieces.push(piece);
+        changed.tell();
+      }
+      if (received !== length) {
+        throw new DigestMismatchError("GET blob: a ranged read returned another length");
+      }
+      chunk.done = true;
+      changed.tell();
+    }
+  };
+  const writer = async () => {
+    while (head < count) {
+      const chunk = chunks.get(head);
+      if (chunk !== undefined && chunk.pieces.length > 0) {
+        const pieces = chunk.pieces;
+        chunk.pieces = [];
+        for (const piece of pieces) await emit(piece);
+        continue;
+      }
+      if (chunk !== undefined && chunk.done) {
+        chunks.delete(head);
+        head++;
+        changed.tell();
+        continue;
+      }
+      await changed.next();
+      signal.throwIfAborted();
+    }
+  };
+  const stop = (err: unknown) => {
+    abort.abort(err);
+    changed.tell();
+    throw err;
+  };
+  const tasks = Array.from({ length: Math.min(job.workers, count) }, () => worker().catch(stop));
+  const results = await Promise.allSettled([...tasks, writer().catch(stop)]);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed !== undefined) {
+    throw job.signal.aborted ? job.signal.reason : firstCause(failed.reason, abort.signal);
+  }
+}
+
+/** Wakes every task waiting for a change (a chunk landed, one was written, a failure). */
+class Changes {
+  #waiting: (() => void)[] = [];
+
+  /** Resolves at the next change. */
+  next(): Promise<void> {
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** Tells every waiting task. */
+  tell(): void {
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const wake of waiting) wake();
+  }
+}
+
+/** The error that ended the pull, not the abort it caused in the other workers. */
+function firstCause(reason: unknown, abort: AbortSignal): unknown {
+  return abort.aborted ? abort.reason : reason;
+}
