@@ -56,7 +56,9 @@ async function interrupt(
     }
     const record = JSON.parse(line) as Record;
     records.push(record);
-    if (!sent && record.completedBytes >= 2 * PART) {
+    // Two parts in place and the third's first 1000 bytes received (the proxy then holds it):
+    // the partial then holds what the rerun must not fetch again, however loaded the machine.
+    if (!sent && record.completedBytes >= 2 * PART && record.wireBytes >= 2 * PART + 1000) {
       sent = true;
       child.kill(signal);
     }
