@@ -3,8 +3,8 @@
  * fault proxy that counts what is fetched: only the parts a range touches move, each verified
  * whole first, and `--cache-dir` keeps a repeated read from fetching again.
  */
+import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
 import { assert, assertStrictEquals } from "../fixtures/assert.ts";
-import { createHash } from "node:crypto";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
@@ -12,20 +12,6 @@ import { runCli, spawnCli } from "./_cli.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
-
-function pattern(size: number, seed: number): Uint8Array {
-  const bytes = new Uint8Array(size);
-  let x = seed;
-  for (let i = 0; i < size; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    bytes[i] = x >>> 24;
-  }
-  return bytes;
-}
-
-function sha256(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
 
 async function cat(args: string[], tmp: string) {
   const child = spawnCli(["cat", "--plain-http", ...args], { tmp });
@@ -51,7 +37,7 @@ registryTest("cat --range: part edges, the end, empty, past the end", async () =
   await using registry = await startRegistry();
   await using tmp = await tempDir();
   const part = 64 * KiB;
-  const bytes = pattern(3 * part + 1000, 9);
+  const bytes = patternBytes(3 * part + 1000, 9);
   await Deno.writeFile(`${tmp.path}/f.bin`, bytes);
   const ref = `${registry.host}/cat/edges:v1`;
   const push = await runCli(
@@ -71,10 +57,10 @@ registryTest("cat --range: part edges, the end, empty, past the end", async () =
   for (const [range, from, to] of cases) {
     const out = await cat(["--range", range, ref], tmp.path);
     assertStrictEquals(out.code, 0, `${range}: ${out.stderr}`);
-    assertStrictEquals(sha256(out.stdout), sha256(bytes.subarray(from, to)), range);
+    assertStrictEquals(sha256Bytes(out.stdout), sha256Bytes(bytes.subarray(from, to)), range);
   }
   const whole = await cat([ref], tmp.path);
-  assertStrictEquals(sha256(whole.stdout), sha256(bytes));
+  assertStrictEquals(sha256Bytes(whole.stdout), sha256Bytes(bytes));
   const past = await cat(["--range", `${bytes.length - 5}-${bytes.length}`, ref], tmp.path);
   assertStrictEquals(past.code, 2);
   assertStrictEquals(past.stdout.byteLength, 0);
@@ -91,7 +77,7 @@ registryTest(
     await using registry = await startRegistry();
     await using proxy = await startFaultProxy({ target: registry.url });
     await using tmp = await tempDir();
-    const bytes = pattern(8 * MiB, 4);
+    const bytes = patternBytes(8 * MiB, 4);
     await Deno.writeFile(`${tmp.path}/f.bin`, bytes);
     const ref = `${proxy.host}/cat/big:v1`;
     const push = await runCli(
@@ -105,7 +91,7 @@ registryTest(
     const before = proxy.log.length;
     const first = await cat([...cache, "--debug", "--range", range, ref], tmp.path);
     assertStrictEquals(first.code, 0, first.stderr);
-    assertStrictEquals(sha256(first.stdout), sha256(bytes.subarray(from, from + MiB)));
+    assertStrictEquals(sha256Bytes(first.stdout), sha256Bytes(bytes.subarray(from, from + MiB)));
     assertStrictEquals(blobGets(proxy, before), 2);
     // Bytes received, as --debug counts them: the manifest and two parts.
     const moved = received(first.stderr);
@@ -113,7 +99,7 @@ registryTest(
     const again = proxy.log.length;
     const second = await cat([...cache, "--debug", "--range", range, ref], tmp.path);
     assertStrictEquals(second.code, 0, second.stderr);
-    assertStrictEquals(sha256(second.stdout), sha256(first.stdout));
+    assertStrictEquals(sha256Bytes(second.stdout), sha256Bytes(first.stdout));
     assertStrictEquals(blobGets(proxy, again), 0);
     assert(received(second.stderr) < 16 * KiB, "only the manifest");
     console.log(`1 MiB range: ${moved} bytes received; again: ${received(second.stderr)}`);
@@ -124,7 +110,7 @@ registryTest("cat: a corrupted part gives exit 5 and none of its bytes", async (
   await using registry = await startRegistry();
   await using tmp = await tempDir();
   const part = 64 * KiB;
-  const bytes = pattern(3 * part, 2);
+  const bytes = patternBytes(3 * part, 2);
   await Deno.writeFile(`${tmp.path}/f.bin`, bytes);
   const ref = `${registry.host}/cat/bad:v1`;
   const push = await runCli(
@@ -135,7 +121,7 @@ registryTest("cat: a corrupted part gives exit 5 and none of its bytes", async (
   const tampered = bytes.slice(part, 2 * part);
   tampered[7] ^= 1;
   await Deno.writeFile(
-    registry.blobPath(`sha256:${sha256(bytes.subarray(part, 2 * part))}`),
+    registry.blobPath(sha256Bytes(bytes.subarray(part, 2 * part))),
     tampered,
   );
   const out = await cat(["--range", `${part + 10}+5`, ref], tmp.path);

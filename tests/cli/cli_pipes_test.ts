@@ -3,8 +3,8 @@
  * standard output (each part only once it verified), `ocipart push <ref> -` pushes standard
  * input, against the real registry (CNCF Distribution).
  */
+import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
 import { assert, assertStrictEquals } from "../fixtures/assert.ts";
-import { createHash } from "node:crypto";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
@@ -12,20 +12,6 @@ import { cliArgv, cliEnv, PROJECT_ROOT, runCli, spawnCli, stallFromThirdPart } f
 
 const KiB = 1024;
 const PART = 64 * KiB;
-
-function pattern(size: number, seed = 7): Uint8Array {
-  const bytes = new Uint8Array(size);
-  let x = seed;
-  for (let i = 0; i < size; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    bytes[i] = x >>> 24;
-  }
-  return bytes;
-}
-
-function sha256(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
 
 /** Runs the CLI with `stdin` bytes and returns stdout as bytes. */
 async function runBytes(args: string[], tmp: string, stdin?: Uint8Array) {
@@ -40,7 +26,7 @@ async function runBytes(args: string[], tmp: string, stdin?: Uint8Array) {
 registryTest("pull -: the file on stdout, equal to the file (sha256)", async () => {
   await using registry = await startRegistry();
   await using tmp = await tempDir();
-  const bytes = pattern(5 * PART + 123);
+  const bytes = patternBytes(5 * PART + 123);
   await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
   const ref = `${registry.host}/pipes/data:v1`;
   const push = await runCli(
@@ -50,14 +36,14 @@ registryTest("pull -: the file on stdout, equal to the file (sha256)", async () 
   assertStrictEquals(push.code, 0, push.stderr);
   const pull = await runBytes(["pull", "--plain-http", "--workers", "3", ref, "-"], tmp.path);
   assertStrictEquals(pull.code, 0, pull.stderr);
-  assertStrictEquals(sha256(pull.stdout), sha256(bytes));
+  assertStrictEquals(sha256Bytes(pull.stdout), sha256Bytes(bytes));
   assertStrictEquals(pull.stderr.includes("sha256:"), false);
 });
 
 registryTest("pull -: a corrupted part gives exit 5 and none of its bytes", async () => {
   await using registry = await startRegistry();
   await using tmp = await tempDir();
-  const bytes = pattern(4 * PART, 3);
+  const bytes = patternBytes(4 * PART, 3);
   await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
   const ref = `${registry.host}/pipes/bad:v1`;
   const push = await runCli(
@@ -65,7 +51,7 @@ registryTest("pull -: a corrupted part gives exit 5 and none of its bytes", asyn
     { tmp: tmp.path },
   );
   assertStrictEquals(push.code, 0, push.stderr);
-  const digest = `sha256:${sha256(bytes.subarray(PART, 2 * PART))}`;
+  const digest = sha256Bytes(bytes.subarray(PART, 2 * PART));
   const tampered = bytes.slice(PART, 2 * PART);
   tampered[100] ^= 0xff;
   await Deno.writeFile(registry.blobPath(digest), tampered);
@@ -73,13 +59,13 @@ registryTest("pull -: a corrupted part gives exit 5 and none of its bytes", asyn
   assertStrictEquals(pull.code, 5, pull.stderr);
   // The output ends at the end of the part before the bad one.
   assertStrictEquals(pull.stdout.byteLength, PART);
-  assertStrictEquals(sha256(pull.stdout), sha256(bytes.subarray(0, PART)));
+  assertStrictEquals(sha256Bytes(pull.stdout), sha256Bytes(bytes.subarray(0, PART)));
 });
 
 registryTest("pull - | head -c: exit 0, quietly, and the requests stop", async () => {
   await using registry = await startRegistry();
   await using tmp = await tempDir();
-  const bytes = pattern(64 * PART, 5);
+  const bytes = patternBytes(64 * PART, 5);
   await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
   const ref = `${registry.host}/pipes/head:v1`;
   const push = await runCli(
@@ -106,7 +92,7 @@ registryTest("pull - | head -c: exit 0, quietly, and the requests stop", async (
 registryTest("push -: the same manifest digest as the push of the file", async () => {
   await using registry = await startRegistry();
   await using tmp = await tempDir();
-  const bytes = pattern(3 * PART + 17, 11);
+  const bytes = patternBytes(3 * PART + 17, 11);
   await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
   const args = ["push", "--plain-http", "--part-size", "64KiB"];
   const fromFile = await runCli(
@@ -130,7 +116,7 @@ registryTest("push -: the same manifest digest as the push of the file", async (
     ["pull", "--plain-http", `${registry.host}/pipes/b:v1`, "-"],
     tmp.path,
   );
-  assertStrictEquals(sha256(pull.stdout), sha256(bytes));
+  assertStrictEquals(sha256Bytes(pull.stdout), sha256Bytes(bytes));
 });
 
 registryTest("pull -: a reader that goes away stops every request within 1 s, exit 0", async () => {
@@ -138,7 +124,7 @@ registryTest("pull -: a reader that goes away stops every request within 1 s, ex
   await using proxy = await startFaultProxy({ target: registry.url });
   await using tmp = await tempDir();
   const MiB = 1024 * KiB;
-  const bytes = pattern(4 * MiB, 13);
+  const bytes = patternBytes(4 * MiB, 13);
   await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
   const ref = `${proxy.host}/pipes/gone:v1`;
   const push = await runCli(
@@ -176,7 +162,7 @@ registryTest(
     await using registry = await startRegistry();
     await using tmp = await tempDir();
     const MiB = 1024 * KiB;
-    const bytes = pattern(3 * MiB, 17);
+    const bytes = patternBytes(3 * MiB, 17);
     const ref = `${registry.host}/pipes/int:v1`;
     const spill = `${tmp.path}/spill`;
     await Deno.mkdir(spill);

@@ -2,22 +2,17 @@
  * Random access: `PartedClient.open` → `readAt`, and `PartedClient.read` as a stream. Only the
  * parts a range touches are fetched; the part cache keeps nearby reads from fetching again.
  */
+import { patternBytes } from "../fixtures/files.ts";
 import { assertEquals, assertRejects, assertStrictEquals } from "../fixtures/assert.ts";
 import { fromStream, PartedClient } from "../../mod.ts";
 import { startMemoryRegistry } from "../../src/testing/mod.ts";
 
 const part = 4096;
 
-function pattern(size: number): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < size; i++) bytes[i] = (i * 7 + (i >> 9)) & 0xff;
-  return bytes;
-}
-
 async function artifact() {
   const registry = await startMemoryRegistry();
   const client = new PartedClient({ plainHttp: true });
-  const bytes = pattern(5 * part + 33);
+  const bytes = patternBytes(5 * part + 33);
   const ref = `${registry.host}/r/a:v1`;
   await client.push(ref, fromStream(new Blob([bytes]).stream()), { partSize: part });
   return { registry, client, bytes, ref };

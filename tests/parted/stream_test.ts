@@ -3,18 +3,13 @@
  * and its spill directory (removed on every exit), a reader that goes away, a producer that
  * fails, and a rerun that skips the parts present.
  */
+import { patternBytes } from "../fixtures/files.ts";
 import { assert, assertEquals, assertRejects, assertStrictEquals } from "../fixtures/assert.ts";
 import { fromFile, fromStream, PartedClient, toStream } from "../../mod.ts";
 import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 
 const KiB = 1024;
-
-function pattern(size: number): Uint8Array {
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < size; i++) bytes[i] = (i * 31 + (i >> 8)) & 0xff;
-  return bytes;
-}
 
 function collector(): { writable: WritableStream<Uint8Array>; bytes: () => Uint8Array } {
   const chunks: Uint8Array[] = [];
@@ -48,7 +43,7 @@ function byteStream(bytes: Uint8Array, piece: number, fail?: Error): ReadableStr
 Deno.test("a pull into a stream spills a window larger than memory, in order, and removes it", async () => {
   await using registry = await startMemoryRegistry();
   await using tmp = await tempDir();
-  const bytes = pattern(10 * 16 * KiB + 5);
+  const bytes = patternBytes(10 * 16 * KiB + 5);
   await Deno.writeFile(`${tmp.path}/f.bin`, bytes);
   using client = new PartedClient({ plainHttp: true });
   const ref = `${registry.host}/s/f:v1`;
@@ -69,7 +64,7 @@ Deno.test("a pull into a stream spills a window larger than memory, in order, an
 Deno.test("a reader that fails stops the pull and removes the spill directory", async () => {
   await using registry = await startMemoryRegistry();
   await using tmp = await tempDir();
-  await Deno.writeFile(`${tmp.path}/f.bin`, pattern(40 * 16 * KiB));
+  await Deno.writeFile(`${tmp.path}/f.bin`, patternBytes(40 * 16 * KiB));
   using client = new PartedClient({ plainHttp: true });
   const ref = `${registry.host}/s/g:v1`;
   await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 16 * KiB });
@@ -94,7 +89,7 @@ Deno.test("a reader that fails stops the pull and removes the spill directory", 
 Deno.test("a push from a stream matches the file's manifest; a rerun skips the parts", async () => {
   await using registry = await startMemoryRegistry();
   await using tmp = await tempDir();
-  const bytes = pattern(3 * 16 * KiB + 100);
+  const bytes = patternBytes(3 * 16 * KiB + 100);
   await Deno.writeFile(`${tmp.path}/w.bin`, bytes);
   using client = new PartedClient({ plainHttp: true });
   const options = { partSize: 16 * KiB };
@@ -118,7 +113,7 @@ Deno.test("a producer that fails mid-stream leaves no manifest", async () => {
   await assertRejects(
     client.push(
       `${registry.host}/s/dead:v1`,
-      fromStream(byteStream(pattern(50 * KiB), 4096, died), { spillDirectory: tmp.path }),
+      fromStream(byteStream(patternBytes(50 * KiB), 4096, died), { spillDirectory: tmp.path }),
       { partSize: 16 * KiB },
     ),
     (err) => err === died,
@@ -141,7 +136,7 @@ Deno.test("an empty stream pushes an empty file", async () => {
 Deno.test("a pull into a stream stopped by its signal removes the spill directory", async () => {
   await using registry = await startMemoryRegistry();
   await using tmp = await tempDir();
-  await Deno.writeFile(`${tmp.path}/f.bin`, pattern(20 * 16 * KiB));
+  await Deno.writeFile(`${tmp.path}/f.bin`, patternBytes(20 * 16 * KiB));
   using client = new PartedClient({ plainHttp: true });
   const ref = `${registry.host}/s/h:v1`;
   await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 16 * KiB });
