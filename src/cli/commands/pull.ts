@@ -78,10 +78,10 @@ export async function runPull(command: PullCommand): Promise<number> {
         onProgress: progress.onProgress,
         signal: session.signal,
       });
-    if (command.layerFile !== undefined) {
-      // --file names a layer's file: only an artifact of one file per layer has one.
+    // An artifact of one file per layer: its file through the blob engine, into its own partial.
+    const pullFile = () => {
       partialSuffix = BLOB_PARTIAL_SUFFIX;
-      const code = await pullFileArtifact({
+      return pullFileArtifact({
         command,
         intoDirectory,
         session,
@@ -91,6 +91,10 @@ export async function runPull(command: PullCommand): Promise<number> {
         localPath = findError(err, DestinationExistsError)?.path ?? localPath;
         throw err;
       });
+    };
+    if (command.layerFile !== undefined) {
+      // --file names a layer's file: only an artifact of one file per layer has one.
+      const code = await pullFile();
       if (code !== undefined) return code;
       progress.finish(EXIT_CODES.usage);
       return noLayerFiles(command);
@@ -129,17 +133,7 @@ export async function runPull(command: PullCommand): Promise<number> {
     });
     const result = await parted.catch(async (err) => {
       if (findError(err, NotPartedArtifactError) !== undefined) {
-        partialSuffix = BLOB_PARTIAL_SUFFIX;
-        const code = await pullFileArtifact({
-          command,
-          intoDirectory,
-          session,
-          progress,
-          onPath: (path) => localPath = path,
-        }).catch((other) => {
-          localPath = findError(other, DestinationExistsError)?.path ?? localPath;
-          throw other;
-        });
+        const code = await pullFile();
         if (code !== undefined) return code;
       }
       localPath = findError(err, DestinationExistsError)?.path ?? localPath;
