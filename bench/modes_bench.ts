@@ -10,6 +10,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { parseSize } from "../src/cli/arguments/size.ts";
 import { measure, type Measurement, median } from "./_measure.ts";
 import { cpuLine } from "./_cpu.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
@@ -26,11 +27,8 @@ const { values } = parseArgs({
   },
   strict: false,
 });
-const sizeMatch = /^(\d+)(MiB|GiB)$/.exec(String(values.size));
-if (sizeMatch === null) {
-  throw new RangeError(`--size must look like 512MiB or 1GiB: ${values.size}`);
-}
-const SIZE = Number(sizeMatch[1]) * (sizeMatch[2] === "GiB" ? 1 << 30 : 1 << 20);
+// The CLI's own size syntax (512MiB, 2GiB, 1G).
+const SIZE = parseSize(String(values.size));
 const RUNS = Number(values.runs);
 const CLIS: Record<string, string> = {
   this: new URL("../cli.ts", import.meta.url).pathname,

@@ -9,6 +9,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { parseSize } from "../src/cli/arguments/size.ts";
 import { measure, type Measurement, median } from "./_measure.ts";
 import { cpuLine } from "./_cpu.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
@@ -19,11 +20,8 @@ const { values } = parseArgs({
   options: { size: { type: "string", default: "2GiB" }, runs: { type: "string", default: "3" } },
   strict: false,
 });
-const sizeMatch = /^(\d+)(MiB|GiB)$/.exec(String(values.size));
-if (sizeMatch === null) {
-  throw new RangeError(`--size must look like 512MiB or 2GiB: ${values.size}`);
-}
-const SIZE = Number(sizeMatch[1]) * (sizeMatch[2] === "GiB" ? 1 << 30 : 1 << 20);
+// The CLI's own size syntax (512MiB, 2GiB, 1G).
+const SIZE = parseSize(String(values.size));
 const RUNS = Number(values.runs);
 const CLI = `${Deno.execPath()} run -A ${new URL("../cli.ts", import.meta.url).pathname}`;
 

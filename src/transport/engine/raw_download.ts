@@ -8,7 +8,8 @@
  * @module
  */
 import type { ProxyRoute } from "./proxy.ts";
-import { type ByteDuplex, dial, type PeerGuard } from "./dial.ts";
+import type { PeerGuard } from "./dial.ts";
+import { dialOwnConnection } from "./own_connection.ts";
 import { denoSockets } from "./deno_socket.ts";
 import { answerResponse, ConnReader, readHead, requestHead } from "./http1.ts";
 import { connectError, ExchangeError, readError } from "../failure.ts";
@@ -59,38 +60,19 @@ const encoder = new TextEncoder();
 export async function rawDownload(request: RawDownloadRequest): Promise<Response> {
   const sockets = denoSockets(request.caCerts);
   if (sockets === undefined) throw new TypeError("raw download: not available on this runtime");
-  const { url, signal } = request;
-  if (signal.aborted) throw signal.reason;
-  const secure = url.protocol === "https:";
-  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
-
-  let conn: ByteDuplex | undefined;
-  let failure: unknown;
-  const onAbort = () => {
-    failure ??= signal.reason;
-    conn?.close();
-  };
-  signal.addEventListener("abort", onAbort, { once: true });
-  const release = () => {
-    signal.removeEventListener("abort", onAbort);
-    conn?.close();
-  };
+  const own = await dialOwnConnection(sockets, request);
   try {
-    const { peerGuard, proxy } = request;
-    conn = await dial(sockets, { hostname, port, secure }, { peerGuard, proxy, signal });
-    if (failure !== undefined) throw failure;
-    await conn.write(encoder.encode(requestHead(request))).catch((err) => {
-      throw failure ?? connectError(err);
+    await own.conn.write(encoder.encode(requestHead(request))).catch((err) => {
+      throw own.failure() ?? connectError(err);
     });
-    const input = new ConnReader(conn);
+    const input = new ConnReader(own.conn);
     const head = await readHead(input, request.method).catch((err) => {
-      if (failure !== undefined || err instanceof ExchangeError) throw failure ?? err;
+      if (own.failure() !== undefined || err instanceof ExchangeError) throw own.failure() ?? err;
       throw readError(err);
     });
-    return answerResponse(input, head, url, () => failure, release);
+    return answerResponse(input, head, request.url, own.failure, own.release);
   } catch (err) {
-    release();
-    throw failure ?? err;
+    own.release();
+    throw own.failure() ?? err;
   }
 }

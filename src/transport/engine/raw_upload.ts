@@ -9,7 +9,8 @@ import { FileEndedError, LocalFileError } from "../../errors/kinds.ts";
 import { connectError, ExchangeError, readError } from "../failure.ts";
 import type { ProxyRoute } from "./proxy.ts";
 import type { FileRange } from "../file_body.ts";
-import { type ByteDuplex, dial, type PeerGuard } from "./dial.ts";
+import type { ByteDuplex, PeerGuard } from "./dial.ts";
+import { dialOwnConnection } from "./own_connection.ts";
 import { denoSockets } from "./deno_socket.ts";
 import { answerResponse, ConnReader, type ParsedHead, readHead, requestHead } from "./http1.ts";
 
@@ -82,33 +83,12 @@ export async function rawFileUpload(request: RawUploadRequest): Promise<Response
   if (sockets === undefined || files === undefined) {
     throw new TypeError("raw upload: not available on this runtime");
   }
-  const { url, signal } = request;
-  if (signal.aborted) throw signal.reason;
-  const secure = url.protocol === "https:";
-  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
-
-  let conn: ByteDuplex | undefined;
-  let failure: unknown;
-  const onAbort = () => {
-    failure ??= signal.reason;
-    conn?.close();
-  };
-  signal.addEventListener("abort", onAbort, { once: true });
-  const release = () => {
-    signal.removeEventListener("abort", onAbort);
-    conn?.close();
-  };
-
+  const own = await dialOwnConnection(sockets, request);
   try {
-    const { peerGuard, proxy } = request;
-    conn = await dial(sockets, { hostname, port, secure }, { peerGuard, proxy, signal });
-    if (failure !== undefined) onAbort();
-    if (failure !== undefined) throw failure;
-    return await exchange(files, conn, request, () => failure, release);
+    return await exchange(files, own.conn, request, own.failure, own.release);
   } catch (err) {
-    release();
-    throw failure ?? err;
+    own.release();
+    throw own.failure() ?? err;
   }
 }
 

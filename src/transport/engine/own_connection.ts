@@ -1,0 +1,73 @@
+/**
+ * A connection of its own for one request of the transport's minimal HTTP/1.1 client (file
+ * uploads and downloads on the runtime's sockets): dialed through the dialer (peer guard, proxy,
+ * TLS), closed by the request's signal, and released once, by whoever finishes first.
+ *
+ * @module
+ */
+import type { ProxyRoute } from "./proxy.ts";
+import { type ByteDuplex, dial, type PeerGuard, type SocketKind } from "./dial.ts";
+import type { DenoSocket } from "./deno_socket.ts";
+
+/** Where a request's own connection goes. */
+export interface OwnConnectionTarget {
+  /** The target; `http:` or `https:`. */
+  url: URL;
+  /** Aborts the dial and closes the connection, with its reason. */
+  signal: AbortSignal;
+  /** Vets resolved and connected peer addresses. */
+  peerGuard?: PeerGuard;
+  /** The forward proxy to go through. */
+  proxy?: ProxyRoute;
+}
+
+/** A dialed connection and its end. */
+export interface OwnConnection {
+  readonly conn: ByteDuplex;
+  /** The signal's reason once it aborted, else undefined. */
+  failure(): unknown;
+  /** Stops watching the signal and closes the connection (again: nothing). */
+  release(): void;
+}
+
+/**
+ * Dials `target` on `sockets`; rejects with the signal's reason when it aborts meanwhile.
+ *
+ * @example
+ * ```ts ignore
+ * const own = await dialOwnConnection(denoSockets(caCerts)!, { url, signal });
+ * ```
+ */
+export async function dialOwnConnection(
+  sockets: SocketKind<DenoSocket>,
+  target: OwnConnectionTarget,
+): Promise<OwnConnection> {
+  const { url, signal } = target;
+  if (signal.aborted) throw signal.reason;
+  const secure = url.protocol === "https:";
+  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
+  let conn: ByteDuplex | undefined;
+  let failure: unknown;
+  const onAbort = () => {
+    failure ??= signal.reason;
+    conn?.close();
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  const release = () => {
+    signal.removeEventListener("abort", onAbort);
+    conn?.close();
+  };
+  try {
+    const { peerGuard, proxy } = target;
+    conn = await dial(sockets, { hostname, port, secure }, { peerGuard, proxy, signal });
+  } catch (err) {
+    release();
+    throw failure ?? err;
+  }
+  if (failure !== undefined) {
+    release();
+    throw failure;
+  }
+  return { conn, failure: () => failure, release };
+}
