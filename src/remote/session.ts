@@ -13,7 +13,8 @@ import type { ExchangeObserver } from "../transport/exchange_observer.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import type { RateLimit } from "../transport/layers/rate_limit.ts";
 import { validateStallTimeout } from "../transport/layers/stall_guard.ts";
-import { coreCount, Sha256Threads } from "../hashing/sha256_threads.ts";
+import { Sha256Threads } from "../hashing/sha256_threads.ts";
+import { defaultHashThreads } from "../hashing/hash_threads_default.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
 import type { CredentialSource } from "../auth/credential.ts";
@@ -109,9 +110,12 @@ export interface ClientOptions {
   /**
    * Most threads that hash: downloads (so receiving and hashing overlap), and for the parted
    * client a push's digests, a pull's resume pass and `verify`. `0` hashes on the calling
-   * thread. Small transfers (under 16 MiB) always hash on the calling thread.
+   * thread. Small transfers (under 16 MiB) always hash on the calling thread. Threads pay where
+   * a core hashes slower than the bytes arrive, or many cores serve one fast link; each costs
+   * about 25 MiB.
    *
-   * @default the number of cores
+   * @default `0` where one core hashes sha256 at 1 GB/s or faster (measured once per process,
+   * about 5 ms), else the number of cores
    */
   hashThreads?: number;
   /**
@@ -197,7 +201,7 @@ export class ClientSession {
     this.policy = Object.freeze({ ...setup.policy, retry });
     this.clock = options.clock ?? systemClock;
     this.plainHttp = options.plainHttp === true;
-    this.hashThreads = options.hashThreads ?? coreCount();
+    this.hashThreads = options.hashThreads ?? defaultHashThreads();
     this.#mirrors = setup.mirrors;
     this.#onMirrorTag = setup.onMirrorTag;
     const { credentials } = setup;

@@ -7,7 +7,7 @@ import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { BlobClient, PartedClient } from "../../mod.ts";
 import { ClientSession } from "../../src/remote/session.ts";
 import { BLOB_SPEC_POLICY, DEFAULT_POLICY } from "../../src/remote/policy.ts";
-import { coreCount } from "../../src/hashing/sha256_threads.ts";
+import { defaultHashThreads } from "../../src/hashing/hash_threads_default.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { findError } from "../../src/errors/find_error.ts";
 
@@ -16,7 +16,7 @@ Deno.test("client core: one default per setting, each client's own retry policy"
   const parted = new ClientSession({}, { owner: "PartedClient", policy: DEFAULT_POLICY });
   assertEquals(blob.policy.retry, { ...BLOB_SPEC_POLICY.retry });
   assertEquals(parted.policy.retry, { ...DEFAULT_POLICY.retry });
-  assertEquals([blob.hashThreads, blob.plainHttp], [coreCount(), false]);
+  assertEquals([blob.hashThreads, blob.plainHttp], [defaultHashThreads(), false]);
   blob.close();
   parted.close();
 });
