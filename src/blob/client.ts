@@ -155,11 +155,12 @@ export interface BlobPushOptions extends BlobCallOptions {
 }
 
 /**
- * The blob transfer client. As the blob specification says, it performs no authentication by
- * default; for private registries pass `credential` or `credentials` (as `PartedClient` takes
- * them: the docker configuration and its helpers, a static credential, a source of your own),
- * or an authenticated `transport`. Repositories are `{ host, name }` objects or
- * `"<host>[:<port>]/<name>"` strings. Digests are `sha256:<64 hex>`.
+ * The blob transfer client. It performs no authentication by default, as the blob
+ * specification says (docs/protocol.md#blob-operations); for private registries pass
+ * `credential` or `credentials` (as `PartedClient` takes them: the docker configuration and its
+ * helpers, a static credential, a source of your own), or an authenticated `transport`.
+ * Repositories are `{ host, name }` objects or `"<host>[:<port>]/<name>"` strings. Digests are
+ * `sha256:<64 hex>`.
  *
  * Errors: registry-origin 404 → `NotFoundError`, 401/403 → `UnauthorizedError`, 413 →
  * `TooLargeError` (each in front of the `HttpStatusError`); off-origin failures never carry
@@ -250,7 +251,8 @@ export class BlobClient {
     const session = new ClientSession(options, {
       owner: "BlobClient",
       policy,
-      // None by default: the blob specification's client performs no authentication.
+      // None by default: the blob specification's client authenticates nothing
+      // (docs/protocol.md#blob-operations).
       ...(credentials === undefined ? {} : { credentials: { registry: credentials } }),
       ...(parallelPull === undefined ? {} : { maxIdleSocketsPerOrigin: parallelPull.workers }),
     });

@@ -9,8 +9,9 @@ import { PROGRESS_INTERVAL_MS } from "../remote/session.ts";
 
 /**
  * Cumulative committed progress: `done` bytes of `total` (−1 when the total is unknown), as the
- * blob specification has it, and the same as a `ProgressSnapshot`, the one shape `PartedClient`
- * reports too: a `ProgressCallback` serves both clients as `(_done, _total, s) => render(s)`.
+ * blob specification has it (docs/protocol.md#blob-operations), and the same as a
+ * `ProgressSnapshot`, the one shape `PartedClient` reports too: a `ProgressCallback` serves both
+ * clients as `(_done, _total, s) => render(s)`.
  * A pull calls it at most about ten times a second plus the call that reaches the total; a
  * push once per acknowledged upload step.
  *

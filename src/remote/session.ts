@@ -56,8 +56,8 @@ export interface ClientOptions {
    * caller's. Requests are authenticated only once the registry asks (a challenge).
    *
    * @default `PartedClient`: the docker configuration and its helpers. `BlobClient`: none, as
-   * the blob specification says (requests go as they are, or through an authenticated
-   * `transport`).
+   * the blob specification says (docs/protocol.md#blob-operations): requests go as they are,
+   * or through an authenticated `transport`.
    */
   credentials?: CredentialSource;
   /**
@@ -158,7 +158,8 @@ export const PROGRESS_INTERVAL_MS = 100;
  * @example An explicit credential as a source
  * ```ts
  * import { credentialSource } from "./session.ts";
- * const source = credentialSource({ credential: { username: "ci", password: "pw" } }, "BlobClient");
+ * const credential = { username: "ci", password: "pw" };
+ * const source = credentialSource({ credential }, "BlobClient");
  * console.log((await source?.get("registry.example"))?.username); // "ci"
  * ```
  */

@@ -50,15 +50,17 @@ export interface AuthorizedRound {
  * @example A fixed credential, asked for again after a refusal
  * ```ts
  * import { authorizedFetch, type AuthorizedRound } from "./layered_fetch.ts";
- * const registry = (request: Request) =>
- *   Promise.resolve(new Response(null, { status: request.headers.has("authorization") ? 200 : 401 }));
+ * const registry = (request: Request) => {
+ *   const status = request.headers.has("authorization") ? 200 : 401;
+ *   return Promise.resolve(new Response(null, { status }));
+ * };
  * const round = (request: Request, header?: string): AuthorizedRound => {
  *   const headers = new Headers(request.headers);
  *   if (header !== undefined) headers.set("authorization", header);
+ *   const refused = (answer: Response) => answer.status === 401 && header === undefined;
  *   return {
  *     request: new Request(request, { headers }),
- *     next: (answer) =>
- *       Promise.resolve(answer.status === 401 && header === undefined ? round(request, "Basic eDp5") : undefined),
+ *     next: (answer) => Promise.resolve(refused(answer) ? round(request, "Basic eDp5") : undefined),
  *   };
  * };
  * const fetch = authorizedFetch(registry, (request) => Promise.resolve(round(request)));
