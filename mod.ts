@@ -70,7 +70,6 @@ export type {
   ProgressPhase,
   ProgressSnapshot,
 } from "./src/parted/progress.ts";
-export type { ExplicitCredential } from "./src/parted/options.ts";
 export type { RegistrySettings } from "./src/remote/registry_settings.ts";
 export type { Descriptor } from "./src/registry/media_types.ts";
 export type { RateLimit } from "./src/transport/layers/rate_limit.ts";
@@ -93,7 +92,7 @@ export type { ClientOptions } from "./src/remote/session.ts";
 export type { Fetch } from "./src/transport/fetch.ts";
 export type { RetryPolicy } from "./src/remote/retry.ts";
 export type { Clock } from "./src/transport/clock.ts";
-export type { Credential, CredentialSource } from "./src/auth/credential.ts";
+export type { Credential, CredentialSource, ExplicitCredential } from "./src/auth/credential.ts";
 export { type AuthFetchOptions, createAuthFetch } from "./src/auth/create_auth_fetch.ts";
 export type { RegistryAuthenticatorOptions } from "./src/auth/authenticator.ts";
 export { sha256Digest } from "./src/hashing/sha256.ts";

@@ -11,6 +11,11 @@ import { registryOrigin } from "../registry/endpoints.ts";
 import { parseRegistryPath } from "../registry/endpoints.ts";
 import { type Clock, systemClock } from "../transport/clock.ts";
 import type { Fetch } from "../transport/fetch.ts";
+import {
+  type Authorize,
+  authorizedFetch,
+  type AuthorizedRound,
+} from "../transport/layers/layered_fetch.ts";
 import { AuthRetryError } from "./auth_retry_error.ts";
 import { type Challenge, parseChallenges } from "./challenge.ts";
 import type { Credential, CredentialSource } from "./credential.ts";
@@ -95,7 +100,15 @@ interface Presented {
   token?: CachedToken;
 }
 
+/** The request an exchange is about, and the token entry it is filed under. */
+interface Target {
+  request: Request;
+  repository: string;
+  action: ScopeAction;
+}
+
 const MAX_ROUNDS = 4;
+const NOTHING_MORE: Promise<undefined> = Promise.resolve(undefined);
 
 /**
  * Authenticates requests to one registry origin (docs/protocol.md#authentication):
@@ -132,6 +145,11 @@ const MAX_ROUNDS = 4;
 export class RegistryAuthenticator {
   /** The authenticated transport; bound, so it can be passed around on its own. */
   readonly fetch: Fetch;
+  /**
+   * The credential step alone, for a transport that applies it as one of its layers
+   * (`layeredFetch`); bound. Requests for other origins are left as they are.
+   */
+  readonly authorize: Authorize;
   readonly #origin: URL;
   readonly #registryHost: string;
   readonly #fetch: Fetch;
@@ -168,7 +186,12 @@ export class RegistryAuthenticator {
     this.#credentials = options.credentials ?? dockerConfigCredentials();
     this.#clock = options.clock ?? systemClock;
     this.#cache = new TokenCache({ clock: this.#clock });
-    this.fetch = (request: Request) => this.#send(request);
+    this.authorize = (request) => this.#authorize(request);
+    const authorized = authorizedFetch(this.#fetch, this.authorize);
+    this.fetch = (request: Request) =>
+      new URL(request.url).origin === this.#origin.origin
+        ? authorized(request)
+        : this.#external(request);
   }
 
   /** A snapshot of the counters. */
@@ -224,49 +247,66 @@ export class RegistryAuthenticator {
     return true;
   }
 
-  async #send(request: Request): Promise<Response> {
+  /**
+   * The first round of a request to the registry origin: the credential it presents, and what
+   * to do with a refusal (a request for another origin goes as it is).
+   */
+  async #authorize(request: Request): Promise<AuthorizedRound> {
     const url = new URL(request.url);
-    if (url.origin !== this.#origin.origin) return await this.#external(request);
-    const repository = parseRegistryPath(url.pathname)?.repository ?? "";
-    const action = scopeActionOf(request.method);
-    const replayable = request.body === null;
-    const signal = request.signal;
-    let presented = await this.#presentation(repository, action, signal);
-    for (let round = 1;; round++) {
-      const headers = new Headers(request.headers);
-      if (presented.header === undefined) headers.delete("authorization");
-      else headers.set("authorization", presented.header);
-      // The body is passed on as the same stream so that transports still recognise it (a
-      // file range is sent from the file directly).
-      const response = await this.#fetch(
-        new Request(
-          request,
-          request.body === null
-            ? { headers }
-            : { headers, body: request.body, duplex: "half" } as RequestInit,
-        ),
-      );
-      if (response.status !== 401 && response.status !== 403) {
-        if (presented.token !== undefined) presented.token.proven = true;
-        return response;
-      }
-      if (round >= MAX_ROUNDS) return response;
-      let next: Presented | undefined;
-      try {
-        next = await this.#answer(response, repository, action, presented, signal);
-      } catch (err) {
-        discard(response);
-        throw err;
-      }
-      if (next === undefined) return response;
-      discard(response);
-      if (!replayable) {
-        this.#stats.retriesRequested++;
-        throw new AuthRetryError(request.method, { status: response.status });
-      }
-      this.#stats.reissued++;
-      presented = next;
+    if (url.origin !== this.#origin.origin) return { request, next: () => NOTHING_MORE };
+    const target: Target = {
+      request,
+      repository: parseRegistryPath(url.pathname)?.repository ?? "",
+      action: scopeActionOf(request.method),
+    };
+    const presented = await this.#presentation(target.repository, target.action, request.signal);
+    return this.#round(target, presented, 1);
+  }
+
+  #round(target: Target, presented: Presented, round: number): AuthorizedRound {
+    const { request } = target;
+    const headers = new Headers(request.headers);
+    if (presented.header === undefined) headers.delete("authorization");
+    else headers.set("authorization", presented.header);
+    // The body is passed on as the same stream so that transports still recognise it (a file
+    // range is sent from the file directly).
+    const init = request.body === null
+      ? { headers }
+      : { headers, body: request.body, duplex: "half" } as RequestInit;
+    return {
+      request: new Request(request, init),
+      next: (response) => this.#afterAnswer(target, presented, round, response),
+    };
+  }
+
+  /** The next round after `response`, or undefined to hand it back. */
+  async #afterAnswer(
+    target: Target,
+    presented: Presented,
+    round: number,
+    response: Response,
+  ): Promise<AuthorizedRound | undefined> {
+    if (response.status !== 401 && response.status !== 403) {
+      if (presented.token !== undefined) presented.token.proven = true;
+      return undefined;
     }
+    if (round >= MAX_ROUNDS) return undefined;
+    const { request, repository, action } = target;
+    let next: Presented | undefined;
+    try {
+      next = await this.#answer(response, repository, action, presented, request.signal);
+    } catch (err) {
+      discard(response);
+      throw err;
+    }
+    if (next === undefined) return undefined;
+    discard(response);
+    if (request.body !== null) {
+      this.#stats.retriesRequested++;
+      throw new AuthRetryError(request.method, { status: response.status });
+    }
+    this.#stats.reissued++;
+    return this.#round(target, next, round + 1);
   }
 
   /** What a request presents before it is built, from what is already known. */

@@ -55,6 +55,22 @@ export interface CredentialSource {
 }
 
 /**
+ * One explicit credential: basic, or a registry token presented verbatim.
+ *
+ * @example A robot account, or a registry token
+ * ```ts
+ * import { type ExplicitCredential, PartedClient } from "@ocipart/ocipart";
+ * const basic: ExplicitCredential = { username: "ci", password: "secret" };
+ * const token: ExplicitCredential = { registryToken: "eyJ…" };
+ * using client = new PartedClient({ credential: basic });
+ * console.log("registryToken" in token); // true
+ * ```
+ */
+export type ExplicitCredential = { username: string; password: string } | {
+  registryToken: string;
+};
+
+/**
  * A source that answers one explicit credential for every registry, e.g. a
  * `{ username, password }` pair or a `{ registryToken }` given on a command line.
  *

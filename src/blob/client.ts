@@ -8,7 +8,7 @@ import { BodyLengthError } from "../errors/kinds.ts";
 import { isSha256Digest } from "../registry/digest.ts";
 import { AttemptBudget } from "../remote/retry.ts";
 import { BLOB_SPEC_POLICY, withRedirects } from "../remote/policy.ts";
-import { type ClientOptions, ClientSession } from "../remote/session.ts";
+import { type ClientOptions, ClientSession, credentialSource } from "../remote/session.ts";
 import type { BlobContext } from "./context.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import { mountBlob } from "../remote/uploads.ts";
@@ -155,9 +155,12 @@ export interface BlobPushOptions extends BlobCallOptions {
 }
 
 /**
- * The blob transfer client. It performs no authentication: pass an authenticated
- * `transport` for private registries. Repositories are `{ host, name }` objects or
- * `"<host>[:<port>]/<name>"` strings. Digests are `sha256:<64 hex>`.
+ * The blob transfer client. It performs no authentication by default, as the blob
+ * specification says (docs/protocol.md#blob-operations); for private registries pass
+ * `credential` or `credentials` (as `PartedClient` takes them: the docker configuration and its
+ * helpers, a static credential, a source of your own), or an authenticated `transport`.
+ * Repositories are `{ host, name }` objects or `"<host>[:<port>]/<name>"` strings. Digests are
+ * `sha256:<64 hex>`.
  *
  * Errors: registry-origin 404 → `NotFoundError`, 401/403 → `UnauthorizedError`, 413 →
  * `TooLargeError` (each in front of the `HttpStatusError`); off-origin failures never carry
@@ -178,6 +181,19 @@ export interface BlobPushOptions extends BlobCallOptions {
  * console.log(await client.exists(repository, digest)); // true
  * const stream = await client.pull(repository, digest);
  * console.log(await new Response(stream).text()); // "hello"
+ * ```
+ *
+ * @example Credentials from the docker configuration and its helpers
+ * ```ts
+ * import { BlobClient, sha256Digest } from "@ocipart/ocipart";
+ * import { dockerConfigCredentials } from "@ocipart/ocipart/auth";
+ * import { startMemoryRegistry } from "@ocipart/ocipart/testing";
+ * await using registry = await startMemoryRegistry(); // or a real registry host
+ * // Read once the registry asks for a credential; this one never does.
+ * using client = new BlobClient({ plainHttp: true, credentials: dockerConfigCredentials() });
+ * const bytes = new TextEncoder().encode("hello");
+ * await client.push(`${registry.host}/acme/data`, sha256Digest(bytes), bytes.length, bytes);
+ * console.log(await client.exists(`${registry.host}/acme/data`, sha256Digest(bytes))); // true
  * ```
  *
  * @example An authenticated transport and a parallel pull
@@ -231,9 +247,13 @@ export class BlobClient {
     const policy = options.writeRedirects === false
       ? withRedirects(BLOB_SPEC_POLICY, { writes: "refuse" })
       : BLOB_SPEC_POLICY;
+    const credentials = credentialSource(options, "BlobClient");
     const session = new ClientSession(options, {
       owner: "BlobClient",
       policy,
+      // None by default: the blob specification's client authenticates nothing
+      // (docs/protocol.md#blob-operations).
+      ...(credentials === undefined ? {} : { credentials: { registry: credentials } }),
       ...(parallelPull === undefined ? {} : { maxIdleSocketsPerOrigin: parallelPull.workers }),
     });
     this.#session = session;

@@ -34,8 +34,10 @@ export {
 } from "./client.ts";
 export type { Repository } from "./repository.ts";
 export type { BlobProgressCallback, WireProgressCallback } from "./progress.ts";
-export type { ProgressPhase, ProgressSnapshot } from "./progress_snapshot.ts";
+export type { ProgressPhase, ProgressSnapshot } from "../remote/progress_snapshot.ts";
 export type { PushBody } from "./upload_source.ts";
 export type { Fetch } from "../transport/fetch.ts";
+export type { ClientOptions } from "../remote/session.ts";
+export type { Credential, CredentialSource, ExplicitCredential } from "../auth/credential.ts";
 export type { RetryPolicy } from "../remote/retry.ts";
 export type { Clock } from "../transport/clock.ts";

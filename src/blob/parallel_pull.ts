@@ -9,8 +9,13 @@ import { findError } from "../errors/find_error.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { concatBytes } from "../registry/bytes.ts";
 import { openStreamHash, type StreamHash } from "../hashing/stream_sha256.ts";
-import { BlobReader, EMIT_BYTES } from "../remote/blob_reader.ts";
-import { bodyOf, probeBlob, type RangePortion } from "../remote/blob_reads.ts";
+import {
+  BlobReader,
+  bodyOf,
+  EMIT_BYTES,
+  probeBlob,
+  type RangePortion,
+} from "../remote/blob_reader.ts";
 import { DigestCheck } from "../remote/digest_check.ts";
 import type { BlobContext } from "./context.ts";
 import { type DownloadRun, downloadRun, type PullRequest, verifiedStream } from "./pull.ts";

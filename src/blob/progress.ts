@@ -4,14 +4,16 @@
  *
  * @module
  */
-import type { ProgressSnapshot } from "./progress_snapshot.ts";
+import type { ProgressSnapshot } from "../remote/progress_snapshot.ts";
 import { PROGRESS_INTERVAL_MS } from "../remote/session.ts";
 
 /**
- * Cumulative committed progress: `done` bytes of `total` (−1 when the total is unknown), and
- * the same as a `ProgressSnapshot`, the shape `PartedClient` reports, so one renderer serves
- * both clients. A pull calls it at most about ten times a second plus the call that reaches
- * the total; a push once per acknowledged upload step.
+ * Cumulative committed progress: `done` bytes of `total` (−1 when the total is unknown), as the
+ * blob specification has it (docs/protocol.md#blob-operations), and the same as a
+ * `ProgressSnapshot`, the one shape `PartedClient` reports too: a `ProgressCallback` serves both
+ * clients as `(_done, _total, s) => render(s)`.
+ * A pull calls it at most about ten times a second plus the call that reaches the total; a
+ * push once per acknowledged upload step.
  *
  * @example A percentage, when the total is known
  * ```ts
@@ -21,6 +23,17 @@ import { PROGRESS_INTERVAL_MS } from "../remote/session.ts";
  * onProgress(50, 200, {
  *   completedBytes: 50, transferredBytes: 50, wireBytes: 50, totalBytes: 200, phase: "downloading",
  * }); // "downloading 25%"
+ * ```
+ *
+ * @example One snapshot handler for both clients
+ * ```ts
+ * import type { BlobProgressCallback, ProgressCallback } from "@ocipart/ocipart";
+ * const render: ProgressCallback = (s) => console.log(s.phase, s.completedBytes, s.totalBytes);
+ * const onProgress: BlobProgressCallback = (_done, _total, snapshot) => render(snapshot);
+ * // new PartedClient().pull(ref, to, { onProgress: render });
+ * // new BlobClient().pull(repository, digest, { onProgress });
+ * onProgress(5, 10, { completedBytes: 5, wireBytes: 5, totalBytes: 10, phase: "downloading" });
+ * // "downloading 5 10"
  * ```
  */
 export type BlobProgressCallback = (

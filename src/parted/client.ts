@@ -221,9 +221,6 @@ export class PartedClient {
    * `insecure` contradicts its host's `registries` settings.
    */
   constructor(options: PartedClientOptions = {}) {
-    if (options.credential !== undefined && options.credentials !== undefined) {
-      throw new TypeError("PartedClient: pass either credential or credentials, not both");
-    }
     const owner = "PartedClient: mirrors";
     if (options.onMirrorTag !== undefined && typeof options.onMirrorTag !== "function") {
       throw new TypeError("PartedClient: onMirrorTag must be a function");

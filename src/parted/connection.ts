@@ -4,13 +4,12 @@
  *
  * @module
  */
-import { staticCredentials } from "../auth/credential.ts";
 import { dockerConfigCredentials } from "../auth/docker_config.ts";
 import type { Reference } from "../registry/reference.ts";
 import { DEFAULT_POLICY } from "../remote/policy.ts";
 import type { RegistrySettings } from "../remote/registry_settings.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
-import { ClientSession } from "../remote/session.ts";
+import { ClientSession, credentialSource } from "../remote/session.ts";
 import type { PartedClientOptions } from "./options.ts";
 import type { TokenSource } from "./push_tokens.ts";
 export type { ExplicitCredential } from "./options.ts";
@@ -51,9 +50,7 @@ export interface Connection {
  * ```
  */
 export function partedSession(options: ConnectionOptions): ClientSession {
-  const credentials = options.credential !== undefined
-    ? staticCredentials({ ...options.credential })
-    : options.credentials;
+  const credentials = credentialSource(options, "PartedClient");
   return new ClientSession(options, {
     owner: "PartedClient",
     policy: DEFAULT_POLICY,

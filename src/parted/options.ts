@@ -4,26 +4,10 @@
  *
  * @module
  */
-import type { CredentialSource } from "../auth/credential.ts";
+export type { ExplicitCredential } from "../auth/credential.ts";
 import type { ClientOptions } from "../remote/session.ts";
 import type { MirrorTable } from "../remote/mirror_table.ts";
 import type { RegistrySettings } from "../remote/registry_settings.ts";
-
-/**
- * One explicit credential: basic, or a registry token presented verbatim.
- *
- * @example A robot account, or a registry token
- * ```ts
- * import { type ExplicitCredential, PartedClient } from "@ocipart/ocipart";
- * const basic: ExplicitCredential = { username: "ci", password: "secret" };
- * const token: ExplicitCredential = { registryToken: "eyJ…" };
- * using client = new PartedClient({ credential: basic });
- * console.log("registryToken" in token); // true
- * ```
- */
-export type ExplicitCredential = { username: string; password: string } | {
-  registryToken: string;
-};
 
 /**
  * Options of {@linkcode PartedClient}.
@@ -41,18 +25,6 @@ export type ExplicitCredential = { username: string; password: string } | {
  * ```
  */
 export interface PartedClientOptions extends ClientOptions {
-  /**
-   * One explicit credential instead of the docker configuration.
-   *
-   * @default none: the docker configuration and its helpers answer
-   */
-  credential?: ExplicitCredential;
-  /**
-   * Where credentials come from.
-   *
-   * @default the docker configuration and its helpers
-   */
-  credentials?: CredentialSource;
   /**
    * Settings of single registries, keyed by `host[:port]` as references write it (the host
    * matched without regard to case, the port exactly): `plainHttp`, `insecureTls` and

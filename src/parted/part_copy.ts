@@ -8,7 +8,7 @@
 import { LengthMismatchError, ProtocolError } from "../errors/kinds.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { Sha256 } from "../hashing/sha256.ts";
-import { getBlob } from "../remote/blob_reads.ts";
+import { getBlob } from "../remote/blob_reader.ts";
 import { DigestCheck } from "../remote/digest_check.ts";
 import { mirrorSpoiled } from "../remote/mirror_reads.ts";
 import type { RemoteRepository } from "../remote/repository.ts";

@@ -10,7 +10,7 @@ import type {
   ProgressCallback,
   ProgressPhase,
   ProgressSnapshot,
-} from "../blob/progress_snapshot.ts";
+} from "../remote/progress_snapshot.ts";
 import { PROGRESS_INTERVAL_MS } from "../remote/session.ts";
 
 export type { PartEvent, ProgressCallback, ProgressPhase, ProgressSnapshot };

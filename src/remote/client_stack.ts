@@ -188,21 +188,24 @@ export class ClientStack {
     // Every request names the package; a silent peer costs one attempt of the retry budget
     // instead of hanging the transfer; one cap for every route of the client.
     const layers = { stallTimeoutMs: options.stallTimeoutMs, limiter: this.#limiter };
-    const transport = layeredFetch(base, layers);
+    const unauthenticated = layeredFetch(base, layers);
     const storageTransport = layeredFetch(storage, layers);
     const { credentials: own, mirrorCredentials } = options;
     if (own === undefined && options.policy.credentials === "caller") {
-      return { transport, storageTransport, authenticator: undefined };
+      return { transport: unauthenticated, storageTransport, authenticator: undefined };
     }
     const credentials = site === "mirror" ? mirrorCredentials ?? own : own;
+    // Token requests go without a credential; the registry's own requests get theirs as the
+    // first of the route's layers (the transport passes the step on without knowing it).
     const authenticator = new RegistryAuthenticator({
       registry,
       plainHttp: origin.protocol === "http:",
-      fetch: transport,
+      fetch: unauthenticated,
       externalFetch: storageTransport,
       ...(credentials !== undefined ? { credentials } : {}),
     });
-    return { transport: authenticator.fetch, storageTransport, authenticator };
+    const transport = layeredFetch(base, { ...layers, authorize: authenticator.authorize });
+    return { transport, storageTransport, authenticator };
   }
 
   /** The transport for hosts other than the registry's, when the caller gave none. */

@@ -248,7 +248,7 @@ export interface RoutedResponse {
 
 /**
  * One repository of a registry: blob existence, reads, uploads, mounts and manifests (see
- * `blob_reads.ts`, `uploads.ts` and `manifests.ts`), all sent through {@linkcode send}.
+ * `blob_reader.ts`, `uploads.ts` and `manifests.ts`), all sent through {@linkcode send}.
  *
  * @example Checking whether a blob exists
  * ```ts

@@ -17,7 +17,11 @@ import { Sha256Threads } from "../hashing/sha256_threads.ts";
 import { defaultHashThreads } from "../hashing/hash_threads_default.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
-import type { CredentialSource } from "../auth/credential.ts";
+import {
+  type CredentialSource,
+  type ExplicitCredential,
+  staticCredentials,
+} from "../auth/credential.ts";
 import { ClientStack, type RegistryRoute, type RouteSite } from "./client_stack.ts";
 import { MirrorSet, type MirrorSource, type MirrorTagListener } from "./mirror_reads.ts";
 import { mirrorsOf, type MirrorTable } from "./mirror_table.ts";
@@ -40,6 +44,23 @@ import { resolveRetryPolicy, type RetryPolicy } from "./retry.ts";
  * ```
  */
 export interface ClientOptions {
+  /**
+   * One explicit credential for the registry (basic, or a registry token presented verbatim)
+   * instead of `credentials`. Pass one of the two, not both.
+   *
+   * @default none: `credentials` decides
+   */
+  credential?: ExplicitCredential;
+  /**
+   * Where the registry's credentials come from: `dockerConfigCredentials()` (the docker
+   * configuration and its credential helpers), `staticCredentials(...)`, or a source of the
+   * caller's. Requests are authenticated only once the registry asks (a challenge).
+   *
+   * @default `PartedClient`: the docker configuration and its helpers. `BlobClient`: none, as
+   * the blob specification says (docs/protocol.md#blob-operations): requests go as they are,
+   * or through an authenticated `transport`.
+   */
+  credentials?: CredentialSource;
   /**
    * The caller's transport for the registry origin: every registry request goes through it,
    * token exchanges included for the parted client. It must return redirects unfollowed.
@@ -131,6 +152,31 @@ export interface ClientOptions {
  * change: often enough for a progress bar, rare enough to cost nothing beside the transfer.
  */
 export const PROGRESS_INTERVAL_MS = 100;
+
+/**
+ * The registry's credentials that `options` name: the one explicit credential as a source, else
+ * `credentials`, else undefined (the client's policy decides).
+ *
+ * @throws {TypeError} Both `credential` and `credentials` are given.
+ *
+ * @example An explicit credential as a source
+ * ```ts
+ * import { credentialSource } from "./session.ts";
+ * const credential = { username: "ci", password: "pw" };
+ * const source = credentialSource({ credential }, "BlobClient");
+ * console.log((await source?.get("registry.example"))?.username); // "ci"
+ * ```
+ */
+export function credentialSource(
+  options: ClientOptions,
+  owner: string,
+): CredentialSource | undefined {
+  if (options.credential !== undefined && options.credentials !== undefined) {
+    throw new TypeError(`${owner}: pass either credential or credentials, not both`);
+  }
+  if (options.credential !== undefined) return staticCredentials({ ...options.credential });
+  return options.credentials;
+}
 
 /** What a client adds to the shared settings when it opens its session. */
 export interface SessionSetup {

@@ -17,7 +17,7 @@ import { startLoopbackServer } from "../fixtures/loopback_server.ts";
 import { mirrorEnv, P, REPO } from "../mirrors/_setup.ts";
 import { connect, partedSession } from "../../src/parted/connection.ts";
 import { checkMirrorTable } from "../../src/remote/mirror_table.ts";
-import { getBlob } from "../../src/remote/blob_reads.ts";
+import { getBlob } from "../../src/remote/blob_reader.ts";
 import { parseReference } from "../../src/registry/reference.ts";
 import { openByob } from "../../src/transport/byob_body.ts";
 
