@@ -4,13 +4,15 @@
  * that a change in the machine's state hits both alike. Prints medians, the ratio of this
  * checkout to the other, and each one's CPU seconds and peak RSS.
  *
- * Usage: `deno run -A bench/compare_bench.ts --baseline DIR [--size 2GiB] [--runs 5]`, where
+ * Usage: `deno run -A bench/compare_bench.ts --baseline DIR [--size 2GiB] [--runs 5]
+ * [--hash-threads N]`, where
  * DIR is a checkout of the other version (e.g. `git worktree add /tmp/base <commit>`). Without
  * `--baseline` it prints how to call it and exits 0, so `deno task bench` can run it.
  *
  * @module
  */
 import { parseArgs } from "node:util";
+import { parseSize } from "../src/cli/arguments/size.ts";
 import { measure, type Measurement, median } from "./_measure.ts";
 import { cpuLine } from "./_cpu.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
@@ -22,6 +24,7 @@ const { values } = parseArgs({
     baseline: { type: "string" },
     size: { type: "string", default: "2GiB" },
     runs: { type: "string", default: "5" },
+    "hash-threads": { type: "string", default: "" },
   },
   strict: false,
 });
@@ -29,11 +32,8 @@ if (typeof values.baseline !== "string") {
   console.log("compare_bench: give --baseline DIR (a checkout of the version to compare with)");
   Deno.exit(0);
 }
-const sizeMatch = /^(\d+)(MiB|GiB)$/.exec(String(values.size));
-if (sizeMatch === null) {
-  throw new RangeError(`--size must look like 512MiB or 2GiB: ${values.size}`);
-}
-const SIZE = Number(sizeMatch[1]) * (sizeMatch[2] === "GiB" ? 1 << 30 : 1 << 20);
+// The CLI's own size syntax (512MiB, 2GiB, 1G).
+const SIZE = parseSize(String(values.size));
 const RUNS = Number(values.runs);
 const DENO = Deno.execPath();
 const VERSIONS = {
@@ -45,8 +45,13 @@ const dir = await Deno.makeTempDir({ prefix: "ocipart-compare-" });
 const src = `${dir}/src.bin`;
 const out = `${dir}/out.bin`;
 
+// `--hash-threads N` gives both versions the same hashing mode (else each its own default).
+const HASH_THREADS = String(values["hash-threads"]);
+
 function op(version: Version, ...args: string[]): Promise<Measurement> {
-  return measure([DENO, "run", "-A", VERSIONS[version], ...args]).then((m) => {
+  const [verb, ref, path] = args;
+  const command = [DENO, "run", "-A", VERSIONS[version], verb, ref, path, "", "", "", HASH_THREADS];
+  return measure(command).then((m) => {
     if (m.code !== 0) throw new Error(`${version} ${args[0]} failed: ${m.stderr.slice(-2000)}`);
     return m;
   });
