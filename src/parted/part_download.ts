@@ -259,26 +259,26 @@ function forget(run: PartRun): void {
 }
 
 /**
- * The write buffers of a pull's part downloads together: 32 of 1 MiB (written, hashing, or
- * being filled), whatever the number of parts and workers. Each part download leases them from
- * one pool, so a finished part's buffers serve the next part: buffers of its own per part (8,
- * which keep the socket, the disk and the hashing thread busy through each other's stalls) made
- * 64 MiB with 8 parts in flight, and 8 MiB of garbage per finished part that the runtime collected
- * late (peak RSS of a 16 GiB pull, 32 parts: 209 MiB against 141 MiB at 4 GiB, 8 parts; 4 GiB in
- * 32 parts: 182-198 MiB, now 133 MiB).
+ * The write buffers of a pull's part downloads together, whatever the number of parts and
+ * workers: 32 of 1 MiB where a hashing thread holds buffers while it hashes (written, hashing, or
+ * being filled), 12 where parts hash inline (a buffer is only filled or written, and 12 keep the
+ * disk busy with 8 workers). Each part download leases them from one pool, so a finished part's
+ * buffers serve the next part: buffers of its own per part grew with the parts in flight, and
+ * were garbage the runtime collected late (docs/performance.md, memory).
  *
  * @example One pool for a pull
  * ```ts
  * import { partDownloadBuffers } from "./part_download.ts";
- * const buffers = partDownloadBuffers();
+ * const buffers = partDownloadBuffers(false);
  * console.log(buffers.size); // 1048576
  * ```
  */
-export function partDownloadBuffers(): BufferPool {
-  return new BufferPool(BUFFERS_PER_PULL, WRITE_BUFFER_SIZE);
+export function partDownloadBuffers(threaded = true): BufferPool {
+  return new BufferPool(threaded ? THREADED_BUFFERS : INLINE_BUFFERS, WRITE_BUFFER_SIZE);
 }
 
-const BUFFERS_PER_PULL = 32;
+const THREADED_BUFFERS = 32;
+const INLINE_BUFFERS = 12;
 
 /**
  * Gathers chunks into 1 MiB positional writes (one in flight at a time, in order); each buffer

@@ -178,7 +178,7 @@ async function fetchParts(
     // What an interrupted pull placed may not be on the disk yet: flush it while parts hash.
     if (partial.initialLength > 0) partial.flushSoon();
     // One pool of write buffers for every part download of the pull (see partDownloadBuffers).
-    const buffers = partDownloadBuffers();
+    const buffers = partDownloadBuffers(hashThreadCount(job, manifest.fileSize) > 0);
     const context = { ...run, repo: connection.repo, partial, progress, hashThreads, buffers };
     const tally = await placeParts(job, manifest, context, latch);
     if (fileCheck) {
