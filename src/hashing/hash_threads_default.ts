@@ -16,10 +16,11 @@ import { coreCount } from "./sha256_threads.ts";
 /** One core hashing sha256 at least this fast (bytes a second) hashes inline by default. */
 export const INLINE_HASH_MIN_RATE = 1_000_000_000;
 
-// Three samples of 2 MiB (about 5 ms on a core with SHA extensions): the best one counts, so a
-// moment of load on a busy machine does not decide for the whole process.
-const SAMPLE_BYTES = 2 * 1024 * 1024;
-const SAMPLES = 3;
+// Eight samples of 1 MiB (under 1 ms each on a core with SHA extensions, shorter than a time
+// slice): the best one counts, so being descheduled on a busy machine does not decide for the
+// whole process.
+const SAMPLE_BYTES = 1024 * 1024;
+const SAMPLES = 8;
 
 let chosen: number | undefined;
 

@@ -136,7 +136,7 @@ export interface ClientOptions {
    * about 25 MiB.
    *
    * @default `0` where one core hashes sha256 at 1 GB/s or faster (measured once per process,
-   * about 5 ms), else the number of cores
+   * about 7 ms), else the number of cores
    */
   hashThreads?: number;
   /**
