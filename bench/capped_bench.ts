@@ -15,7 +15,8 @@
  * Needs root, `ip` and `tc` (iproute2); without them it prints why and exits 0.
  *
  * Usage: `deno run -A bench/capped_bench.ts [--rate 200] [--scenarios 1GiB:128MiB,4GiB]
- * [--workers 8]` (rate in mbit per connection).
+ * [--workers 8] [--pin] [--parted-only|--blob-only|--s3-only]` (rate in mbit per connection;
+ * `--pin` puts the registry on the last core and the clients on the others).
  *
  * @module
  */
@@ -36,11 +37,17 @@ const { values } = parseArgs({
     "s3-only": { type: "boolean", default: false },
     workers: { type: "string", default: "8" },
     inside: { type: "boolean", default: false },
+    pin: { type: "boolean", default: false },
+    "parted-only": { type: "boolean", default: false },
   },
   strict: false,
 });
 const RATE_MBIT = Number(values.rate);
 const WORKERS = Number(values.workers);
+// `--pin`: the registry on the last core, every client on the others (taskset), so the
+// registry's hashing never takes the client's core: the push's floor on this machine.
+const PIN = values.pin === true;
+const CORES = navigator.hardwareConcurrency;
 const DEFAULT_PART = 512 * 1024 * 1024;
 const UNITS: Record<string, number> = { MiB: 1 << 20, GiB: 1 << 30 };
 
@@ -86,13 +93,25 @@ async function withCappedRegistry<T>(fn: (host: string, url: string) => Promise<
   const registry = await startRegistry();
   try {
     await capPorts([registry.port], RATE_MBIT);
+    if (PIN) await pinRegistry(registry.pid);
     return await fn(registry.host, registry.url);
   } finally {
     await registry.stop();
   }
 }
 
-const sh = (script: string) => measure(["sh", "-c", script]);
+async function pinRegistry(pid: number): Promise<void> {
+  const args = ["-a", "-p", "-c", String(CORES - 1), String(pid)];
+  const pinned = await new Deno.Command("taskset", { args, stdout: "null" }).output();
+  if (!pinned.success) throw new Error(`taskset of the registry failed`);
+}
+
+/** `command` on the client's cores (all but the registry's with `--pin`). */
+function client(command: string[]): string[] {
+  return PIN ? ["taskset", "-c", `0-${Math.max(0, CORES - 2)}`, ...command] : command;
+}
+
+const sh = (script: string) => measure(client(["sh", "-c", script]));
 
 /** `curl -T` of the whole file as one blob (the session opened inside the same command). */
 function curlPush(url: string, src: string, digest: string): Promise<Measurement> {
@@ -112,7 +131,7 @@ function curlPull(url: string, digest: string, out: string): Promise<Measurement
 }
 
 const skopeo = (from: string, to: string) =>
-  measure([
+  measure(client([
     "skopeo",
     "copy",
     "--quiet",
@@ -120,7 +139,7 @@ const skopeo = (from: string, to: string) =>
     "--dest-tls-verify=false",
     from,
     to,
-  ]);
+  ]));
 
 interface Row {
   op: string;
@@ -143,9 +162,11 @@ async function runScenario(s: Scenario): Promise<Row[]> {
   await withCappedRegistry(async (host) => {
     const ref = `${host}/bench/file:v1`;
     const args = [String(s.part), String(WORKERS)];
-    times.oursPush = ok(await measure([DENO, "run", "-A", OP, "push", ref, src, ...args]), "push");
+    const op = (verb: string, path: string) =>
+      measure(client([DENO, "run", "-A", OP, verb, ref, path, ...args]));
+    times.oursPush = ok(await op("push", src), "push");
     await clean();
-    times.oursPull = ok(await measure([DENO, "run", "-A", OP, "pull", ref, out, ...args]), "pull");
+    times.oursPull = ok(await op("pull", out), "pull");
     await clean();
     await Deno.remove(layout, { recursive: true }).catch(() => {});
     times.skopeoPull = ok(await skopeo(`docker://${ref}`, `oci:${layout}:v1`), "skopeo pull");
@@ -294,7 +315,10 @@ try {
   await new Deno.Command(DENO, { args: ["cache", OP], stdout: "null", stderr: "null" }).output();
   const cpu = await cpuLine();
   const mbps = RATE_MBIT / 8;
-  console.log(`\ncapped link: ${RATE_MBIT} mbit (${mbps} MB/s) per connection, ${WORKERS} workers`);
+  console.log(
+    `\ncapped link: ${RATE_MBIT} mbit (${mbps} MB/s) per connection, ${WORKERS} workers` +
+      (PIN ? `; registry on core ${CORES - 1}, clients on the others` : ""),
+  );
   console.log(`CPU: ${cpu}\n`);
   console.log(
     "| scenario | op | ours s | ideal s | ours / ideal (≤ 1.15×) | curl s | ours / curl | " +
@@ -314,8 +338,10 @@ try {
       );
     }
   }
-  if (!values["s3-only"]) printBlobScenario(await runBlobScenario(), cpu);
-  if (!values["blob-only"]) await s3Scenario(cpu);
+  if (!values["s3-only"] && !values["parted-only"]) {
+    printBlobScenario(await runBlobScenario(), cpu);
+  }
+  if (!values["blob-only"] && !values["parted-only"]) await s3Scenario(cpu);
 } finally {
   await Deno.remove(dir, { recursive: true });
 }
