@@ -39,8 +39,11 @@ function binDir(): string {
   return `${cache}/ocipart-peers`;
 }
 
-function flags(options: PeerOptions = {}): string[] {
-  return [`-plain-http=${options.plainHttp ?? true}`, ...(options.insecure ? ["-insecure"] : [])];
+function flags(name: Peer["name"], options: PeerOptions = {}): string[] {
+  const plainHttp = options.plainHttp ?? true;
+  // peer-crane has one switch for both: plain HTTP, or HTTPS without verification.
+  if (name === "peer-crane") return plainHttp || options.insecure ? ["-insecure"] : [];
+  return [`-plain-http=${plainHttp}`, ...(options.insecure ? ["-insecure"] : [])];
 }
 
 async function versionOf(bin: string): Promise<string | undefined> {
@@ -64,8 +67,8 @@ export async function findPeers(): Promise<Peer[]> {
     found.push({
       name,
       version,
-      push: (ref, file, options) => [bin, "push", ...flags(options), ref, file],
-      pull: (ref, outDir, options) => [bin, "pull", ...flags(options), ref, outDir],
+      push: (ref, file, options) => [bin, "push", ...flags(name, options), ref, file],
+      pull: (ref, outDir, options) => [bin, "pull", ...flags(name, options), ref, outDir],
     });
   }
   return found;

@@ -1,9 +1,11 @@
 /**
  * A blob pulled into a file, resumably: `--workers` ranged reads of `--chunk-size` bytes run at
  * once and are written in order to `<file>.blob-partial`, so the partial file is always a clean
- * beginning of the blob; a rerun hashes that beginning and fetches only the rest. The bytes are
- * hashed as they are written; the file is renamed onto `<file>` only once the whole blob hashed
- * to its digest, and a blob that does not is discarded with its partial file.
+ * beginning of the blob; a rerun hashes that beginning and fetches only the rest. What a kill
+ * loses is what was received beyond that beginning, so the reads started ahead of the writer are
+ * bounded by {@linkcode lookAheadReads}. The bytes are hashed as they are written; the file is
+ * renamed onto `<file>` only once the whole blob hashed to its digest, and a blob that does not
+ * is discarded with its partial file.
  *
  * @module
  */
@@ -48,10 +50,13 @@ export interface BlobFileResult {
   readonly fetchedBytes: number;
 }
 
+/** The share of the blob the reads ahead of the writer may hold: what a kill can lose. */
+const LOOK_AHEAD_SHARE = 1 / 25;
+
 /**
  * The ranged read size when none was asked for: 8 MiB, less for a blob too small to give every
- * worker sixteen reads of that size (at least 256 KiB). The file grows in order, so what a stop
- * leaves unwritten is bounded by the reads under way: many reads keep that a small share.
+ * worker 25 reads of that size (at least 256 KiB), so that `workers` reads under way hold at most
+ * {@linkcode LOOK_AHEAD_SHARE} of the blob.
  *
  * @example
  * ```ts
@@ -60,8 +65,25 @@ export interface BlobFileResult {
  * ```
  */
 export function defaultChunkSize(size: number, workers: number): number {
-  const spread = Math.ceil(size / (Math.max(1, workers) * 16));
+  const spread = Math.ceil(size * LOOK_AHEAD_SHARE / Math.max(1, workers));
   return Math.min(8 << 20, Math.max(256 << 10, spread));
+}
+
+/**
+ * How many reads may be started from the first unwritten one on: enough to keep `workers`
+ * reads going (and up to twice that, so one slow read does not stall the others), but no more
+ * than {@linkcode LOOK_AHEAD_SHARE} of the blob allows once `workers` reads fit in it. A kill
+ * then loses at most that share (with the default read size, from about 40 MiB at 8 workers).
+ *
+ * @example
+ * ```ts
+ * import { lookAheadReads } from "./blob_file.ts";
+ * console.log(lookAheadReads(2 ** 31, 8 << 20, 8), lookAheadReads(2 ** 20, 2 ** 20, 8)); // 10 8
+ * ```
+ */
+export function lookAheadReads(size: number, chunkSize: number, workers: number): number {
+  const share = Math.floor(size * LOOK_AHEAD_SHARE / chunkSize);
+  return Math.max(workers, Math.min(2 * workers, share));
 }
 
 /** The suffix of the partial file next to the destination. */
@@ -218,7 +240,7 @@ interface Chunk {
 /**
  * Fetches bytes `[start, size)` as ranged reads of `chunkSize`, `workers` at once, and gives
  * them to `emit` in order: the first unwritten read's bytes as they arrive, the others once
- * their turn comes. At most `2 × workers` reads are held.
+ * their turn comes. At most {@linkcode lookAheadReads} reads are held.
  */
 async function fetchInOrder(
   job: BlobFileJob,
@@ -231,7 +253,7 @@ async function fetchInOrder(
   const abort = new AbortController();
   const signal = AbortSignal.any([job.signal, abort.signal]);
   const chunks = new Map<number, Chunk>();
-  const window = Math.max(2, job.workers * 2);
+  const window = lookAheadReads(size, chunkSize, job.workers);
   const changed = new Changes();
   let next = 0;
   let head = 0;

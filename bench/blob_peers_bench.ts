@@ -1,0 +1,273 @@
+/**
+ * One large blob on a per-connection-capped link, against the tools that pull it over one
+ * stream: Distribution and every client run in a network namespace whose loopback gives each
+ * connection to or from the registry port its own HTB class at `--rate` (default 200 mbit =
+ * 25 MB/s, `bench/_netns.ts`). The file is pushed (before the cap) as the one layer of an
+ * ORAS-style artifact; then, in the same run and alternating: `ocipart blob pull` and
+ * `ocipart pull` of that artifact with `--workers`, against `skopeo copy` (to `dir:`) and the Go
+ * peers `peer-oras` and `peer-crane` (`bench/_peers.ts`), which read the layer over one stream.
+ * Target: ours ≤ 0.2× of one stream.
+ *
+ * Then, through a counting TCP proxy in front of the registry (every byte the registry's answers
+ * carry, headers included): `ocipart blob pull` killed with SIGKILL once the proxy has passed
+ * half of the blob, and the same command again (target: the rerun fetches ≤ 55 % of the blob);
+ * and `ocipart pull --overwrite` of version 2 of a 16-part parted file over version 1, the last
+ * part changed (target: ≤ 1.1/16 of the file fetched).
+ *
+ * Needs root, `ip` and `tc` (iproute2); without them it prints why and exits 0.
+ *
+ * Usage: `deno run -A bench/blob_peers_bench.ts [--size 2GiB] [--rate 200] [--workers 8]
+ * [--runs 1]` (rate in mbit per connection; a smaller `--size` for a quick run).
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { connect, createServer, type Socket } from "node:net";
+import { cpuLine } from "./_cpu.ts";
+import { capPorts, enterCappedNamespace } from "./_netns.ts";
+import { measure, type Measurement, median } from "./_measure.ts";
+import { findPeers, peersNote } from "./_peers.ts";
+import { startRegistry } from "../tests/fixtures/registry.ts";
+import { writePatternFile } from "../tests/fixtures/files.ts";
+import { parseSize } from "../src/cli/arguments/size.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    size: { type: "string", default: "2GiB" },
+    rate: { type: "string", default: "200" },
+    workers: { type: "string", default: "8" },
+    runs: { type: "string", default: "1" },
+    inside: { type: "boolean", default: false },
+  },
+  strict: false,
+});
+
+if (!values.inside) {
+  const status = await enterCappedNamespace(new URL(import.meta.url).pathname, Deno.args);
+  Deno.exit(status);
+}
+
+const SIZE = parseSize(String(values.size));
+const RATE_MBIT = Number(values.rate);
+const WORKERS = Number(values.workers);
+const RUNS = Number(values.runs);
+const PARTS = 16;
+const DENO = Deno.execPath();
+const CLI = new URL("../cli.ts", import.meta.url).pathname;
+const dir = await Deno.makeTempDir({ prefix: "ocipart-blob-peers-" });
+
+const ocipart = (...args: string[]) => [
+  DENO,
+  "run",
+  "-A",
+  CLI,
+  ...args,
+  "--plain-http",
+  "--progress",
+  "none",
+];
+
+function ok(m: Measurement, what: string): number {
+  if (m.code !== 0) throw new Error(`${what} failed (${m.code}): ${m.stderr.slice(-2000)}`);
+  return m.wallSeconds;
+}
+
+async function clean(path: string): Promise<void> {
+  await Deno.remove(path, { recursive: true }).catch(() => {});
+}
+
+/** A TCP proxy to `port` that counts the bytes sent back to its clients. */
+async function countingProxy(port: number) {
+  let bytes = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(port, "127.0.0.1");
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+      socket.on("error", () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    upstream.on("data", (chunk: Uint8Array) => (bytes += chunk.length));
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no proxy address");
+  return {
+    host: `127.0.0.1:${address.port}`,
+    get bytes() {
+      return bytes;
+    },
+    reset: () => (bytes = 0),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Runs `command`, killing it with SIGKILL once `reached()` holds; resolves to its status. */
+async function killWhen(command: string[], reached: () => boolean): Promise<Deno.CommandStatus> {
+  const child = new Deno.Command(command[0], {
+    args: command.slice(1),
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  let done = false;
+  const status = child.status.finally(() => (done = true));
+  while (!done) {
+    if (reached()) {
+      child.kill("SIGKILL");
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return await status;
+}
+
+const cpu = await cpuLine();
+const peers = await findPeers();
+const registry = await startRegistry();
+const proxy = await countingProxy(registry.port);
+try {
+  const host = registry.host;
+  const src = `${dir}/data.bin`;
+  console.error(`generating ${SIZE} bytes`);
+  const digest = await writePatternFile(src, SIZE, 42);
+  const ref = `${host}/bench/file:v1`;
+  // Before the cap: the one-file artifact, and two versions of a parted file.
+  const pushed = peers.find((peer) => peer.name === "peer-oras");
+  if (pushed === undefined) throw new Error("needs peer-oras to write the one-file artifact");
+  ok(await measure(pushed.push(ref, src)), "peer-oras push");
+  const v1 = `${dir}/v1/data.bin`;
+  const v2 = `${dir}/v2/data.bin`;
+  await Deno.mkdir(`${dir}/v1`);
+  await Deno.mkdir(`${dir}/v2`);
+  await Deno.rename(src, v1);
+  await Deno.copyFile(v1, v2);
+  await changeLastPart(v2, SIZE, PARTS);
+  const partSize = String(Math.ceil(SIZE / PARTS));
+  for (const [tag, file] of [["v1", v1], ["v2", v2]]) {
+    const push = ocipart("push", `${host}/bench/parted:${tag}`, file, "--part-size", partSize);
+    ok(await measure(push), `push ${tag}`);
+  }
+  await capPorts([registry.port], RATE_MBIT);
+
+  const out = `${dir}/out`;
+  const workers = ["--workers", String(WORKERS)];
+  const runs: Record<string, number[]> = {};
+  const time = async (name: string, command: string[]) => {
+    await clean(out);
+    await Deno.mkdir(out);
+    const target = name === "ocipart blob pull" ? `${out}/data.bin` : out;
+    const seconds = ok(await measure(command.map((a) => a === "{out}" ? target : a)), name);
+    (runs[name] ??= []).push(seconds);
+    console.error(`${name}: ${seconds.toFixed(1)} s`);
+  };
+  for (let run = 0; run < RUNS; run++) {
+    await time(
+      "ocipart blob pull",
+      ocipart("blob", "pull", `${host}/bench/file@${digest}`, "{out}", ...workers),
+    );
+    await time("ocipart pull (one-file artifact)", ocipart("pull", ref, "{out}", ...workers));
+    await time("skopeo copy (one stream)", [
+      "skopeo",
+      "copy",
+      "--quiet",
+      "--src-tls-verify=false",
+      `docker://${ref}`,
+      `dir:${out}/skopeo`,
+    ]);
+    for (const peer of peers) await time(`${peer.name} pull (one stream)`, peer.pull(ref, out));
+  }
+
+  // Kill at half the blob fetched, then the same command.
+  await clean(out);
+  await Deno.mkdir(out);
+  const blobPull = ocipart(
+    "blob",
+    "pull",
+    `${proxy.host}/bench/file@${digest}`,
+    `${out}/data.bin`,
+    ...workers,
+    "--json",
+  );
+  proxy.reset();
+  const killed = await killWhen(blobPull, () => proxy.bytes >= SIZE / 2);
+  const atKill = proxy.bytes;
+  const kept = (await Deno.stat(`${out}/data.bin.blob-partial`)).size;
+  proxy.reset();
+  const rerun = await measure(blobPull);
+  ok(rerun, "blob pull after the kill");
+  const refetched = proxy.bytes;
+  const report = JSON.parse(rerun.stdout) as { bytesFetched: number; bytesResumed: number };
+
+  // Version 2 over version 1: one part of sixteen changed.
+  await clean(out);
+  await Deno.mkdir(out);
+  ok(await measure(ocipart("pull", `${host}/bench/parted:v1`, out)), "pull v1");
+  proxy.reset();
+  const reuse = await measure(
+    ocipart("pull", `${proxy.host}/bench/parted:v2`, out, "--overwrite", "--json", ...workers),
+  );
+  ok(reuse, "pull v2 --overwrite");
+  const reused = proxy.bytes;
+
+  const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
+  const pct = (n: number) => `${(100 * n / SIZE).toFixed(1)} %`;
+  console.log(
+    `\n${mib(SIZE)} blob, ${RATE_MBIT} mbit (${RATE_MBIT / 8} MB/s) per connection, ` +
+      `${WORKERS} workers, ${RUNS} run(s), medians`,
+  );
+  console.log(`CPU: ${cpu}`);
+  console.log(peersNote(peers));
+  const oneStream = median(
+    Object.entries(runs).filter(([name]) => name.includes("one stream")).map(([, s]) => median(s)),
+  );
+  console.log("\n| command | s | vs one stream (median of the one-stream tools) |\n|---|---|---|");
+  for (const [name, seconds] of Object.entries(runs)) {
+    const s = median(seconds);
+    const target = name.startsWith("ocipart") ? (s / oneStream <= 0.2 ? " (≤ 0.2× met)" : "") : "";
+    console.log(`| ${name} | ${s.toFixed(1)} | ${(s / oneStream).toFixed(2)}×${target} |`);
+  }
+  console.log(
+    `\nkill -9 of \`blob pull\` once ${mib(atKill)} (${pct(atKill)}) had passed the proxy ` +
+      `(exit ${killed.signal ?? killed.code}); the partial file held ${mib(kept)} (${pct(kept)}).`,
+  );
+  console.log(
+    `the same command again: ${mib(refetched)} through the proxy (${
+      pct(refetched)
+    }; target ≤ 55 %), ` +
+      `its report: fetched ${mib(report.bytesFetched)}, resumed ${mib(report.bytesResumed)}; ` +
+      `${rerun.wallSeconds.toFixed(1)} s.`,
+  );
+  console.log(
+    `pull --overwrite of version 2 over version 1 (1 part of ${PARTS} changed): ` +
+      `${mib(reused)} through the proxy, ${(PARTS * reused / SIZE).toFixed(2)}/${PARTS} ` +
+      `(target ≤ 1.1/${PARTS}); ${reuse.wallSeconds.toFixed(1)} s.`,
+  );
+} finally {
+  await proxy.close();
+  await registry.stop();
+  await clean(dir);
+}
+
+/** Rewrites the last of `parts` parts of `path` with other bytes. */
+async function changeLastPart(path: string, size: number, parts: number): Promise<void> {
+  const part = Math.ceil(size / parts);
+  const start = part * (parts - 1);
+  using file = await Deno.open(path, { write: true });
+  await file.seek(start, Deno.SeekMode.Start);
+  const bytes = new Uint8Array(Math.min(1 << 20, size - start)).fill(0x5a);
+  for (let at = start; at < size; at += bytes.length) {
+    let n = 0;
+    const piece = bytes.subarray(0, Math.min(bytes.length, size - at));
+    while (n < piece.length) n += await file.write(piece.subarray(n));
+  }
+}
