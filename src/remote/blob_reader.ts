@@ -363,12 +363,12 @@ export class BlobReader {
     this.#total = total;
     let end: number | undefined;
     let skip = 0;
+    if (answer.mirrored === true) this.#mirrored = true;
     if ("end" in answer) {
       this.#portions++;
       end = answer.end;
     } else {
       this.#ranges ||= answer.ranges;
-      if (answer.mirrored === true) this.#mirrored = true;
       end = total === undefined ? undefined : total - 1;
       if (answer.start < this.#position) {
         if (this.#options.wholeAgain === "restart") {

@@ -42,8 +42,8 @@ const MANIFEST_ACCEPT = [
 
 /**
  * The blob client of `session` for the registry of `repository` (`host[:port]/name`, checked
- * by the command line), with the
- * blob options `extra` (parallel pull, chunked upload).
+ * by the command line), with the blob options `extra` (parallel pull, chunked upload); its
+ * pulls read through the session's mirrors unless `mirrors` is false.
  *
  * @example
  * ```ts ignore
@@ -55,6 +55,7 @@ export function blobClientOf(
   session: Session,
   repository: string,
   extra: Pick<BlobClientOptions, "parallelPull" | "chunkedUpload">,
+  mirrors = true,
 ): CommandBlobClient {
   const options = session.clientOptions;
   const slash = repository.indexOf("/");
@@ -86,6 +87,7 @@ export function blobClientOf(
     ...(options.onExchange ? { onExchange: options.onExchange } : {}),
     ...(options.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.stallTimeoutMs }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    ...(mirrors && options.mirrors !== undefined ? { mirrors: options.mirrors } : {}),
     ...extra,
   });
   const origin = registryOrigin(registry, { plainHttp: options.plainHttp === true });
@@ -125,6 +127,36 @@ export function blobClientOf(
       client.close();
       pool.close();
     },
+  };
+}
+
+/** The registry-only client of a command whose pulls read through mirrors; `using` closes it. */
+export interface RegistryOnlyClient extends Disposable {
+  /** Makes (once) and returns the client; undefined when the session has no mirrors. */
+  readonly client: (() => BlobClient) | undefined;
+}
+
+/**
+ * The twin of {@linkcode blobClientOf} that never reads from a mirror, made on first use: a
+ * blob whose bytes through the mirrors did not match is fetched again with it.
+ *
+ * @example
+ * ```ts ignore
+ * using registryOnly = registryOnlyOf(session, "127.0.0.1:5000/team/data", {});
+ * const client = registryOnly.client?.();
+ * ```
+ */
+export function registryOnlyOf(
+  session: Session,
+  repository: string,
+  extra: Pick<BlobClientOptions, "parallelPull">,
+): RegistryOnlyClient {
+  let made: CommandBlobClient | undefined;
+  return {
+    client: session.clientOptions.mirrors === undefined
+      ? undefined
+      : () => (made ??= blobClientOf(session, repository, extra, false)).client,
+    [Symbol.dispose]: () => made?.[Symbol.dispose](),
   };
 }
 

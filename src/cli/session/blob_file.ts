@@ -34,6 +34,11 @@ export interface BlobFileJob {
   readonly signal: AbortSignal;
   /** Told how far the pull is. */
   readonly onProgress: (snapshot: ProgressSnapshot) => void;
+  /**
+   * When `client` reads through mirrors: the client that reads from the registry alone, which
+   * fetches the whole blob again once the bytes did not hash to the digest.
+   */
+  readonly registryOnly?: () => BlobClient;
 }
 
 /** What a finished pull did. */
@@ -46,7 +51,7 @@ export interface BlobFileResult {
   readonly size: number;
   /** Bytes an earlier run had written and this one kept. */
   readonly resumedBytes: number;
-  /** Bytes fetched from the registry by this run. */
+  /** Bytes fetched by this run (from the registry or its mirrors). */
   readonly fetchedBytes: number;
 }
 
@@ -104,6 +109,19 @@ const PROGRESS_INTERVAL_MS = 100;
  * ```
  */
 export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
+  const fetched = { bytes: 0 };
+  try {
+    return await pullOnce(job, fetched);
+  } catch (err) {
+    if (job.registryOnly === undefined || !(err instanceof DigestMismatchError)) throw err;
+    // A mirror may have sent (or an earlier run kept) other bytes: a mirror never decides what
+    // a digest names, so the registry is asked for the whole blob, and its bytes are final.
+    return await pullOnce({ ...job, client: job.registryOnly(), registryOnly: undefined }, fetched);
+  }
+}
+
+/** One pull of the blob into the partial file; `fetched` counts the bytes received. */
+async function pullOnce(job: BlobFileJob, fetched: { bytes: number }): Promise<BlobFileResult> {
   const partial = `${job.path}${BLOB_PARTIAL_SUFFIX}`;
   await refuseLink(partial);
   let file: Deno.FsFile;
@@ -117,7 +135,6 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
     throw new PartialInUseError();
   }
   const hash = openRunningSha256();
-  let fetched = 0;
   let kept = 0;
   try {
     kept = (await file.stat()).size;
@@ -130,7 +147,7 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
       phase,
       completedBytes: written,
       transferredBytes: written,
-      wireBytes: fetched,
+      wireBytes: fetched.bytes,
       totalBytes: job.size,
       partsDone: written === job.size ? chunks : Math.floor(written / job.chunkSize),
       partsSkipped: 0,
@@ -151,7 +168,7 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
     job.onProgress(snapshot("downloading", written));
     let reported = 0;
     await fetchInOrder(job, kept, async (bytes) => {
-      fetched += bytes.length;
+      fetched.bytes += bytes.length;
       await writeAll(file, bytes);
       await hash.update(bytes);
       written += bytes.length;
@@ -181,7 +198,7 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
       digest: job.digest,
       size: job.size,
       resumedBytes: kept,
-      fetchedBytes: fetched,
+      fetchedBytes: fetched.bytes,
     };
   } catch (err) {
     try {
