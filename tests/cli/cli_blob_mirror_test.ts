@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { type FaultProxy, startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { runCli } from "./_cli.ts";
+import { runCli, spawnCli } from "./_cli.ts";
 
 const MiB = 1024 * 1024;
 const SIZE = 3 * MiB + 7;
@@ -147,6 +147,21 @@ registryTest("blob pull --mirror: the blob's bytes come from the mirror", async 
   assertStrictEquals(servedBytes(env.atMirror, digest, SIZE), SIZE);
   assertStrictEquals(servedBytes(env.atRegistry, digest, SIZE), 0, "no blob bytes at the registry");
   assertStrictEquals(JSON.parse(run.stdout).bytesFetched, SIZE);
+});
+
+registryTest("blob pull --mirror to standard output: the bytes come from the mirror", async () => {
+  await using env = await registryAndMirror();
+  const bytes = random(SIZE);
+  const digest = await putBlob(env.registry.host, bytes);
+  await putBlob(env.mirror.host, bytes);
+  const reference = `${env.atRegistry.host}/${REPOSITORY}@${digest}`;
+  const args = blobPull(reference, "-", "--mirror", env.atMirror.host);
+  const piped = spawnCli(args.filter((a) => a !== "--json"), { tmp: env.tmp.path });
+  await piped.stdin.close();
+  const output = await piped.output();
+  assertStrictEquals(output.code, 0, new TextDecoder().decode(output.stderr));
+  assertEquals(output.stdout, bytes);
+  assert(servedBytes(env.atMirror, digest, SIZE) > 0, "the mirror served the chunks");
 });
 
 registryTest(
