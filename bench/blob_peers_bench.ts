@@ -134,6 +134,7 @@ async function killWhen(command: string[], reached: () => boolean): Promise<Deno
 }
 
 const SKOPEO = findBinary("skopeo");
+const loadAtStart = Deno.loadavg()[0].toFixed(1);
 const cpu = await cpuLine();
 const peers = await findPeers();
 const registry = await startRegistry();
@@ -229,10 +230,8 @@ try {
       `${WORKERS} workers, ${RUNS} run(s), medians`,
   );
   // Other work on the machine takes the cores these pulls need (the one-stream tools need little).
-  const load = Deno.loadavg().map((n) => n.toFixed(1)).join(" ");
-  console.log(
-    `CPU: ${cpu}; load average at the end: ${load} (${navigator.hardwareConcurrency} cores)`,
-  );
+  const load = `${loadAtStart} at the start, ${Deno.loadavg()[0].toFixed(1)} at the end`;
+  console.log(`CPU: ${cpu}; load average ${load} (${navigator.hardwareConcurrency} cores)`);
   console.log(peersNote(peers));
   if (SKOPEO === undefined) console.log("# skipped skopeo: not installed");
   const oneStream = median(
