@@ -78,7 +78,7 @@ export function defaultChunkSize(size: number, workers: number): number {
  * How many reads may be started from the first unwritten one on: enough to keep `workers`
  * reads going (and up to twice that, so one slow read does not stall the others), but no more
  * than {@linkcode LOOK_AHEAD_SHARE} of the blob allows once `workers` reads fit in it. A kill
- * then loses at most that share (with the default read size, from about 40 MiB at 8 workers).
+ * then loses at most that share (with the default read size, from 50 MiB at 8 workers).
  *
  * @example
  * ```ts
