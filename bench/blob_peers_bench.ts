@@ -237,12 +237,16 @@ try {
   const oneStream = median(
     Object.entries(runs).filter(([name]) => name.includes("one stream")).map(([, s]) => median(s)),
   );
-  console.log("\n| command | s | vs one stream (median of the one-stream tools) |\n|---|---|---|");
+  console.log(
+    "\n| command | each run, s | median s | vs one stream (median of the one-stream tools) |" +
+      "\n|---|---|---|---|",
+  );
   for (const [name, seconds] of Object.entries(runs)) {
     const s = median(seconds);
     const target = name.startsWith("ocipart") ? (s / oneStream <= 0.2 ? " (≤ 0.2× met)" : "") : "";
     const ratio = Number.isFinite(oneStream) ? `${(s / oneStream).toFixed(2)}×` : "—";
-    console.log(`| ${name} | ${s.toFixed(1)} | ${ratio}${target} |`);
+    const each = seconds.map((t) => t.toFixed(1)).join(", ");
+    console.log(`| ${name} | ${each} | ${s.toFixed(1)} | ${ratio}${target} |`);
   }
   console.log(
     `\nkill -9 of \`blob pull\` once ${mib(atKill)} (${pct(atKill)}) had passed the proxy ` +
