@@ -132,22 +132,34 @@ function blobPull(reference: string, dest: string, ...flags: string[]): string[]
   ];
 }
 
-registryTest("blob pull --mirror: the blob's bytes come from the mirror", async () => {
-  await using env = await registryAndMirror();
-  const bytes = random(SIZE);
-  const digest = await putBlob(env.registry.host, bytes);
-  await putBlob(env.mirror.host, bytes);
-  const dest = `${env.tmp.path}/out.bin`;
-  const reference = `${env.atRegistry.host}/${REPOSITORY}@${digest}`;
-  const run = await runCli(blobPull(reference, dest, "--mirror", env.atMirror.host), {
-    tmp: env.tmp.path,
-  });
-  assertStrictEquals(run.code, 0, run.stderr);
-  assertEquals(await Deno.readFile(dest), bytes);
-  assertStrictEquals(servedBytes(env.atMirror, digest, SIZE), SIZE);
-  assertStrictEquals(servedBytes(env.atRegistry, digest, SIZE), 0, "no blob bytes at the registry");
-  assertStrictEquals(JSON.parse(run.stdout).bytesFetched, SIZE);
-});
+registryTest(
+  "blob pull --mirror: the blob's bytes come from the mirror; --debug names its exchanges",
+  async () => {
+    await using env = await registryAndMirror();
+    const bytes = random(SIZE);
+    const digest = await putBlob(env.registry.host, bytes);
+    await putBlob(env.mirror.host, bytes);
+    const dest = `${env.tmp.path}/out.bin`;
+    const reference = `${env.atRegistry.host}/${REPOSITORY}@${digest}`;
+    const run = await runCli(
+      blobPull(reference, dest, "--mirror", env.atMirror.host, "--debug"),
+      { tmp: env.tmp.path },
+    );
+    assertStrictEquals(run.code, 0, run.stderr);
+    assertEquals(await Deno.readFile(dest), bytes);
+    assertStrictEquals(servedBytes(env.atMirror, digest, SIZE), SIZE);
+    assertStrictEquals(
+      servedBytes(env.atRegistry, digest, SIZE),
+      0,
+      "no blob bytes at the registry",
+    );
+    assertStrictEquals(JSON.parse(run.stdout).bytesFetched, SIZE);
+    const debug = run.stderr.split("\n").filter((line) => line.startsWith("debug: GET "));
+    const reads = Math.ceil(SIZE / (256 * 1024));
+    assertStrictEquals(debug.filter((l) => l.startsWith("debug: GET mirror 206 ")).length, reads);
+    assertStrictEquals(debug.filter((l) => l.startsWith("debug: GET registry ")).length, 0);
+  },
+);
 
 registryTest("blob pull --mirror to standard output: the bytes come from the mirror", async () => {
   await using env = await registryAndMirror();

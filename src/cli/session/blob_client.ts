@@ -63,13 +63,18 @@ export function blobClientOf(
   const name = repository.slice(slash + 1);
   const own = options.registries?.[registry];
   const caCerts = own?.caCerts ?? options.caCerts;
-  const pool = new HttpTransport({
-    ...(caCerts === undefined ? {} : { caCerts: [...caCerts] }),
-    ...(options.insecureTls ? { insecureTls: true } : {}),
-    ...(extra.parallelPull ? { maxIdleSocketsPerOrigin: extra.parallelPull.workers } : {}),
-    ...(options.onExchange ? { onExchange: options.onExchange } : {}),
-    site: "registry",
-  });
+  const poolOf = (site: "registry" | "mirror") =>
+    new HttpTransport({
+      ...(caCerts === undefined ? {} : { caCerts: [...caCerts] }),
+      ...(options.insecureTls ? { insecureTls: true } : {}),
+      ...(extra.parallelPull ? { maxIdleSocketsPerOrigin: extra.parallelPull.workers } : {}),
+      ...(options.onExchange ? { onExchange: options.onExchange } : {}),
+      site,
+    });
+  const pool = poolOf("registry");
+  // A mirror's requests come through the client's transport too: on a pool of their own (so
+  // `--debug` names them), without the registry's credential.
+  const mirrorPool = mirrors && options.mirrors !== undefined ? poolOf("mirror") : undefined;
   const credentials = options.credential !== undefined
     ? staticCredentials({ ...options.credential })
     : options.credentials ?? dockerConfigCredentials();
@@ -79,8 +84,14 @@ export function blobClientOf(
     fetch: pool.fetch,
     credentials,
   });
+  const origin = registryOrigin(registry, { plainHttp: options.plainHttp === true });
   const client = new BlobClient({
-    transport,
+    transport: mirrorPool === undefined
+      ? transport
+      : (request) =>
+        new URL(request.url).origin === origin.origin
+          ? transport(request)
+          : mirrorPool.fetch(request),
     plainHttp: options.plainHttp === true,
     ...(caCerts === undefined ? {} : { caCerts: [...caCerts] }),
     ...(options.insecureTls ? { insecureTls: true } : {}),
@@ -90,7 +101,6 @@ export function blobClientOf(
     ...(mirrors && options.mirrors !== undefined ? { mirrors: options.mirrors } : {}),
     ...extra,
   });
-  const origin = registryOrigin(registry, { plainHttp: options.plainHttp === true });
   return {
     client,
     async statedSize(digest, signal) {
@@ -126,6 +136,7 @@ export function blobClientOf(
     [Symbol.dispose]: () => {
       client.close();
       pool.close();
+      mirrorPool?.close();
     },
   };
 }
