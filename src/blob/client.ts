@@ -12,6 +12,7 @@ import { type ClientOptions, ClientSession, credentialSource } from "../remote/s
 import type { BlobContext } from "./context.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import { mountBlob } from "../remote/uploads.ts";
+import { checkMirrorTable, type MirrorTable, withMirrorHosts } from "../remote/mirror_table.ts";
 import { parallelPullBlob } from "./parallel_pull.ts";
 import {
   type BlobProgressCallback,
@@ -61,6 +62,20 @@ export interface BlobClientOptions extends ClientOptions {
    * @default off: one stream
    */
   parallelPull?: { workers: number; chunkSize: number };
+  /**
+   * Mirrors that `pull` and `pullRange` read from first: the reads of a repository try the
+   * mirrors of its longest matching prefix in order (those whose `pullFromMirror` is not
+   * `"tag-only"`: a blob is read by digest), then the registry, which takes over whenever a
+   * mirror fails; a mirror that gave no answer rests, and a blob whose body broke from a mirror
+   * is read from the registry for the rest of the client's life. A mirror never changes what a
+   * digest names: `pull` verifies the bytes; `pullRange` does not (the caller hashes the whole
+   * blob). A mirror host is reached with the client's transports and settings, its own
+   * `plainHttp` or `insecure` as its host's; with a caller's `transport`, that transport carries
+   * the mirror's requests too. `exists`, `push` and `mount` never use mirrors.
+   *
+   * @default none
+   */
+  mirrors?: MirrorTable;
 }
 
 /**
@@ -226,6 +241,7 @@ export class BlobClient {
   readonly #context: BlobContext;
   readonly #session: ClientSession;
   readonly #owned: { close(): void }[] = [];
+  readonly #reads = new Map<string, RemoteRepository>();
 
   /**
    * Creates a client; nothing is opened until the first call.
@@ -248,6 +264,9 @@ export class BlobClient {
       ? withRedirects(BLOB_SPEC_POLICY, { writes: "refuse" })
       : BLOB_SPEC_POLICY;
     const credentials = credentialSource(options, "BlobClient");
+    const mirrors = options.mirrors === undefined
+      ? undefined
+      : checkMirrorTable(options.mirrors, "BlobClient: mirrors");
     const session = new ClientSession(options, {
       owner: "BlobClient",
       policy,
@@ -255,6 +274,10 @@ export class BlobClient {
       // (docs/protocol.md#blob-operations).
       ...(credentials === undefined ? {} : { credentials: { registry: credentials } }),
       ...(parallelPull === undefined ? {} : { maxIdleSocketsPerOrigin: parallelPull.workers }),
+      ...(mirrors === undefined ? {} : {
+        mirrors,
+        registries: withMirrorHosts(new Map(), mirrors, "BlobClient: mirrors"),
+      }),
     });
     this.#session = session;
     this.#owned.push(session);
@@ -336,7 +359,7 @@ export class BlobClient {
     digest: string,
     options: BlobPullOptions = {},
   ): Promise<ReadableStream<Uint8Array>> {
-    const repo = this.#target(repository);
+    const repo = this.#reading(repository);
     checkDigest(digest);
     if (options.size !== undefined) checkSize(options.size, "size");
     const progress = new ProgressReporter(options.onProgress, undefined, "downloading", true);
@@ -383,7 +406,7 @@ export class BlobClient {
     length: number,
     options: BlobPullRangeOptions = {},
   ): Promise<ReadableStream<Uint8Array>> {
-    const repo = this.#target(repository);
+    const repo = this.#reading(repository);
     checkDigest(digest);
     checkSize(offset, "offset");
     checkSize(length, "length");
@@ -529,7 +552,27 @@ export class BlobClient {
     const { host, name } = toRepository(repository);
     return this.#session.repository({ registry: host, repository: name }).repo;
   }
+
+  /**
+   * The repository whose reads try its mirrors first: one per repository for the client's
+   * life, so what its reads learnt of a mirror (resting, a blob it spoilt) holds for the next.
+   */
+  #reading(repository: Repository | string): RemoteRepository {
+    const { host, name } = toRepository(repository);
+    const key = `${host}/${name}`;
+    let repo = this.#reads.get(key);
+    if (repo === undefined) {
+      // A blob is read by digest: the mirrors that serve digests (any digest says so).
+      const reference = { registry: host, repository: name, digest: BY_DIGEST };
+      repo = this.#session.repository(reference, true).repo;
+      this.#reads.set(key, repo);
+    }
+    return repo;
+  }
 }
+
+/** A digest that marks a reference as read by digest (its value is never sent). */
+const BY_DIGEST = `sha256:${"0".repeat(64)}`;
 
 /** Opens a download stream; a failure before the first byte closes its progress. */
 async function opened(

@@ -33,6 +33,7 @@ export {
   type BlobPushOptions,
 } from "./client.ts";
 export type { Repository } from "./repository.ts";
+export type { MirrorOptions, MirrorTable, PullFromMirror } from "../remote/mirror_table.ts";
 export type { BlobProgressCallback, WireProgressCallback } from "./progress.ts";
 export type { ProgressPhase, ProgressSnapshot } from "../remote/progress_snapshot.ts";
 export type { PushBody } from "./upload_source.ts";

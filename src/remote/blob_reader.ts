@@ -371,12 +371,12 @@ export class BlobReader {
     this.#total = total;
     let end: number | undefined;
     let skip = 0;
+    if (answer.mirrored === true) this.#mirrored = true;
     if ("end" in answer) {
       this.#portions++;
       end = answer.end;
     } else {
       this.#ranges ||= answer.ranges;
-      if (answer.mirrored === true) this.#mirrored = true;
       end = total === undefined ? undefined : total - 1;
       if (answer.start < this.#position) {
         if (this.#options.wholeAgain === "restart") {
@@ -417,6 +417,8 @@ export interface RangePortion {
   end: number;
   /** The blob size the server stated, if any. */
   total: number | undefined;
+  /** True when a mirror of the repository answered instead of the registry. */
+  mirrored?: boolean;
 }
 
 /**
@@ -613,9 +615,9 @@ function wholeBody(
 }
 
 /**
- * Sends one ranged GET for `[start, end]` and validates the 206 answer: the portion must begin
- * at `start`, end at or before `end`, and agree with a known total. Anything but 206 is an
- * error (a 200 means the server ignored the range).
+ * Sends one ranged GET for `[start, end]` (mirrors first, as {@linkcode getBlob}) and validates
+ * the 206 answer: the portion must begin at `start`, end at or before `end`, and agree with a
+ * known total. Anything but 206 is an error (a 200 means the server ignored the range).
  *
  * @example Reading two bytes
  * ```ts
@@ -652,6 +654,28 @@ export async function getRange(
   total: number | undefined,
   signal: AbortSignal | undefined,
   operation = "GET blob range",
+): Promise<RangePortion> {
+  for (const source of readSources(repo, { digest })) {
+    if (source === repo) break;
+    try {
+      const portion = await getRangeFrom(source, digest, start, end, total, signal, operation);
+      return { ...portion, body: watchMirroredBody(portion.body, repo, digest), mirrored: true };
+    } catch (err) {
+      repo.mirrors!.dropped(source, err, signal);
+    }
+  }
+  return await getRangeFrom(repo, digest, start, end, total, signal, operation);
+}
+
+/** {@linkcode getRange} from one host: the registry or one of its mirrors. */
+async function getRangeFrom(
+  repo: RemoteRepository,
+  digest: string,
+  start: number,
+  end: number,
+  total: number | undefined,
+  signal: AbortSignal | undefined,
+  operation: string,
 ): Promise<RangePortion> {
   const { response, offOrigin } = await repo.send({
     method: "GET",

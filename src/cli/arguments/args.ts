@@ -212,7 +212,7 @@ export type RunCommand =
   | LogoutCommand;
 
 /** A parsed `blob pull` command line. */
-export interface BlobPullCommand extends TransferFlags {
+export interface BlobPullCommand extends TransferFlags, ReadFlags {
   /** Discriminant. */
   kind: "blob-pull";
   /** `<repo@digest>` as typed. */
@@ -483,11 +483,12 @@ interface CommandSpec {
 
 const BLOB_SPECS = {
   "blob pull": {
-    options: { ...TRANSFER_OPTIONS, "chunk-size": { type: "string" } },
+    options: { ...TRANSFER_OPTIONS, ...MIRROR_OPTIONS, "chunk-size": { type: "string" } },
     operands: ["<repo@digest>", "<file>"],
     build: (p: Parsed): RunCommand => ({
       kind: "blob-pull",
       ...p.transfer(),
+      ...p.reads(),
       ...blobOperand(p, 0),
       reference: p.operands[0],
       destination: p.operands[1],

@@ -240,11 +240,13 @@ ${FORMAT_ALIAS}
 Download one blob into <file> (- for standard output) with --workers ranged reads of
 --chunk-size bytes at once. The bytes land in <file>.blob-partial, which a rerun of the same
 command continues from; <file> appears only once the whole blob hashed to <digest>. A blob
-whose bytes do not match is discarded (exit 5); one that does not exist exits 3.
+whose bytes do not match is discarded (exit 5); one that does not exist exits 3. Bytes read
+from a mirror that do not match are fetched again from the registry.
 
 Flags:
   --chunk-size SIZE      bytes per ranged read (default 8MiB, less for a small blob):
                          ${SIZE_HELP_SHORT}
+${MIRROR_FLAGS}
 ${TRANSFER_FLAGS}`,
 
   "blob push": `Usage: ${PROGRAM} blob push [flags] <repo> <file>

@@ -14,7 +14,7 @@ import type {
   BlobPullCommand,
   BlobPushCommand,
 } from "../arguments/args.ts";
-import { blobClientOf } from "../session/blob_client.ts";
+import { blobClientOf, registryOnlyOf } from "../session/blob_client.ts";
 import { BLOB_PARTIAL_SUFFIX, defaultChunkSize, pullBlobFile } from "../session/blob_file.ts";
 import { EXIT_CODES } from "../words/exit_code.ts";
 import { stderr, stdout } from "../session/io.ts";
@@ -47,6 +47,7 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
     label: "ocipart blob pull",
     flags: command,
     localPath: command.destination,
+    reads: { flags: command, reference: command.reference },
   }, progress);
   if (typeof session === "number") return session;
   using _ = session;
@@ -54,6 +55,9 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
   // For the stream to standard output; a pull into a file sizes its reads by the blob.
   const chunkSize = command.chunkSize ?? DEFAULT_CHUNK_SIZE;
   using blobs = blobClientOf(session, command.repository, {
+    parallelPull: { workers, chunkSize },
+  });
+  using registryOnly = registryOnlyOf(session, command.repository, {
     parallelPull: { workers, chunkSize },
   });
   const { client } = blobs;
@@ -85,6 +89,7 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
       chunkSize: command.chunkSize ?? defaultChunkSize(size, workers),
       signal,
       onProgress: progress.onProgress,
+      ...(registryOnly.client === undefined ? {} : { registryOnly: registryOnly.client }),
     });
     progress.finish(EXIT_CODES.success);
     stdout(

@@ -1,8 +1,9 @@
 /**
  * `ocipart pull` of an artifact another tool wrote with one file per layer (ORAS, ModelPack, a
  * Docker model): the layer named by `--file`, or the only one, is pulled with the blob engine
- * (`src/cli/blob_file.ts`): parallel ranged reads, resumable across runs, verified, renamed into
- * place. The layer is written as stored, never unpacked.
+ * (`src/cli/session/blob_file.ts`): parallel ranged reads (through the mirrors first, as the
+ * parted pull's parts), resumable across runs, verified, renamed into place. The manifest is read
+ * from the registry. The layer is written as stored, never unpacked.
  *
  * @module
  */
@@ -16,7 +17,7 @@ import {
   terminalText,
 } from "../../parted/mod.ts";
 import type { PullCommand } from "../arguments/args.ts";
-import { blobClientOf } from "../session/blob_client.ts";
+import { blobClientOf, registryOnlyOf } from "../session/blob_client.ts";
 import { defaultChunkSize, pullBlobFile } from "../session/blob_file.ts";
 import { EXIT_CODES } from "../words/exit_code.ts";
 import { usageFailureJson } from "../words/failure_json.ts";
@@ -64,6 +65,9 @@ export async function pullFileArtifact(context: FilePullContext): Promise<number
   using blobs = blobClientOf(session, repository, {
     parallelPull: { workers, chunkSize: MAX_CHUNK_SIZE },
   });
+  using registryOnly = registryOnlyOf(session, repository, {
+    parallelPull: { workers, chunkSize: MAX_CHUNK_SIZE },
+  });
   const signal = session.signal;
   const manifest = await blobs.manifest(reference.digest ?? reference.tag!, signal);
   const layers = fileLayers(manifest);
@@ -93,6 +97,7 @@ export async function pullFileArtifact(context: FilePullContext): Promise<number
     chunkSize: defaultChunkSize(layer.size, workers),
     signal,
     onProgress: progress.onProgress,
+    ...(registryOnly.client === undefined ? {} : { registryOnly: registryOnly.client }),
   });
   progress.finish(EXIT_CODES.success);
   stdout(

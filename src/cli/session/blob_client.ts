@@ -42,8 +42,8 @@ const MANIFEST_ACCEPT = [
 
 /**
  * The blob client of `session` for the registry of `repository` (`host[:port]/name`, checked
- * by the command line), with the
- * blob options `extra` (parallel pull, chunked upload).
+ * by the command line), with the blob options `extra` (parallel pull, chunked upload); its
+ * pulls read through the session's mirrors unless `mirrors` is false.
  *
  * @example
  * ```ts ignore
@@ -55,6 +55,7 @@ export function blobClientOf(
   session: Session,
   repository: string,
   extra: Pick<BlobClientOptions, "parallelPull" | "chunkedUpload">,
+  mirrors = true,
 ): CommandBlobClient {
   const options = session.clientOptions;
   const slash = repository.indexOf("/");
@@ -62,13 +63,18 @@ export function blobClientOf(
   const name = repository.slice(slash + 1);
   const own = options.registries?.[registry];
   const caCerts = own?.caCerts ?? options.caCerts;
-  const pool = new HttpTransport({
-    ...(caCerts === undefined ? {} : { caCerts: [...caCerts] }),
-    ...(options.insecureTls ? { insecureTls: true } : {}),
-    ...(extra.parallelPull ? { maxIdleSocketsPerOrigin: extra.parallelPull.workers } : {}),
-    ...(options.onExchange ? { onExchange: options.onExchange } : {}),
-    site: "registry",
-  });
+  const poolOf = (site: "registry" | "mirror") =>
+    new HttpTransport({
+      ...(caCerts === undefined ? {} : { caCerts: [...caCerts] }),
+      ...(options.insecureTls ? { insecureTls: true } : {}),
+      ...(extra.parallelPull ? { maxIdleSocketsPerOrigin: extra.parallelPull.workers } : {}),
+      ...(options.onExchange ? { onExchange: options.onExchange } : {}),
+      site,
+    });
+  const pool = poolOf("registry");
+  // A mirror's requests come through the client's transport too: on a pool of their own (so
+  // `--debug` names them), without the registry's credential.
+  const mirrorPool = mirrors && options.mirrors !== undefined ? poolOf("mirror") : undefined;
   const credentials = options.credential !== undefined
     ? staticCredentials({ ...options.credential })
     : options.credentials ?? dockerConfigCredentials();
@@ -78,17 +84,23 @@ export function blobClientOf(
     fetch: pool.fetch,
     credentials,
   });
+  const origin = registryOrigin(registry, { plainHttp: options.plainHttp === true });
   const client = new BlobClient({
-    transport,
+    transport: mirrorPool === undefined
+      ? transport
+      : (request) =>
+        new URL(request.url).origin === origin.origin
+          ? transport(request)
+          : mirrorPool.fetch(request),
     plainHttp: options.plainHttp === true,
     ...(caCerts === undefined ? {} : { caCerts: [...caCerts] }),
     ...(options.insecureTls ? { insecureTls: true } : {}),
     ...(options.onExchange ? { onExchange: options.onExchange } : {}),
     ...(options.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.stallTimeoutMs }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    ...(mirrors && options.mirrors !== undefined ? { mirrors: options.mirrors } : {}),
     ...extra,
   });
-  const origin = registryOrigin(registry, { plainHttp: options.plainHttp === true });
   return {
     client,
     async statedSize(digest, signal) {
@@ -124,7 +136,38 @@ export function blobClientOf(
     [Symbol.dispose]: () => {
       client.close();
       pool.close();
+      mirrorPool?.close();
     },
+  };
+}
+
+/** The registry-only client of a command whose pulls read through mirrors; `using` closes it. */
+export interface RegistryOnlyClient extends Disposable {
+  /** Makes (once) and returns the client; undefined when the session has no mirrors. */
+  readonly client: (() => BlobClient) | undefined;
+}
+
+/**
+ * The twin of {@linkcode blobClientOf} that never reads from a mirror, made on first use: a
+ * blob whose bytes through the mirrors did not match is fetched again with it.
+ *
+ * @example
+ * ```ts ignore
+ * using registryOnly = registryOnlyOf(session, "127.0.0.1:5000/team/data", {});
+ * const client = registryOnly.client?.();
+ * ```
+ */
+export function registryOnlyOf(
+  session: Session,
+  repository: string,
+  extra: Pick<BlobClientOptions, "parallelPull">,
+): RegistryOnlyClient {
+  let made: CommandBlobClient | undefined;
+  return {
+    client: session.clientOptions.mirrors === undefined
+      ? undefined
+      : () => (made ??= blobClientOf(session, repository, extra, false)).client,
+    [Symbol.dispose]: () => made?.[Symbol.dispose](),
   };
 }
 

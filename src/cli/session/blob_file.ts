@@ -1,9 +1,11 @@
 /**
  * A blob pulled into a file, resumably: `--workers` ranged reads of `--chunk-size` bytes run at
  * once and are written in order to `<file>.blob-partial`, so the partial file is always a clean
- * beginning of the blob; a rerun hashes that beginning and fetches only the rest. The bytes are
- * hashed as they are written; the file is renamed onto `<file>` only once the whole blob hashed
- * to its digest, and a blob that does not is discarded with its partial file.
+ * beginning of the blob; a rerun hashes that beginning and fetches only the rest. What a kill
+ * loses is what was received beyond that beginning, so the reads started ahead of the writer are
+ * bounded by {@linkcode lookAheadReads}. The bytes are hashed as they are written; the file is
+ * renamed onto `<file>` only once the whole blob hashed to its digest, and a blob that does not
+ * is discarded with its partial file.
  *
  * @module
  */
@@ -32,6 +34,11 @@ export interface BlobFileJob {
   readonly signal: AbortSignal;
   /** Told how far the pull is. */
   readonly onProgress: (snapshot: ProgressSnapshot) => void;
+  /**
+   * When `client` reads through mirrors: the client that reads from the registry alone, which
+   * fetches the whole blob again once the bytes did not hash to the digest.
+   */
+  readonly registryOnly?: () => BlobClient;
 }
 
 /** What a finished pull did. */
@@ -44,14 +51,17 @@ export interface BlobFileResult {
   readonly size: number;
   /** Bytes an earlier run had written and this one kept. */
   readonly resumedBytes: number;
-  /** Bytes fetched from the registry by this run. */
+  /** Bytes fetched by this run (from the registry or its mirrors). */
   readonly fetchedBytes: number;
 }
 
+/** The share of the blob the reads ahead of the writer may hold: what a kill can lose. */
+const LOOK_AHEAD_SHARE = 1 / 25;
+
 /**
  * The ranged read size when none was asked for: 8 MiB, less for a blob too small to give every
- * worker sixteen reads of that size (at least 256 KiB). The file grows in order, so what a stop
- * leaves unwritten is bounded by the reads under way: many reads keep that a small share.
+ * worker 25 reads of that size (at least 256 KiB), so that `workers` reads under way hold at most
+ * {@linkcode LOOK_AHEAD_SHARE} of the blob.
  *
  * @example
  * ```ts
@@ -60,8 +70,25 @@ export interface BlobFileResult {
  * ```
  */
 export function defaultChunkSize(size: number, workers: number): number {
-  const spread = Math.ceil(size / (Math.max(1, workers) * 16));
+  const spread = Math.ceil(size * LOOK_AHEAD_SHARE / Math.max(1, workers));
   return Math.min(8 << 20, Math.max(256 << 10, spread));
+}
+
+/**
+ * How many reads may be started from the first unwritten one on: enough to keep `workers`
+ * reads going (and up to twice that, so one slow read does not stall the others), but no more
+ * than {@linkcode LOOK_AHEAD_SHARE} of the blob allows once `workers` reads fit in it. A kill
+ * then loses at most that share (with the default read size, from 50 MiB at 8 workers).
+ *
+ * @example
+ * ```ts
+ * import { lookAheadReads } from "./blob_file.ts";
+ * console.log(lookAheadReads(2 ** 31, 8 << 20, 8), lookAheadReads(2 ** 20, 2 ** 20, 8)); // 10 8
+ * ```
+ */
+export function lookAheadReads(size: number, chunkSize: number, workers: number): number {
+  const share = Math.floor(size * LOOK_AHEAD_SHARE / chunkSize);
+  return Math.max(workers, Math.min(2 * workers, share));
 }
 
 /** The suffix of the partial file next to the destination. */
@@ -82,6 +109,19 @@ const PROGRESS_INTERVAL_MS = 100;
  * ```
  */
 export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
+  const fetched = { bytes: 0 };
+  try {
+    return await pullOnce(job, fetched);
+  } catch (err) {
+    if (job.registryOnly === undefined || !(err instanceof DigestMismatchError)) throw err;
+    // A mirror may have sent (or an earlier run kept) other bytes: a mirror never decides what
+    // a digest names, so the registry is asked for the whole blob, and its bytes are final.
+    return await pullOnce({ ...job, client: job.registryOnly(), registryOnly: undefined }, fetched);
+  }
+}
+
+/** One pull of the blob into the partial file; `fetched` counts the bytes received. */
+async function pullOnce(job: BlobFileJob, fetched: { bytes: number }): Promise<BlobFileResult> {
   const partial = `${job.path}${BLOB_PARTIAL_SUFFIX}`;
   await refuseLink(partial);
   let file: Deno.FsFile;
@@ -95,7 +135,6 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
     throw new PartialInUseError();
   }
   const hash = openRunningSha256();
-  let fetched = 0;
   let kept = 0;
   try {
     kept = (await file.stat()).size;
@@ -108,7 +147,7 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
       phase,
       completedBytes: written,
       transferredBytes: written,
-      wireBytes: fetched,
+      wireBytes: fetched.bytes,
       totalBytes: job.size,
       partsDone: written === job.size ? chunks : Math.floor(written / job.chunkSize),
       partsSkipped: 0,
@@ -129,7 +168,7 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
     job.onProgress(snapshot("downloading", written));
     let reported = 0;
     await fetchInOrder(job, kept, async (bytes) => {
-      fetched += bytes.length;
+      fetched.bytes += bytes.length;
       await writeAll(file, bytes);
       await hash.update(bytes);
       written += bytes.length;
@@ -159,7 +198,7 @@ export async function pullBlobFile(job: BlobFileJob): Promise<BlobFileResult> {
       digest: job.digest,
       size: job.size,
       resumedBytes: kept,
-      fetchedBytes: fetched,
+      fetchedBytes: fetched.bytes,
     };
   } catch (err) {
     try {
@@ -218,7 +257,7 @@ interface Chunk {
 /**
  * Fetches bytes `[start, size)` as ranged reads of `chunkSize`, `workers` at once, and gives
  * them to `emit` in order: the first unwritten read's bytes as they arrive, the others once
- * their turn comes. At most `2 × workers` reads are held.
+ * their turn comes. At most {@linkcode lookAheadReads} reads are held.
  */
 async function fetchInOrder(
   job: BlobFileJob,
@@ -231,7 +270,7 @@ async function fetchInOrder(
   const abort = new AbortController();
   const signal = AbortSignal.any([job.signal, abort.signal]);
   const chunks = new Map<number, Chunk>();
-  const window = Math.max(2, job.workers * 2);
+  const window = lookAheadReads(size, chunkSize, job.workers);
   const changed = new Changes();
   let next = 0;
   let head = 0;
@@ -271,7 +310,7 @@ async function fetchInOrder(
       if (chunk !== undefined && chunk.pieces.length > 0) {
         const pieces = chunk.pieces;
         chunk.pieces = [];
-        for (const piece of pieces) await emit(piece);
+        for (const run of joined(pieces)) await emit(run);
         continue;
       }
       if (chunk !== undefined && chunk.done) {
@@ -294,6 +333,33 @@ async function fetchInOrder(
   const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed !== undefined) {
     throw job.signal.aborted ? job.signal.reason : firstCause(failed.reason, abort.signal);
+  }
+}
+
+/**
+ * `pieces` (the runtime's reads, about 64 KiB each) joined into runs of up to
+ * {@linkcode READ_BUFFER} bytes: one write and one hash update per run instead of per read.
+ */
+function* joined(pieces: Uint8Array[]): Generator<Uint8Array> {
+  let at = 0;
+  while (at < pieces.length) {
+    let end = at;
+    let length = 0;
+    while (end < pieces.length && (end === at || length + pieces[end].length <= READ_BUFFER)) {
+      length += pieces[end++].length;
+    }
+    if (end - at === 1) {
+      yield pieces[at];
+    } else {
+      const run = new Uint8Array(length);
+      let offset = 0;
+      for (let i = at; i < end; i++) {
+        run.set(pieces[i], offset);
+        offset += pieces[i].length;
+      }
+      yield run;
+    }
+    at = end;
   }
 }
 
