@@ -1,10 +1,10 @@
 /**
  * The pull into a stream: the file's bytes in order into a `WritableStream` (standard output,
- * a pipe, a socket). Parts download in parallel, each into a place of its own (memory, or a
- * file of a temporary directory when the window does not fit in memory), and a part's bytes
- * are written to the stream only once the whole part has verified. Workers fetch at most
- * `workers` parts ahead of the part being written (the window), so what is held is bounded:
- * `workers × part size` bytes, in memory when that is at most the memory window, else on disk.
+ * a pipe, a socket). Parts download in parallel, each into a place of its own, and a part's
+ * bytes are written to the stream as soon as the whole part has verified and every part before
+ * it is written. Workers fetch at most `workers` parts ahead of the part being written (the
+ * window), so what is held is bounded: `workers × part size` bytes, of which as many parts as
+ * the memory window holds wait in memory and the rest in files of a temporary directory.
  *
  * @module
  */
@@ -29,6 +29,8 @@ export interface StreamPullJob extends TransferJob {
   memoryWindowBytes: number;
   /** Where the temporary directory is made (default: the system's temporary directory). */
   spillDirectory?: string;
+  /** The stream is done with a chunk once its write resolved: read-back buffers are reused. */
+  reuseChunks?: boolean;
 }
 
 /**
@@ -85,8 +87,11 @@ export async function runStreamPull(
     });
     const parts = manifest.parts;
     const window = Math.min(job.workers, parts.length);
-    const inMemory = window * manifest.partSize <= job.memoryWindowBytes;
-    if (!inMemory) spill = await SpillDirectory.create(job.spillDirectory);
+    // As many parts of the window as the memory window holds wait in memory, the rest on disk.
+    const memory = new Slots(
+      Math.min(window, Math.floor(job.memoryWindowBytes / manifest.partSize)),
+    );
+    if (memory.count < window) spill = await SpillDirectory.create(job.spillDirectory);
     hashThreads = job.hashing(
       manifest.fileSize < THREADED_HASH_MIN_BYTES ? 0 : Math.min(job.workers, job.hashThreads),
     );
@@ -116,9 +121,9 @@ export async function runStreamPull(
         try {
           // The window: no part more than `window` ahead of the part being written.
           while (index >= written + window) await gate.wait(latch.signal);
-          held = spill === undefined
-            ? new MemoryPart(part.offset, part.size)
-            : new FilePart(part.offset, await spill.file(`part-${index}`));
+          held = memory.take()
+            ? new MemoryPart(part.offset, part.size, () => memory.give())
+            : new FilePart(part.offset, await spill!.file(`part-${index}`));
           await downloadPart({ ...context, partial: held }, part);
           ready[index].resolve(held);
         } catch (err) {
@@ -129,12 +134,13 @@ export async function runStreamPull(
         }
       }
     };
+    const buffers = job.reuseChunks === true && spill !== undefined ? readBackBuffers() : undefined;
     const writing = async () => {
       for (const part of parts) {
         const held = await abortable(ready[part.index].promise, latch.signal);
         try {
           // A verified part goes out whole: a failure elsewhere does not cut it short.
-          for await (const chunk of held.chunks(0, part.size)) await writer.write(chunk);
+          for await (const chunk of held.chunks(0, part.size, buffers)) await writer.write(chunk);
         } finally {
           await held.release();
         }
@@ -169,6 +175,17 @@ export async function runStreamPull(
   }
 }
 
+/** Bytes of one read of a spilled part when its buffers are reused. */
+const READ_BACK_BYTES = 4 << 20;
+
+/**
+ * The two buffers a spilled part is read back into by turns (one read ahead of the write),
+ * when the stream lets chunks be reused: a new array per read cost more than the pipe.
+ */
+function readBackBuffers(): [Uint8Array, Uint8Array] {
+  return [new Uint8Array(READ_BACK_BYTES), new Uint8Array(READ_BACK_BYTES)];
+}
+
 /** `promise`, or the signal's reason once it aborts. */
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
@@ -177,6 +194,29 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener("abort", onAbort, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
+}
+
+/** A count of parts that may wait in memory at once. */
+class Slots {
+  readonly count: number;
+  #free: number;
+
+  constructor(count: number) {
+    this.count = count;
+    this.#free = count;
+  }
+
+  /** Takes a slot when one is free. */
+  take(): boolean {
+    if (this.#free === 0) return false;
+    this.#free--;
+    return true;
+  }
+
+  /** Gives a slot back. */
+  give(): void {
+    this.#free++;
+  }
 }
 
 /** Wakes every waiter each time it is opened (the writer moved on by one part). */
