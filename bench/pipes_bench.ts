@@ -7,10 +7,10 @@
  * `--rate MBIT` runs it on a per-connection-capped link instead (as root: `_netns.ts`).
  * `--compare CLI_TS` also runs the pipe operations with another build of the CLI (an older
  * checkout's `cli.ts`) in the same runs, for before and after figures side by side.
- * `--ops pull` or `--ops push` runs one half only.
+ * `--ops pull` or `--ops push` runs one half only; `--part-size` is passed to every push.
  *
  * Usage: `deno run -A bench/pipes_bench.ts [--size 2GiB] [--runs 3] [--ops pull,push]
- * [--rate 200] [--compare ../other/cli.ts]`.
+ * [--part-size 64MiB] [--rate 200] [--compare ../other/cli.ts]`.
  *
  * @module
  */
@@ -27,6 +27,7 @@ const { values } = parseArgs({
   options: {
     size: { type: "string", default: "2GiB" },
     runs: { type: "string", default: "3" },
+    "part-size": { type: "string" },
     ops: { type: "string", default: "pull,push" },
     rate: { type: "string" },
     compare: { type: "string" },
@@ -44,6 +45,7 @@ const OPS = new Set(String(values.ops).split(","));
 const cliOf = (path: string) => `${Deno.execPath()} run -A ${path}`;
 const CLI = cliOf(new URL("../cli.ts", import.meta.url).pathname);
 const OTHER = typeof values.compare === "string" ? cliOf(values.compare) : undefined;
+const PART = values["part-size"] === undefined ? "" : `--part-size ${values["part-size"]} `;
 
 const dir = await Deno.makeTempDir({ prefix: "ocipart-pipes-" });
 const file = `${dir}/src.bin`;
@@ -66,15 +68,18 @@ const COMPARED = " (compared CLI)";
 for (let i = 0; i < RUNS; i++) {
   const ref = (kind: string) => `${registry.host}/pipes/${kind}${i}:v1`;
   const pushed = ref("f");
-  ok(await sh(`${CLI} push --plain-http ${pushed} ${file}`), "push");
+  ok(await sh(`${CLI} push --plain-http ${PART}${pushed} ${file}`), "push");
   if (OPS.has("push")) {
     const stdinPush = async (cli: string, label: string, kind: string) =>
       add(
         label,
-        ok(await sh(`cat ${file} | ${cli} push --plain-http --name src.bin ${ref(kind)} -`), label),
+        ok(
+          await sh(`cat ${file} | ${cli} push --plain-http ${PART}--name src.bin ${ref(kind)} -`),
+          label,
+        ),
       );
     if (OTHER !== undefined) await stdinPush(OTHER, PUSH_STDIN + COMPARED, "c");
-    add(PUSH_FILE, ok(await sh(`${CLI} push --plain-http ${ref("p")} ${file}`), PUSH_FILE));
+    add(PUSH_FILE, ok(await sh(`${CLI} push --plain-http ${PART}${ref("p")} ${file}`), PUSH_FILE));
     await stdinPush(CLI, PUSH_STDIN, "s");
   }
   if (OPS.has("pull")) {
@@ -91,7 +96,8 @@ const link = values.rate === undefined
   : `${values.rate} mbit per connection (${Number(values.rate) / 8} MB/s)`;
 console.log(`CPU: ${await cpuLine()}`);
 console.log(
-  `${values.size}, ${link}, medians of ${RUNS}; peak RSS of the shell's largest process\n`,
+  `${values.size} in ${values["part-size"] ?? "512MiB"} parts, ${link}, medians of ${RUNS}; ` +
+    "peak RSS of the shell's largest process\n",
 );
 console.log("| operation | wall | peak RSS |");
 console.log("| --- | ---: | ---: |");
