@@ -48,10 +48,13 @@ export class MemoryPart implements HeldPart {
   readonly #offset: number;
   #onRelease: (() => void) | undefined;
 
-  /** A part of `size` bytes at `offset` in the file; `onRelease` is called once, on release. */
-  constructor(offset: number, size: number, onRelease?: () => void) {
+  /**
+   * A part of `size` bytes at `offset` in the file, in a new array or in the first `size` bytes
+   * of `memory` (a buffer lent for the part); `onRelease` is called once, on release.
+   */
+  constructor(offset: number, size: number, memory?: ArrayBuffer, onRelease?: () => void) {
     this.#offset = offset;
-    this.bytes = new Uint8Array(size);
+    this.bytes = memory === undefined ? new Uint8Array(size) : new Uint8Array(memory, 0, size);
     this.#onRelease = onRelease;
   }
 
@@ -62,8 +65,8 @@ export class MemoryPart implements HeldPart {
   }
 
   /**
-   * The bytes asked for, as a view of the part's own array (no copy): a verified part is not
-   * written again, so the caller may keep it.
+   * The bytes asked for, as a view of the part's array (no copy): a verified part is not written
+   * again, so the caller may keep it unless the array was lent and goes back on release.
    */
   async *chunks(from: number, length: number): AsyncGenerator<Uint8Array> {
     if (length > 0) yield this.bytes.subarray(from, from + length);

@@ -46,7 +46,8 @@ export interface ToStreamOptions {
   spillDirectory?: string;
   /**
    * Bytes of parts that may be held in memory. The pull holds at most `workers` parts (the
-   * window): as many of them as fit in this wait in memory, the others on disk.
+   * window): in memory when `workers × part size` fits in this, else on disk; with
+   * `reuseChunks`, as many of them as fit in this wait in memory and only the others on disk.
    *
    * @default 268435456 (256 MiB)
    */
@@ -55,7 +56,9 @@ export interface ToStreamOptions {
    * The stream is done with each chunk once its write resolves (it copied the bytes or wrote
    * them out, as a file or standard output does), so the pull may reuse a chunk's memory for
    * later bytes: parts read back from disk then come in two buffers taken by turns instead of a
-   * new array per read. Without it every chunk written is the stream's to keep.
+   * new array per read, and parts held in memory in buffers that serve part after part (so
+   * part of a window larger than the memory window can wait in memory). Without it every chunk
+   * written is the stream's to keep.
    *
    * @default false
    */

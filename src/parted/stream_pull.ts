@@ -3,8 +3,9 @@
  * a pipe, a socket). Parts download in parallel, each into a place of its own, and a part's
  * bytes are written to the stream as soon as the whole part has verified and every part before
  * it is written. Workers fetch at most `workers` parts ahead of the part being written (the
- * window), so what is held is bounded: `workers × part size` bytes, of which as many parts as
- * the memory window holds wait in memory and the rest in files of a temporary directory.
+ * window), so what is held is bounded: `workers × part size` bytes, in memory when that fits in
+ * the memory window, else in files of a temporary directory, except that a stream which lets
+ * chunks be reused keeps as many parts in memory as fit, in buffers that serve part after part.
  *
  * @module
  */
@@ -87,10 +88,7 @@ export async function runStreamPull(
     });
     const parts = manifest.parts;
     const window = Math.min(job.workers, parts.length);
-    // As many parts of the window as the memory window holds wait in memory, the rest on disk.
-    const memory = new Slots(
-      Math.min(window, Math.floor(job.memoryWindowBytes / manifest.partSize)),
-    );
+    const memory = memorySlots(job, window, manifest.partSize);
     if (memory.count < window) spill = await SpillDirectory.create(job.spillDirectory);
     hashThreads = job.hashing(
       manifest.fileSize < THREADED_HASH_MIN_BYTES ? 0 : Math.min(job.workers, job.hashThreads),
@@ -121,8 +119,9 @@ export async function runStreamPull(
         try {
           // The window: no part more than `window` ahead of the part being written.
           while (index >= written + window) await gate.wait(latch.signal);
-          held = memory.take()
-            ? new MemoryPart(part.offset, part.size, () => memory.give())
+          const lent = memory.take();
+          held = lent !== undefined
+            ? new MemoryPart(part.offset, part.size, lent, () => memory.give(lent))
             : new FilePart(part.offset, await spill!.file(`part-${index}`));
           await downloadPart({ ...context, partial: held }, part);
           ready[index].resolve(held);
@@ -196,26 +195,44 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** A count of parts that may wait in memory at once. */
-class Slots {
+/**
+ * The memory the window's parts may wait in: the whole window when it fits in the memory window;
+ * else, when the stream lets chunks be reused, as many parts as fit, each in a buffer that serves
+ * part after part; else none (a new array per part would leave the collector that much more to
+ * find, at its own pace).
+ */
+function memorySlots(job: StreamPullJob, window: number, partSize: number): MemorySlots {
+  const reuse = job.reuseChunks === true;
+  if (window * partSize <= job.memoryWindowBytes) return new MemorySlots(window, partSize, reuse);
+  if (!reuse) return new MemorySlots(0, partSize, false);
+  return new MemorySlots(Math.floor(job.memoryWindowBytes / partSize), partSize, true);
+}
+
+/** Buffers of one part each, at most `count` lent at once, kept for the next part if `reuse`. */
+class MemorySlots {
   readonly count: number;
-  #free: number;
+  readonly #size: number;
+  readonly #reuse: boolean;
+  readonly #free: ArrayBuffer[] = [];
+  #lent = 0;
 
-  constructor(count: number) {
+  constructor(count: number, size: number, reuse: boolean) {
     this.count = count;
-    this.#free = count;
+    this.#size = size;
+    this.#reuse = reuse;
   }
 
-  /** Takes a slot when one is free. */
-  take(): boolean {
-    if (this.#free === 0) return false;
-    this.#free--;
-    return true;
+  /** A buffer for one part when fewer than `count` are lent, else undefined. */
+  take(): ArrayBuffer | undefined {
+    if (this.#lent >= this.count) return undefined;
+    this.#lent++;
+    return this.#free.pop() ?? new ArrayBuffer(this.#size);
   }
 
-  /** Gives a slot back. */
-  give(): void {
-    this.#free++;
+  /** Takes a buffer back. */
+  give(buffer: ArrayBuffer): void {
+    this.#lent--;
+    if (this.#reuse) this.#free.push(buffer);
   }
 }
 
