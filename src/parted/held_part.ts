@@ -49,12 +49,12 @@ export class MemoryPart implements HeldPart {
   #onRelease: (() => void) | undefined;
 
   /**
-   * A part of `size` bytes at `offset` in the file, in a new array or in the first `size` bytes
-   * of `memory` (a buffer lent for the part); `onRelease` is called once, on release.
+   * A part of `size` bytes at `offset` in the file, in a new array or in `memory` (a buffer of
+   * that size lent for the part); `onRelease` is called once, on release.
    */
   constructor(offset: number, size: number, memory?: ArrayBuffer, onRelease?: () => void) {
     this.#offset = offset;
-    this.bytes = memory === undefined ? new Uint8Array(size) : new Uint8Array(memory, 0, size);
+    this.bytes = new Uint8Array(memory ?? new ArrayBuffer(size), 0, size);
     this.#onRelease = onRelease;
   }
 

@@ -119,7 +119,7 @@ export async function runStreamPull(
         try {
           // The window: no part more than `window` ahead of the part being written.
           while (index >= written + window) await gate.wait(latch.signal);
-          const lent = memory.take();
+          const lent = memory.take(part.size);
           held = lent !== undefined
             ? new MemoryPart(part.offset, part.size, lent, () => memory.give(lent))
             : new FilePart(part.offset, await spill!.file(`part-${index}`));
@@ -222,17 +222,18 @@ class MemorySlots {
     this.#reuse = reuse;
   }
 
-  /** A buffer for one part when fewer than `count` are lent, else undefined. */
-  take(): ArrayBuffer | undefined {
+  /** A buffer for a part of `size` bytes when fewer than `count` are lent, else undefined. */
+  take(size: number): ArrayBuffer | undefined {
     if (this.#lent >= this.count) return undefined;
     this.#lent++;
-    return this.#free.pop() ?? new ArrayBuffer(this.#size);
+    // Every part but the last has the part size: only those buffers are kept for reuse.
+    return (size === this.#size ? this.#free.pop() : undefined) ?? new ArrayBuffer(size);
   }
 
   /** Takes a buffer back. */
   give(buffer: ArrayBuffer): void {
     this.#lent--;
-    if (this.#reuse) this.#free.push(buffer);
+    if (this.#reuse && buffer.byteLength === this.#size) this.#free.push(buffer);
   }
 }
 
