@@ -1,10 +1,16 @@
 /**
  * Pipes against files, through the CLI on Distribution on loopback: a pull to standard output
  * (`pull ref -`, read by `cat > /dev/null`) against a pull to a file, and a push from standard
- * input (`cat file | push ref -`) against a push of the file; each the median of `--runs`, with
- * wall time and the CLI's peak RSS.
+ * input (`cat file | push ref -`) against a push of the file; each the median of `--runs`
+ * (operations alternate within a run), with wall time and the CLI's peak RSS.
  *
- * Usage: `deno run -A bench/pipes_bench.ts [--size 2GiB] [--runs 3]`.
+ * `--rate MBIT` runs it on a per-connection-capped link instead (as root: `_netns.ts`).
+ * `--compare CLI_TS` also runs the pipe operations with another build of the CLI (an older
+ * checkout's `cli.ts`) in the same runs, for before and after figures side by side.
+ * `--ops pull` or `--ops push` runs one half only; `--part-size` is passed to every push.
+ *
+ * Usage: `deno run -A bench/pipes_bench.ts [--size 2GiB] [--runs 3] [--ops pull,push]
+ * [--part-size 64MiB] [--rate 200] [--compare ../other/cli.ts]`.
  *
  * @module
  */
@@ -12,23 +18,40 @@ import { parseArgs } from "node:util";
 import { parseSize } from "../src/cli/arguments/size.ts";
 import { measure, type Measurement, median } from "./_measure.ts";
 import { cpuLine } from "./_cpu.ts";
+import { capPorts, enterCappedNamespace } from "./_netns.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
 import { writePatternFile } from "../tests/fixtures/files.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { size: { type: "string", default: "2GiB" }, runs: { type: "string", default: "3" } },
+  options: {
+    size: { type: "string", default: "2GiB" },
+    runs: { type: "string", default: "3" },
+    "part-size": { type: "string" },
+    ops: { type: "string", default: "pull,push" },
+    rate: { type: "string" },
+    compare: { type: "string" },
+    inside: { type: "boolean", default: false },
+  },
   strict: false,
 });
+if (values.rate !== undefined && !values.inside) {
+  Deno.exit(await enterCappedNamespace(new URL(import.meta.url).pathname, Deno.args));
+}
 // The CLI's own size syntax (512MiB, 2GiB, 1G).
 const SIZE = parseSize(String(values.size));
 const RUNS = Number(values.runs);
-const CLI = `${Deno.execPath()} run -A ${new URL("../cli.ts", import.meta.url).pathname}`;
+const OPS = new Set(String(values.ops).split(","));
+const cliOf = (path: string) => `${Deno.execPath()} run -A ${path}`;
+const CLI = cliOf(new URL("../cli.ts", import.meta.url).pathname);
+const OTHER = typeof values.compare === "string" ? cliOf(values.compare) : undefined;
+const PART = values["part-size"] === undefined ? "" : `--part-size ${values["part-size"]} `;
 
 const dir = await Deno.makeTempDir({ prefix: "ocipart-pipes-" });
 const file = `${dir}/src.bin`;
 await writePatternFile(file, SIZE, 3);
 await using registry = await startRegistry();
+if (values.rate !== undefined) await capPorts([registry.port], Number(values.rate));
 const sh = (script: string) => measure(["sh", "-c", script]);
 const ok = (m: Measurement, what: string) => {
   if (m.code !== 0) throw new Error(`${what} failed: ${m.stderr.slice(-1500)}`);
@@ -37,25 +60,45 @@ const ok = (m: Measurement, what: string) => {
 
 const rows: Record<string, Measurement[]> = {};
 const add = (name: string, m: Measurement) => (rows[name] ??= []).push(m);
+const PUSH_FILE = "push of the file";
+const PUSH_STDIN = "push from standard input";
+const PULL_FILE = "pull to a file";
+const PULL_STDOUT = "pull to standard output";
+const COMPARED = " (compared CLI)";
 for (let i = 0; i < RUNS; i++) {
   const ref = (kind: string) => `${registry.host}/pipes/${kind}${i}:v1`;
-  add("push of the file", ok(await sh(`${CLI} push --plain-http ${ref("f")} ${file}`), "push"));
-  add(
-    "push from standard input",
-    ok(await sh(`cat ${file} | ${CLI} push --plain-http --name src.bin ${ref("s")} -`), "push -"),
-  );
-  await Deno.remove(`${dir}/out.bin`).catch(() => {});
-  add(
-    "pull to a file",
-    ok(await sh(`${CLI} pull --plain-http ${ref("f")} ${dir}/out.bin`), "pull"),
-  );
-  add(
-    "pull to standard output",
-    ok(await sh(`${CLI} pull --plain-http ${ref("f")} - | cat > /dev/null`), "pull -"),
-  );
+  const pushed = ref("f");
+  ok(await sh(`${CLI} push --plain-http ${PART}${pushed} ${file}`), "push");
+  if (OPS.has("push")) {
+    const stdinPush = async (cli: string, label: string, kind: string) =>
+      add(
+        label,
+        ok(
+          await sh(`cat ${file} | ${cli} push --plain-http ${PART}--name src.bin ${ref(kind)} -`),
+          label,
+        ),
+      );
+    if (OTHER !== undefined) await stdinPush(OTHER, PUSH_STDIN + COMPARED, "c");
+    add(PUSH_FILE, ok(await sh(`${CLI} push --plain-http ${PART}${ref("p")} ${file}`), PUSH_FILE));
+    await stdinPush(CLI, PUSH_STDIN, "s");
+  }
+  if (OPS.has("pull")) {
+    const stdoutPull = async (cli: string, label: string) =>
+      add(label, ok(await sh(`${cli} pull --plain-http ${pushed} - | cat > /dev/null`), label));
+    if (OTHER !== undefined) await stdoutPull(OTHER, PULL_STDOUT + COMPARED);
+    await Deno.remove(`${dir}/out.bin`).catch(() => {});
+    add(PULL_FILE, ok(await sh(`${CLI} pull --plain-http ${pushed} ${dir}/out.bin`), PULL_FILE));
+    await stdoutPull(CLI, PULL_STDOUT);
+  }
 }
+const link = values.rate === undefined
+  ? "loopback"
+  : `${values.rate} mbit per connection (${Number(values.rate) / 8} MB/s)`;
 console.log(`CPU: ${await cpuLine()}`);
-console.log(`${values.size}, medians of ${RUNS}; peak RSS of the shell's largest process\n`);
+console.log(
+  `${values.size} in ${values["part-size"] ?? "512MiB"} parts, ${link}, medians of ${RUNS}; ` +
+    "peak RSS of the shell's largest process\n",
+);
 console.log("| operation | wall | peak RSS |");
 console.log("| --- | ---: | ---: |");
 for (const [name, all] of Object.entries(rows)) {
@@ -63,16 +106,16 @@ for (const [name, all] of Object.entries(rows)) {
   const rss = median(all.map((m) => m.peakRssMiB));
   console.log(`| ${name} | ${wall.toFixed(2)} s | ${rss.toFixed(0)} MiB |`);
 }
-const ratio = (a: string, b: string) =>
-  median(rows[a].map((m) => m.wallSeconds)) / median(rows[b].map((m) => m.wallSeconds));
-console.log(
-  `\nstdout pull throughput: ${
-    (100 / ratio("pull to standard output", "pull to a file")).toFixed(0)
-  } % of a pull to a file`,
-);
-console.log(
-  `stdin push wall: ${
-    ratio("push from standard input", "push of the file").toFixed(2)
-  }× the push of the file`,
-);
+const wall = (name: string) => median(rows[name].map((m) => m.wallSeconds));
+console.log("");
+for (const suffix of ["", ...(OTHER === undefined ? [] : [COMPARED])]) {
+  if (rows[PULL_STDOUT + suffix] !== undefined) {
+    const share = 100 * wall(PULL_FILE) / wall(PULL_STDOUT + suffix);
+    console.log(`stdout pull throughput${suffix}: ${share.toFixed(0)} % of a pull to a file`);
+  }
+  if (rows[PUSH_STDIN + suffix] !== undefined) {
+    const ratio = wall(PUSH_STDIN + suffix) / wall(PUSH_FILE);
+    console.log(`stdin push wall${suffix}: ${ratio.toFixed(2)}× the push of the file`);
+  }
+}
 await Deno.remove(dir, { recursive: true });

@@ -376,9 +376,9 @@ export class PartedClient {
   /**
    * Pulls `ref` into the writable stream of `toStream()`: the file in order, each part written
    * once the whole part has verified. Parts download in parallel, at most `workers` ahead of
-   * the part being written; they wait in memory while `workers × part size` is within the
-   * destination's memory window (default 256 MiB), else in a temporary directory, removed when
-   * the pull ends. A failure aborts the stream after the last verified part written.
+   * the part being written; as many as the destination's memory window holds (default 256 MiB)
+   * wait in memory, the others in a temporary directory, removed when the pull ends. A failure
+   * aborts the stream after the last verified part written.
    *
    * @example Pulling into a stream
    * ```ts
@@ -420,6 +420,7 @@ export class PartedClient {
         ...(destination.spillDirectory === undefined
           ? {}
           : { spillDirectory: destination.spillDirectory }),
+        reuseChunks: destination.reuseChunks === true,
       }, connection);
     }
     return await runPull({

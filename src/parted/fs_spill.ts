@@ -125,6 +125,57 @@ export class PartFile {
     return done === length ? out : out.subarray(0, done);
   }
 
+  /** Reads up to `buffer`'s length from `position` into it: the bytes read, a view of `buffer`. */
+  async readInto(buffer: Uint8Array, position: number): Promise<Uint8Array> {
+    let done = 0;
+    while (done < buffer.byteLength) {
+      const { bytesRead } = await this.#handle.read(
+        buffer,
+        done,
+        buffer.byteLength - done,
+        position + done,
+      );
+      if (bytesRead === 0) break;
+      done += bytesRead;
+    }
+    return buffer.subarray(0, done);
+  }
+
+  /**
+   * The bytes `[position, position + length)` in order, read ahead into `buffers` by turns (the
+   * next read runs while the caller handles the chunk before): each chunk is a view of one of
+   * them, valid until the caller asks for the next chunk.
+   */
+  async *chunksInto(
+    position: number,
+    length: number,
+    buffers: readonly [Uint8Array, Uint8Array],
+  ): AsyncGenerator<Uint8Array> {
+    const end = position + length;
+    let turn = 0;
+    const read = (at: number) => {
+      const buffer = buffers[turn];
+      turn ^= 1;
+      const reading = this.readInto(buffer.subarray(0, Math.min(buffer.byteLength, end - at)), at);
+      // Surfaces at the await below, or is dropped with the generator.
+      reading.catch(() => {});
+      return reading;
+    };
+    let pending = position < end ? read(position) : undefined;
+    try {
+      for (let at = position; pending !== undefined;) {
+        const chunk = await pending;
+        if (chunk.byteLength === 0) return;
+        at += chunk.byteLength;
+        pending = at < end ? read(at) : undefined;
+        yield chunk;
+      }
+    } finally {
+      // No read may still fill a buffer once the caller has them back.
+      await pending?.catch(() => {});
+    }
+  }
+
   /** The bytes `[position, position + length)` in new arrays of at most 1 MiB, in order. */
   async *chunks(position: number, length: number): AsyncGenerator<Uint8Array> {
     for (let at = position; at < position + length;) {

@@ -20,8 +20,16 @@ import type { PartFile } from "./fs_spill.ts";
  * ```
  */
 export interface HeldPart extends PartSink {
-  /** The bytes `[from, from + length)` of the part (offsets within the part), in order. */
-  chunks(from: number, length: number): AsyncIterable<Uint8Array>;
+  /**
+   * The bytes `[from, from + length)` of the part (offsets within the part), in order. With
+   * `buffers`, a part read back from disk comes in views of them (each valid until the next
+   * chunk is asked for) instead of new arrays.
+   */
+  chunks(
+    from: number,
+    length: number,
+    buffers?: readonly [Uint8Array, Uint8Array],
+  ): AsyncIterable<Uint8Array>;
   /** Lets the bytes go (a file is deleted). */
   release(): Promise<void>;
 }
@@ -38,11 +46,16 @@ export interface HeldPart extends PartSink {
 export class MemoryPart implements HeldPart {
   readonly bytes: Uint8Array;
   readonly #offset: number;
+  #onRelease: (() => void) | undefined;
 
-  /** A part of `size` bytes at `offset` in the file. */
-  constructor(offset: number, size: number) {
+  /**
+   * A part of `size` bytes at `offset` in the file, in a new array or in `memory` (a buffer of
+   * that size lent for the part); `onRelease` is called once, on release.
+   */
+  constructor(offset: number, size: number, memory?: ArrayBuffer, onRelease?: () => void) {
     this.#offset = offset;
-    this.bytes = new Uint8Array(size);
+    this.bytes = new Uint8Array(memory ?? new ArrayBuffer(size), 0, size);
+    this.#onRelease = onRelease;
   }
 
   /** Copies `bytes` to `position` (a position in the file). */
@@ -52,8 +65,8 @@ export class MemoryPart implements HeldPart {
   }
 
   /**
-   * The bytes asked for, as a view of the part's own array (no copy): a verified part is not
-   * written again, so the caller may keep it.
+   * The bytes asked for, as a view of the part's array (no copy): a verified part is not written
+   * again, so the caller may keep it unless the array was lent and goes back on release.
    */
   async *chunks(from: number, length: number): AsyncGenerator<Uint8Array> {
     if (length > 0) yield this.bytes.subarray(from, from + length);
@@ -61,6 +74,9 @@ export class MemoryPart implements HeldPart {
 
   /** Nothing to release but the array, which the collector takes. */
   release(): Promise<void> {
+    const onRelease = this.#onRelease;
+    this.#onRelease = undefined;
+    onRelease?.();
     return Promise.resolve();
   }
 }
@@ -88,9 +104,15 @@ export class FilePart implements HeldPart {
     return this.file.writeAt(bytes, position - this.#offset);
   }
 
-  /** Reads the bytes asked for in 1 MiB pieces. */
-  chunks(from: number, length: number): AsyncIterable<Uint8Array> {
-    return this.file.chunks(from, length);
+  /** Reads the bytes asked for into `buffers` by turns, or else in new 1 MiB arrays. */
+  chunks(
+    from: number,
+    length: number,
+    buffers?: readonly [Uint8Array, Uint8Array],
+  ): AsyncIterable<Uint8Array> {
+    return buffers === undefined
+      ? this.file.chunks(from, length)
+      : this.file.chunksInto(from, length, buffers);
   }
 
   /** Deletes the file. */

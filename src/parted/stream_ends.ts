@@ -22,8 +22,10 @@ export interface StreamDestination {
   readonly writable: WritableStream<Uint8Array>;
   /** Where parts that do not fit in memory wait (default: the system's temporary directory). */
   readonly spillDirectory?: string;
-  /** Bytes of parts held in memory at most (default 256 MiB); a larger window goes to disk. */
+  /** Bytes of parts held in memory at most (default 256 MiB); the rest of the window on disk. */
   readonly memoryWindowBytes?: number;
+  /** The stream is done with each chunk once its write resolves (see `ToStreamOptions`). */
+  readonly reuseChunks?: boolean;
 }
 
 /**
@@ -44,11 +46,23 @@ export interface ToStreamOptions {
   spillDirectory?: string;
   /**
    * Bytes of parts that may be held in memory. The pull holds at most `workers` parts (the
-   * window); when `workers × part size` is larger than this, the window is held on disk instead.
+   * window): in memory when `workers × part size` fits in this, else on disk; with
+   * `reuseChunks`, as many of them as fit in this wait in memory and only the others on disk.
    *
    * @default 268435456 (256 MiB)
    */
   memoryWindowBytes?: number;
+  /**
+   * The stream is done with each chunk once its write resolves (it copied the bytes or wrote
+   * them out, as a file or standard output does), so the pull may reuse a chunk's memory for
+   * later bytes: parts read back from disk then come in two buffers taken by turns instead of a
+   * new array per read, and parts held in memory in buffers that serve part after part (so
+   * part of a window larger than the memory window can wait in memory). Without it every chunk
+   * written is the stream's to keep.
+   *
+   * @default false
+   */
+  reuseChunks?: boolean;
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
  * The pull into a stream: the file's bytes in order into a `WritableStream` (standard output,
- * a pipe, a socket). Parts download in parallel, each into a place of its own (memory, or a
- * file of a temporary directory when the window does not fit in memory), and a part's bytes
- * are written to the stream only once the whole part has verified. Workers fetch at most
- * `workers` parts ahead of the part being written (the window), so what is held is bounded:
- * `workers × part size` bytes, in memory when that is at most the memory window, else on disk.
+ * a pipe, a socket). Parts download in parallel, each into a place of its own, and a part's
+ * bytes are written to the stream as soon as the whole part has verified and every part before
+ * it is written. Workers fetch at most `workers` parts ahead of the part being written (the
+ * window), so what is held is bounded: `workers × part size` bytes, in memory when that fits in
+ * the memory window, else in files of a temporary directory, except that a stream which lets
+ * chunks be reused keeps as many parts in memory as fit, in buffers that serve part after part.
  *
  * @module
  */
@@ -29,6 +30,8 @@ export interface StreamPullJob extends TransferJob {
   memoryWindowBytes: number;
   /** Where the temporary directory is made (default: the system's temporary directory). */
   spillDirectory?: string;
+  /** The stream is done with a chunk once its write resolved: read-back buffers are reused. */
+  reuseChunks?: boolean;
 }
 
 /**
@@ -85,8 +88,8 @@ export async function runStreamPull(
     });
     const parts = manifest.parts;
     const window = Math.min(job.workers, parts.length);
-    const inMemory = window * manifest.partSize <= job.memoryWindowBytes;
-    if (!inMemory) spill = await SpillDirectory.create(job.spillDirectory);
+    const memory = memorySlots(job, window, manifest.partSize);
+    if (memory.count < window) spill = await SpillDirectory.create(job.spillDirectory);
     hashThreads = job.hashing(
       manifest.fileSize < THREADED_HASH_MIN_BYTES ? 0 : Math.min(job.workers, job.hashThreads),
     );
@@ -116,9 +119,10 @@ export async function runStreamPull(
         try {
           // The window: no part more than `window` ahead of the part being written.
           while (index >= written + window) await gate.wait(latch.signal);
-          held = spill === undefined
-            ? new MemoryPart(part.offset, part.size)
-            : new FilePart(part.offset, await spill.file(`part-${index}`));
+          const lent = memory.take(part.size);
+          held = lent !== undefined
+            ? new MemoryPart(part.offset, part.size, lent, () => memory.give(lent))
+            : new FilePart(part.offset, await spill!.file(`part-${index}`));
           await downloadPart({ ...context, partial: held }, part);
           ready[index].resolve(held);
         } catch (err) {
@@ -129,12 +133,13 @@ export async function runStreamPull(
         }
       }
     };
+    const buffers = job.reuseChunks === true && spill !== undefined ? readBackBuffers() : undefined;
     const writing = async () => {
       for (const part of parts) {
         const held = await abortable(ready[part.index].promise, latch.signal);
         try {
           // A verified part goes out whole: a failure elsewhere does not cut it short.
-          for await (const chunk of held.chunks(0, part.size)) await writer.write(chunk);
+          for await (const chunk of held.chunks(0, part.size, buffers)) await writer.write(chunk);
         } finally {
           await held.release();
         }
@@ -169,6 +174,17 @@ export async function runStreamPull(
   }
 }
 
+/** Bytes of one read of a spilled part when its buffers are reused. */
+const READ_BACK_BYTES = 4 << 20;
+
+/**
+ * The two buffers a spilled part is read back into by turns (one read ahead of the write),
+ * when the stream lets chunks be reused: a new array per read cost more than the pipe.
+ */
+function readBackBuffers(): [Uint8Array, Uint8Array] {
+  return [new Uint8Array(READ_BACK_BYTES), new Uint8Array(READ_BACK_BYTES)];
+}
+
 /** `promise`, or the signal's reason once it aborts. */
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
@@ -177,6 +193,48 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener("abort", onAbort, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
+}
+
+/**
+ * The memory the window's parts may wait in: the whole window when it fits in the memory window;
+ * else, when the stream lets chunks be reused, as many parts as fit, each in a buffer that serves
+ * part after part; else none (a new array per part would leave the collector that much more to
+ * find, at its own pace).
+ */
+function memorySlots(job: StreamPullJob, window: number, partSize: number): MemorySlots {
+  const reuse = job.reuseChunks === true;
+  if (window * partSize <= job.memoryWindowBytes) return new MemorySlots(window, partSize, reuse);
+  if (!reuse) return new MemorySlots(0, partSize, false);
+  return new MemorySlots(Math.floor(job.memoryWindowBytes / partSize), partSize, true);
+}
+
+/** Buffers of one part each, at most `count` lent at once, kept for the next part if `reuse`. */
+class MemorySlots {
+  readonly count: number;
+  readonly #size: number;
+  readonly #reuse: boolean;
+  readonly #free: ArrayBuffer[] = [];
+  #lent = 0;
+
+  constructor(count: number, size: number, reuse: boolean) {
+    this.count = count;
+    this.#size = size;
+    this.#reuse = reuse;
+  }
+
+  /** A buffer for a part of `size` bytes when fewer than `count` are lent, else undefined. */
+  take(size: number): ArrayBuffer | undefined {
+    if (this.#lent >= this.count) return undefined;
+    this.#lent++;
+    // Every part but the last has the part size: only those buffers are kept for reuse.
+    return (size === this.#size ? this.#free.pop() : undefined) ?? new ArrayBuffer(size);
+  }
+
+  /** Takes a buffer back. */
+  give(buffer: ArrayBuffer): void {
+    this.#lent--;
+    if (this.#reuse && buffer.byteLength === this.#size) this.#free.push(buffer);
+  }
 }
 
 /** Wakes every waiter each time it is opened (the writer moved on by one part). */

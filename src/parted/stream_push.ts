@@ -11,7 +11,9 @@
 import { InvalidReferenceError } from "../errors/kinds.ts";
 import type { Descriptor } from "../registry/media_types.ts";
 import { OCI_MANIFEST_MEDIA_TYPE } from "../registry/media_types.ts";
-import { Sha256, sha256Digest } from "../hashing/sha256.ts";
+import { BufferPool } from "../hashing/buffer_pool.ts";
+import { sha256Digest } from "../hashing/sha256.ts";
+import type { RunningHash } from "../hashing/sha256_threads.ts";
 import { putManifest } from "../remote/manifests.ts";
 import { retry } from "../remote/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
@@ -145,7 +147,25 @@ interface CutFile {
   partDigests: string[];
 }
 
-/** Reads the stream to its end, handing each part on once its file is written and hashed. */
+/** Bytes staged before one write of a part file; each staged buffer is hashed as one piece. */
+const STAGE_BYTES = 1 << 20;
+/** Staged buffers being filled, written or hashed at once: bounds the memory the cut holds. */
+const STAGE_BUFFERS = 8;
+
+/** The part being cut: its file, its running hash, and the bytes written to it. */
+interface OpenPart {
+  readonly file: PartFile;
+  readonly hash: RunningHash;
+  written: number;
+}
+
+/**
+ * Reads the stream to its end, handing each part on once its file is written and hashed. The
+ * bytes are staged in 1 MiB buffers, each written to the part's file and then hashed on the
+ * hashing threads, first for its part and then for the whole file (the part's thread hands the
+ * buffer on): this thread only copies and writes, so reading keeps up with the producer while
+ * the two digests are computed beside it.
+ */
 async function cutParts(
   job: StreamPushJob,
   reader: ReadableStreamDefaultReader<Uint8Array>,
@@ -154,49 +174,80 @@ async function cutParts(
   signal: AbortSignal,
   onPart: (part: CutPart) => void,
 ): Promise<CutFile> {
-  const whole = new Sha256();
+  const threads = job.hashing(Math.min(2, job.hashThreads));
+  const pool = new BufferPool(STAGE_BUFFERS, STAGE_BYTES);
+  // Buffers reach the whole-file hash in the order they were written (one part at a time).
+  const lengths: number[] = [];
+  const whole = threads.open((buffer) => pool.release(buffer));
+  const toWhole = (buffer: ArrayBuffer) => whole.update(buffer, lengths.shift()!);
   const partDigests: string[] = [];
   let size = 0;
-  let part: { file: PartFile; hash: Sha256; size: number } | undefined;
-  const finish = () => {
-    const { file, hash } = part!;
-    const digest = hash.digest();
+  let part: OpenPart | undefined;
+  let stage: { buffer: ArrayBuffer; length: number } | undefined;
+  const open = async () => {
+    await slots.acquire(signal);
+    const file = await spill.file(`part-${partDigests.length}`);
+    part = { file, hash: threads.open(toWhole), written: 0 };
+  };
+  const flush = async () => {
+    if (stage === undefined) return;
+    const { buffer, length } = stage;
+    stage = undefined;
+    try {
+      await part!.file.writeAt(new Uint8Array(buffer, 0, length), part!.written);
+    } catch (err) {
+      pool.release(buffer);
+      throw err;
+    }
+    part!.written += length;
+    lengths.push(length);
+    part!.hash.update(buffer, length);
+  };
+  const finish = async () => {
+    await flush();
+    const { file, hash, written } = part!;
+    part = undefined;
+    // Once the part's digest is in, every buffer of it has gone on to the whole-file hash.
+    const digest = await hash.digest();
+    hash.close();
     const index = partDigests.length;
     partDigests.push(digest);
-    onPart({ index, offset: index * job.partSize, size: part!.size, digest, file });
-    part = undefined;
+    onPart({ index, offset: index * job.partSize, size: written, digest, file });
   };
-  for (;;) {
-    signal.throwIfAborted();
-    const { value, done } = await abortableRead(reader, signal);
-    if (done) break;
-    for (let at = 0; at < value.byteLength;) {
-      if (part === undefined) {
-        await slots.acquire(signal);
-        const file = await spill.file(`part-${partDigests.length}`);
-        part = { file, hash: new Sha256(), size: 0 };
+  try {
+    for (;;) {
+      signal.throwIfAborted();
+      const { value, done } = await abortableRead(reader, signal);
+      if (done) break;
+      for (let at = 0; at < value.byteLength;) {
+        if (part === undefined) await open();
+        stage ??= { buffer: await pool.acquire(), length: 0 };
+        const room = Math.min(
+          STAGE_BYTES - stage.length,
+          job.partSize - part!.written - stage.length,
+        );
+        const take = Math.min(room, value.byteLength - at);
+        new Uint8Array(stage.buffer, stage.length, take).set(value.subarray(at, at + take));
+        stage.length += take;
+        size += take;
+        at += take;
+        if (part!.written + stage.length === job.partSize) await finish();
+        else if (stage.length === STAGE_BYTES) await flush();
       }
-      const piece = value.subarray(
-        at,
-        at + Math.min(job.partSize - part.size, value.byteLength - at),
-      );
-      await part.file.writeAt(piece, part.size);
-      part.hash.update(piece);
-      whole.update(piece);
-      part.size += piece.byteLength;
-      size += piece.byteLength;
-      at += piece.byteLength;
-      if (part.size === job.partSize) finish();
     }
-  }
-  if (part !== undefined) finish();
-  if (partDigests.length === 0) {
+    if (part !== undefined) await finish();
     // An empty stream is an empty file: one empty part.
-    await slots.acquire(signal);
-    part = { file: await spill.file("part-0"), hash: new Sha256(), size: 0 };
-    finish();
+    if (partDigests.length === 0) {
+      await open();
+      await finish();
+    }
+    return { size, digest: await whole.digest(), partDigests };
+  } finally {
+    part?.hash.close();
+    await part?.file.remove();
+    whole.close();
+    threads.close();
   }
-  return { size, digest: whole.digest(), partDigests };
 }
 
 /** The config blob, then the manifest, as a push of a file writes them. */

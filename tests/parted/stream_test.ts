@@ -3,7 +3,7 @@
  * and its spill directory (removed on every exit), a reader that goes away, a producer that
  * fails, and a rerun that skips the parts present.
  */
-import { patternBytes } from "../fixtures/files.ts";
+import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
 import { assert, assertEquals, assertRejects, assertStrictEquals } from "../fixtures/assert.ts";
 import { fromFile, fromStream, PartedClient, toStream } from "../../mod.ts";
 import { startMemoryRegistry } from "../../src/testing/mod.ts";
@@ -58,6 +58,39 @@ Deno.test("a pull into a stream spills a window larger than memory, in order, an
   );
   assert(result.spilled);
   assertEquals(out.bytes(), bytes);
+  assertEquals(await entries(spill), []);
+});
+
+Deno.test("a window partly in memory, partly on disk, with reused chunks, arrives in order", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  const MiB = 1024 * KiB;
+  // Parts larger than one read back from disk, so a spilled part comes in several reads.
+  const bytes = patternBytes(3 * 5 * MiB + 7);
+  await Deno.writeFile(`${tmp.path}/f.bin`, bytes);
+  using client = new PartedClient({ plainHttp: true });
+  const ref = `${registry.host}/s/m:v1`;
+  await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 5 * MiB });
+  const spill = `${tmp.path}/spill`;
+  await Deno.mkdir(spill);
+  const chunks: Uint8Array[] = [];
+  // A stream that is done with a chunk once its write resolves, and takes its time.
+  const writable = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      chunks.push(chunk.slice());
+    },
+  });
+  const result = await client.pull(
+    ref,
+    toStream(writable, { memoryWindowBytes: 5 * MiB, spillDirectory: spill, reuseChunks: true }),
+    { workers: 3 },
+  );
+  assert(result.spilled);
+  const out = new Uint8Array(chunks.reduce((sum, c) => sum + c.byteLength, 0));
+  chunks.reduce((at, c) => (out.set(c, at), at + c.byteLength), 0);
+  assertEquals(out.byteLength, bytes.byteLength);
+  assertEquals(sha256Bytes(out), sha256Bytes(bytes));
   assertEquals(await entries(spill), []);
 });
 

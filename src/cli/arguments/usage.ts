@@ -109,9 +109,9 @@ success the path of the file written is the only line on standard output.
 
 <dest> - writes the file, in order, to standard output (${PROGRAM} pull <ref> - | tar x).
 Parts download in parallel, at most --workers ahead of the part being written; a part goes out
-only once it has verified whole. They wait in memory when --workers x part size is at most
-256MiB, else in a temporary directory (at most that many bytes on disk), removed however the
-pull ends. A part that fails its digest ends the output at the end of the part before it
+only once it has verified whole. As many as fit in 256MiB wait in memory, the others in a
+temporary directory (at most --workers x part size bytes on disk), removed however the pull
+ends. A part that fails its digest ends the output at the end of the part before it
 (exit 5); a reader that stops reading (| head -c 1M) ends the pull quietly with exit 0.
 
 An artifact another tool wrote with one file per layer (ORAS, ModelPack, a Docker model) is

@@ -39,10 +39,11 @@ export async function runPullToStdout(command: PullCommand): Promise<number> {
   try {
     await session.client.pull(
       command.reference,
-      toStream(
-        Deno.stdout.writable,
-        command.tempDir === undefined ? {} : { spillDirectory: command.tempDir },
-      ),
+      toStream(Deno.stdout.writable, {
+        // Standard output has written each chunk out once its write resolves.
+        reuseChunks: true,
+        ...(command.tempDir === undefined ? {} : { spillDirectory: command.tempDir }),
+      }),
       {
         ...(command.workers === undefined ? {} : { workers: command.workers }),
         onProgress: progress.onProgress,
