@@ -164,28 +164,32 @@ async function freshSource(path: string, size: number): Promise<void> {
   }
 }
 
-let serial = 0;
-for (const size of SIZES) {
-  const src = `${dir}/src.bin`;
-  const rows = new Map<string, Row[]>();
-  const add = (key: string, row: Row) => rows.set(key, [...(rows.get(key) ?? []), row]);
-  for (let run = 0; run < RUNS; run++) {
-    const order = tools.map((_, i) => tools[(i + run) % tools.length]);
-    for (const tool of order) {
-      await freshSource(src, size);
-      const repo = `bench/${tool.name}-${serial++}`;
-      add(`push ${tool.name}`, await timed(tool.push(`${registry.host}/${repo}:v1`, src)));
-      const outDir = await Deno.makeTempDir({ dir });
-      const ref = tool.name === "curl"
-        ? `${registry.host}/${repo}@sha256:${await sha256Hex(src)}`
-        : `${registry.host}/${repo}:v1`;
-      add(`pull ${tool.name}`, await timed(tool.pull(ref, outDir)));
-      await Deno.remove(outDir, { recursive: true });
+try {
+  let serial = 0;
+  for (const size of SIZES) {
+    const src = `${dir}/src.bin`;
+    const rows = new Map<string, Row[]>();
+    const add = (key: string, row: Row) => rows.set(key, [...(rows.get(key) ?? []), row]);
+    for (let run = 0; run < RUNS; run++) {
+      const order = tools.map((_, i) => tools[(i + run) % tools.length]);
+      for (const tool of order) {
+        await freshSource(src, size);
+        const repo = `bench/${tool.name}-${serial++}`;
+        add(`push ${tool.name}`, await timed(tool.push(`${registry.host}/${repo}:v1`, src)));
+        const outDir = await Deno.makeTempDir({ dir });
+        const ref = tool.name === "curl"
+          ? `${registry.host}/${repo}@sha256:${await sha256Hex(src)}`
+          : `${registry.host}/${repo}:v1`;
+        add(`pull ${tool.name}`, await timed(tool.pull(ref, outDir)));
+        await Deno.remove(outDir, { recursive: true });
+      }
     }
+    printTable(size, rows);
   }
-  printTable(size, rows);
+} finally {
+  // A failed operation (a full disk, a tool that refused) leaves no file behind.
+  await Deno.remove(dir, { recursive: true });
 }
-await Deno.remove(dir, { recursive: true });
 
 async function sha256Hex(path: string): Promise<string> {
   return (await measure(["openssl", "dgst", "-sha256", "-r", path])).stdout.split(" ")[0];

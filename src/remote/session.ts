@@ -135,7 +135,7 @@ export interface ClientOptions {
    * a core hashes slower than the bytes arrive, or many cores serve one fast link; each costs
    * about 25 MiB.
    *
-   * @default `0` where one core hashes sha256 at 1 GB/s or faster (measured once per process,
+   * @default `0` where one core hashes sha256 at 600 MB/s or faster (measured once per process,
    * about 7 ms), else the number of cores
    */
   hashThreads?: number;

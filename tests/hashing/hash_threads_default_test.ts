@@ -1,5 +1,5 @@
 /**
- * The default hashing mode: inline where one core hashes at 1 GB/s or faster, else one thread
+ * The default hashing mode: inline where one core hashes at 600 MB/s or faster, else one thread
  * per core; measured once per process.
  */
 import { assertEquals } from "../fixtures/assert.ts";
@@ -10,11 +10,11 @@ import {
 } from "../../src/hashing/hash_threads_default.ts";
 import { coreCount } from "../../src/hashing/sha256_threads.ts";
 
-Deno.test("hashing default: inline at or above 1 GB/s on one core, one thread per core below", () => {
-  assertEquals(INLINE_HASH_MIN_RATE, 1e9);
+Deno.test("hashing default: inline at or above 600 MB/s on one core, one thread per core below", () => {
+  assertEquals(INLINE_HASH_MIN_RATE, 6e8);
   assertEquals(hashThreadsFor(1.8e9, 4), 0);
-  assertEquals(hashThreadsFor(1e9, 4), 0);
-  assertEquals(hashThreadsFor(0.99e9, 4), 4);
+  assertEquals(hashThreadsFor(6e8, 4), 0);
+  assertEquals(hashThreadsFor(5.99e8, 4), 4);
   assertEquals(hashThreadsFor(0.3e9, 2), 2);
 });
 
