@@ -45,6 +45,28 @@ export function tinyImage(artifactType?: string): {
   return { blobs: [config, layer], manifest: new TextEncoder().encode(JSON.stringify(manifest)) };
 }
 
+/** Uploads `blob` to `<registryUrl>/v2/<repository>` (POST, one PUT) with plain fetch; its digest. */
+export async function putBlobByHand(
+  registryUrl: string,
+  repository: string,
+  blob: Uint8Array,
+): Promise<string> {
+  const digest = sha256(blob);
+  const post = await fetch(`${registryUrl}/v2/${repository}/blobs/uploads/`, { method: "POST" });
+  await post.body?.cancel();
+  if (post.status !== 202) throw new Error(`POST upload: ${post.status}`);
+  const location = new URL(post.headers.get("location")!, registryUrl);
+  location.searchParams.set("digest", digest);
+  const put = await fetch(location, {
+    method: "PUT",
+    body: blob as Uint8Array<ArrayBuffer>,
+    headers: { "content-type": "application/octet-stream" },
+  });
+  await put.body?.cancel();
+  if (put.status !== 201) throw new Error(`PUT blob: ${put.status}`);
+  return digest;
+}
+
 /** Pushes `image` to `<registryUrl>/v2/<repository>` under `tag` with plain fetch. */
 export async function pushByHand(
   registryUrl: string,
@@ -52,20 +74,7 @@ export async function pushByHand(
   tag: string,
   image: { blobs: Uint8Array<ArrayBuffer>[]; manifest: Uint8Array<ArrayBuffer> },
 ): Promise<void> {
-  for (const blob of image.blobs) {
-    const post = await fetch(`${registryUrl}/v2/${repository}/blobs/uploads/`, { method: "POST" });
-    await post.body?.cancel();
-    if (post.status !== 202) throw new Error(`POST upload: ${post.status}`);
-    const location = new URL(post.headers.get("location")!, registryUrl);
-    location.searchParams.set("digest", sha256(blob));
-    const put = await fetch(location, {
-      method: "PUT",
-      body: blob,
-      headers: { "content-type": "application/octet-stream" },
-    });
-    await put.body?.cancel();
-    if (put.status !== 201) throw new Error(`PUT blob: ${put.status}`);
-  }
+  for (const blob of image.blobs) await putBlobByHand(registryUrl, repository, blob);
   const put = await fetch(`${registryUrl}/v2/${repository}/manifests/${tag}`, {
     method: "PUT",
     body: image.manifest,

@@ -6,10 +6,12 @@
  * (the registry's bytes are fetched and written instead); `--registries-conf` works as `--mirror`.
  */
 import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
-import { createHash } from "node:crypto";
 import { type FaultProxy, startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
+import { exists } from "../fixtures/expect.ts";
+import { sha256Bytes } from "../fixtures/files.ts";
+import { putBlobByHand } from "./_images.ts";
 import { runCli, spawnCli } from "./_cli.ts";
 
 const MiB = 1024 * 1024;
@@ -17,36 +19,15 @@ const SIZE = 3 * MiB + 7;
 const REPOSITORY = "team/data";
 const OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
 
-function digestOf(bytes: Uint8Array): string {
-  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
-}
-
 function random(size: number): Uint8Array {
   const bytes = new Uint8Array(size);
   for (let i = 0; i < size; i += 65536) crypto.getRandomValues(bytes.subarray(i, i + 65536));
   return bytes;
 }
 
-async function absent(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => false, () => true);
-}
-
 /** Uploads `bytes` as a blob of the repository (monolithic POST + PUT). */
-async function putBlob(host: string, bytes: Uint8Array): Promise<string> {
-  const digest = digestOf(bytes);
-  const start = await fetch(`http://${host}/v2/${REPOSITORY}/blobs/uploads/`, { method: "POST" });
-  await start.body?.cancel();
-  assertStrictEquals(start.status, 202);
-  const location = new URL(start.headers.get("location")!, `http://${host}`);
-  location.searchParams.set("digest", digest);
-  const put = await fetch(location, {
-    method: "PUT",
-    body: bytes as Uint8Array<ArrayBuffer>,
-    headers: { "content-type": "application/octet-stream" },
-  });
-  await put.body?.cancel();
-  assertStrictEquals(put.status, 201);
-  return digest;
+function putBlob(host: string, bytes: Uint8Array): Promise<string> {
+  return putBlobByHand(`http://${host}`, REPOSITORY, bytes);
 }
 
 /** Pushes an ORAS-style artifact of one file, `name`, under `tag`. */
@@ -209,7 +190,7 @@ registryTest(
     });
     assertStrictEquals(run.code, 0, run.stderr);
     assertEquals(await Deno.readFile(dest), bytes, "the registry's bytes, not the mirror's");
-    assert(await absent(`${dest}.blob-partial`));
+    assert(!await exists(`${dest}.blob-partial`));
     assertStrictEquals(servedBytes(env.atMirror, digest, SIZE), SIZE);
     assertStrictEquals(servedBytes(env.atRegistry, digest, SIZE), SIZE);
     // What the mirror sent counts too: the pull says what it cost.
@@ -235,8 +216,8 @@ registryTest(
       tmp: env.tmp.path,
     });
     assertStrictEquals(run.code, 5, run.stderr);
-    assert(await absent(dest), "nothing committed");
-    assert(await absent(`${dest}.blob-partial`), "the bytes that do not match are not kept");
+    assert(!await exists(dest), "nothing committed");
+    assert(!await exists(`${dest}.blob-partial`), "the bytes that do not match are not kept");
   },
 );
 
@@ -248,7 +229,7 @@ registryTest(
     const bytes = random(SIZE);
     await pushOrasArtifact(env.registry.host, "model.gguf", bytes);
     await pushOrasArtifact(env.mirror.host, "model.gguf", bytes);
-    const digest = digestOf(bytes);
+    const digest = sha256Bytes(bytes);
     const conf = `${env.tmp.path}/registries.conf`;
     await Deno.writeTextFile(
       conf,

@@ -4,10 +4,11 @@
  * a fault proxy), a blob whose stored bytes were changed, a digest typed wrong, Ctrl-C.
  */
 import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
-import { createHash } from "node:crypto";
 import { type FaultProxy, startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
+import { sha256Bytes } from "../fixtures/files.ts";
+import { exists } from "../fixtures/expect.ts";
 import { failureLines, lines, runCli, spawnCli } from "./_cli.ts";
 
 const KiB = 1024;
@@ -18,14 +19,6 @@ async function randomFile(path: string, size: number): Promise<Uint8Array> {
   for (let i = 0; i < size; i += 65536) crypto.getRandomValues(bytes.subarray(i, i + 65536));
   await Deno.writeFile(path, bytes);
   return bytes;
-}
-
-function digestOf(bytes: Uint8Array): string {
-  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
-}
-
-async function absent(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => false, () => true);
 }
 
 /** Bytes the blob GETs of the log asked for (each Range's length, or `whole` without one). */
@@ -78,7 +71,7 @@ registryTest(
     await using tmp = await tempDir();
     const source = `${tmp.path}/data.bin`;
     const bytes = await randomFile(source, 3 * MiB + 5);
-    const digest = digestOf(bytes);
+    const digest = sha256Bytes(bytes);
     const repo = `${registry.host}/team/blobs`;
     const http = ["--plain-http"];
 
@@ -147,7 +140,7 @@ registryTest(
     assertStrictEquals(pull.code, 0, pull.stderr);
     assertStrictEquals(pull.stdout, `${dest}\n`);
     assertEquals(await Deno.readFile(dest), bytes);
-    assert(await absent(`${dest}.blob-partial`), "the partial file is renamed onto the file");
+    assert(!await exists(`${dest}.blob-partial`), "the partial file is renamed onto the file");
 
     const piped = spawnCli(["blob", "pull", ...http, `${repo}@${digest}`, "-"], { tmp: tmp.path });
     await piped.stdin.close();
@@ -159,7 +152,7 @@ registryTest(
     await Deno.writeFile(empty, new Uint8Array());
     const pushEmpty = await runCli(["blob", "push", ...http, repo, empty], { tmp: tmp.path });
     assertStrictEquals(pushEmpty.code, 0, pushEmpty.stderr);
-    const emptyDigest = digestOf(new Uint8Array());
+    const emptyDigest = sha256Bytes(new Uint8Array());
     const pullEmpty = await runCli(
       ["blob", "pull", ...http, `${repo}@${emptyDigest}`, `${tmp.path}/empty.out`],
       { tmp: tmp.path },
@@ -174,11 +167,17 @@ registryTest(
     assert(intoDir.stderr.includes("the destination is a directory"), intoDir.stderr);
 
     const missing = await runCli(
-      ["blob", "pull", ...http, `${repo}@${digestOf(new Uint8Array(1))}`, `${tmp.path}/none.bin`],
+      [
+        "blob",
+        "pull",
+        ...http,
+        `${repo}@${sha256Bytes(new Uint8Array(1))}`,
+        `${tmp.path}/none.bin`,
+      ],
       { tmp: tmp.path },
     );
     assertStrictEquals(missing.code, 3, missing.stderr);
-    assert(await absent(`${tmp.path}/none.bin`));
+    assert(!await exists(`${tmp.path}/none.bin`));
   },
 );
 
@@ -191,7 +190,7 @@ registryTest(
     const SIZE = 8 * MiB;
     const source = `${tmp.path}/data.bin`;
     const bytes = await randomFile(source, SIZE);
-    const digest = digestOf(bytes);
+    const digest = sha256Bytes(bytes);
     const repo = `${registry.host}/team/resume`;
     const push = await runCli(["blob", "push", "--plain-http", repo, source], { tmp: tmp.path });
     assertStrictEquals(push.code, 0, push.stderr);
@@ -213,7 +212,7 @@ registryTest(
     ];
     const killed = await stopAt(args(["--limit-rate", "4MiB/s"]), tmp.path, "SIGKILL", 0.5);
     assertStrictEquals(killed.code, 137);
-    assert(await absent(dest), "nothing committed");
+    assert(!await exists(dest), "nothing committed");
     const kept = (await Deno.stat(`${dest}.blob-partial`)).size;
     assert(kept >= SIZE / 2, `kept ${kept}`);
 
@@ -230,7 +229,7 @@ registryTest(
     const fetched = rangedBytes(proxy, SIZE);
     assert(fetched <= 0.55 * SIZE, `the rerun fetched ${fetched} of ${SIZE} bytes`);
     assertStrictEquals(fetched, SIZE - kept, "exactly what the partial file lacked");
-    assert(await absent(`${dest}.blob-partial`));
+    assert(!await exists(`${dest}.blob-partial`));
   },
 );
 
@@ -241,7 +240,7 @@ registryTest(
     await using tmp = await tempDir();
     const source = `${tmp.path}/data.bin`;
     const bytes = await randomFile(source, 2 * MiB);
-    const digest = digestOf(bytes);
+    const digest = sha256Bytes(bytes);
     const repo = `${registry.host}/team/corrupt`;
     const push = await runCli(["blob", "push", "--plain-http", repo, source], { tmp: tmp.path });
     assertStrictEquals(push.code, 0, push.stderr);
@@ -257,8 +256,8 @@ registryTest(
     );
     assertStrictEquals(pull.code, 5, pull.stderr);
     assertStrictEquals(pull.stdout, "");
-    assert(await absent(dest), "nothing committed");
-    assert(await absent(`${dest}.blob-partial`), "the bytes that do not match are not kept");
+    assert(!await exists(dest), "nothing committed");
+    assert(!await exists(`${dest}.blob-partial`), "the bytes that do not match are not kept");
     // The first line repeats the reference typed; the library's own line names no digest.
     assert(!pull.stderr.split("\n")[2].includes(digest), pull.stderr);
     assert(pull.stderr.includes("matched DigestMismatchError"), pull.stderr);
@@ -296,7 +295,7 @@ registryTest("blob pull: Ctrl-C keeps the partial file and says how to resume", 
   const SIZE = 4 * MiB;
   const source = `${tmp.path}/data.bin`;
   const bytes = await randomFile(source, SIZE);
-  const digest = digestOf(bytes);
+  const digest = sha256Bytes(bytes);
   const repo = `${registry.host}/team/stop`;
   const push = await runCli(["blob", "push", "--plain-http", repo, source], { tmp: tmp.path });
   assertStrictEquals(push.code, 0, push.stderr);
@@ -323,7 +322,7 @@ registryTest("blob pull: Ctrl-C keeps the partial file and says how to resume", 
     report[0],
   );
   assertStrictEquals(report[1], "ocipart blob pull: interrupted by SIGINT (exit 130)");
-  assert(await absent(dest));
+  assert(!await exists(dest));
   const rerun = await runCli(args.filter((a) => a !== "--limit-rate" && a !== "2MiB/s"), {
     tmp: tmp.path,
   });
@@ -336,7 +335,7 @@ registryTest("blob pull: a second pull of the same file is refused at once", asy
   await using tmp = await tempDir();
   const source = `${tmp.path}/data.bin`;
   const bytes = await randomFile(source, 2 * MiB);
-  const digest = digestOf(bytes);
+  const digest = sha256Bytes(bytes);
   const repo = `${registry.host}/team/twice`;
   const push = await runCli(["blob", "push", "--plain-http", repo, source], { tmp: tmp.path });
   assertStrictEquals(push.code, 0, push.stderr);
@@ -383,7 +382,7 @@ registryTest(
     const env = { DOCKER_CONFIG: `${tmp.path}/docker` };
     const source = `${tmp.path}/data.bin`;
     const bytes = await randomFile(source, 300 * KiB);
-    const digest = digestOf(bytes);
+    const digest = sha256Bytes(bytes);
     const repo = `${registry.host}/team/private`;
     const typed = ["--plain-http", "--username", "alice", "--password-stdin"];
 

@@ -5,19 +5,17 @@
  * file name, a size that lies, bytes that do not match) are refused with nothing committed.
  */
 import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
-import { createHash } from "node:crypto";
 import { type FaultProxy, startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
+import { exists } from "../fixtures/expect.ts";
+import { sha256Bytes } from "../fixtures/files.ts";
+import { putBlobByHand } from "./_images.ts";
 import { lines, runCli, spawnCli } from "./_cli.ts";
 
 const MiB = 1024 * 1024;
 const OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
 const EMPTY = new TextEncoder().encode("{}");
-
-function digestOf(bytes: Uint8Array): string {
-  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
-}
 
 function random(size: number): Uint8Array {
   const bytes = new Uint8Array(size);
@@ -25,26 +23,9 @@ function random(size: number): Uint8Array {
   return bytes;
 }
 
-async function absent(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => false, () => true);
-}
-
 /** Uploads `bytes` as a blob of `repository` (monolithic POST + PUT). */
-async function putBlob(host: string, repository: string, bytes: Uint8Array): Promise<string> {
-  const digest = digestOf(bytes);
-  const start = await fetch(`http://${host}/v2/${repository}/blobs/uploads/`, { method: "POST" });
-  await start.body?.cancel();
-  assertStrictEquals(start.status, 202);
-  const location = new URL(start.headers.get("location")!, `http://${host}`);
-  location.searchParams.set("digest", digest);
-  const put = await fetch(location, {
-    method: "PUT",
-    body: bytes as Uint8Array<ArrayBuffer>,
-    headers: { "content-type": "application/octet-stream" },
-  });
-  await put.body?.cancel();
-  assertStrictEquals(put.status, 201);
-  return digest;
+function putBlob(host: string, repository: string, bytes: Uint8Array): Promise<string> {
+  return putBlobByHand(`http://${host}`, repository, bytes);
 }
 
 interface Layer {
@@ -152,8 +133,8 @@ registryTest(
     // inspect lists the files, one per layer.
     const listed = await runCli(["inspect", "--plain-http", packRef], { tmp: tmp.path });
     assertStrictEquals(listed.code, 0, listed.stderr);
-    const weightsDigest = digestOf(weights);
-    const readmeDigest = digestOf(readme);
+    const weightsDigest = sha256Bytes(weights);
+    const readmeDigest = sha256Bytes(readme);
     assertEquals(listed.stdout.split("\n"), [
       "files (each layer is delivered as stored, not unpacked):",
       "",
@@ -169,8 +150,8 @@ registryTest(
     assertStrictEquals(pulled.code, 0, pulled.stderr);
     assertStrictEquals(pulled.stdout, `${file}\n`);
     assertEquals(await Deno.readFile(file), weights);
-    assert(await absent(`${file}.blob-partial`));
-    assert(await absent(`${file}.parted-partial`), "the parted pull left nothing behind");
+    assert(!await exists(`${file}.blob-partial`));
+    assert(!await exists(`${file}.parted-partial`), "the parted pull left nothing behind");
     const dir = `${tmp.path}/dir`;
     await Deno.mkdir(dir);
     const intoDir = await runCli(["pull", "--plain-http", orasRef, dir], { tmp: tmp.path });
@@ -222,7 +203,7 @@ registryTest(
       wrongFile.stderr.split("\n")[0],
       "ocipart pull: --file: the layers of this artifact name no file; a parted artifact is pulled whole, without --file",
     );
-    assert(await absent(`${tmp.path}/p`));
+    assert(!await exists(`${tmp.path}/p`));
 
     // An artifact with no file to take keeps its exit 4.
     const none = await pushArtifact(
@@ -236,7 +217,7 @@ registryTest(
     );
     const four = await runCli(["pull", "--plain-http", none, `${tmp.path}/x`], { tmp: tmp.path });
     assertStrictEquals(four.code, 4, four.stderr);
-    assert(await absent(`${tmp.path}/x`));
+    assert(!await exists(`${tmp.path}/x`));
   },
 );
 
@@ -276,7 +257,7 @@ registryTest(
     await child.status;
     await out;
     assert(sent);
-    assert(await absent(dest));
+    assert(!await exists(dest));
     const kept = (await Deno.stat(`${dest}.blob-partial`)).size;
     proxy.log.length = 0;
     const rerun = await runCli(args([]), { tmp: tmp.path });
@@ -304,7 +285,7 @@ registryTest(
     const refused = await runCli(["pull", "--plain-http", escape, dir], { tmp: tmp.path });
     assertStrictEquals(refused.code, 1, refused.stderr);
     assert(refused.stderr.includes("not a plain file name"), refused.stderr);
-    assert(await absent(`${tmp.path}/escape.bin`));
+    assert(!await exists(`${tmp.path}/escape.bin`));
     assertEquals([...Deno.readDirSync(dir)], []);
     const shown = await runCli(["inspect", "--plain-http", escape], { tmp: tmp.path });
     assertStrictEquals(shown.code, 0, shown.stderr);
@@ -338,7 +319,7 @@ registryTest(
     ]);
     const lied = await runCli(["pull", "--plain-http", lies, dir], { tmp: tmp.path });
     assertStrictEquals(lied.code, 5, lied.stderr);
-    assert(await absent(`${dir}/lies.bin`) && await absent(`${dir}/lies.bin.blob-partial`));
+    assert(!await exists(`${dir}/lies.bin`) && !await exists(`${dir}/lies.bin.blob-partial`));
 
     const damaged = await pushArtifact(
       host,
@@ -349,13 +330,13 @@ registryTest(
         oras("damaged.bin", bytes),
       ],
     );
-    const stored = registry.blobPath(digestOf(bytes));
+    const stored = registry.blobPath(sha256Bytes(bytes));
     const changed = await Deno.readFile(stored);
     changed[10] ^= 1;
     await Deno.writeFile(stored, changed);
     const mismatch = await runCli(["pull", "--plain-http", damaged, dir], { tmp: tmp.path });
     assertStrictEquals(mismatch.code, 5, mismatch.stderr);
     assert(!mismatch.stderr.includes("partial"), "nothing is kept to reuse, and no report says so");
-    assert(await absent(`${dir}/damaged.bin`) && await absent(`${dir}/damaged.bin.blob-partial`));
+    assert(!await exists(`${dir}/damaged.bin`) && !await exists(`${dir}/damaged.bin.blob-partial`));
   },
 );
