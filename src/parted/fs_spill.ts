@@ -69,7 +69,7 @@ export class SpillDirectory {
  *
  * @example
  * ```ts ignore
- * const file = await PartFile.create("/tmp/part");
+ * const file = await PartFile.create(`${spillDir}/part-0`);
  * await file.writeAt(bytes, 0);
  * ```
  */
