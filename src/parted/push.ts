@@ -155,16 +155,49 @@ async function pushParts(push: PushRun): Promise<HashedFile> {
 
 /** The config blob, then the manifest, written last and only if the file did not change. */
 async function pushManifest(push: PushRun, hashed: HashedFile): Promise<Descriptor> {
-  const { job, connection, plan, stamp, signal, progress } = push;
+  const { job, stamp } = push;
   await checkUnchanged(job.path, stamp);
-  progress.setPhase("config");
-  await ensureConfig(connection.repo, signal, job.policy, job.clock);
-  const manifest = encodeManifest({
-    partSize: job.partSize,
+  return await writePartedManifest({
+    job,
+    connection: push.connection,
+    signal: push.signal,
+    progress: push.progress,
     fileSize: stamp.size,
     fileDigest: hashed.fileDigest,
     partDigests: hashed.partDigests,
     title: recordedTitle(job.path),
+    beforePut: () => checkUnchanged(job.path, stamp),
+  });
+}
+
+/** What {@linkcode writePartedManifest} writes and how it reports. */
+export interface ManifestWrite {
+  job: TransferJob & { partSize: number; annotations?: Readonly<Record<string, string>> };
+  connection: Connection;
+  signal: AbortSignal;
+  progress: ProgressTracker;
+  fileSize: number;
+  fileDigest: string;
+  partDigests: string[];
+  title: string | undefined;
+  /** Runs after the config and before the manifest's PUT (a file push checks its source). */
+  beforePut?: () => Promise<void>;
+}
+
+/**
+ * The config blob, then the parted manifest under the reference's tag (or its digest): the last
+ * step of every push, from a file or a stream.
+ */
+export async function writePartedManifest(write: ManifestWrite): Promise<Descriptor> {
+  const { job, connection, signal, progress, partDigests } = write;
+  progress.setPhase("config");
+  await ensureConfig(connection.repo, signal, job.policy, job.clock);
+  const manifest = encodeManifest({
+    partSize: job.partSize,
+    fileSize: write.fileSize,
+    fileDigest: write.fileDigest,
+    partDigests,
+    title: write.title,
     annotations: job.annotations,
   });
   const digest = sha256Digest(manifest);
@@ -172,12 +205,12 @@ async function pushManifest(push: PushRun, hashed: HashedFile): Promise<Descript
     throw new InvalidReferenceError("digest differs from the pushed manifest's digest");
   }
   progress.setPhase("manifest");
-  await checkUnchanged(job.path, stamp);
+  await write.beforePut?.();
   const target = job.reference.tag ?? digest;
   const retries = { policy: job.policy, signal, clock: job.clock };
   await retry("PUT manifest", () => putManifest(connection.repo, target, manifest, signal), retries)
     .catch((err) => {
-      throw layerLimitFailure(err, job.partSize, plan.length) ?? err;
+      throw layerLimitFailure(err, job.partSize, partDigests.length) ?? err;
     });
   progress.setPhase("done");
   if (progress.failure !== undefined) throw progress.failure;

@@ -8,23 +8,18 @@
  *
  * @module
  */
-import { InvalidReferenceError } from "../errors/kinds.ts";
 import type { Descriptor } from "../registry/media_types.ts";
-import { OCI_MANIFEST_MEDIA_TYPE } from "../registry/media_types.ts";
 import { BufferPool } from "../hashing/buffer_pool.ts";
 import { sha256Digest } from "../hashing/sha256.ts";
 import type { RunningHash } from "../hashing/sha256_threads.ts";
-import { putManifest } from "../remote/manifests.ts";
-import { retry } from "../remote/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
-import { PARTED_ARTIFACT_TYPE } from "./format.ts";
 import { type PartFile, SpillDirectory } from "./fs_spill.ts";
-import { encodeManifest, layerLimitFailure, type PartDescriptor } from "./manifest.ts";
+import type { PartDescriptor } from "./manifest.ts";
 import { uploadPart } from "./part_upload.ts";
 import { FirstFailure, nextPart } from "./part_workers.ts";
 import { ProgressTracker } from "./progress.ts";
-import { ensureConfig, recordedTitle } from "./push.ts";
+import { recordedTitle, writePartedManifest } from "./push.ts";
 import { PushTokens } from "./push_tokens.ts";
 import type { TransferJob } from "./transfer_job.ts";
 
@@ -129,7 +124,16 @@ export async function runStreamPush(
     });
     await latch.settle([cut, ...workers], progress);
     const file = (await cut)!;
-    return await writeManifest(job, connection, file, signal, progress);
+    return await writePartedManifest({
+      job,
+      connection,
+      signal,
+      progress,
+      fileSize: file.size,
+      fileDigest: file.digest,
+      partDigests: file.partDigests,
+      title: job.name === undefined ? undefined : recordedTitle(job.name),
+    });
   } catch (err) {
     await reader.cancel(err).catch(() => {});
     throw latch.publicError(err);
@@ -248,45 +252,6 @@ async function cutParts(
     whole.close();
     threads.close();
   }
-}
-
-/** The config blob, then the manifest, as a push of a file writes them. */
-async function writeManifest(
-  job: StreamPushJob,
-  connection: Connection,
-  file: CutFile,
-  signal: AbortSignal,
-  progress: ProgressTracker,
-): Promise<Descriptor> {
-  progress.setPhase("config");
-  await ensureConfig(connection.repo, signal, job.policy, job.clock);
-  const manifest = encodeManifest({
-    partSize: job.partSize,
-    fileSize: file.size,
-    fileDigest: file.digest,
-    partDigests: file.partDigests,
-    title: job.name === undefined ? undefined : recordedTitle(job.name),
-    annotations: job.annotations,
-  });
-  const digest = sha256Digest(manifest);
-  if (job.reference.digest !== undefined && job.reference.digest !== digest) {
-    throw new InvalidReferenceError("digest differs from the pushed manifest's digest");
-  }
-  progress.setPhase("manifest");
-  const target = job.reference.tag ?? digest;
-  const retries = { policy: job.policy, signal, clock: job.clock };
-  await retry("PUT manifest", () => putManifest(connection.repo, target, manifest, signal), retries)
-    .catch((err) => {
-      throw layerLimitFailure(err, job.partSize, file.partDigests.length) ?? err;
-    });
-  progress.setPhase("done");
-  if (progress.failure !== undefined) throw progress.failure;
-  return {
-    mediaType: OCI_MANIFEST_MEDIA_TYPE,
-    digest,
-    size: manifest.byteLength,
-    artifactType: PARTED_ARTIFACT_TYPE,
-  };
 }
 
 /** The next read of `reader`, or the signal's reason once it aborts. */
