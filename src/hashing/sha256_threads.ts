@@ -188,6 +188,28 @@ export class Sha256Threads {
     this.#unavailable = count === 0;
   }
 
+  // Inline, file ranges are hashed one at a time in the order asked, as one thread's queue
+  // would: a push's part digests arrive part after part (not all at the end of one interleaved
+  // pass), and a verify or resume pass hashes one part at a time.
+  #inlineTurn: Promise<void> = Promise.resolve();
+
+  /** Runs `work` on this thread once the inline work asked before it has ended. */
+  #inline<T>(signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+    const previous = this.#inlineTurn;
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    this.#inlineTurn = previous.then(() => mine);
+    return (async () => {
+      try {
+        await turnOrAbort(previous, signal);
+        if (this.#closed) throw stopped();
+        return await work();
+      } finally {
+        done();
+      }
+    })();
+  }
+
   /** A running hash; `onRecycle` receives every buffer back once hashed. */
   open(onRecycle: (buffer: ArrayBuffer) => void): RunningHash {
     const least = this.#leastBusy(this.#threads);
@@ -226,9 +248,7 @@ export class Sha256Threads {
     onBytes?: (bytes: number) => void,
   ): Promise<string> {
     if (this.#unavailable && this.#threads.length === 0) {
-      if (signal?.aborted) return Promise.reject(signal.reason);
-      if (this.#closed) return Promise.reject(stopped());
-      return hashRangeInline(path, offset, size, signal, onBytes);
+      return this.#inline(signal, () => hashRangeInline(path, offset, size, signal, onBytes));
     }
     return this.#enqueue({ path, offset, size, signal, rank: () => 0, onBytes });
   }
@@ -245,9 +265,9 @@ export class Sha256Threads {
     signal?: AbortSignal,
   ): Promise<RangeScan> {
     if (this.#unavailable && this.#threads.length === 0) {
-      if (signal?.aborted) throw signal.reason;
-      if (this.#closed) throw stopped();
-      return inlineScan(await scanRangeInline(path, offset, size, signal));
+      return inlineScan(
+        await this.#inline(signal, () => scanRangeInline(path, offset, size, signal)),
+      );
     }
     const scan: ScanHolder = { fork: this.#nextId++ };
     const digest = await this.#enqueue({ path, offset, size, signal, rank: () => 0, scan });
@@ -278,7 +298,7 @@ export class Sha256Threads {
    */
   openFileHash(): FileHash {
     const thread = this.#start() ?? this.#leastBusy(this.#threads);
-    if (thread === undefined) return inlineFileHash();
+    if (thread === undefined) return inlineFileHash((signal, work) => this.#inline(signal, work));
     thread.hashes++;
     const id = this.#nextId++;
     const entry: Entry = { thread, onRecycle: () => {}, digests: [] };
@@ -550,12 +570,15 @@ function createWorker(): workerThreads.Worker | undefined {
   }
 }
 
-function inlineFileHash(): FileHash {
+/** Runs file-range work on this thread in its turn (see `Sha256Threads`). */
+type InlineLane = <T>(signal: AbortSignal | undefined, work: () => Promise<T>) => Promise<T>;
+
+function inlineFileHash(lane: InlineLane): FileHash {
   const hash = createHash("sha256");
   let last: Promise<void> = Promise.resolve();
   return {
     add(path, offset, size, signal) {
-      last = last.then(() => hashRangeInto(hash, path, offset, size, signal));
+      last = last.then(() => lane(signal, () => hashRangeInto(hash, path, offset, size, signal)));
       return last;
     },
     defer() {},
@@ -600,4 +623,18 @@ function inlineHash(
     digest: () => Promise.resolve(`sha256:${hash.copy().digest("hex")}`),
     close() {},
   };
+}
+
+/** `turn`, or the signal's reason at once when it aborts first. */
+function turnOrAbort(turn: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return turn;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    turn.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
 }

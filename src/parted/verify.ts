@@ -90,9 +90,7 @@ export async function runVerify(job: VerifyJob, connect: () => Connection): Prom
   const threads = job.hashing(Math.min(job.workers, manifest.parts.length, job.hashThreads));
   try {
     progress.setPhase("verifying");
-    // As many parts at once as hash at once: the threads, or one where hashing is inline.
-    const lanes = Math.max(1, Math.min(job.workers, manifest.parts.length, job.hashThreads));
-    const parts = await inLanes(manifest.parts, lanes, async (part): Promise<PartCheck> => {
+    const parts = await Promise.all(manifest.parts.map(async (part): Promise<PartCheck> => {
       const { index, offset, size, digest } = part;
       const inside = offset + size <= localSize;
       const localDigest = inside
@@ -100,7 +98,7 @@ export async function runVerify(job: VerifyJob, connect: () => Connection): Prom
         : undefined;
       progress.completePart(index, size);
       return { index, offset, size, digest, localDigest, matches: localDigest === digest };
-    });
+    }));
     const differing = parts.filter((p) => !p.matches).map((p) => p.index);
     const identical = localSize === manifest.fileSize && differing.length === 0;
     progress.setPhase("done");
@@ -112,28 +110,4 @@ export async function runVerify(job: VerifyJob, connect: () => Connection): Prom
     progress.close();
     threads.close();
   }
-}
-
-// Runs `work` over `items` with at most `lanes` at a time; results in the items' order.
-async function inLanes<T, R>(
-  items: readonly T[],
-  lanes: number,
-  work: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  const lane = async () => {
-    while (next < items.length && !failed) {
-      const i = next++;
-      try {
-        results[i] = await work(items[i]);
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: lanes }, lane));
-  return results;
 }
