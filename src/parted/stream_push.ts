@@ -10,7 +10,6 @@
  */
 import type { Descriptor } from "../registry/media_types.ts";
 import { BufferPool } from "../hashing/buffer_pool.ts";
-import { sha256Digest } from "../hashing/sha256.ts";
 import type { RunningHash } from "../hashing/sha256_threads.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
