@@ -179,13 +179,22 @@ export class Sha256Threads {
   #nextId = 0;
   #failed: unknown = undefined;
 
+  readonly #inlineRunning: boolean;
+
   /**
    * At most `count` threads, each started when first needed (none where unavailable); `0`
-   * hashes on this thread.
+   * hashes on this thread. With `inlineRunning`, running hashes (`open`) are computed on this
+   * thread all the same, and only file ranges go to threads.
    */
-  constructor(count: number) {
+  constructor(count: number, options: { inlineRunning?: boolean } = {}) {
     this.#count = Math.max(1, count);
     this.#unavailable = count === 0;
+    this.#inlineRunning = options.inlineRunning === true || count === 0;
+  }
+
+  /** Whether running hashes are computed on threads (their buffers are then held longer). */
+  get threadedRunning(): boolean {
+    return !this.#inlineRunning;
   }
 
   // Inline, file ranges are hashed one at a time in the order asked, as one thread's queue
@@ -212,6 +221,7 @@ export class Sha256Threads {
 
   /** A running hash; `onRecycle` receives every buffer back once hashed. */
   open(onRecycle: (buffer: ArrayBuffer) => void): RunningHash {
+    if (this.#inlineRunning) return inlineHash(onRecycle);
     const least = this.#leastBusy(this.#threads);
     const thread = least?.hashes === 0 ? least : this.#start() ?? least;
     if (thread === undefined) return inlineHash(onRecycle);

@@ -130,6 +130,69 @@ export async function downloadPart(
 }
 
 /**
+ * Fetches bytes `[start, end]` of `part` (offsets within the part) into place, unhashed: one
+ * stripe of a part that several connections fetch at once (`striped_part.ts`), which hashes the
+ * part in order once its stripes are in. A broken body continues from the byte reached within the
+ * stripe's own retry budget. Resolves with whether a mirror sent any of the bytes.
+ *
+ * @example
+ * ```ts ignore
+ * import { downloadRange } from "./part_download.ts";
+ * const { mirrored } = await downloadRange(context, part, 0, (16 << 20) - 1);
+ * ```
+ */
+export async function downloadRange(
+  context: PartDownloadContext,
+  part: PartDescriptor,
+  start: number,
+  end: number,
+): Promise<{ mirrored: boolean }> {
+  const pool = context.buffers?.lease() ?? partDownloadBuffers();
+  const run: PartRun = {
+    context,
+    part,
+    pool,
+    hash: unhashed((buffer) => pool.release(buffer)),
+    budget: new AttemptBudget(context.policy, context.clock, context.signal),
+    check: new DigestCheck(part.digest, `part ${part.index}`),
+    reached: start,
+    fromDisk: 0,
+  };
+  try {
+    const reader = await BlobReader.open(context.repo, part.digest, {
+      label: `part ${part.index}: download`,
+      offset: start,
+      end,
+      total: part.size,
+      budget: run.budget,
+      signal: context.signal,
+    });
+    try {
+      await copyPart(
+        run,
+        reader,
+        new PartWriter(context.partial, part.offset + start, pool, run.hash),
+      );
+      return { mirrored: reader.mirrored };
+    } finally {
+      await reader.cancel();
+    }
+  } finally {
+    pool.close();
+  }
+}
+
+/** A hash that hashes nothing: each buffer goes back to its pool once written. */
+function unhashed(recycle: (buffer: ArrayBuffer) => void): RunningHash {
+  return {
+    update: (buffer) => recycle(buffer),
+    reset: () => {},
+    digest: () => Promise.reject(new TypeError("a stripe is not hashed on its own")),
+    close: () => {},
+  };
+}
+
+/**
  * One pass over the part from the byte reached: its bytes in place and hashed, then checked.
  * Resolves with the failure that makes the part start over (bytes from elsewhere were wrong),
  * or undefined when the part is verified.

@@ -13,10 +13,12 @@ import { THREADED_HASH_MIN_BYTES } from "../hashing/stream_sha256.ts";
 import type { Connection } from "./connection.ts";
 import { SpillDirectory } from "./fs_spill.ts";
 import { FilePart, type HeldPart, MemoryPart } from "./held_part.ts";
+import type { PartDescriptor } from "./manifest.ts";
 import { downloadPart, partDownloadBuffers } from "./part_download.ts";
 import { FirstFailure } from "./part_workers.ts";
 import { ProgressTracker } from "./progress.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
+import { type RangeSupport, StripedPart, stripesOf } from "./striped_part.ts";
 import type { TransferJob } from "./transfer_job.ts";
 
 /** The most bytes a pull into a stream holds in memory before it spills parts to disk. */
@@ -100,7 +102,7 @@ export async function runStreamPull(
       repo: connection.repo,
       progress: tracker,
       hashThreads,
-      buffers: partDownloadBuffers(),
+      buffers: partDownloadBuffers(hashThreads.threadedRunning),
       signal: latch.signal,
       policy,
       clock,
@@ -109,26 +111,52 @@ export async function runStreamPull(
     for (const r of ready) r.promise.catch(() => {});
     const gate = new Gate();
     let written = 0;
+    // Large parts go in stripes, taken in file order, so the connections work on the next part
+    // to write together instead of on every part of the window at once.
+    const stripes = parts.flatMap((part) => stripesOf(part));
+    const ranges: RangeSupport = { refused: false };
+    const places = new Map<number, Promise<PartPlace>>();
+    const placeOf = (part: PartDescriptor, count: number) => {
+      let place = places.get(part.index);
+      if (place === undefined) {
+        place = holdPart(part, count);
+        places.set(part.index, place);
+      }
+      return place;
+    };
+    const holdPart = async (part: PartDescriptor, count: number): Promise<PartPlace> => {
+      const lent = memory.take(part.size);
+      const held = lent !== undefined
+        ? new MemoryPart(part.offset, part.size, lent, () => memory.give(lent))
+        : new FilePart(part.offset, await spill!.file(`part-${part.index}`));
+      const striped = count > 1
+        ? new StripedPart({ ...context, partial: held }, part, held, count, ranges)
+        : undefined;
+      return { held, striped };
+    };
     let next = 0;
     const worker = async () => {
       for (;;) {
-        const index = next++;
-        if (index >= parts.length || latch.signal.aborted) return;
-        const part = parts[index];
-        let held: HeldPart | undefined;
+        const stripe = stripes[next++];
+        if (stripe === undefined || latch.signal.aborted) return;
+        const { part } = stripe;
+        let place: PartPlace | undefined;
         try {
           // The window: no part more than `window` ahead of the part being written.
-          while (index >= written + window) await gate.wait(latch.signal);
-          const lent = memory.take(part.size);
-          held = lent !== undefined
-            ? new MemoryPart(part.offset, part.size, lent, () => memory.give(lent))
-            : new FilePart(part.offset, await spill!.file(`part-${index}`));
-          await downloadPart({ ...context, partial: held }, part);
-          ready[index].resolve(held);
+          while (part.index >= written + window) await gate.wait(latch.signal);
+          place = await placeOf(part, stripe.count);
+          if (place.striped === undefined) {
+            await downloadPart({ ...context, partial: place.held }, part);
+            ready[part.index].resolve(place.held);
+          } else if (await place.striped.fetch(stripe) === "verified") {
+            ready[part.index].resolve(place.held);
+          }
         } catch (err) {
-          await held?.release();
-          ready[index].reject(err);
-          latch.fail(err, index);
+          // Its place goes only once no stripe writes into it any more.
+          await place?.striped?.settled();
+          await place?.held.release();
+          ready[part.index].reject(err);
+          latch.fail(err, part.index);
           return;
         }
       }
@@ -148,7 +176,7 @@ export async function runStreamPull(
         gate.open();
       }
     };
-    const workers = Array.from({ length: window }, () => worker());
+    const workers = Array.from({ length: Math.min(job.workers, stripes.length) }, () => worker());
     const out = writing().catch((err) => latch.fail(err));
     await latch.settle([out, ...workers], tracker);
     // A part left unwritten (a worker stopped by the caller) is not a success.
@@ -172,6 +200,12 @@ export async function runStreamPull(
     await spill?.remove();
     writer.releaseLock();
   }
+}
+
+/** Where one part of the window waits: in memory or a file, fetched whole or in stripes. */
+interface PartPlace {
+  held: HeldPart;
+  striped: StripedPart | undefined;
 }
 
 /** Bytes of one read of a spilled part when its buffers are reused. */

@@ -1,0 +1,251 @@
+/**
+ * A part fetched in stripes: byte ranges of one part that several connections fetch at once,
+ * so that a pull into a stream has its next part whole (and verified) early instead of every
+ * part of the window at the end together. The stripes land in the part's held place; the part is
+ * hashed in order as the stripes in front complete, and verified once all are in. Only then may
+ * its bytes leave, as for a part fetched whole.
+ *
+ * A registry that answers a range with the whole blob (200), or a part whose bytes hash wrong
+ * after a mirror sent some of them, is fetched again whole from the registry by one connection
+ * (`downloadPart`); a registry that sent every byte of a wrong part gives its verdict,
+ * `DigestMismatchError`.
+ *
+ * @module
+ */
+import { ProtocolError } from "../errors/kinds.ts";
+import { DigestMismatchError } from "../errors/sentinels.ts";
+import { BufferPool } from "../hashing/buffer_pool.ts";
+import type { RunningHash } from "../hashing/sha256_threads.ts";
+import { DigestCheck } from "../remote/digest_check.ts";
+import { mirrorSpoiled } from "../remote/mirror_reads.ts";
+import { FilePart, type HeldPart, MemoryPart } from "./held_part.ts";
+import type { PartDescriptor } from "./manifest.ts";
+import { downloadPart, downloadRange, type PartDownloadContext } from "./part_download.ts";
+
+/**
+ * Bytes of one stripe: small enough that the hash follows the connections closely (the part
+ * verifies soon after its last bytes arrive), large enough that a request's cost is noise.
+ */
+export const STRIPE_BYTES: number = 16 << 20;
+
+/** Whether the registry answered a range with the whole blob: later parts are fetched whole. */
+export interface RangeSupport {
+  refused: boolean;
+}
+
+/** One stripe: bytes `[start, end]` of a part (offsets within the part). */
+export interface Stripe {
+  part: PartDescriptor;
+  /** The stripe's place among the part's stripes. */
+  index: number;
+  /** How many stripes the part has (1: the part is fetched whole). */
+  count: number;
+  start: number;
+  end: number;
+}
+
+/**
+ * The stripes of `part`: one (the whole part) when it is at most two stripes long, else
+ * {@linkcode STRIPE_BYTES} each, the last one shorter.
+ *
+ * @example
+ * ```ts
+ * import { STRIPE_BYTES, stripesOf } from "./striped_part.ts";
+ * const part = { index: 0, offset: 0, size: 3 * STRIPE_BYTES + 1, digest: "sha256:…" };
+ * console.log(stripesOf(part).map((s) => s.end - s.start + 1).length); // 4
+ * ```
+ */
+export function stripesOf(part: PartDescriptor): Stripe[] {
+  if (part.size <= 2 * STRIPE_BYTES) {
+    return [{ part, index: 0, count: 1, start: 0, end: part.size - 1 }];
+  }
+  const count = Math.ceil(part.size / STRIPE_BYTES);
+  return Array.from({ length: count }, (_, index) => ({
+    part,
+    index,
+    count,
+    start: index * STRIPE_BYTES,
+    end: Math.min(part.size, (index + 1) * STRIPE_BYTES) - 1,
+  }));
+}
+
+/**
+ * One part being fetched in stripes into `held`: `fetch` each stripe (from any number of
+ * connections at once); the call that brings in the last one verifies the part.
+ *
+ * @example
+ * ```ts ignore
+ * const striped = new StripedPart(context, part, held);
+ * if (await striped.fetch(stripe) === "verified") ready.resolve(held);
+ * ```
+ */
+export class StripedPart {
+  readonly #context: PartDownloadContext;
+  readonly #part: PartDescriptor;
+  readonly #held: HeldPart;
+  readonly #done: boolean[];
+  readonly #running = new Set<Promise<unknown>>();
+  readonly #hash: FrontHash;
+  readonly #ranges: RangeSupport;
+  #front = 0;
+  #left: number;
+  #mirrored = false;
+  /** The part is fetched whole instead; stripes still running are not waited for. */
+  #whole = false;
+
+  /**
+   * A part of `count` stripes, fetched into `held` with the pull's `context`; `ranges` is shared
+   * by the parts of one pull.
+   */
+  constructor(
+    context: PartDownloadContext,
+    part: PartDescriptor,
+    held: HeldPart,
+    count: number,
+    ranges: RangeSupport,
+  ) {
+    this.#context = context;
+    this.#ranges = ranges;
+    this.#part = part;
+    this.#held = held;
+    this.#done = new Array(count).fill(false);
+    this.#left = count;
+    this.#hash = frontHash(context, held);
+  }
+
+  /**
+   * Fetches `stripe` into place and hashes what is in front. Resolves `"verified"` for the call
+   * that completed the part (the part is then verified and may be read out), else `"fetched"`.
+   */
+  async fetch(stripe: Stripe): Promise<"fetched" | "verified"> {
+    if (this.#whole) return "fetched";
+    if (this.#ranges.refused) return await this.#fetchWhole();
+    const fetching = downloadRange(this.#context, this.#part, stripe.start, stripe.end);
+    this.#running.add(fetching);
+    try {
+      const { mirrored } = await fetching;
+      this.#mirrored ||= mirrored;
+    } catch (err) {
+      if (this.#whole) return "fetched";
+      if (!(err instanceof ProtocolError && err.status === 200)) throw err;
+      // The registry does not serve ranges: one connection fetches each part whole.
+      this.#ranges.refused = true;
+    } finally {
+      this.#running.delete(fetching);
+    }
+    if (this.#ranges.refused && !this.#whole) return await this.#fetchWhole();
+    if (this.#whole) return "fetched";
+    this.#done[stripe.index] = true;
+    this.#left--;
+    this.#hashFront();
+    if (this.#left > 0) return "fetched";
+    return await this.#verify();
+  }
+
+  /** Waits until no stripe of the part is being written (before its place is let go). */
+  async settled(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+  }
+
+  /** Hashes the stripes in front that are in, in order. */
+  #hashFront(): void {
+    const stripes = this.#done;
+    while (this.#front < stripes.length && stripes[this.#front]) {
+      const start = this.#front * STRIPE_BYTES;
+      const end = Math.min(this.#part.size, start + STRIPE_BYTES);
+      this.#hash.add(start, end - start);
+      this.#front++;
+    }
+  }
+
+  /** Checks the part's digest; a mirror's wrong bytes send the part to the registry alone. */
+  async #verify(): Promise<"verified"> {
+    const part = this.#part;
+    try {
+      await new DigestCheck(part.digest, `part ${part.index}`).verify(this.#hash);
+      return "verified";
+    } catch (err) {
+      if (!(err instanceof DigestMismatchError) || !this.#mirrored) throw err;
+      // Kept as the reason in progress only: the registry is asked alone from here on.
+      mirrorSpoiled(this.#context.repo, part.digest, `part ${part.index}`);
+      return await this.#fetchWhole();
+    } finally {
+      this.#hash.close();
+    }
+  }
+
+  /** Fetches the part whole from byte zero, once every stripe still writing has stopped. */
+  async #fetchWhole(): Promise<"verified"> {
+    this.#whole = true;
+    this.#hash.close();
+    await this.settled();
+    this.#context.progress.restartPart(this.#part.index);
+    await downloadPart({ ...this.#context, partial: this.#held }, this.#part);
+    return "verified";
+  }
+}
+
+/** A part's hash fed with byte ranges of its held place, in order. */
+interface FrontHash {
+  /** Queues `length` bytes of the part from `from`, after every earlier range. */
+  add(from: number, length: number): void;
+  /** `sha256:<hex>` of every range added; rejects when one could not be read. */
+  digest(): Promise<string>;
+  close(): void;
+}
+
+/**
+ * The hash of a held part: a file's ranges are read and hashed where the pull hashes (a thread,
+ * or inline); a part in memory is copied into 1 MiB buffers for the running hash, which takes
+ * its buffers.
+ */
+function frontHash(context: PartDownloadContext, held: HeldPart): FrontHash {
+  const { hashThreads, signal } = context;
+  if (held instanceof FilePart) {
+    const hash = hashThreads.openFileHash();
+    const path = held.file.path;
+    return {
+      add: (from, length) => void hash.add(path, from, length, signal).catch(() => {}),
+      digest: () => hash.digest(),
+      close: once(() => hash.close()),
+    };
+  }
+  if (!(held instanceof MemoryPart)) {
+    throw new TypeError("a striped part is held in a file or in memory");
+  }
+  const pool = new BufferPool(4, COPY_BYTES);
+  const hash: RunningHash = hashThreads.open((buffer) => pool.release(buffer));
+  let queue: Promise<void> = Promise.resolve();
+  const copy = async (from: number, length: number) => {
+    for (let at = from; at < from + length; at += COPY_BYTES) {
+      const size = Math.min(COPY_BYTES, from + length - at);
+      const buffer = await pool.acquire();
+      new Uint8Array(buffer).set(held.bytes.subarray(at, at + size));
+      hash.update(buffer, size);
+    }
+  };
+  return {
+    add: (from, length) => {
+      queue = queue.then(() => copy(from, length));
+    },
+    digest: async () => {
+      await queue;
+      return await hash.digest();
+    },
+    close: once(() => {
+      hash.close();
+      pool.close();
+    }),
+  };
+}
+
+/** `action` on the first call only. */
+function once(action: () => void): () => void {
+  let done = false;
+  return () => {
+    if (!done) action();
+    done = true;
+  };
+}
+
+const COPY_BYTES = 1 << 20;

@@ -1,0 +1,161 @@
+/**
+ * A pull into a stream fetches large parts in stripes (ranged GETs from several connections, in
+ * file order) and lets a part's bytes out only once the whole part verified: in memory and
+ * spilled, a registry that ignores ranges, wrong bytes from the registry and from a mirror.
+ */
+import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
+import { assert, assertEquals, assertRejects, assertStrictEquals } from "../fixtures/assert.ts";
+import { fromFile, PartedClient, toStream } from "../../mod.ts";
+import { DigestMismatchError } from "../../src/errors/mod.ts";
+import { startMemoryRegistry } from "../../src/testing/mod.ts";
+import { startFaultProxy } from "../fixtures/fault_proxy.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { STRIPE_BYTES } from "../../src/parted/striped_part.ts";
+
+const MiB = 1024 * 1024;
+/** Three stripes a part: two whole ones and a short one. */
+const PART = 2 * STRIPE_BYTES + 8 * MiB;
+
+/** A file of two parts and a short third, pushed to `host`; its bytes and the parts' digests. */
+async function pushed(host: string, dir: string, name: string) {
+  const bytes = patternBytes(2 * PART + 1234, 7);
+  await Deno.writeFile(`${dir}/${name}.bin`, bytes);
+  using client = new PartedClient({ plainHttp: true });
+  const ref = `${host}/stripes/${name}:v1`;
+  await client.push(ref, fromFile(`${dir}/${name}.bin`), { partSize: PART });
+  const digests = [0, 1, 2].map((i) => sha256Bytes(bytes.subarray(i * PART, (i + 1) * PART)));
+  return { bytes, ref, digests };
+}
+
+/** Keeps every chunk written, as a copy. */
+function collector() {
+  const chunks: Uint8Array[] = [];
+  return {
+    writable: new WritableStream<Uint8Array>({ write: (c) => void chunks.push(c.slice()) }),
+    bytes: () => {
+      const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+      chunks.reduce((at, c) => (out.set(c, at), at + c.byteLength), 0);
+      return out;
+    },
+  };
+}
+
+async function entries(dir: string): Promise<string[]> {
+  const names = [];
+  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  return names;
+}
+
+Deno.test("stripes: large parts come in ranged GETs, in order, held in memory", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  const { bytes, ref, digests } = await pushed(registry.host, tmp.path, "mem");
+  await using proxy = await startFaultProxy({ target: registry.url });
+  using client = new PartedClient({ plainHttp: true });
+  const out = collector();
+  const result = await client.pull(ref.replace(registry.host, proxy.host), toStream(out.writable), {
+    workers: 4,
+  });
+  assertStrictEquals(result.spilled, false);
+  assertStrictEquals(sha256Bytes(out.bytes()), sha256Bytes(bytes));
+  for (const digest of digests.slice(0, 2)) {
+    const gets = proxy.log.filter((r) => r.method === "GET" && r.path.endsWith(digest));
+    assertStrictEquals(gets.length, 3, "one ranged GET a stripe");
+    assert(gets.every((r) => r.status === 206 && r.headers.range !== undefined));
+  }
+  // The short last part is fetched whole.
+  assertStrictEquals(proxy.count({ method: "GET", path: new RegExp(digests[2]) }), 1);
+});
+
+for (const hashThreads of [0, 2]) {
+  Deno.test(`stripes: a spilled window is hashed from its files, and removed (hashThreads ${hashThreads})`, async () => {
+    await using registry = await startMemoryRegistry();
+    await using tmp = await tempDir();
+    const { bytes, ref, digests } = await pushed(registry.host, tmp.path, "spill");
+    using client = new PartedClient({ plainHttp: true, hashThreads });
+    const spill = `${tmp.path}/spill`;
+    await Deno.mkdir(spill);
+    const out = collector();
+    const result = await client.pull(
+      ref,
+      toStream(out.writable, { memoryWindowBytes: 0, spillDirectory: spill }),
+      { workers: 3 },
+    );
+    assert(result.spilled);
+    assertStrictEquals(sha256Bytes(out.bytes()), sha256Bytes(bytes));
+    assertEquals(await entries(spill), []);
+    // A wrong byte in the last stripe of a spilled part is found there too.
+    const wrong = bytes.slice(0, PART);
+    wrong[PART - 1] ^= 0xff;
+    registry.store.tamperBlob(digests[0], wrong);
+    const none = collector();
+    await assertRejects(
+      client.pull(ref, toStream(none.writable, { memoryWindowBytes: 0, spillDirectory: spill })),
+      DigestMismatchError,
+    );
+    assertStrictEquals(none.bytes().byteLength, 0);
+    assertEquals(await entries(spill), []);
+  });
+}
+
+Deno.test("stripes: a registry that ignores ranges gets one whole GET a part after the first refusal", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  const { bytes, ref, digests } = await pushed(registry.host, tmp.path, "norange");
+  await using proxy = await startFaultProxy({ target: registry.url });
+  proxy.fault({ method: "GET", path: /\/blobs\//, ignoreRange: true });
+  using client = new PartedClient({ plainHttp: true });
+  const out = collector();
+  await client.pull(ref.replace(registry.host, proxy.host), toStream(out.writable), {
+    workers: 2,
+  });
+  assertStrictEquals(sha256Bytes(out.bytes()), sha256Bytes(bytes));
+  const gets = (digest: string) =>
+    proxy.log.filter((r) => r.method === "GET" && r.path.endsWith(digest));
+  // The first part: its refused stripes (at most one a connection), then once whole.
+  assert(gets(digests[0]).length <= 3, `${gets(digests[0]).length} GETs`);
+  assertStrictEquals(gets(digests[0]).filter((r) => r.headers.range === undefined).length, 1);
+  // Later parts are not asked for in ranges any more.
+  assertStrictEquals(gets(digests[1]).length, 1);
+});
+
+Deno.test("stripes: a part the registry sends wrong fails the pull; the output ends before it", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  const { bytes, ref, digests } = await pushed(registry.host, tmp.path, "bad");
+  const wrong = bytes.slice(PART, 2 * PART);
+  wrong[PART - 5] ^= 0xff;
+  registry.store.tamperBlob(digests[1], wrong);
+  using client = new PartedClient({ plainHttp: true });
+  const out = collector();
+  await assertRejects(
+    client.pull(ref, toStream(out.writable), { workers: 4 }),
+    DigestMismatchError,
+  );
+  assertStrictEquals(out.bytes().byteLength, PART);
+  assertStrictEquals(sha256Bytes(out.bytes()), digests[0]);
+});
+
+Deno.test("stripes: a part a mirror sends wrong is fetched whole from the registry", async () => {
+  await using registry = await startMemoryRegistry();
+  await using mirror = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  const { bytes, ref, digests } = await pushed(registry.host, tmp.path, "mirrored");
+  await pushed(mirror.host, tmp.path, "mirrored");
+  const wrong = bytes.slice(0, PART);
+  wrong[STRIPE_BYTES + 3] ^= 0xff;
+  mirror.store.tamperBlob(digests[0], wrong);
+  await using proxy = await startFaultProxy({ target: registry.url });
+  using client = new PartedClient({
+    plainHttp: true,
+    mirrors: { [proxy.host]: [{ location: mirror.host, plainHttp: true }] },
+  });
+  const out = collector();
+  await client.pull(ref.replace(registry.host, proxy.host), toStream(out.writable), {
+    workers: 3,
+  });
+  assertStrictEquals(sha256Bytes(out.bytes()), sha256Bytes(bytes));
+  const atRegistry = proxy.log.filter((r) => r.method === "GET" && r.path.endsWith(digests[0]));
+  assertStrictEquals(atRegistry.length, 1);
+  assertStrictEquals(atRegistry[0].headers.range, undefined);
+});
