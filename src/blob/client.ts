@@ -282,7 +282,9 @@ export class BlobClient {
     this.#session = session;
     this.#owned.push(session);
     // Started on the first large pull; one per concurrent pull up to the limit.
-    const hashThreads = session.hashThreads === 0 ? undefined : session.hashing();
+    const hashThreads = session.hashThreads === 0
+      ? undefined
+      : session.hashing(undefined, "download");
     if (hashThreads !== undefined) this.#owned.push(hashThreads);
     this.#context = {
       policy: session.policy.retry,

@@ -1,12 +1,14 @@
 /**
- * How many hashing threads a client uses when its options name none, chosen by measuring this
- * machine once per process: none (every hash on the calling thread) when one core hashes at
- * least {@linkcode INLINE_HASH_MIN_RATE} bytes a second, else one per core.
+ * The default hashing mode, chosen by measuring this machine once per process. Two kinds of work
+ * hash, and they want different homes:
  *
- * Why: a hashing thread is a second JavaScript runtime (about 25 MiB each) and every buffer
- * crosses to it and back; on a core with SHA extensions that costs more CPU per GiB than the
- * hash it moves, and the hash alone outruns any one transfer's bytes. Where a core hashes slower
- * than that, the threads let receiving, writing and hashing use separate cores.
+ * - Local passes over a file (a push's part and file digests, a pull's resume pass, `verify`, a
+ *   push from a stream) hash as fast as cores allow: one thread per core, so two passes run side by
+ *   side and the transfer's own thread stays free.
+ * - Downloads hash bytes as they arrive. Where one core hashes at least
+ *   {@linkcode INLINE_HASH_MIN_RATE} bytes a second, they hash on the thread that receives them: a
+ *   thread would cost a second JavaScript runtime (about 12–25 MiB) and a hand-over of every buffer,
+ *   more CPU per GiB than the hash it moves, while the hash alone outruns any one link's bytes.
  *
  * @module
  */
@@ -14,8 +16,8 @@ import { createHash } from "node:crypto";
 import { coreCount } from "./sha256_threads.ts";
 
 /**
- * One core hashing sha256 at least this fast (bytes a second) hashes inline by default: cores with
- * SHA extensions measure 1.0–1.8 GB/s under load, cores without 0.15–0.5 GB/s.
+ * One core hashing sha256 at least this fast (bytes a second) hashes downloads inline by default:
+ * cores with SHA extensions measure 1.0–1.8 GB/s under load, cores without 0.15–0.5 GB/s.
  */
 export const INLINE_HASH_MIN_RATE = 600_000_000;
 
@@ -25,36 +27,49 @@ export const INLINE_HASH_MIN_RATE = 600_000_000;
 const SAMPLE_BYTES = 1024 * 1024;
 const SAMPLES = 8;
 
-let chosen: number | undefined;
+let inline: boolean | undefined;
 
 /**
- * The default hashing thread count: `0` where one core hashes at {@linkcode INLINE_HASH_MIN_RATE}
- * or faster, else the number of cores. Measured at the first call, then kept.
+ * The default number of hashing threads: one per core (threads start only when work needs them,
+ * and downloads on a fast core need none).
  *
  * @example Default hashing threads
  * ```ts
  * import { defaultHashThreads } from "./hash_threads_default.ts";
- * const threads = defaultHashThreads();
- * console.log(threads >= 0); // true
+ * console.log(defaultHashThreads() >= 1); // true
  * ```
  */
 export function defaultHashThreads(): number {
-  chosen ??= hashThreadsFor(oneCoreHashRate(), coreCount());
-  return chosen;
+  return coreCount();
 }
 
 /**
- * The rule: no thread where one core hashes `bytesPerSecond` at or above
- * {@linkcode INLINE_HASH_MIN_RATE}, else one per core.
+ * Whether downloads hash on the receiving thread by default: one core hashes at
+ * {@linkcode INLINE_HASH_MIN_RATE} or faster. Measured at the first call, then kept.
+ *
+ * @example
+ * ```ts
+ * import { downloadsHashInline } from "./hash_threads_default.ts";
+ * console.log(typeof downloadsHashInline()); // "boolean"
+ * ```
+ */
+export function downloadsHashInline(): boolean {
+  inline ??= hashesInlineAt(oneCoreHashRate());
+  return inline;
+}
+
+/**
+ * The rule: downloads hash inline where one core hashes `bytesPerSecond` at or above
+ * {@linkcode INLINE_HASH_MIN_RATE}.
  *
  * @example A core with SHA extensions, and one without
  * ```ts
- * import { hashThreadsFor } from "./hash_threads_default.ts";
- * console.log(hashThreadsFor(1.6e9, 8), hashThreadsFor(0.4e9, 8)); // 0 8
+ * import { hashesInlineAt } from "./hash_threads_default.ts";
+ * console.log(hashesInlineAt(1.6e9), hashesInlineAt(0.4e9)); // true false
  * ```
  */
-export function hashThreadsFor(bytesPerSecond: number, cores: number): number {
-  return bytesPerSecond >= INLINE_HASH_MIN_RATE ? 0 : cores;
+export function hashesInlineAt(bytesPerSecond: number): boolean {
+  return bytesPerSecond >= INLINE_HASH_MIN_RATE;
 }
 
 /** Bytes a second one sha256 hashes on this thread (best of the samples). */

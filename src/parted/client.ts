@@ -6,7 +6,7 @@
 import { coreCount } from "../hashing/sha256_threads.ts";
 import { isRegistryHost, isRepositoryName, parseReference } from "../registry/reference.ts";
 import type { Descriptor } from "../registry/media_types.ts";
-import type { ClientSession } from "../remote/session.ts";
+import type { ClientSession, HashWork } from "../remote/session.ts";
 import { checkMirrorTable, withMirrorHosts } from "../remote/mirror_table.ts";
 import { checkRegistrySettings } from "../remote/registry_settings.ts";
 import { connect, type Connection, partedSession } from "./connection.ts";
@@ -652,7 +652,7 @@ export class PartedClient {
       policy: this.#session.policy.retry,
       clock: this.#session.clock,
       hashThreads: this.#session.hashThreads,
-      hashing: (count: number) => this.#session.hashing(count),
+      hashing: (count: number, work?: HashWork) => this.#session.hashing(count, work),
     };
     return { job, connection: () => connect(this.#session, reference, reads) };
   }

@@ -153,7 +153,7 @@ async function fetchParts(
   run: PullRun,
 ): Promise<PullResult> {
   const { manifest } = resolved;
-  const hashThreads = job.hashing(hashThreadCount(job, manifest.fileSize));
+  const hashThreads = job.hashing(hashThreadCount(job, manifest.fileSize), "download");
   const { latch } = run;
   const progress = new ProgressTracker(
     manifest.fileSize,
@@ -178,7 +178,7 @@ async function fetchParts(
     // What an interrupted pull placed may not be on the disk yet: flush it while parts hash.
     if (partial.initialLength > 0) partial.flushSoon();
     // One pool of write buffers for every part download of the pull (see partDownloadBuffers).
-    const buffers = partDownloadBuffers(hashThreadCount(job, manifest.fileSize) > 0);
+    const buffers = partDownloadBuffers(hashThreads.threadedRunning);
     const context = { ...run, repo: connection.repo, partial, progress, hashThreads, buffers };
     const tally = await placeParts(job, manifest, context, latch);
     if (fileCheck) {

@@ -94,6 +94,7 @@ export async function runStreamPull(
     if (memory.count < window) spill = await SpillDirectory.create(job.spillDirectory);
     hashThreads = job.hashing(
       manifest.fileSize < THREADED_HASH_MIN_BYTES ? 0 : Math.min(job.workers, job.hashThreads),
+      "download",
     );
     progress = new ProgressTracker(manifest.fileSize, parts.length, "downloading", job.onProgress);
     const tracker = progress;

@@ -5,6 +5,7 @@
  */
 import type { Reference } from "../registry/reference.ts";
 import type { Sha256Threads } from "../hashing/sha256_threads.ts";
+import type { HashWork } from "../remote/session.ts";
 import type { Clock } from "../transport/clock.ts";
 import type { RetryPolicy } from "../remote/retry.ts";
 import type { ProgressCallback } from "./progress.ts";
@@ -32,6 +33,9 @@ export interface TransferJob {
   clock: Clock;
   /** The most hashing threads (the client's `hashThreads`); large files only use threads. */
   hashThreads: number;
-  /** Hashing threads, at most `count` (and `hashThreads`); the caller closes them. */
-  hashing(count: number): Sha256Threads;
+  /**
+   * Hashing threads, at most `count` (and `hashThreads`), for `work` (default `"local"`); the
+   * caller closes them.
+   */
+  hashing(count: number, work?: HashWork): Sha256Threads;
 }

@@ -14,7 +14,7 @@ import type { Fetch } from "../transport/fetch.ts";
 import type { RateLimit } from "../transport/layers/rate_limit.ts";
 import { validateStallTimeout } from "../transport/layers/stall_guard.ts";
 import { Sha256Threads } from "../hashing/sha256_threads.ts";
-import { defaultHashThreads } from "../hashing/hash_threads_default.ts";
+import { defaultHashThreads, downloadsHashInline } from "../hashing/hash_threads_default.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
 import {
@@ -129,14 +129,13 @@ export interface ClientOptions {
    */
   rateLimit?: RateLimit;
   /**
-   * Most threads that hash: downloads (so receiving and hashing overlap), and for the parted
-   * client a push's digests, a pull's resume pass and `verify`. `0` hashes on the calling
-   * thread. Small transfers (under 16 MiB) always hash on the calling thread. Threads pay where
-   * a core hashes slower than the bytes arrive, or many cores serve one fast link; each costs
-   * about 25 MiB.
+   * Most threads that hash: local passes over a file (a push's part and file digests, a pull's
+   * resume pass, `verify`, a push from a stream) and downloads (so receiving and hashing
+   * overlap). `0` hashes on the calling thread. Small transfers (under 16 MiB) always hash on the
+   * calling thread. Threads start only when work needs them; each costs about 12–25 MiB.
    *
-   * @default `0` where one core hashes sha256 at 600 MB/s or faster (measured once per process,
-   * about 7 ms), else the number of cores
+   * @default the number of cores; without this option, downloads hash on the receiving thread
+   * where one core hashes sha256 at 600 MB/s or faster (measured once per process, about 7 ms)
    */
   hashThreads?: number;
   /**
@@ -177,6 +176,12 @@ export function credentialSource(
   if (options.credential !== undefined) return staticCredentials({ ...options.credential });
   return options.credentials;
 }
+
+/**
+ * What hashing is for: `"local"`, passes over a file on this machine (as fast as the cores
+ * allow); `"download"`, the running hashes of bytes as they arrive.
+ */
+export type HashWork = "local" | "download";
 
 /** What a client adds to the shared settings when it opens its session. */
 export interface SessionSetup {
@@ -232,6 +237,8 @@ export class ClientSession {
   readonly plainHttp: boolean;
   /** The most hashing threads. */
   readonly hashThreads: number;
+  /** Downloads hash on the receiving thread (the default on a fast core). */
+  readonly #inlineDownloads: boolean;
   readonly #stack: ClientStack;
   readonly #mirrors: MirrorTable | undefined;
   readonly #onMirrorTag: MirrorTagListener | undefined;
@@ -248,6 +255,7 @@ export class ClientSession {
     this.clock = options.clock ?? systemClock;
     this.plainHttp = options.plainHttp === true;
     this.hashThreads = options.hashThreads ?? defaultHashThreads();
+    this.#inlineDownloads = options.hashThreads === undefined && downloadsHashInline();
     this.#mirrors = setup.mirrors;
     this.#onMirrorTag = setup.onMirrorTag;
     const { credentials } = setup;
@@ -306,11 +314,14 @@ export class ClientSession {
 
   /**
    * The one place hashing threads are made: at most `count` of them (capped by the session's
-   * `hashThreads`; `0` hashes on the calling thread), started as work needs them. The caller
-   * closes them.
+   * `hashThreads`; `0` hashes on the calling thread), started as work needs them, for `work`:
+   * a download's running hashes stay on the calling thread where the default says so (see
+   * `hash_threads_default.ts`). The caller closes them.
    */
-  hashing(count: number = this.hashThreads): Sha256Threads {
-    return new Sha256Threads(Math.min(count, this.hashThreads));
+  hashing(count: number = this.hashThreads, work: HashWork = "local"): Sha256Threads {
+    return new Sha256Threads(Math.min(count, this.hashThreads), {
+      inlineRunning: work === "download" && this.#inlineDownloads,
+    });
   }
 
   /** Closes the library's pooled connections (not a caller's transport's). */

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { assert, assertEquals } from "../fixtures/assert.ts";
 import { Sha256Threads } from "../../src/hashing/sha256_threads.ts";
+import { tempDir } from "../fixtures/tmp.ts";
 
 const sha = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 
@@ -155,5 +156,28 @@ Deno.test("sha256 threads: a thread starts without a permission prompt in a proc
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sha256 threads: with inline running hashes, a running hash keeps its buffer on this thread; ranges still hash", async () => {
+  await using tmp = await tempDir();
+  const data = new Uint8Array(5000).map((_, i) => i * 3);
+  await Deno.writeFile(`${tmp.path}/f.bin`, data);
+  for (const inlineRunning of [true, false]) {
+    const threads = new Sha256Threads(2, { inlineRunning });
+    try {
+      assertEquals(threads.threadedRunning, !inlineRunning);
+      const hash = threads.open(() => {});
+      const buffer = new ArrayBuffer(5000);
+      new Uint8Array(buffer).set(data);
+      hash.update(buffer, 5000);
+      // A buffer handed to a thread is transferred (detached here); one hashed inline is not.
+      assertEquals(buffer.byteLength, inlineRunning ? 5000 : 0);
+      assertEquals(await hash.digest(), sha(data));
+      hash.close();
+      assertEquals(await threads.hashRange(`${tmp.path}/f.bin`, 0, 5000), sha(data));
+    } finally {
+      threads.close();
+    }
   }
 });
