@@ -62,6 +62,43 @@ registryTest("pull -: a corrupted part gives exit 5 and none of its bytes", asyn
   assertStrictEquals(sha256Bytes(pull.stdout), sha256Bytes(bytes.subarray(0, PART)));
 });
 
+registryTest(
+  "pull -: parts fetched in stripes; a corrupted one gives exit 5 and none of its bytes",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    // Parts of three stripes each (two of 16 MiB and one of 8 MiB), fetched in ranged GETs.
+    const part = 40 * 1024 * KiB;
+    const bytes = patternBytes(2 * part + 99, 13);
+    await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
+    const ref = `${registry.host}/pipes/striped:v1`;
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "40MiB", ref, `${tmp.path}/data.bin`],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(push.code, 0, push.stderr);
+    await using proxy = await startFaultProxy({ target: registry.url });
+    const viaProxy = ref.replace(registry.host, proxy.host);
+    const pull = await runBytes(
+      ["pull", "--plain-http", "--workers", "4", viaProxy, "-"],
+      tmp.path,
+    );
+    assertStrictEquals(pull.code, 0, pull.stderr);
+    assertStrictEquals(sha256Bytes(pull.stdout), sha256Bytes(bytes));
+    const first = sha256Bytes(bytes.subarray(0, part));
+    const ranged = proxy.log.filter((r) => r.path.endsWith(first) && r.headers.range !== undefined);
+    assertStrictEquals(ranged.length, 3, "one ranged GET a stripe");
+    // The second part, wrong by one byte in its last stripe.
+    const tampered = bytes.slice(part, 2 * part);
+    tampered[part - 10] ^= 0xff;
+    await Deno.writeFile(registry.blobPath(sha256Bytes(bytes.subarray(part, 2 * part))), tampered);
+    const bad = await runBytes(["pull", "--plain-http", "--workers", "4", ref, "-"], tmp.path);
+    assertStrictEquals(bad.code, 5, bad.stderr);
+    assertStrictEquals(bad.stdout.byteLength, part);
+    assertStrictEquals(sha256Bytes(bad.stdout), first);
+  },
+);
+
 registryTest("pull - | head -c: exit 0, quietly, and the requests stop", async () => {
   await using registry = await startRegistry();
   await using tmp = await tempDir();
