@@ -55,7 +55,7 @@ export async function runStreamPush(
   connect: () => Connection,
 ): Promise<Descriptor> {
   job.signal?.throwIfAborted();
-  const reader = job.readable.getReader();
+  const reader = readerOf(job.readable);
   const latch = new FirstFailure(job.signal);
   const { signal } = latch;
   // The total is known only at the end: progress counts bytes and parts as they go.
@@ -134,11 +134,11 @@ export async function runStreamPush(
       title: job.name === undefined ? undefined : recordedTitle(job.name),
     });
   } catch (err) {
-    await reader.cancel(err).catch(() => {});
+    await reader.reader.cancel(err).catch(() => {});
     throw latch.publicError(err);
   } finally {
     progress.close();
-    reader.releaseLock();
+    reader.reader.releaseLock();
     await spill?.remove();
   }
 }
@@ -171,7 +171,7 @@ interface OpenPart {
  */
 async function cutParts(
   job: StreamPushJob,
-  reader: ReadableStreamDefaultReader<Uint8Array>,
+  reader: StreamReader,
   spill: SpillDirectory,
   slots: Slots,
   signal: AbortSignal,
@@ -217,25 +217,44 @@ async function cutParts(
     partDigests.push(digest);
     onPart({ index, offset: index * job.partSize, size: written, digest, file });
   };
+  // Bytes taken into the stage: a part is opened only once bytes for it exist.
+  const took = async (length: number) => {
+    stage!.length += length;
+    size += length;
+    if (part!.written + stage!.length === job.partSize) await finish();
+    else if (stage!.length === STAGE_BYTES) await flush();
+  };
+  /** Room in the stage for the part being cut (or the next one). */
+  const room = () =>
+    Math.min(STAGE_BYTES - stage!.length, job.partSize - (part?.written ?? 0) - stage!.length);
   try {
-    for (;;) {
-      signal.throwIfAborted();
-      const { value, done } = await abortableRead(reader, signal);
-      if (done) break;
-      for (let at = 0; at < value.byteLength;) {
-        if (part === undefined) await open();
+    if (reader.kind === "byob") {
+      // A byte stream reads straight into the stage: no array per read, no copy.
+      for (;;) {
+        signal.throwIfAborted();
         stage ??= { buffer: await pool.acquire(), length: 0 };
-        const room = Math.min(
-          STAGE_BYTES - stage.length,
-          job.partSize - part!.written - stage.length,
-        );
-        const take = Math.min(room, value.byteLength - at);
-        new Uint8Array(stage.buffer, stage.length, take).set(value.subarray(at, at + take));
-        stage.length += take;
-        size += take;
-        at += take;
-        if (part!.written + stage.length === job.partSize) await finish();
-        else if (stage.length === STAGE_BYTES) await flush();
+        const view = new Uint8Array(stage.buffer, stage.length, room());
+        const { value, done } = await abortable(reader.reader.read(view), signal);
+        // The read took the stage's buffer and hands it back as `value`'s.
+        stage.buffer = value?.buffer as ArrayBuffer ?? new ArrayBuffer(STAGE_BYTES);
+        if (done) break;
+        if (value.byteLength === 0) continue;
+        if (part === undefined) await open();
+        await took(value.byteLength);
+      }
+    } else {
+      for (;;) {
+        signal.throwIfAborted();
+        const { value, done } = await abortable(reader.reader.read(), signal);
+        if (done) break;
+        for (let at = 0; at < value.byteLength;) {
+          if (part === undefined) await open();
+          stage ??= { buffer: await pool.acquire(), length: 0 };
+          const take = Math.min(room(), value.byteLength - at);
+          new Uint8Array(stage.buffer, stage.length, take).set(value.subarray(at, at + take));
+          at += take;
+          await took(take);
+        }
       }
     }
     if (part !== undefined) await finish();
@@ -253,15 +272,25 @@ async function cutParts(
   }
 }
 
-/** The next read of `reader`, or the signal's reason once it aborts. */
-function abortableRead(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  signal: AbortSignal,
-): Promise<ReadableStreamReadResult<Uint8Array>> {
+/** The stream's reader: a BYOB one where the stream is a byte stream (standard input is). */
+type StreamReader =
+  | { kind: "byob"; reader: ReadableStreamBYOBReader }
+  | { kind: "default"; reader: ReadableStreamDefaultReader<Uint8Array> };
+
+function readerOf(readable: ReadableStream<Uint8Array>): StreamReader {
+  try {
+    return { kind: "byob", reader: readable.getReader({ mode: "byob" }) };
+  } catch {
+    return { kind: "default", reader: readable.getReader() };
+  }
+}
+
+/** `read`, or the signal's reason once it aborts. */
+function abortable<T>(read: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
-    reader.read().then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    read.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }
 

@@ -138,6 +138,67 @@ Deno.test("a push from a stream matches the file's manifest; a rerun skips the p
   assertEquals((await entries(tmp.path)).filter((n) => n.startsWith("ocipart-")), []);
 });
 
+/** A byte stream (read with a BYOB reader, straight into the push's buffers) of `bytes`. */
+function byteSource(bytes: Uint8Array, piece: number, fail?: Error): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    type: "bytes",
+    pull(controller) {
+      if (at >= bytes.byteLength) {
+        if (fail) controller.error(fail);
+        else {
+          controller.close();
+          controller.byobRequest?.respond(0);
+        }
+        return;
+      }
+      const request = controller.byobRequest;
+      const take = Math.min(piece, bytes.byteLength - at, request?.view?.byteLength ?? piece);
+      if (request?.view) {
+        new Uint8Array(request.view.buffer, request.view.byteOffset, take).set(
+          bytes.subarray(at, at + take),
+        );
+        request.respond(take);
+      } else controller.enqueue(bytes.slice(at, at + take));
+      at += take;
+    },
+  });
+}
+
+Deno.test("a push from a byte stream matches the file's manifest, at part edges too", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  using client = new PartedClient({ plainHttp: true });
+  const options = { partSize: 16 * KiB };
+  // Two whole parts exactly, and two parts and a bit.
+  for (const size of [2 * 16 * KiB, 2 * 16 * KiB + 3001]) {
+    const bytes = patternBytes(size, size);
+    await Deno.writeFile(`${tmp.path}/w.bin`, bytes);
+    const file = await client.push(
+      `${registry.host}/s/b:f${size}`,
+      fromFile(`${tmp.path}/w.bin`),
+      options,
+    );
+    const stream = await client.push(
+      `${registry.host}/s/b:s${size}`,
+      fromStream(byteSource(bytes, 5000), { name: "w.bin", spillDirectory: tmp.path }),
+      options,
+    );
+    assertStrictEquals(stream.digest, file.digest);
+  }
+  const died = new Error("producer died");
+  await assertRejects(
+    client.push(
+      `${registry.host}/s/b:dead`,
+      fromStream(byteSource(patternBytes(50 * KiB), 4096, died), { spillDirectory: tmp.path }),
+      options,
+    ),
+    (err) => err === died,
+  );
+  assertStrictEquals(registry.store.getManifest("s/b", "dead"), undefined);
+  assertEquals((await entries(tmp.path)).filter((n) => n.startsWith("ocipart-")), []);
+});
+
 Deno.test("a producer that fails mid-stream leaves no manifest", async () => {
   await using registry = await startMemoryRegistry();
   await using tmp = await tempDir();
