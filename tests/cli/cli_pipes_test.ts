@@ -126,6 +126,49 @@ registryTest("pull - | head -c: exit 0, quietly, and the requests stop", async (
   assert(performance.now() - started < 20_000);
 });
 
+registryTest(
+  "pull -: a reader that goes away stops striped requests within 1 s, exit 0",
+  async () => {
+    await using registry = await startRegistry();
+    await using proxy = await startFaultProxy({ target: registry.url });
+    await using tmp = await tempDir();
+    // Two parts of three stripes each; every stripe of the second one stalls after 1000 bytes.
+    const part = 40 * 1024 * KiB;
+    const bytes = patternBytes(2 * part, 17);
+    await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
+    const ref = `${proxy.host}/pipes/gone-striped:v1`;
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "40MiB", ref, `${tmp.path}/data.bin`],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(push.code, 0, push.stderr);
+    const second = sha256Bytes(bytes.subarray(part));
+    proxy.fault({ method: "GET", path: new RegExp(second), times: Infinity, stallAfter: 1000 });
+    const child = spawnCli(["pull", "--plain-http", "--progress", "none", ref, "-"], {
+      tmp: tmp.path,
+    });
+    await child.stdin.close();
+    const stderr = new Response(child.stderr).text();
+    const reader = child.stdout.getReader();
+    let got = 0;
+    while (got < 100_000) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      got += value.byteLength;
+    }
+    await reader.cancel();
+    const closed = performance.now();
+    const status = await child.status;
+    const elapsed = performance.now() - closed;
+    assertStrictEquals(status.code, 0, await stderr);
+    assertStrictEquals(await stderr, "");
+    assert(got >= 100_000, `${got} bytes before the pipe closed`);
+    assert(elapsed < 1000, `exited ${elapsed.toFixed(0)} ms after the pipe closed`);
+    // The stalled stripes were asked for in ranges, as stripes.
+    assert(proxy.log.some((r) => r.path.endsWith(second) && r.headers.range !== undefined));
+  },
+);
+
 registryTest("push -: the same manifest digest as the push of the file", async () => {
   await using registry = await startRegistry();
   await using tmp = await tempDir();
