@@ -34,6 +34,8 @@ Deno.test("push with every flag parses into a push command", () => {
     "--debug",
     "--limit-rate",
     "10M/s",
+    "--hash-threads",
+    "2",
     "--json",
     "--annotation",
     "org.opencontainers.image.source=https://example.test/a=b",
@@ -55,6 +57,7 @@ Deno.test("push with every flag parses into a push command", () => {
     username: "alice",
     progress: "json",
     limitRate: 10_000_000,
+    hashThreads: 2,
     debug: true,
     reference: REF,
     file: "file.bin",
@@ -79,6 +82,7 @@ Deno.test("pull defaults leave library defaults in place", () => {
     username: undefined,
     progress: "auto",
     limitRate: undefined,
+    hashThreads: undefined,
     debug: false,
     json: false,
     reference: REF,
@@ -231,6 +235,14 @@ Deno.test("--timeout and --stall-timeout take up to 365 days, kept as typed; lon
   usageError(["pull", "--timeout", "8761h", REF, "f"], "pull", /--timeout: must be at most 8760h/);
   usageError(["pull", "--stall-timeout", "9000h", REF, "f"], "pull", /--stall-timeout: must be/);
   usageError(["pull", "--stall-timeout", "soon", REF, "f"], "pull", /--stall-timeout/);
+});
+
+Deno.test("--hash-threads takes 0 to 256; anything else is a usage error", () => {
+  const none = parseCommandLine(["pull", "--hash-threads", "0", REF, "f"]);
+  assertStrictEquals(none.kind === "pull" && none.hashThreads, 0);
+  usageError(["pull", "--hash-threads", "257", REF, "f"], "pull", /--hash-threads: must be/);
+  usageError(["push", "--hash-threads=-1", REF, "f"], "push", /--hash-threads: must be/);
+  usageError(["pull", "--hash-threads", "two", REF, "f"], "pull", /--hash-threads: must be/);
 });
 
 Deno.test("--username and --password-stdin only work together", () => {

@@ -87,6 +87,32 @@ registryTest("0: push prints only the digest, pull reproduces the file", async (
   assertStrictEquals(await fileDigest(byDigest), await fileDigest(source));
 });
 
+registryTest("0: --hash-threads 0, 1 and 2 push and pull the same bytes", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  // Past 16 MiB, so that the hashing threads are used when asked for.
+  const source = `${tmp.path}/big.bin`;
+  await writeRandomFile(source, 20 * MiB + 7);
+  const digests = new Set<string>();
+  for (const threads of ["0", "1", "2"]) {
+    const ref = `${registry.host}/models/threads:t${threads}`;
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "8MiB", "--hash-threads", threads, ref, source],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(push.code, 0, push.stderr);
+    digests.add(push.stdout);
+    const dest = `${tmp.path}/out-${threads}.bin`;
+    const pull = await runCli(
+      ["pull", "--plain-http", "--hash-threads", threads, ref, dest],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(pull.code, 0, pull.stderr);
+    assertStrictEquals(await fileDigest(dest), await fileDigest(source));
+  }
+  assertStrictEquals(digests.size, 1, "one manifest whatever hashes where");
+});
+
 registryTest("0: --progress json lines parse, never go back, and the last agrees", async () => {
   await using registry = await startRegistry();
   await using tmp = await tempDir();

@@ -68,6 +68,8 @@ export interface TransferFlags extends RegistryFlags {
   progress: ProgressMode;
   /** One bandwidth cap over the whole transfer, bytes per second; undefined for none. */
   limitRate: number | undefined;
+  /** `--hash-threads N`: the most hashing threads; undefined for the library's default. */
+  hashThreads: number | undefined;
 }
 
 /** A parsed `push` command line. */
@@ -299,6 +301,7 @@ const TRANSFER_OPTIONS = {
   ...WORKERS_OPTIONS,
   progress: { type: "string" },
   "limit-rate": { type: "string" },
+  "hash-threads": { type: "string" },
 } as const;
 
 // A copy talks to two registries: one explicit credential would reach both, so each side's
@@ -465,6 +468,7 @@ class Parsed {
       workers: this.flag("workers", parseWorkers),
       progress: this.progress(),
       limitRate: this.flag("limit-rate", parseRate),
+      hashThreads: this.flag("hash-threads", parseHashThreads),
     };
   }
 
@@ -949,6 +953,12 @@ function parseWorkers(text: string): number {
     throw new RangeError("must be a positive integer");
   }
   return workers;
+}
+
+function parseHashThreads(text: string): number {
+  const count = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(count >= 0 && count <= 256)) throw new RangeError("must be an integer from 0 to 256");
+  return count;
 }
 
 function parseProgressMode(text: string): ProgressMode {

@@ -42,7 +42,10 @@ const TRANSFER_ONLY_FLAGS = `  --workers N            concurrent part transfers 
 ${CONCURRENCY_ALIAS}
 ${PROGRESS_FLAG}
   --limit-rate RATE      cap the bandwidth of the whole transfer (all workers, both
-                         directions together), e.g. 512KiB/s or 10MiB/s`;
+                         directions together), e.g. 512KiB/s or 10MiB/s
+  --hash-threads N       hash on at most N threads, downloads included (0 = all on the
+                         main thread; default: a thread per core for the hashing of local
+                         files, downloads on the main thread when one core hashes fast)`;
 
 const TRANSFER_FLAGS = `${TRANSFER_ONLY_FLAGS}\n${REGISTRY_FLAGS}`;
 

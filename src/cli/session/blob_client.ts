@@ -98,6 +98,7 @@ export function blobClientOf(
     ...(options.onExchange ? { onExchange: options.onExchange } : {}),
     ...(options.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.stallTimeoutMs }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    ...(options.hashThreads === undefined ? {} : { hashThreads: options.hashThreads }),
     ...(mirrors && options.mirrors !== undefined ? { mirrors: options.mirrors } : {}),
     ...extra,
   });

@@ -338,6 +338,7 @@ function clientOptionsOf(
   label: string,
 ): PartedClientOptions {
   const limitRate = "limitRate" in flags ? flags.limitRate : undefined;
+  const hashThreads = "hashThreads" in flags ? flags.hashThreads : undefined;
   // --ca-file, SSL_CERT_FILE and DENO_CERT for every registry; certs.d's for its registry.
   const shared = [...(inputs.caCerts ?? []), ...inputs.trust.shared.map((file) => file.pem)];
   const registries = Object.fromEntries(
@@ -359,6 +360,7 @@ function clientOptionsOf(
       ? { credentials: dockerConfigCredentials({ configPath: flags.registryConfig }) }
       : {}),
     ...(flags.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: flags.stallTimeoutMs }),
+    ...(hashThreads === undefined ? {} : { hashThreads }),
     ...(limitRate === undefined ? {} : { rateLimit: { bytesPerSecond: limitRate } }),
     ...(inputs.mirrors === undefined
       ? {}
