@@ -23,6 +23,27 @@ async function runBytes(args: string[], tmp: string, stdin?: Uint8Array) {
   return { code: out.code, stdout: out.stdout, stderr: new TextDecoder().decode(out.stderr) };
 }
 
+/**
+ * Runs `pull <ref> -`, reads 100,000 bytes of its output and closes the pipe: its exit status,
+ * standard error, the bytes read, and how long it took to exit after the pipe closed.
+ */
+async function pullUntilReaderLeaves(ref: string, tmp: string) {
+  const child = spawnCli(["pull", "--plain-http", "--progress", "none", ref, "-"], { tmp });
+  await child.stdin.close();
+  const stderr = new Response(child.stderr).text();
+  const reader = child.stdout.getReader();
+  let got = 0;
+  while (got < 100_000) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    got += value.byteLength;
+  }
+  await reader.cancel();
+  const closed = performance.now();
+  const status = await child.status;
+  return { code: status.code, stderr: await stderr, got, elapsed: performance.now() - closed };
+}
+
 registryTest("pull -: the file on stdout, equal to the file (sha256)", async () => {
   await using registry = await startRegistry();
   await using tmp = await tempDir();
@@ -144,24 +165,9 @@ registryTest(
     assertStrictEquals(push.code, 0, push.stderr);
     const second = sha256Bytes(bytes.subarray(part));
     proxy.fault({ method: "GET", path: new RegExp(second), times: Infinity, stallAfter: 1000 });
-    const child = spawnCli(["pull", "--plain-http", "--progress", "none", ref, "-"], {
-      tmp: tmp.path,
-    });
-    await child.stdin.close();
-    const stderr = new Response(child.stderr).text();
-    const reader = child.stdout.getReader();
-    let got = 0;
-    while (got < 100_000) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      got += value.byteLength;
-    }
-    await reader.cancel();
-    const closed = performance.now();
-    const status = await child.status;
-    const elapsed = performance.now() - closed;
-    assertStrictEquals(status.code, 0, await stderr);
-    assertStrictEquals(await stderr, "");
+    const { code, stderr, got, elapsed } = await pullUntilReaderLeaves(ref, tmp.path);
+    assertStrictEquals(code, 0, stderr);
+    assertStrictEquals(stderr, "");
     assert(got >= 100_000, `${got} bytes before the pipe closed`);
     assert(elapsed < 1000, `exited ${elapsed.toFixed(0)} ms after the pipe closed`);
     // The stalled stripes were asked for in ranges, as stripes.
@@ -214,24 +220,9 @@ registryTest("pull -: a reader that goes away stops every request within 1 s, ex
   assertStrictEquals(push.code, 0, push.stderr);
   // Parts 2 and 3 never finish: only the closed pipe can end this pull.
   stallFromThirdPart(proxy);
-  const child = spawnCli(["pull", "--plain-http", "--progress", "none", ref, "-"], {
-    tmp: tmp.path,
-  });
-  await child.stdin.close();
-  const stderr = new Response(child.stderr).text();
-  const reader = child.stdout.getReader();
-  let got = 0;
-  while (got < 100_000) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    got += value.byteLength;
-  }
-  await reader.cancel();
-  const closed = performance.now();
-  const status = await child.status;
-  const elapsed = performance.now() - closed;
-  assertStrictEquals(status.code, 0, await stderr);
-  assertStrictEquals(await stderr, "");
+  const { code, stderr, elapsed } = await pullUntilReaderLeaves(ref, tmp.path);
+  assertStrictEquals(code, 0, stderr);
+  assertStrictEquals(stderr, "");
   assert(elapsed < 1000, `exited ${elapsed.toFixed(0)} ms after the pipe closed`);
   console.log(`pull - exited ${elapsed.toFixed(0)} ms after its reader went away`);
 });
