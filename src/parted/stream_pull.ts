@@ -136,6 +136,9 @@ export async function runStreamPull(
       return { held, striped };
     };
     let next = 0;
+    // The first part (in file order) that failed: nothing of it or after it is fetched any more,
+    // and the pull fails when the writer reaches it, once every part before it is out.
+    let failedFrom = Infinity;
     const worker = async () => {
       for (;;) {
         const stripe = stripes[next++];
@@ -144,7 +147,10 @@ export async function runStreamPull(
         let place: PartPlace | undefined;
         try {
           // The window: no part more than `window` ahead of the part being written.
-          while (part.index >= written + window) await gate.wait(latch.signal);
+          while (part.index >= written + window && part.index < failedFrom) {
+            await gate.wait(latch.signal);
+          }
+          if (part.index >= failedFrom) return;
           place = await placeOf(part, stripe.count);
           if (place.striped === undefined) {
             await downloadPart({ ...context, partial: place.held }, part);
@@ -153,11 +159,13 @@ export async function runStreamPull(
             ready[part.index].resolve(place.held);
           }
         } catch (err) {
+          failedFrom = Math.min(failedFrom, part.index);
+          ready[part.index].reject(err);
+          gate.open();
           // Its place goes only once no stripe writes into it any more.
+          place?.striped?.stop();
           await place?.striped?.settled();
           await place?.held.release();
-          ready[part.index].reject(err);
-          latch.fail(err, part.index);
           return;
         }
       }
@@ -165,7 +173,13 @@ export async function runStreamPull(
     const buffers = job.reuseChunks === true && spill !== undefined ? readBackBuffers() : undefined;
     const writing = async () => {
       for (const part of parts) {
-        const held = await abortable(ready[part.index].promise, latch.signal);
+        let held: HeldPart;
+        try {
+          held = await abortable(ready[part.index].promise, latch.signal);
+        } catch (err) {
+          latch.fail(err, part.index);
+          return;
+        }
         try {
           // A verified part goes out whole: a failure elsewhere does not cut it short.
           for await (const chunk of held.chunks(0, part.size, buffers)) await writer.write(chunk);

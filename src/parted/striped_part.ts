@@ -80,7 +80,10 @@ export function stripesOf(part: PartDescriptor): Stripe[] {
  * ```
  */
 export class StripedPart {
+  /** The pull's context, with a signal that also stops when the part's stripes are stopped. */
   readonly #context: PartDownloadContext;
+  /** The pull's own signal: a whole fetch of the part runs on it. */
+  readonly #pullSignal: AbortSignal;
   readonly #part: PartDescriptor;
   readonly #held: HeldPart;
   readonly #done: boolean[];
@@ -92,6 +95,8 @@ export class StripedPart {
   #mirrored = false;
   /** The part is fetched whole instead; stripes still running are not waited for. */
   #whole = false;
+  /** Stops the stripes still running (the part failed, or is fetched whole). */
+  readonly #stop = new AbortController();
 
   /**
    * A part of `count` stripes, fetched into `held` with the pull's `context`; `ranges` is shared
@@ -104,13 +109,14 @@ export class StripedPart {
     count: number,
     ranges: RangeSupport,
   ) {
-    this.#context = context;
+    this.#pullSignal = context.signal;
     this.#ranges = ranges;
     this.#part = part;
     this.#held = held;
     this.#done = new Array(count).fill(false);
     this.#left = count;
     this.#hash = frontHash(context, held);
+    this.#context = { ...context, signal: AbortSignal.any([context.signal, this.#stop.signal]) };
   }
 
   /**
@@ -140,6 +146,11 @@ export class StripedPart {
     this.#hashFront();
     if (this.#left > 0) return "fetched";
     return await this.#verify();
+  }
+
+  /** Stops every stripe of the part still running (their fetches then fail or say `"fetched"`). */
+  stop(): void {
+    this.#stop.abort(new Error("the part's stripes were stopped"));
   }
 
   /** Waits until no stripe of the part is being written (before its place is let go). */
@@ -178,9 +189,13 @@ export class StripedPart {
   async #fetchWhole(): Promise<"verified"> {
     this.#whole = true;
     this.#hash.close();
+    this.stop();
     await this.settled();
     this.#context.progress.restartPart(this.#part.index);
-    await downloadPart({ ...this.#context, partial: this.#held }, this.#part);
+    await downloadPart(
+      { ...this.#context, signal: this.#pullSignal, partial: this.#held },
+      this.#part,
+    );
     return "verified";
   }
 }

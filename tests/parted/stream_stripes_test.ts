@@ -3,48 +3,15 @@
  * file order) and lets a part's bytes out only once the whole part verified: in memory and
  * spilled, a registry that ignores ranges, wrong bytes from the registry and from a mirror.
  */
-import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
+import { sha256Bytes } from "../fixtures/files.ts";
 import { assert, assertEquals, assertRejects, assertStrictEquals } from "../fixtures/assert.ts";
-import { fromFile, PartedClient, toStream } from "../../mod.ts";
+import { PartedClient, toStream } from "../../mod.ts";
 import { DigestMismatchError } from "../../src/errors/mod.ts";
 import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { STRIPE_BYTES } from "../../src/parted/striped_part.ts";
-
-const MiB = 1024 * 1024;
-/** Three stripes a part: two whole ones and a short one. */
-const PART = 2 * STRIPE_BYTES + 8 * MiB;
-
-/** A file of two parts and a short third, pushed to `host`; its bytes and the parts' digests. */
-async function pushed(host: string, dir: string, name: string) {
-  const bytes = patternBytes(2 * PART + 1234, 7);
-  await Deno.writeFile(`${dir}/${name}.bin`, bytes);
-  using client = new PartedClient({ plainHttp: true });
-  const ref = `${host}/stripes/${name}:v1`;
-  await client.push(ref, fromFile(`${dir}/${name}.bin`), { partSize: PART });
-  const digests = [0, 1, 2].map((i) => sha256Bytes(bytes.subarray(i * PART, (i + 1) * PART)));
-  return { bytes, ref, digests };
-}
-
-/** Keeps every chunk written, as a copy. */
-function collector() {
-  const chunks: Uint8Array[] = [];
-  return {
-    writable: new WritableStream<Uint8Array>({ write: (c) => void chunks.push(c.slice()) }),
-    bytes: () => {
-      const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-      chunks.reduce((at, c) => (out.set(c, at), at + c.byteLength), 0);
-      return out;
-    },
-  };
-}
-
-async function entries(dir: string): Promise<string[]> {
-  const names = [];
-  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
-  return names;
-}
+import { collector, entries, PART, pushed } from "./_stripes.ts";
 
 Deno.test("stripes: large parts come in ranged GETs, in order, held in memory", async () => {
   await using registry = await startMemoryRegistry();

@@ -8,6 +8,8 @@ import { assert, assertEquals, assertRejects, assertStrictEquals } from "../fixt
 import { fromFile, fromStream, PartedClient, toStream } from "../../mod.ts";
 import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { tempDir } from "../fixtures/tmp.ts";
+import { startFaultProxy } from "../fixtures/fault_proxy.ts";
+import { DigestMismatchError } from "../../src/errors/mod.ts";
 
 const KiB = 1024;
 
@@ -92,6 +94,31 @@ Deno.test("a window partly in memory, partly on disk, with reused chunks, arrive
   assertEquals(out.byteLength, bytes.byteLength);
   assertEquals(sha256Bytes(out), sha256Bytes(bytes));
   assertEquals(await entries(spill), []);
+});
+
+Deno.test("a part that fails before earlier parts verified: the output still ends at the part before it", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  const part = 16 * KiB;
+  const bytes = patternBytes(6 * part, 21);
+  await Deno.writeFile(`${tmp.path}/f.bin`, bytes);
+  using client = new PartedClient({ plainHttp: true });
+  await client.push(`${registry.host}/s/late:v1`, fromFile(`${tmp.path}/f.bin`), {
+    partSize: part,
+  });
+  const digestOf = (i: number) => sha256Bytes(bytes.subarray(i * part, (i + 1) * part));
+  const wrong = bytes.slice(3 * part, 4 * part);
+  wrong[5] ^= 0xff;
+  registry.store.tamperBlob(digestOf(3), wrong);
+  // Part 0 arrives late: part 3 has failed long before it verifies.
+  await using proxy = await startFaultProxy({ target: registry.url });
+  proxy.fault({ method: "GET", path: new RegExp(digestOf(0)), delayMs: 500 });
+  const out = collector();
+  await assertRejects(
+    client.pull(`${proxy.host}/s/late:v1`, toStream(out.writable), { workers: 4 }),
+    DigestMismatchError,
+  );
+  assertEquals(out.bytes(), bytes.subarray(0, 3 * part));
 });
 
 Deno.test("a reader that fails stops the pull and removes the spill directory", async () => {
