@@ -4,7 +4,9 @@
  * input, against the real registry (CNCF Distribution).
  */
 import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
-import { assert, assertStrictEquals } from "../fixtures/assert.ts";
+import { assert, assertStrictEquals, assertThrows } from "../fixtures/assert.ts";
+import { parseCommandLine } from "../../src/cli/arguments/args.ts";
+import { UsageError } from "../../src/cli/arguments/usage_error.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
@@ -109,14 +111,21 @@ registryTest(
     const first = sha256Bytes(bytes.subarray(0, part));
     const ranged = proxy.log.filter((r) => r.path.endsWith(first) && r.headers.range !== undefined);
     assertStrictEquals(ranged.length, 3, "one ranged GET a stripe");
-    // The second part, wrong by one byte in its last stripe.
-    const tampered = bytes.slice(part, 2 * part);
-    tampered[part - 10] ^= 0xff;
-    await Deno.writeFile(registry.blobPath(sha256Bytes(bytes.subarray(part, 2 * part))), tampered);
-    const bad = await runBytes(["pull", "--plain-http", "--workers", "4", ref, "-"], tmp.path);
-    assertStrictEquals(bad.code, 5, bad.stderr);
-    assertStrictEquals(bad.stdout.byteLength, part);
-    assertStrictEquals(sha256Bytes(bad.stdout), first);
+    // The second part, wrong by one byte in its last stripe, then in its first, hashed inline
+    // and on threads.
+    for (const [at, threads] of [[part - 10, "0"], [3, "2"]] as const) {
+      const tampered = bytes.slice(part, 2 * part);
+      tampered[at] ^= 0xff;
+      const path = registry.blobPath(sha256Bytes(bytes.subarray(part, 2 * part)));
+      await Deno.writeFile(path, tampered);
+      const bad = await runBytes(
+        ["pull", "--plain-http", "--workers", "4", "--hash-threads", threads, ref, "-"],
+        tmp.path,
+      );
+      assertStrictEquals(bad.code, 5, bad.stderr);
+      assertStrictEquals(bad.stdout.byteLength, part);
+      assertStrictEquals(sha256Bytes(bad.stdout), first);
+    }
   },
 );
 
@@ -266,3 +275,113 @@ async function entries(dir: string): Promise<string[]> {
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+// ---- --hash-threads as typed, and a push from stdin ending exactly at a part boundary ----
+
+const REF = "localhost:5000/org/model:v1";
+const DIGEST_REF = `localhost:5000/org/model@sha256:${"a".repeat(64)}`;
+
+const COMMANDS: [string, string[]][] = [
+  ["pull", [REF, "-"]],
+  ["push", [REF, "-"]],
+  ["blob pull", [DIGEST_REF, "out.bin"]],
+  ["blob push", ["localhost:5000/org/model", "in.bin"]],
+];
+
+Deno.test("--hash-threads refuses 1e2, 0x2, -0, 3.0, +1, empty and 257 on every transfer command", () => {
+  for (const [command, operands] of COMMANDS) {
+    for (const value of ["1e2", "0x2", "-0", "3.0", "+1", "", " ", "257", "Infinity", "1_0"]) {
+      const args = [...command.split(" "), "--hash-threads", value, ...operands];
+      assertThrows(() => {
+        try {
+          parseCommandLine(args);
+        } catch (err) {
+          if (err instanceof UsageError) throw err;
+          throw new Error(`${JSON.stringify(args)}: ${err}`);
+        }
+        throw new Error(`${JSON.stringify(args)} was accepted`);
+      }, UsageError);
+    }
+  }
+});
+
+Deno.test("--hash-threads reaches the blob commands; spaces around and leading zeros are read as --workers reads them", () => {
+  for (const [command, operands] of COMMANDS) {
+    for (const [value, expected] of [[" 3", 3], ["007", 7], ["0", 0], ["256", 256]] as const) {
+      const parsed = parseCommandLine([
+        ...command.split(" "),
+        "--hash-threads",
+        value,
+        ...operands,
+      ]);
+      assertStrictEquals(
+        "hashThreads" in parsed ? parsed.hashThreads : "missing",
+        expected,
+        `${command} --hash-threads ${JSON.stringify(value)}`,
+      );
+    }
+  }
+});
+
+registryTest(
+  "push - of stdin ending exactly at a part boundary equals the file's push",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const bytes = patternBytes(3 * 1536 * KiB, 9);
+    await Deno.mkdir(`${tmp.path}/in`);
+    await Deno.writeFile(`${tmp.path}/in/data.bin`, bytes);
+    const fileRef = `${registry.host}/pipes/exact:file`;
+    const file = await runCli(
+      [
+        "push",
+        "--plain-http",
+        "--part-size",
+        "1536KiB",
+        "--progress",
+        "none",
+        fileRef,
+        `${tmp.path}/in/data.bin`,
+      ],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(file.code, 0, file.stderr);
+    const streamRef = `${registry.host}/pipes/exact:stream`;
+    const stream = await runBytes(
+      [
+        "push",
+        "--plain-http",
+        "--part-size",
+        "1536KiB",
+        "--progress",
+        "none",
+        "--hash-threads",
+        "0",
+        "--name",
+        "data.bin",
+        "--temp-dir",
+        tmp.path,
+        streamRef,
+        "-",
+      ],
+      tmp.path,
+      bytes,
+    );
+    assertStrictEquals(stream.code, 0, stream.stderr);
+    const pull = await runBytes(
+      ["pull", "--plain-http", "--hash-threads", "1", streamRef, "-"],
+      tmp.path,
+    );
+    assertStrictEquals(pull.code, 0, pull.stderr);
+    assertStrictEquals(sha256Bytes(pull.stdout), sha256Bytes(bytes));
+    const layers = async (ref: string) => {
+      const out = await runCli(["inspect", "--plain-http", "--json", ref], { tmp: tmp.path });
+      assertStrictEquals(out.code, 0, out.stderr);
+      const parsed = JSON.parse(out.stdout);
+      return JSON.stringify(parsed.parts?.map((p: { digest: string }) => p.digest));
+    };
+    const streamParts = await layers(streamRef);
+    assertStrictEquals(JSON.parse(streamParts ?? "[]").length, 3, `parts: ${streamParts}`);
+    assertStrictEquals(streamParts, await layers(fileRef));
+  },
+);

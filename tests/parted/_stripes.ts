@@ -1,6 +1,5 @@
 /**
- * What the tests of a striped pull into a stream share: an artifact whose parts come in stripes,
- * a stream that keeps what it is given, and the entries of a spill directory.
+ * What the tests of a striped pull into a stream share: an artifact whose parts come in stripes.
  */
 import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
 import { fromFile, PartedClient } from "../../mod.ts";
@@ -32,24 +31,4 @@ export async function pushed(
     (_, i) => sha256Bytes(bytes.subarray(i * partSize, (i + 1) * partSize)),
   );
   return { bytes, ref, digests };
-}
-
-/** A stream that keeps a copy of every chunk written, and the bytes it was given. */
-export function collector(): { writable: WritableStream<Uint8Array>; bytes: () => Uint8Array } {
-  const chunks: Uint8Array[] = [];
-  return {
-    writable: new WritableStream<Uint8Array>({ write: (c) => void chunks.push(c.slice()) }),
-    bytes: () => {
-      const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-      chunks.reduce((at, c) => (out.set(c, at), at + c.byteLength), 0);
-      return out;
-    },
-  };
-}
-
-/** The names in `dir`. */
-export async function entries(dir: string): Promise<string[]> {
-  const names = [];
-  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
-  return names;
 }

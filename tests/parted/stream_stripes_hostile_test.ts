@@ -11,7 +11,8 @@ import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { STRIPE_BYTES } from "../../src/parted/striped_part.ts";
-import { collector, entries, MiB, PART, pushed } from "./_stripes.ts";
+import { MiB, PART, pushed } from "./_stripes.ts";
+import { byteSource, collector, entries } from "./_streams.ts";
 
 /** `promise`'s outcome, or "timeout" after `ms`. */
 async function within<T>(promise: Promise<T>, ms: number): Promise<T | "timeout" | Error> {
@@ -303,40 +304,6 @@ Deno.test("hostile: a 200 for one stripe while another stripe of the part stalls
 // ---- A push from a byte stream (BYOB reads into the staged buffers) ----
 
 const KiB = 1024;
-
-/** A byte stream (BYOB-capable) of `bytes`, `piece` bytes a read, failing with `fail` at the end. */
-function byteSource(bytes: Uint8Array, piece: number, fail?: Error): ReadableStream<Uint8Array> {
-  let at = 0;
-  return new ReadableStream({
-    type: "bytes",
-    pull(controller) {
-      if (at >= bytes.byteLength) {
-        if (fail) controller.error(fail);
-        else {
-          controller.close();
-          controller.byobRequest?.respond(0);
-        }
-        return;
-      }
-      const request = controller.byobRequest;
-      if (request?.view) {
-        const view = new Uint8Array(
-          request.view.buffer,
-          request.view.byteOffset,
-          request.view.byteLength,
-        );
-        const n = Math.min(piece, view.byteLength, bytes.byteLength - at);
-        view.set(bytes.subarray(at, at + n));
-        at += n;
-        request.respond(n);
-      } else {
-        const n = Math.min(piece, bytes.byteLength - at);
-        controller.enqueue(bytes.slice(at, at + n));
-        at += n;
-      }
-    },
-  });
-}
 
 /** The manifest digest of `bytes` pushed from a file with `partSize`. */
 async function fileManifest(host: string, dir: string, bytes: Uint8Array, partSize: number) {

@@ -11,7 +11,8 @@ import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { STRIPE_BYTES } from "../../src/parted/striped_part.ts";
-import { collector, entries, PART, pushed } from "./_stripes.ts";
+import { PART, pushed } from "./_stripes.ts";
+import { collector, entries } from "./_streams.ts";
 
 Deno.test("stripes: large parts come in ranged GETs, in order, held in memory", async () => {
   await using registry = await startMemoryRegistry();

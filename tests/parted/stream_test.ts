@@ -8,24 +8,11 @@ import { assert, assertEquals, assertRejects, assertStrictEquals } from "../fixt
 import { fromFile, fromStream, PartedClient, toStream } from "../../mod.ts";
 import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { tempDir } from "../fixtures/tmp.ts";
+import { byteSource, collector, entries } from "./_streams.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { DigestMismatchError } from "../../src/errors/mod.ts";
 
 const KiB = 1024;
-
-function collector(): { writable: WritableStream<Uint8Array>; bytes: () => Uint8Array } {
-  const chunks: Uint8Array[] = [];
-  return {
-    writable: new WritableStream({ write: (chunk) => void chunks.push(chunk.slice()) }),
-    bytes: () => new Uint8Array(chunks.flatMap((c) => [...c])),
-  };
-}
-
-async function entries(dir: string): Promise<string[]> {
-  const names = [];
-  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
-  return names;
-}
 
 function byteStream(bytes: Uint8Array, piece: number, fail?: Error): ReadableStream<Uint8Array> {
   let at = 0;
@@ -164,33 +151,6 @@ Deno.test("a push from a stream matches the file's manifest; a rerun skips the p
   assertStrictEquals(skipped, 4);
   assertEquals((await entries(tmp.path)).filter((n) => n.startsWith("ocipart-")), []);
 });
-
-/** A byte stream (read with a BYOB reader, straight into the push's buffers) of `bytes`. */
-function byteSource(bytes: Uint8Array, piece: number, fail?: Error): ReadableStream<Uint8Array> {
-  let at = 0;
-  return new ReadableStream({
-    type: "bytes",
-    pull(controller) {
-      if (at >= bytes.byteLength) {
-        if (fail) controller.error(fail);
-        else {
-          controller.close();
-          controller.byobRequest?.respond(0);
-        }
-        return;
-      }
-      const request = controller.byobRequest;
-      const take = Math.min(piece, bytes.byteLength - at, request?.view?.byteLength ?? piece);
-      if (request?.view) {
-        new Uint8Array(request.view.buffer, request.view.byteOffset, take).set(
-          bytes.subarray(at, at + take),
-        );
-        request.respond(take);
-      } else controller.enqueue(bytes.slice(at, at + take));
-      at += take;
-    },
-  });
-}
 
 Deno.test("a push from a byte stream matches the file's manifest, at part edges too", async () => {
   await using registry = await startMemoryRegistry();
