@@ -319,6 +319,12 @@ registryTest(
     // Refused credential, through the parted client.
     using refused = client("wrong");
     await capture(() => refused.push(`${host}/team/data:v1`, fromFile(src), { partSize: PART }));
+    // A token request the push aborted may still reach the server after the push rejected (it
+    // was on its way): the faults below are for the next requests, so wait until none arrives.
+    for (let seen = -1; seen !== auth.tokens.requests.length;) {
+      seen = auth.tokens.requests.length;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
     // Token endpoint failures, through the authenticated fetch.
     using transport = countingTransport();
     const authFetch = createAuthFetch({
