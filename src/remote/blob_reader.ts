@@ -32,7 +32,7 @@ import { blobUrl } from "../registry/endpoints.ts";
 import { formatRange, parseContentRange, validateContentRange } from "../registry/range.ts";
 import { expectStatus, requireIdentityEncoding } from "../registry/status.ts";
 import { openByob } from "../transport/byob_body.ts";
-import { readSources, watchMirroredBody } from "./mirror_reads.ts";
+import { blobMirrorsFirst } from "./mirror_reads.ts";
 import type { RemoteRepository } from "./repository.ts";
 import type { AttemptBudget } from "./retry.ts";
 
@@ -463,17 +463,12 @@ export async function getBlob(
   total: number | undefined,
   signal: AbortSignal | undefined,
 ): Promise<BlobBody | "complete"> {
-  for (const source of readSources(repo, { digest })) {
-    if (source === repo) break;
-    try {
-      const answer = await getBlobFrom(source, digest, offset, total, signal);
-      if (answer === "complete") return answer;
-      return { ...answer, body: watchMirroredBody(answer.body, repo, digest), mirrored: true };
-    } catch (err) {
-      repo.mirrors!.dropped(source, err, signal);
-    }
-  }
-  return await getBlobFrom(repo, digest, offset, total, signal);
+  return await blobMirrorsFirst(
+    repo,
+    digest,
+    signal,
+    (source) => getBlobFrom(source, digest, offset, total, signal),
+  );
 }
 
 /** {@linkcode getBlob} from one host: the registry or one of its mirrors. */
@@ -655,16 +650,12 @@ export async function getRange(
   signal: AbortSignal | undefined,
   operation = "GET blob range",
 ): Promise<RangePortion> {
-  for (const source of readSources(repo, { digest })) {
-    if (source === repo) break;
-    try {
-      const portion = await getRangeFrom(source, digest, start, end, total, signal, operation);
-      return { ...portion, body: watchMirroredBody(portion.body, repo, digest), mirrored: true };
-    } catch (err) {
-      repo.mirrors!.dropped(source, err, signal);
-    }
-  }
-  return await getRangeFrom(repo, digest, start, end, total, signal, operation);
+  return await blobMirrorsFirst(
+    repo,
+    digest,
+    signal,
+    (source) => getRangeFrom(source, digest, start, end, total, signal, operation),
+  );
 }
 
 /** {@linkcode getRange} from one host: the registry or one of its mirrors. */

@@ -154,6 +154,38 @@ export function readSources(repo: RemoteRepository, target: ReadTarget): RemoteR
 }
 
 /**
+ * A blob read from the mirrors of `repo` first, then from the registry: `ask` sends it to one
+ * host. A mirror that fails is dropped for the read; a mirror's answer says `mirrored` and its body
+ * is watched ({@linkcode watchMirroredBody}). `"complete"` (nothing left to read) is passed on.
+ *
+ * @example A whole-blob GET and a ranged one
+ * ```ts ignore
+ * const answer = await blobMirrorsFirst(repo, digest, signal, (source) => getFrom(source));
+ * ```
+ */
+export async function blobMirrorsFirst<
+  A extends { body: ReadableStream<Uint8Array>; mirrored?: boolean } | "complete",
+>(
+  repo: RemoteRepository,
+  digest: string,
+  signal: AbortSignal | undefined,
+  ask: (source: RemoteRepository) => Promise<A>,
+): Promise<A> {
+  for (const source of readSources(repo, { digest })) {
+    if (source === repo) break;
+    try {
+      const answer = await ask(source);
+      if (answer === "complete") return answer;
+      const found = answer as Exclude<A, "complete">;
+      return { ...found, body: watchMirroredBody(found.body, repo, digest), mirrored: true };
+    } catch (err) {
+      repo.mirrors!.dropped(source, err, signal);
+    }
+  }
+  return await ask(repo);
+}
+
+/**
  * The mirrors that may answer for `tag` after the registry failed with `registryFailure`: none
  * while the registry answered (its answer, even a refusal, is final), else each mirror allowed
  * to resolve tags, in order. An abort ends the read: it is rethrown.
