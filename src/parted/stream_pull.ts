@@ -131,7 +131,7 @@ export async function runStreamPull(
         ? new MemoryPart(part.offset, part.size, lent, () => memory.give(lent))
         : new FilePart(part.offset, await spill!.file(`part-${part.index}`));
       const striped = count > 1
-        ? new StripedPart({ ...context, partial: held }, part, held, count, ranges)
+        ? new StripedPart({ ...context, partial: held }, part, held, ranges)
         : undefined;
       return { held, striped };
     };

@@ -75,7 +75,7 @@ export function stripesOf(part: PartDescriptor): Stripe[] {
  *
  * @example
  * ```ts ignore
- * const striped = new StripedPart(context, part, held);
+ * const striped = new StripedPart(context, part, held, ranges);
  * if (await striped.fetch(stripe) === "verified") ready.resolve(held);
  * ```
  */
@@ -86,12 +86,14 @@ export class StripedPart {
   readonly #pullSignal: AbortSignal;
   readonly #part: PartDescriptor;
   readonly #held: HeldPart;
+  readonly #stripes: Stripe[];
+  /** Which stripes are in place. */
   readonly #done: boolean[];
   readonly #running = new Set<Promise<unknown>>();
   readonly #hash: FrontHash;
   readonly #ranges: RangeSupport;
+  /** The stripes before it are in place and handed to the hash. */
   #front = 0;
-  #left: number;
   #mirrored = false;
   /** The part is fetched whole instead; stripes still running are not waited for. */
   #whole = false;
@@ -99,22 +101,21 @@ export class StripedPart {
   readonly #stop = new AbortController();
 
   /**
-   * A part of `count` stripes, fetched into `held` with the pull's `context`; `ranges` is shared
-   * by the parts of one pull.
+   * A part fetched in its stripes ({@linkcode stripesOf}) into `held` with the pull's `context`;
+   * `ranges` is shared by the parts of one pull.
    */
   constructor(
     context: PartDownloadContext,
     part: PartDescriptor,
     held: HeldPart,
-    count: number,
     ranges: RangeSupport,
   ) {
     this.#pullSignal = context.signal;
     this.#ranges = ranges;
     this.#part = part;
     this.#held = held;
-    this.#done = new Array(count).fill(false);
-    this.#left = count;
+    this.#stripes = stripesOf(part);
+    this.#done = this.#stripes.map(() => false);
     this.#hash = frontHash(context, held);
     this.#context = { ...context, signal: AbortSignal.any([context.signal, this.#stop.signal]) };
   }
@@ -142,9 +143,9 @@ export class StripedPart {
     if (this.#ranges.refused && !this.#whole) return await this.#fetchWhole();
     if (this.#whole) return "fetched";
     this.#done[stripe.index] = true;
-    this.#left--;
     this.#hashFront();
-    if (this.#left > 0) return "fetched";
+    // Every stripe is in once the front has passed the last one.
+    if (this.#front < this.#stripes.length) return "fetched";
     return await this.#verify();
   }
 
@@ -160,11 +161,9 @@ export class StripedPart {
 
   /** Hashes the stripes in front that are in, in order. */
   #hashFront(): void {
-    const stripes = this.#done;
-    while (this.#front < stripes.length && stripes[this.#front]) {
-      const start = this.#front * STRIPE_BYTES;
-      const end = Math.min(this.#part.size, start + STRIPE_BYTES);
-      this.#hash.add(start, end - start);
+    while (this.#front < this.#stripes.length && this.#done[this.#front]) {
+      const { start, end } = this.#stripes[this.#front];
+      this.#hash.add(start, end - start + 1);
       this.#front++;
     }
   }
