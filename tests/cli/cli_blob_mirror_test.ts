@@ -78,6 +78,13 @@ async function registryAndMirror() {
     atRegistry,
     atMirror,
     tmp,
+    /** A random blob of `SIZE` bytes stored in both registries: its bytes and digest. */
+    async blobOnBoth(): Promise<{ bytes: Uint8Array; digest: string }> {
+      const bytes = random(SIZE);
+      const digest = await putBlob(registry.host, bytes);
+      await putBlob(mirror.host, bytes);
+      return { bytes, digest };
+    },
     /** Changes one byte of the mirror's stored copy of `digest`: it serves other bytes. */
     async spoil(digest: string): Promise<void> {
       const path = mirror.blobPath(digest);
@@ -117,9 +124,7 @@ registryTest(
   "blob pull --mirror: the blob's bytes come from the mirror; --debug names its exchanges",
   async () => {
     await using env = await registryAndMirror();
-    const bytes = random(SIZE);
-    const digest = await putBlob(env.registry.host, bytes);
-    await putBlob(env.mirror.host, bytes);
+    const { bytes, digest } = await env.blobOnBoth();
     const dest = `${env.tmp.path}/out.bin`;
     const reference = `${env.atRegistry.host}/${REPOSITORY}@${digest}`;
     const run = await runCli(
@@ -144,9 +149,7 @@ registryTest(
 
 registryTest("blob pull --mirror to standard output: the bytes come from the mirror", async () => {
   await using env = await registryAndMirror();
-  const bytes = random(SIZE);
-  const digest = await putBlob(env.registry.host, bytes);
-  await putBlob(env.mirror.host, bytes);
+  const { bytes, digest } = await env.blobOnBoth();
   const reference = `${env.atRegistry.host}/${REPOSITORY}@${digest}`;
   const args = blobPull(reference, "-", "--mirror", env.atMirror.host);
   const piped = spawnCli(args.filter((a) => a !== "--json"), { tmp: env.tmp.path });
@@ -179,9 +182,7 @@ registryTest(
   "blob pull --mirror: a hostile mirror's other bytes are fetched again from the registry",
   async () => {
     await using env = await registryAndMirror();
-    const bytes = random(SIZE);
-    const digest = await putBlob(env.registry.host, bytes);
-    await putBlob(env.mirror.host, bytes);
+    const { bytes, digest } = await env.blobOnBoth();
     await env.spoil(digest);
     const dest = `${env.tmp.path}/out.bin`;
     const reference = `${env.atRegistry.host}/${REPOSITORY}@${digest}`;
@@ -202,9 +203,7 @@ registryTest(
   "blob pull --mirror: the registry's own wrong bytes still exit 5, after the mirror's",
   async () => {
     await using env = await registryAndMirror();
-    const bytes = random(SIZE);
-    const digest = await putBlob(env.registry.host, bytes);
-    await putBlob(env.mirror.host, bytes);
+    const { bytes, digest } = await env.blobOnBoth();
     await env.spoil(digest);
     const stored = env.registry.blobPath(digest);
     const changed = await Deno.readFile(stored);
