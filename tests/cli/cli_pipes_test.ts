@@ -331,30 +331,14 @@ registryTest(
     const bytes = patternBytes(3 * 1536 * KiB, 9);
     await Deno.mkdir(`${tmp.path}/in`);
     await Deno.writeFile(`${tmp.path}/in/data.bin`, bytes);
+    const push = ["push", "--plain-http", "--part-size", "1536KiB", "--progress", "none"];
     const fileRef = `${registry.host}/pipes/exact:file`;
-    const file = await runCli(
-      [
-        "push",
-        "--plain-http",
-        "--part-size",
-        "1536KiB",
-        "--progress",
-        "none",
-        fileRef,
-        `${tmp.path}/in/data.bin`,
-      ],
-      { tmp: tmp.path },
-    );
+    const file = await runCli([...push, fileRef, `${tmp.path}/in/data.bin`], { tmp: tmp.path });
     assertStrictEquals(file.code, 0, file.stderr);
     const streamRef = `${registry.host}/pipes/exact:stream`;
     const stream = await runBytes(
       [
-        "push",
-        "--plain-http",
-        "--part-size",
-        "1536KiB",
-        "--progress",
-        "none",
+        ...push,
         "--hash-threads",
         "0",
         "--name",
