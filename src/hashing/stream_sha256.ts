@@ -49,7 +49,7 @@ export function openStreamHash(
   threads?: Sha256Threads,
 ): StreamHash {
   if (
-    threads === undefined || expectedBytes === undefined ||
+    threads === undefined || !threads.threadedRunning || expectedBytes === undefined ||
     expectedBytes < THREADED_HASH_MIN_BYTES
   ) {
     return inlineStreamHash();
