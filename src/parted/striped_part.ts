@@ -14,8 +14,7 @@
  */
 import { ProtocolError } from "../errors/kinds.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
-import { BufferPool } from "../hashing/buffer_pool.ts";
-import type { RunningHash } from "../hashing/sha256_threads.ts";
+import { openStreamHash } from "../hashing/stream_sha256.ts";
 import { DigestCheck } from "../remote/digest_check.ts";
 import { mirrorSpoiled } from "../remote/mirror_reads.ts";
 import { FilePart, type HeldPart, MemoryPart } from "./held_part.ts";
@@ -209,9 +208,9 @@ interface FrontHash {
 }
 
 /**
- * The hash of a held part: a file's ranges are read and hashed where the pull hashes (a thread,
- * or inline); a part in memory is copied into 1 MiB buffers for the running hash, which takes
- * its buffers.
+ * The hash of a held part: a file's ranges are read and hashed on a hashing thread (a pass over
+ * local bytes); a part in memory goes through the stream hash downloads use (inline, or copied
+ * for a thread).
  */
 function frontHash(context: PartDownloadContext, held: HeldPart): FrontHash {
   const { hashThreads, signal } = context;
@@ -227,29 +226,17 @@ function frontHash(context: PartDownloadContext, held: HeldPart): FrontHash {
   if (!(held instanceof MemoryPart)) {
     throw new TypeError("a striped part is held in a file or in memory");
   }
-  const pool = new BufferPool(4, COPY_BYTES);
-  const hash: RunningHash = hashThreads.open((buffer) => pool.release(buffer));
+  const hash = openStreamHash(held.bytes.byteLength, hashThreads);
   let queue: Promise<void> = Promise.resolve();
-  const copy = async (from: number, length: number) => {
-    for (let at = from; at < from + length; at += COPY_BYTES) {
-      const size = Math.min(COPY_BYTES, from + length - at);
-      const buffer = await pool.acquire();
-      new Uint8Array(buffer).set(held.bytes.subarray(at, at + size));
-      hash.update(buffer, size);
-    }
-  };
   return {
     add: (from, length) => {
-      queue = queue.then(() => copy(from, length));
+      queue = queue.then(() => hash.update(held.bytes.subarray(from, from + length)));
     },
     digest: async () => {
       await queue;
       return await hash.digest();
     },
-    close: once(() => {
-      hash.close();
-      pool.close();
-    }),
+    close: once(() => hash.close()),
   };
 }
 
@@ -261,5 +248,3 @@ function once(action: () => void): () => void {
     done = true;
   };
 }
-
-const COPY_BYTES = 1 << 20;
