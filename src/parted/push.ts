@@ -15,7 +15,6 @@ import type { Descriptor } from "../registry/media_types.ts";
 import { ShortFileError } from "../hashing/hash_range.ts";
 import { sha256Digest } from "../hashing/sha256.ts";
 import type { FileHash, Sha256Threads } from "../hashing/sha256_threads.ts";
-import { THREADED_HASH_MIN_BYTES } from "../hashing/stream_sha256.ts";
 import type { Clock } from "../transport/clock.ts";
 import { retry, type RetryPolicy } from "../remote/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
@@ -29,7 +28,7 @@ import { ProgressTracker } from "./progress.ts";
 import { putManifest } from "../remote/manifests.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import { completeUpload, openUpload } from "../remote/uploads.ts";
-import type { TransferJob } from "./transfer_job.ts";
+import { hashingFor, type TransferJob } from "./transfer_job.ts";
 import { FirstFailure, nextPart } from "./part_workers.ts";
 import { PushTokens } from "./push_tokens.ts";
 
@@ -63,11 +62,8 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   const { signal } = latch;
   const progress = new ProgressTracker(stamp.size, plan.length, "hashing", job.onProgress);
   progress.onFailure = (err) => latch.stop(err);
-  // A small file hashes faster here than a thread starts (and starting none keeps a process
-  // that moves many small files lean).
-  const pool = job.hashing(
-    stamp.size < THREADED_HASH_MIN_BYTES ? 0 : Math.min(plan.length > 1 ? 2 : 1, job.hashThreads),
-  );
+  // One thread for the part digests and one for the file's, where there are parts to hash.
+  const pool = hashingFor(job, stamp.size, plan.length > 1 ? 2 : 1);
   // A single part's digest is the file's digest: hash once.
   const whole = plan.length > 1 ? pool.openFileHash() : undefined;
   const push: PushRun = { job, connection, plan, stamp, signal, progress, pool, whole, latch };

@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { THREADED_HASH_MIN_BYTES } from "../hashing/stream_sha256.ts";
 import type { Connection } from "./connection.ts";
 import { SpillDirectory } from "./fs_spill.ts";
 import { FilePart, type HeldPart, MemoryPart } from "./held_part.ts";
@@ -19,7 +18,7 @@ import { FirstFailure } from "./part_workers.ts";
 import { ProgressTracker } from "./progress.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
 import { type RangeSupport, StripedPart, stripesOf } from "./striped_part.ts";
-import type { TransferJob } from "./transfer_job.ts";
+import { hashingFor, type TransferJob } from "./transfer_job.ts";
 
 /** The most bytes a pull into a stream holds in memory before it spills parts to disk. */
 export const DEFAULT_MEMORY_WINDOW_BYTES: number = 256 * 1024 * 1024;
@@ -92,10 +91,7 @@ export async function runStreamPull(
     const window = Math.min(job.workers, parts.length);
     const memory = memorySlots(job, window, manifest.partSize);
     if (memory.count < window) spill = await SpillDirectory.create(job.spillDirectory);
-    hashThreads = job.hashing(
-      manifest.fileSize < THREADED_HASH_MIN_BYTES ? 0 : Math.min(job.workers, job.hashThreads),
-      "download",
-    );
+    hashThreads = hashingFor(job, manifest.fileSize, job.workers, "download");
     progress = new ProgressTracker(manifest.fileSize, parts.length, "downloading", job.onProgress);
     const tracker = progress;
     tracker.onFailure = (err) => latch.stop(err);

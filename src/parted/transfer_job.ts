@@ -5,6 +5,7 @@
  */
 import type { Reference } from "../registry/reference.ts";
 import type { Sha256Threads } from "../hashing/sha256_threads.ts";
+import { THREADED_HASH_MIN_BYTES } from "../hashing/stream_sha256.ts";
 import type { HashWork } from "../remote/session.ts";
 import type { Clock } from "../transport/clock.ts";
 import type { RetryPolicy } from "../remote/retry.ts";
@@ -38,4 +39,23 @@ export interface TransferJob {
    * caller closes them.
    */
   hashing(count: number, work?: HashWork): Sha256Threads;
+}
+
+/**
+ * The hashing threads of a transfer of a file of `fileSize` bytes: at most `most` (and the
+ * client's `hashThreads`), for `work`; none for a small file, which hashes faster here than a
+ * thread starts (and starting none keeps a process that moves many small files lean).
+ *
+ * @example
+ * ```ts ignore
+ * const threads = hashingFor(job, manifest.fileSize, job.workers, "download");
+ * ```
+ */
+export function hashingFor(
+  job: TransferJob,
+  fileSize: number,
+  most: number,
+  work?: HashWork,
+): Sha256Threads {
+  return job.hashing(fileSize < THREADED_HASH_MIN_BYTES ? 0 : most, work);
 }
