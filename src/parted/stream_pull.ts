@@ -19,6 +19,7 @@ import { ProgressTracker } from "./progress.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
 import { type RangeSupport, StripedPart, stripesOf } from "./striped_part.ts";
 import { hashingFor, type TransferJob } from "./transfer_job.ts";
+import { abortable } from "../transport/abortable.ts";
 
 /** The most bytes a pull into a stream holds in memory before it spills parts to disk. */
 export const DEFAULT_MEMORY_WINDOW_BYTES: number = 256 * 1024 * 1024;
@@ -228,16 +229,6 @@ const READ_BACK_BYTES = 4 << 20;
  */
 function readBackBuffers(): [Uint8Array, Uint8Array] {
   return [new Uint8Array(READ_BACK_BYTES), new Uint8Array(READ_BACK_BYTES)];
-}
-
-/** `promise`, or the signal's reason once it aborts. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
 
 /**

@@ -21,6 +21,7 @@ import { ProgressTracker } from "./progress.ts";
 import { recordedTitle, writePartedManifest } from "./push.ts";
 import { PushTokens } from "./push_tokens.ts";
 import type { TransferJob } from "./transfer_job.ts";
+import { abortable } from "../transport/abortable.ts";
 
 /** What the push from a stream needs, already validated. */
 export interface StreamPushJob extends TransferJob {
@@ -283,15 +284,6 @@ function readerOf(readable: ReadableStream<Uint8Array>): StreamReader {
   } catch {
     return { kind: "default", reader: readable.getReader() };
   }
-}
-
-/** `read`, or the signal's reason once it aborts. */
-function abortable<T>(read: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    read.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
 
 /** A count of part files that may exist at once. */

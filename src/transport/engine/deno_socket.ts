@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { abortable, type DialedSocket, type SocketKind } from "./dial.ts";
+import { abortable } from "../abortable.ts";
+import type { DialedSocket, SocketKind } from "./dial.ts";
 
 interface DenoConn {
   readonly remoteAddr: { hostname?: string };
