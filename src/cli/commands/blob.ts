@@ -14,7 +14,7 @@ import type {
   BlobPullCommand,
   BlobPushCommand,
 } from "../arguments/args.ts";
-import { blobClientOf, registryOnlyOf } from "../session/blob_client.ts";
+import { blobClientOf } from "../session/blob_client.ts";
 import { BLOB_PARTIAL_SUFFIX, defaultChunkSize, pullBlobFile } from "../session/blob_file.ts";
 import { EXIT_CODES } from "../words/exit_code.ts";
 import { stderr, stdout } from "../session/io.ts";
@@ -57,9 +57,6 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
   using blobs = blobClientOf(session, command.repository, {
     parallelPull: { workers, chunkSize },
   });
-  using registryOnly = registryOnlyOf(session, command.repository, {
-    parallelPull: { workers, chunkSize },
-  });
   const { client } = blobs;
   const { repository, digest } = command;
   const signal = session.signal;
@@ -89,7 +86,7 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
       chunkSize: command.chunkSize ?? defaultChunkSize(size, workers),
       signal,
       onProgress: progress.onProgress,
-      ...(registryOnly.client === undefined ? {} : { registryOnly: registryOnly.client }),
+      registryOnly: blobs.registryOnly,
     });
     progress.finish(EXIT_CODES.success);
     stdout(

@@ -17,7 +17,7 @@ import {
   terminalText,
 } from "../../parted/mod.ts";
 import type { PullCommand } from "../arguments/args.ts";
-import { blobClientOf, registryOnlyOf } from "../session/blob_client.ts";
+import { blobClientOf } from "../session/blob_client.ts";
 import { defaultChunkSize, pullBlobFile } from "../session/blob_file.ts";
 import { EXIT_CODES } from "../words/exit_code.ts";
 import { usageFailureJson } from "../words/failure_json.ts";
@@ -65,9 +65,6 @@ export async function pullFileArtifact(context: FilePullContext): Promise<number
   using blobs = blobClientOf(session, repository, {
     parallelPull: { workers, chunkSize: MAX_CHUNK_SIZE },
   });
-  using registryOnly = registryOnlyOf(session, repository, {
-    parallelPull: { workers, chunkSize: MAX_CHUNK_SIZE },
-  });
   const signal = session.signal;
   const manifest = await blobs.manifest(reference.digest ?? reference.tag!, signal);
   const layers = fileLayers(manifest);
@@ -97,7 +94,7 @@ export async function pullFileArtifact(context: FilePullContext): Promise<number
     chunkSize: defaultChunkSize(layer.size, workers),
     signal,
     onProgress: progress.onProgress,
-    ...(registryOnly.client === undefined ? {} : { registryOnly: registryOnly.client }),
+    registryOnly: blobs.registryOnly,
   });
   progress.finish(EXIT_CODES.success);
   stdout(

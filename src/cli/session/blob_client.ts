@@ -20,6 +20,12 @@ export interface CommandBlobClient extends Disposable {
   /** The client. */
   readonly client: BlobClient;
   /**
+   * Its twin that never reads from a mirror, made on first use (closed with this one): a blob
+   * whose bytes through the mirrors did not match is fetched again with it. Undefined when the
+   * client reads through no mirror.
+   */
+  readonly registryOnly: (() => BlobClient) | undefined;
+  /**
    * The size the registry states for the blob (HEAD, Content-Length), or undefined when its
    * answer states none (a redirect, a missing header); call after `client.exists`.
    */
@@ -75,6 +81,7 @@ export function blobClientOf(
   // A mirror's requests come through the client's transport too: on a pool of their own (so
   // `--debug` names them), without the registry's credential.
   const mirrorPool = mirrors && options.mirrors !== undefined ? poolOf("mirror") : undefined;
+  let twin: CommandBlobClient | undefined;
   const credentials = options.credential !== undefined
     ? staticCredentials({ ...options.credential })
     : options.credentials ?? dockerConfigCredentials();
@@ -134,41 +141,15 @@ export function blobClientOf(
       }
       return bytes;
     },
+    registryOnly: mirrorPool === undefined
+      ? undefined
+      : () => (twin ??= blobClientOf(session, repository, extra, false)).client,
     [Symbol.dispose]: () => {
       client.close();
       pool.close();
       mirrorPool?.close();
+      twin?.[Symbol.dispose]();
     },
-  };
-}
-
-/** The registry-only client of a command whose pulls read through mirrors; `using` closes it. */
-export interface RegistryOnlyClient extends Disposable {
-  /** Makes (once) and returns the client; undefined when the session has no mirrors. */
-  readonly client: (() => BlobClient) | undefined;
-}
-
-/**
- * The twin of {@linkcode blobClientOf} that never reads from a mirror, made on first use: a
- * blob whose bytes through the mirrors did not match is fetched again with it.
- *
- * @example
- * ```ts ignore
- * using registryOnly = registryOnlyOf(session, "127.0.0.1:5000/team/data", {});
- * const client = registryOnly.client?.();
- * ```
- */
-export function registryOnlyOf(
-  session: Session,
-  repository: string,
-  extra: Pick<BlobClientOptions, "parallelPull">,
-): RegistryOnlyClient {
-  let made: CommandBlobClient | undefined;
-  return {
-    client: session.clientOptions.mirrors === undefined
-      ? undefined
-      : () => (made ??= blobClientOf(session, repository, extra, false)).client,
-    [Symbol.dispose]: () => made?.[Symbol.dispose](),
   };
 }
 
