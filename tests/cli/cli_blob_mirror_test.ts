@@ -203,7 +203,7 @@ registryTest(
   "blob pull --mirror: the registry's own wrong bytes still exit 5, after the mirror's",
   async () => {
     await using env = await registryAndMirror();
-    const { bytes, digest } = await env.blobOnBoth();
+    const { digest } = await env.blobOnBoth();
     await env.spoil(digest);
     const stored = env.registry.blobPath(digest);
     const changed = await Deno.readFile(stored);
