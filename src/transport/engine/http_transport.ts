@@ -11,6 +11,8 @@ import { fileBodyRange, type FileRange } from "../file_body.ts";
 import type { Fetch } from "../fetch.ts";
 import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
 import { rawDownload, rawDownloadAvailable } from "./raw_download.ts";
+import { denoSockets } from "./deno_socket.ts";
+import { nodeTlsSockets } from "./node_tls_socket.ts";
 import {
   ExchangeError,
   type FailureReason,
@@ -37,9 +39,10 @@ import { type ExchangeObserver, observeExchange } from "../exchange_observer.ts"
 // File-range bodies go out on a connection of their own, written from the file by a minimal
 // HTTP/1.1 client where the runtime allows it: a third less CPU than node:http's write path.
 const RAW_UPLOADS = rawUploadAvailable();
-// Downloads the runtime's pooled client cannot take (a proxy, a peer guard) read from a socket
-// of their own into the caller's buffers where the runtime allows it: node:http allocates every
-// read, and a 1 GiB pull through it peaked at two to three times the memory.
+// Downloads the runtime's pooled client cannot take (a proxy, a peer guard, a host only node:tls
+// can judge) read from a socket of their own into the caller's buffers where the runtime allows
+// it: node:http allocates every read, and a 1 GiB pull through it peaked at two to four times
+// the memory.
 const RAW_DOWNLOADS = rawDownloadAvailable();
 
 /**
@@ -61,15 +64,15 @@ export interface HttpTransportOptions {
    * Extra PEM certificates trusted for HTTPS, in addition to the runtime's roots, on every
    * path. A self-signed server certificate here (as `openssl req -x509` makes) is pinned: a host
    * it names is accepted when it presents exactly that certificate, and while one is given every
-   * HTTPS request goes through `node:https` (so a host it does not name is told as a wrong name).
+   * HTTPS request goes over `node:tls` (so a host it does not name is told as a wrong name).
    */
   caCerts?: string[];
   /**
    * HTTPS without verifying the peer's certificate chain or name, on every HTTPS request of
-   * this transport (direct, tunnelled through a proxy, and file uploads). The runtime's own
-   * client and the minimal upload client cannot skip verification, so with this option every
-   * request goes through `node:https`; it needs no permission beyond the network's. Default:
-   * false.
+   * this transport (direct, tunnelled through a proxy, and file uploads). The runtime's own TLS
+   * cannot skip verification, so with this option every request goes over `node:tls` (downloads
+   * on the transport's own client, the rest through `node:https`); it needs no permission
+   * beyond the network's. Default: false.
    */
   insecureTls?: boolean;
   /**
@@ -131,13 +134,14 @@ const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
  *   (`getReader({ mode: "byob" })` reads into the caller's buffers). They carry
  *   `accept-encoding: identity` (a request that accepts another encoding stays on `node:http`),
  *   are never decompressed or redirected, and are not counted by `maxSocketsPerOrigin`.
- * - The other body-less GETs that ask for no encoding, to a host the runtime's TLS judges as
- *   `node:tls` does (those of a guarded transport, or through a proxy), go on Deno through the
- *   transport's minimal HTTP/1.1 client on a connection of their own (`Connection: close`,
- *   the peer guard and the proxy applied where it dials), whose body is a byte stream read
- *   straight from the socket into the caller's buffers.
+ * - The other body-less GETs that ask for no encoding (those of a guarded transport, through a
+ *   proxy, or to a host only `node:tls` can judge: `insecureTls`, a host pinned by `caCerts`)
+ *   go on Deno through the transport's minimal HTTP/1.1 client on a connection of their own
+ *   (`Connection: close`, the peer guard and the proxy applied where it dials), whose body is a
+ *   byte stream read from the socket into the caller's buffers. Its TLS is the runtime's where
+ *   the runtime judges the host as `node:tls` does, else `node:tls` (`node_tls_socket.ts`).
  * - Everything else uses `node:http`/`node:https` (a paused TLS answer stops reading its
- *   connection): every request with a body or another method, and every request of an
+ *   connection): every request with a body or another method, and every such request of an
  *   `insecureTls` transport, to a host pinned by `caCerts`, and every HTTPS request while
  *   `caCerts` holds a self-signed server certificate.
  * - A request the `proxy` settings route through a proxy goes in absolute form for `http:`,
@@ -385,15 +389,18 @@ export class HttpTransport {
   // A GET on a socket of its own, read into the caller's buffers (raw_download.ts).
   #sendRawDownload(out: Outgoing): Promise<Response> {
     const guard = this.#options.peerGuard;
+    // A host the runtime's TLS judges otherwise (pinned, unverified) is read through node:tls.
+    const sockets = out.runtimeTls
+      ? denoSockets(this.#options.caCerts)!
+      : nodeTlsSockets(this.#trust.nodeOptions);
     return rawDownload({
       url: out.url,
       method: out.request.method,
       headers: out.headers,
       signal: out.request.signal,
       ...(guard ? { peerGuard: guard } : {}),
-      ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
       ...(out.route ? { proxy: out.route } : {}),
-    });
+    }, sockets);
   }
 
   // Straight to the origin on this transport's node:http pools.
@@ -540,11 +547,10 @@ function takesPlatform(out: Outgoing): boolean {
 }
 
 // Whether `out` is a download the transport's own socket client may take: a body-less GET that
-// asks for no encoding (as for the runtime's client: another one stays on node:http), whose TLS
-// the runtime judges as node:tls does (an unverified or pinned host needs node:tls).
+// asks for no encoding (as for the runtime's client: another one stays on node:http).
 function takesRawDownload(out: Outgoing): boolean {
   const encoding = out.headers["accept-encoding"]?.trim().toLowerCase();
-  return out.request.body === null && out.request.method === "GET" && out.runtimeTls &&
+  return out.request.body === null && out.request.method === "GET" &&
     (encoding === undefined || encoding === "identity");
 }
 

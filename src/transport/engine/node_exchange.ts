@@ -20,7 +20,7 @@ import { OciError } from "../../errors/oci_error.ts";
 import { FILE_BODY_CHUNK_SIZE, fileBodyRange, type FileRange } from "../file_body.ts";
 import { connectError, failureReason, lengthError, readError } from "../failure.ts";
 import { BODILESS_STATUSES } from "../response_body.ts";
-import { stopTcpReadsOnPause } from "./tls_read_stop.ts";
+import { linkTcpReads } from "./tls_tcp_reads.ts";
 
 /** What {@linkcode nodeExchange} sends. */
 export interface NodeExchangeInit {
@@ -90,7 +90,7 @@ class NodeExchange {
     if (request.signal.aborted) return this.#fail(request.signal.reason);
     const req = this.#req;
     if (request.body !== null) this.#oneSocketOnly();
-    if (this.#init.secure) req.on("socket", stopTcpReadsOnPause);
+    if (this.#init.secure) req.on("socket", linkTcpReads);
     req.on("error", (err: Error) => this.#onRequestError(err));
     req.on("response", (res: http.IncomingMessage) => this.#onResponse(res));
     const body = request.body;

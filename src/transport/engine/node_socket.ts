@@ -73,11 +73,28 @@ function nodeSockets(options: ConnectionOptions): SocketKind<NodeSocket> {
         port,
         ...(options.localAddress ? { localAddress: options.localAddress } : {}),
         ...(options.family ? { family: options.family } : {}),
-        ...(addresses ? { lookup: fixedLookup(addresses) as unknown as typeof dns.lookup } : {}),
+        ...onlyAddresses(addresses),
       }),
     startTls: (socket) =>
       Promise.resolve(new NodeSocket(tls.connect({ ...options, socket: socket.release() }))),
   };
+}
+
+/**
+ * The `node:net` connect options that make a name connect only to `addresses` (already resolved
+ * and vetted); none without them.
+ *
+ * @example Connecting a name to one vetted address
+ * ```ts
+ * import { onlyAddresses } from "./node_socket.ts";
+ * const options = { host: "registry.example", port: 443, ...onlyAddresses([{ address: "192.0.2.1", family: 4 }]) };
+ * console.log(typeof options.lookup); // "function"
+ * ```
+ */
+export function onlyAddresses(
+  addresses: readonly ResolvedAddress[] | undefined,
+): { lookup?: typeof dns.lookup } {
+  return addresses ? { lookup: fixedLookup(addresses) as unknown as typeof dns.lookup } : {};
 }
 
 type LookupCallback = (
@@ -116,8 +133,15 @@ function fixedLookup(addresses: readonly ResolvedAddress[]) {
  * A `node:net` socket as a {@linkcode DialedSocket}: reads (only the dialer's, for a proxy's
  * answer) start listening on first use, and an error before the hand-over is kept, never
  * unhandled.
+ *
+ * @example A connection to a local listener
+ * ```ts ignore
+ * import { NodeSocket } from "./node_socket.ts";
+ * const socket = await NodeSocket.connect({ host: "127.0.0.1", port: 5000 });
+ * socket.close();
+ * ```
  */
-class NodeSocket implements DialedSocket {
+export class NodeSocket implements DialedSocket {
   readonly #socket: net.Socket;
   readonly #chunks: Uint8Array[] = [];
   #error: Error | undefined;

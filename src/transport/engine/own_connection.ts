@@ -6,8 +6,13 @@
  * @module
  */
 import type { ProxyRoute } from "./proxy.ts";
-import { type ByteDuplex, dial, type PeerGuard, type SocketKind } from "./dial.ts";
-import type { DenoSocket } from "./deno_socket.ts";
+import {
+  type ByteDuplex,
+  dial,
+  type DialedSocket,
+  type PeerGuard,
+  type SocketKind,
+} from "./dial.ts";
 
 /** Where a request's own connection goes. */
 export interface OwnConnectionTarget {
@@ -38,8 +43,8 @@ export interface OwnConnection {
  * const own = await dialOwnConnection(denoSockets(caCerts)!, { url, signal });
  * ```
  */
-export async function dialOwnConnection(
-  sockets: SocketKind<DenoSocket>,
+export async function dialOwnConnection<S extends DialedSocket>(
+  sockets: SocketKind<S>,
   target: OwnConnectionTarget,
 ): Promise<OwnConnection> {
   const { url, signal } = target;

@@ -1,14 +1,15 @@
 /**
- * A body-less GET on a connection of its own, on the runtime's sockets (Deno only), for the
- * requests the runtime's pooled client cannot take (a proxy, a peer guard): its body reads from
+ * A body-less GET on a connection of its own, for the requests the runtime's pooled client cannot
+ * take (a proxy, a peer guard, a host only `node:tls` can judge), on Deno: its body reads from
  * the socket into the caller's buffers, so memory stays what the caller holds, where `node:http`
  * allocates every read and leaves it to the collector (a 1 GiB pull through a proxy peaked at
- * 274 MiB that way). The connection is closed after the answer.
+ * 274 MiB that way, one with a pinned certificate above 300 MiB). The connection is closed after
+ * the answer.
  *
  * @module
  */
 import type { ProxyRoute } from "./proxy.ts";
-import type { PeerGuard } from "./dial.ts";
+import type { DialedSocket, PeerGuard, SocketKind } from "./dial.ts";
 import { dialOwnConnection } from "./own_connection.ts";
 import { denoSockets } from "./deno_socket.ts";
 import { answerResponse, ConnReader, readHead, requestHead } from "./http1.ts";
@@ -26,8 +27,6 @@ export interface RawDownloadRequest {
   signal: AbortSignal;
   /** Vets resolved and connected peer addresses; `false` refuses with `PeerRefusedError`. */
   peerGuard?: PeerGuard;
-  /** Extra PEM roots for HTTPS. */
-  caCerts?: string[];
   /** The forward proxy to go through: a `CONNECT` tunnel for `https:`, absolute-form else. */
   proxy?: ProxyRoute;
 }
@@ -48,18 +47,19 @@ export function rawDownloadAvailable(): boolean {
 const encoder = new TextEncoder();
 
 /**
- * Sends `request` on a new connection (`Connection: close`) through the dialer (peer guard,
- * proxy, TLS with the runtime's verification and `caCerts`) and resolves with the answer, whose
- * body streams from the connection.
+ * Sends `request` on a new connection (`Connection: close`) of `sockets` through the dialer (peer
+ * guard, proxy, TLS as `sockets` verify it) and resolves with the answer, whose body streams from
+ * the connection.
  *
  * @example
  * ```ts ignore
- * const response = await rawDownload({ url, method: "GET", headers, signal });
+ * const response = await rawDownload({ url, method: "GET", headers, signal }, denoSockets([])!);
  * ```
  */
-export async function rawDownload(request: RawDownloadRequest): Promise<Response> {
-  const sockets = denoSockets(request.caCerts);
-  if (sockets === undefined) throw new TypeError("raw download: not available on this runtime");
+export async function rawDownload(
+  request: RawDownloadRequest,
+  sockets: SocketKind<DialedSocket>,
+): Promise<Response> {
   const own = await dialOwnConnection(sockets, request);
   try {
     await own.conn.write(encoder.encode(requestHead(request))).catch((err) => {

@@ -1,0 +1,239 @@
+/**
+ * The dialer's sockets for the hosts only `node:tls` can judge (a pinned self-signed certificate,
+ * `insecureTls`), read like the runtime's own: TCP on `node:net`, TLS on `node:tls` with the
+ * transport's trust, and decrypted bytes copied from one buffer per connection into the caller's.
+ *
+ * A `node:tls` socket otherwise hands out every decrypted read as a new buffer and leaves it to
+ * the collector, which frees them in batches (a 1 GiB pull peaked above 300 MiB that way). The
+ * `onread` option of `node:net` reads into one buffer instead, but `tls.connect` ignores it for
+ * a socket that wraps a connected one, which is how the dialer makes every TLS connection (the
+ * peer guard and a proxy tunnel come first): the option's fields are set on the TLS socket once
+ * it exists, as its constructor would have. Where the runtime has no such fields, the socket is
+ * read through its `data` events, paused while enough is held.
+ *
+ * @module
+ */
+import * as net from "node:net";
+import * as tls from "node:tls";
+import type { DialedSocket, SocketKind } from "./dial.ts";
+import { NodeSocket, onlyAddresses } from "./node_socket.ts";
+import { linkTcpReads } from "./tls_tcp_reads.ts";
+import { abortable } from "../abortable.ts";
+import type { NodeTlsOptions } from "./tls_trust.ts";
+
+/**
+ * `node:net` TCP, and `node:tls` TLS with `trust` (roots, pins, or no verification) offering
+ * HTTP/1.1 only, whose socket is a {@linkcode NodeTlsSocket}.
+ *
+ * @example A dial to a TLS host that presents a pinned certificate
+ * ```ts ignore
+ * import { dial } from "./dial.ts";
+ * import { nodeTlsSockets } from "./node_tls_socket.ts";
+ * const target = { hostname: "registry.example", port: 443, secure: true };
+ * const socket = await dial(nodeTlsSockets(trust.nodeOptions), target, {});
+ * ```
+ */
+export function nodeTlsSockets(trust: NodeTlsOptions): SocketKind<DialedSocket> {
+  return {
+    connect: (host, port, addresses) =>
+      NodeSocket.connect({ host, port, ...onlyAddresses(addresses) }),
+    startTls: async (socket, hostname, signal) => {
+      const secured = tls.connect({
+        ...trust,
+        socket: (socket as NodeSocket).release(),
+        host: hostname,
+        // SNI carries a name only, never an address.
+        ...(net.isIP(hostname) === 0 ? { servername: hostname } : {}),
+        ALPNProtocols: ["http/1.1"],
+      });
+      linkTcpReads(secured);
+      const wrapped = new NodeTlsSocket(secured);
+      try {
+        await abortable(wrapped.secured, signal);
+      } catch (err) {
+        wrapped.close();
+        throw err;
+      }
+      return wrapped;
+    },
+  };
+}
+
+/** The `onread` fields of a `node:net` socket. */
+interface OnreadFields {
+  readonly buffer: symbol;
+  readonly callback: symbol;
+  readonly generator: symbol;
+}
+
+let fields: OnreadFields | null | undefined;
+
+// The fields a socket made with `onread` carries, found by their names; null where the runtime
+// has none.
+function onreadFields(): OnreadFields | null {
+  if (fields !== undefined) return fields;
+  const probe = new net.Socket({ onread: { buffer: new Uint8Array(1), callback: () => true } });
+  const named = (name: string) =>
+    Object.getOwnPropertySymbols(probe).find((symbol) => symbol.description === name);
+  const buffer = named("kBuffer"), callback = named("kBufferCb"), generator = named("kBufferGen");
+  probe.destroy();
+  fields = buffer && callback && generator ? { buffer, callback, generator } : null;
+  return fields;
+}
+
+// Decrypted bytes per read at most.
+const READ_BUFFER = 64 * 1024;
+// Bytes held for the caller before the socket pauses. The TLS layer finishes the batch it is
+// emitting after a pause, so the held bytes can exceed this by one batch.
+const HOLD = 256 * 1024;
+
+interface WaitingRead {
+  readonly into: Uint8Array;
+  readonly done: (n: number | null) => void;
+  readonly fail: (err: Error) => void;
+}
+
+/**
+ * A `node:tls` socket as the dialer's socket, read into the caller's buffers.
+ *
+ * @example Wrapping a TLS socket
+ * ```ts ignore
+ * import * as tls from "node:tls";
+ * import { NodeTlsSocket } from "./node_tls_socket.ts";
+ * const socket = new NodeTlsSocket(tls.connect({ host: "registry.example", port: 443 }));
+ * await socket.secured;
+ * socket.close();
+ * ```
+ */
+export class NodeTlsSocket implements DialedSocket {
+  /** Resolves once the handshake is done; rejects with the socket's error. */
+  readonly secured: Promise<void>;
+  readonly #socket: tls.TLSSocket;
+  #held = new Uint8Array(0);
+  #start = 0;
+  #end = 0;
+  #paused = false;
+  #ended = false;
+  #error: Error | undefined;
+  #waiting: WaitingRead | undefined;
+
+  constructor(socket: tls.TLSSocket) {
+    this.#socket = socket;
+    this.secured = new Promise((resolve, reject) => {
+      socket.once("secureConnect", () => resolve());
+      socket.once("close", () => reject(this.#error ?? new Error("TLS connection closed")));
+    });
+    this.secured.catch(() => {});
+    socket.on("error", (err: Error) => (this.#error ??= err, this.#wake()));
+    socket.on("end", () => (this.#ended = true, this.#wake()));
+    socket.on("close", () => (this.#ended = true, this.#wake()));
+    this.#readIntoOneBuffer();
+  }
+
+  /** The connected peer's address. */
+  get remoteAddress(): string | undefined {
+    return this.#socket.remoteAddress;
+  }
+
+  /** Reads into `into`; `null` at the end. */
+  read(into: Uint8Array): Promise<number | null> {
+    if (this.#end > this.#start) return Promise.resolve(this.#take(into));
+    if (this.#error !== undefined) return Promise.reject(this.#error);
+    if (this.#ended) return Promise.resolve(null);
+    return new Promise((done, fail) => {
+      this.#waiting = { into, done, fail };
+      this.#resume();
+    });
+  }
+
+  /** Writes all of `bytes`. */
+  write(bytes: Uint8Array): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#socket.write(bytes, (err) => err ? reject(err) : resolve());
+    });
+  }
+
+  /** Closes the connection; closing it again does nothing. */
+  close(): void {
+    this.#socket.destroy();
+  }
+
+  // Sets the `onread` fields on the TLS socket, or else reads its data events.
+  #readIntoOneBuffer(): void {
+    const found = onreadFields();
+    const handle = (this.#socket as unknown as { _handle?: { useUserBuffer?: unknown } })._handle;
+    if (found === null || typeof handle?.useUserBuffer !== "function") {
+      this.#socket.on("data", (chunk: Uint8Array) => {
+        if (!this.#deliver(chunk)) (this.#paused = true, this.#socket.pause());
+      });
+      return;
+    }
+    const buffer = new Uint8Array(READ_BUFFER);
+    const socket = this.#socket as unknown as Record<symbol, unknown>;
+    socket[found.generator] = null;
+    socket[found.callback] = (n: number) => {
+      const more = this.#deliver(buffer.subarray(0, n));
+      if (!more) this.#paused = true;
+      return more;
+    };
+    socket[found.buffer] = buffer;
+    (handle.useUserBuffer as (buffer: Uint8Array) => void).call(handle, buffer);
+  }
+
+  // Hands `bytes` to a waiting read and holds the rest; false once enough is held.
+  #deliver(bytes: Uint8Array): boolean {
+    let given = 0;
+    const waiting = this.#waiting;
+    if (waiting !== undefined && this.#end === this.#start) {
+      this.#waiting = undefined;
+      given = Math.min(bytes.byteLength, waiting.into.byteLength);
+      waiting.into.set(bytes.subarray(0, given));
+      waiting.done(given);
+    }
+    if (given < bytes.byteLength) this.#hold(bytes.subarray(given));
+    return this.#end - this.#start < HOLD;
+  }
+
+  #hold(bytes: Uint8Array): void {
+    const kept = this.#end - this.#start;
+    if (this.#end + bytes.byteLength > this.#held.byteLength) {
+      const needed = kept + bytes.byteLength;
+      if (needed > this.#held.byteLength) {
+        const grown = new Uint8Array(Math.max(needed, HOLD + READ_BUFFER));
+        grown.set(this.#held.subarray(this.#start, this.#end));
+        this.#held = grown;
+      } else {
+        this.#held.copyWithin(0, this.#start, this.#end);
+      }
+      this.#start = 0;
+      this.#end = kept;
+    }
+    this.#held.set(bytes, this.#end);
+    this.#end += bytes.byteLength;
+  }
+
+  #take(into: Uint8Array): number {
+    const n = Math.min(into.byteLength, this.#end - this.#start);
+    into.set(this.#held.subarray(this.#start, this.#start + n));
+    this.#start += n;
+    if (this.#start === this.#end) this.#start = this.#end = 0;
+    if (this.#end - this.#start < HOLD / 2) this.#resume();
+    return n;
+  }
+
+  #resume(): void {
+    if (!this.#paused || this.#ended) return;
+    this.#paused = false;
+    this.#socket.resume();
+    this.#socket.read(0);
+  }
+
+  #wake(): void {
+    const waiting = this.#waiting;
+    if (waiting === undefined) return;
+    this.#waiting = undefined;
+    if (this.#end > this.#start) waiting.done(this.#take(waiting.into));
+    else if (this.#error !== undefined) waiting.fail(this.#error);
+    else waiting.done(null);
+  }
+}
