@@ -2,7 +2,9 @@
  * Pipes against files, through the CLI on Distribution on loopback: a pull to standard output
  * (`pull ref -`, read by `cat > /dev/null`) against a pull to a file, and a push from standard
  * input (`cat file | push ref -`) against a push of the file; each the median of `--runs`
- * (operations alternate within a run), with wall time and the CLI's peak RSS.
+ * (operations alternate within a run), with wall time, the CLI's peak RSS, the CPU seconds of the
+ * command (the CLI and `cat` together) and those of the registry meanwhile: on loopback the two
+ * cores are shared, so CPU work is time.
  *
  * `--rate MBIT` runs it on a per-connection-capped link instead (as root: `_netns.ts`).
  * `--compare CLI_TS` also runs the pipe operations with another build of the CLI (an older
@@ -52,7 +54,19 @@ const file = `${dir}/src.bin`;
 await writePatternFile(file, SIZE, 3);
 await using registry = await startRegistry();
 if (values.rate !== undefined) await capPorts([registry.port], Number(values.rate));
-const sh = (script: string) => measure(["sh", "-c", script]);
+// /proc reports CPU in USER_HZ ticks, 100 per second on Linux.
+const registryCpu = async () => {
+  const fields = (await Deno.readTextFile(`/proc/${registry.pid}/stat`)).split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+// A command's measurement with the registry's CPU seconds during it.
+const registryCpus = new Map<Measurement, number>();
+const sh = async (script: string) => {
+  const before = await registryCpu();
+  const m = await measure(["sh", "-c", script]);
+  registryCpus.set(m, (await registryCpu()) - before);
+  return m;
+};
 const ok = (m: Measurement, what: string) => {
   if (m.code !== 0) throw new Error(`${what} failed: ${m.stderr.slice(-1500)}`);
   return m;
@@ -99,12 +113,18 @@ console.log(
   `${values.size} in ${values["part-size"] ?? "512MiB"} parts, ${link}, medians of ${RUNS}; ` +
     "peak RSS of the shell's largest process\n",
 );
-console.log("| operation | wall | peak RSS |");
-console.log("| --- | ---: | ---: |");
+console.log("| operation | wall | peak RSS | command CPU | registry CPU |");
+console.log("| --- | ---: | ---: | ---: | ---: |");
 for (const [name, all] of Object.entries(rows)) {
   const wall = median(all.map((m) => m.wallSeconds));
   const rss = median(all.map((m) => m.peakRssMiB));
-  console.log(`| ${name} | ${wall.toFixed(2)} s | ${rss.toFixed(0)} MiB |`);
+  const cpu = median(all.map((m) => m.cpuSeconds));
+  const reg = median(all.map((m) => registryCpus.get(m) ?? 0));
+  console.log(
+    `| ${name} | ${wall.toFixed(2)} s | ${rss.toFixed(0)} MiB | ${cpu.toFixed(2)} s | ${
+      reg.toFixed(2)
+    } s |`,
+  );
 }
 const wall = (name: string) => median(rows[name].map((m) => m.wallSeconds));
 console.log("");
