@@ -1,12 +1,14 @@
 /**
  * `--insecure` through the CLI against the real registry serving HTTPS with a certificate no
  * root trusts: one warning line, then every command works; without it the same commands fail.
+ * And Ctrl-C during a pull on the paths only `node:tls` takes (pinned, `--insecure`).
  */
 import { assert, assertStrictEquals } from "../fixtures/assert.ts";
-import { writePatternFile } from "../fixtures/files.ts";
+import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { makeSelfSigned } from "../fixtures/tls.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { failureLines, runCli } from "./_cli.ts";
+import { failureLines, lines, runCli, spawnCli } from "./_cli.ts";
 
 const KiB = 1024;
 const WARNING =
@@ -41,3 +43,60 @@ registryTest("--insecure: push, inspect, verify and pull over unverified TLS, wi
   const pulled = await Deno.readFile(`${tmp.path}/out.bin`);
   assert(pulled.length === 300 * KiB);
 });
+
+// Ctrl-C on the paths only node:tls can take (a pinned certificate, --insecure): the pull is
+// held slow by --limit-rate, the command exits within the bound the plain-HTTP test uses, and a
+// rerun completes from the partial file.
+const MiB = 1024 * KiB;
+const STOP_BOUND_MS = 4_000;
+
+for (const mode of ["pinned", "insecure"] as const) {
+  const over = mode === "pinned" ? "a pinned certificate" : "--insecure";
+  registryTest(`Ctrl-C during a pull over ${over}: an exit within the bound, a resumable partial`, {
+    needs: ["openssl"],
+  }, async () => {
+    await using tmp = await tempDir();
+    const selfSigned = await makeSelfSigned(tmp.path);
+    await using registry = await startRegistry({ tls: selfSigned });
+    const tls = mode === "pinned" ? ["--ca-file", selfSigned.certPath] : ["--insecure"];
+    const source = `${tmp.path}/w.bin`;
+    const digest = await writePatternFile(source, 48 * MiB, 7);
+    const ref = `${registry.host}/stop/llm:v1`;
+    const push = await runCli(["push", ...tls, "--part-size", "16MiB", ref, source], {
+      tmp: tmp.path,
+    });
+    assertStrictEquals(push.code, 0, push.stderr);
+    const out = `${tmp.path}/out.bin`;
+    const child = spawnCli(
+      ["pull", ...tls, "--limit-rate", "4MiB", "--progress", "json", ref, out],
+      { tmp: tmp.path },
+    );
+    await child.stdin.close();
+    const stdout = new Response(child.stdout).text();
+    let sentAt = 0;
+    const text: string[] = [];
+    for await (const line of lines(child.stderr)) {
+      if (!line.startsWith("{")) {
+        text.push(line);
+        continue;
+      }
+      const record = JSON.parse(line) as { wireBytes: number };
+      if (sentAt === 0 && record.wireBytes >= 4 * MiB) {
+        sentAt = performance.now();
+        child.kill("SIGINT");
+      }
+    }
+    const status = await child.status;
+    const stoppedAfter = performance.now() - sentAt;
+    await stdout;
+    assert(sentAt > 0, "the pull never got going");
+    assertStrictEquals(status.code, 130, text.join("\n"));
+    assert(stoppedAfter < STOP_BOUND_MS, `exited ${Math.round(stoppedAfter)} ms after SIGINT`);
+    await Deno.stat(`${out}.parted-partial`);
+    const rerun = await runCli(["pull", ...tls, "--progress", "none", ref, out], {
+      tmp: tmp.path,
+    });
+    assertStrictEquals(rerun.code, 0, rerun.stderr);
+    assertStrictEquals(await sha256File(out), digest);
+  });
+}
