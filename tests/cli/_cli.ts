@@ -143,6 +143,46 @@ export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator
   if (buffered !== "") yield buffered;
 }
 
+/** What {@linkcode stopOnceMoving} saw. */
+export interface StoppedRun {
+  /** The exit status. */
+  status: Deno.CommandStatus;
+  /** Milliseconds from the signal to the exit; NaN when the transfer never got going. */
+  stoppedAfterMs: number;
+  /** The stderr lines that are not JSON progress records. */
+  text: string[];
+}
+
+/**
+ * Sends `signal` to a CLI run with `--progress json` once its progress says `bytes` went over
+ * the wire, and waits for it to exit.
+ */
+export async function stopOnceMoving(
+  child: Deno.ChildProcess,
+  signal: Deno.Signal,
+  bytes: number,
+): Promise<StoppedRun> {
+  await child.stdin.close();
+  const stdout = new Response(child.stdout).text();
+  let sentAt = NaN;
+  const text: string[] = [];
+  for await (const line of lines(child.stderr)) {
+    if (!line.startsWith("{")) {
+      text.push(line);
+      continue;
+    }
+    const record = JSON.parse(line) as { wireBytes: number };
+    if (Number.isNaN(sentAt) && record.wireBytes >= bytes) {
+      sentAt = performance.now();
+      child.kill(signal);
+    }
+  }
+  const status = await child.status;
+  const stoppedAfterMs = performance.now() - sentAt;
+  await stdout;
+  return { status, stoppedAfterMs, text };
+}
+
 /**
  * The last two stderr lines but the cause codes: the library's error and the explanation of the
  * exit code.

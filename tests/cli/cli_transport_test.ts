@@ -16,10 +16,10 @@ import {
   cliArgv,
   cliEnv,
   failureLines,
-  lines,
   PROJECT_ROOT,
   runCli,
   spawnCli,
+  stopOnceMoving,
 } from "./_cli.ts";
 
 const MiB = 1024 * 1024;
@@ -372,25 +372,12 @@ async function stopsOnSlowLink(stop: (typeof STOPS)[number]): Promise<void> {
     ["pull", "--plain-http", "--progress", "json", `${link.nginx.host}/diag/model:v1`, out],
     { tmp: tmp.path },
   );
-  await child.stdin.close();
-  const stdout = new Response(child.stdout).text();
-  let sentAt = 0;
-  const text: string[] = [];
-  for await (const line of lines(child.stderr)) {
-    if (!line.startsWith("{")) {
-      text.push(line);
-      continue;
-    }
-    const record = JSON.parse(line) as { wireBytes: number };
-    if (sentAt === 0 && record.wireBytes >= 4 * MiB) {
-      sentAt = performance.now();
-      child.kill(stop.signal);
-    }
-  }
-  const status = await child.status;
-  const stoppedAfter = performance.now() - sentAt;
-  await stdout;
-  assert(sentAt > 0, "the pull never got going");
+  const { status, stoppedAfterMs: stoppedAfter, text } = await stopOnceMoving(
+    child,
+    stop.signal,
+    4 * MiB,
+  );
+  assert(!Number.isNaN(stoppedAfter), "the pull never got going");
   assertStrictEquals(status.code, stop.code, text.join("\n"));
   // Only an interactive Ctrl-C is told that a second one quits at once.
   assertStrictEquals(
