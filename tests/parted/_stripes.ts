@@ -4,6 +4,7 @@
 import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
 import { fromFile, PartedClient } from "../../mod.ts";
 import { STRIPE_BYTES } from "../../src/parted/striped_part.ts";
+import type { RequestRecord } from "../fixtures/fault_proxy.ts";
 
 export const MiB = 1024 * 1024;
 /** Three stripes a part: two whole ones and a short one. */
@@ -31,4 +32,9 @@ export async function pushed(
     (_, i) => sha256Bytes(bytes.subarray(i * partSize, (i + 1) * partSize)),
   );
   return { bytes, ref, digests };
+}
+
+/** The GETs of the blob `digest` that `log` (a fault proxy's) recorded, in order. */
+export function blobGetsIn(log: readonly RequestRecord[], digest: string): RequestRecord[] {
+  return log.filter((r) => r.method === "GET" && r.path.endsWith(digest));
 }

@@ -11,7 +11,7 @@ import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { STRIPE_BYTES } from "../../src/parted/striped_part.ts";
-import { PART, pushed } from "./_stripes.ts";
+import { blobGetsIn, PART, pushed } from "./_stripes.ts";
 import { collector, entries } from "./_streams.ts";
 
 Deno.test("stripes: large parts come in ranged GETs, in order, held in memory", async () => {
@@ -27,7 +27,7 @@ Deno.test("stripes: large parts come in ranged GETs, in order, held in memory", 
   assertStrictEquals(result.spilled, false);
   assertStrictEquals(sha256Bytes(out.bytes()), sha256Bytes(bytes));
   for (const digest of digests.slice(0, 2)) {
-    const gets = proxy.log.filter((r) => r.method === "GET" && r.path.endsWith(digest));
+    const gets = blobGetsIn(proxy.log, digest);
     assertStrictEquals(gets.length, 3, "one ranged GET a stripe");
     assert(gets.every((r) => r.status === 206 && r.headers.range !== undefined));
   }
@@ -78,8 +78,7 @@ Deno.test("stripes: a registry that ignores ranges gets one whole GET a part aft
     workers: 2,
   });
   assertStrictEquals(sha256Bytes(out.bytes()), sha256Bytes(bytes));
-  const gets = (digest: string) =>
-    proxy.log.filter((r) => r.method === "GET" && r.path.endsWith(digest));
+  const gets = (digest: string) => blobGetsIn(proxy.log, digest);
   // The first part: its refused stripes (at most one a connection), then once whole.
   assert(gets(digests[0]).length <= 3, `${gets(digests[0]).length} GETs`);
   assertStrictEquals(gets(digests[0]).filter((r) => r.headers.range === undefined).length, 1);
@@ -123,7 +122,7 @@ Deno.test("stripes: a part a mirror sends wrong is fetched whole from the regist
     workers: 3,
   });
   assertStrictEquals(sha256Bytes(out.bytes()), sha256Bytes(bytes));
-  const atRegistry = proxy.log.filter((r) => r.method === "GET" && r.path.endsWith(digests[0]));
+  const atRegistry = blobGetsIn(proxy.log, digests[0]);
   assertStrictEquals(atRegistry.length, 1);
   assertStrictEquals(atRegistry[0].headers.range, undefined);
 });
