@@ -67,34 +67,37 @@ export function dialThroughAgent(
 // (roots, verification, server name) for TLS.
 function nodeSockets(options: ConnectionOptions): SocketKind<NodeSocket> {
   return {
-    connect: (host, port, addresses) =>
-      NodeSocket.connect({
-        host,
-        port,
-        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
-        ...(options.family ? { family: options.family } : {}),
-        ...onlyAddresses(addresses),
-      }),
+    connect: (host, port, addresses) => connectTcp(host, port, addresses, options),
     startTls: (socket) =>
       Promise.resolve(new NodeSocket(tls.connect({ ...options, socket: socket.release() }))),
   };
 }
 
 /**
- * The `node:net` connect options that make a name connect only to `addresses` (already resolved
- * and vetted); none without them.
+ * Opens `node:net` TCP to `host:port` (with `addresses`, a name connects only to those, already
+ * resolved and vetted), from `local`'s address and family when given: the dialer's `connect` on
+ * `node:net`.
  *
- * @example Connecting a name to one vetted address
- * ```ts
- * import { onlyAddresses } from "./node_socket.ts";
- * const options = { host: "registry.example", port: 443, ...onlyAddresses([{ address: "192.0.2.1", family: 4 }]) };
- * console.log(typeof options.lookup); // "function"
+ * @example A connection to a local listener
+ * ```ts ignore
+ * import { connectTcp } from "./node_socket.ts";
+ * const socket = await connectTcp("127.0.0.1", 5000, undefined);
+ * socket.close();
  * ```
  */
-export function onlyAddresses(
+export function connectTcp(
+  host: string,
+  port: number,
   addresses: readonly ResolvedAddress[] | undefined,
-): { lookup?: typeof dns.lookup } {
-  return addresses ? { lookup: fixedLookup(addresses) as unknown as typeof dns.lookup } : {};
+  local: Pick<net.TcpNetConnectOpts, "localAddress" | "family"> = {},
+): Promise<NodeSocket> {
+  return NodeSocket.connect({
+    host,
+    port,
+    ...(local.localAddress ? { localAddress: local.localAddress } : {}),
+    ...(local.family ? { family: local.family } : {}),
+    ...(addresses ? { lookup: fixedLookup(addresses) as unknown as typeof dns.lookup } : {}),
+  });
 }
 
 type LookupCallback = (

@@ -16,7 +16,7 @@
 import * as net from "node:net";
 import * as tls from "node:tls";
 import type { DialedSocket, SocketKind } from "./dial.ts";
-import { NodeSocket, onlyAddresses } from "./node_socket.ts";
+import { connectTcp, type NodeSocket } from "./node_socket.ts";
 import { linkTcpReads } from "./tls_tcp_reads.ts";
 import { abortable } from "../abortable.ts";
 import type { NodeTlsOptions } from "./tls_trust.ts";
@@ -35,8 +35,7 @@ import type { NodeTlsOptions } from "./tls_trust.ts";
  */
 export function nodeTlsSockets(trust: NodeTlsOptions): SocketKind<DialedSocket> {
   return {
-    connect: (host, port, addresses) =>
-      NodeSocket.connect({ host, port, ...onlyAddresses(addresses) }),
+    connect: connectTcp,
     startTls: async (socket, hostname, signal) => {
       const secured = tls.connect({
         ...trust,
