@@ -2,11 +2,12 @@
  * Downloads from a host only `node:tls` can judge (a pinned self-signed certificate,
  * `insecureTls`) go through the transport's own HTTP/1.1 client, read into the caller's
  * buffers: every byte in order, a cut or a stall told as a failure, an abort obeyed within a
- * second, and a certificate other than the pinned one refused before a request byte is sent.
+ * second, a certificate other than the pinned one refused before a request byte is sent, and a
+ * peer guard applied before anything is sent.
  */
 import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
 import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
-import { NetworkError } from "../../src/errors/mod.ts";
+import { NetworkError, PeerRefusedError } from "../../src/errors/mod.ts";
 import { assertCertificateRefused, makeSelfSigned, type SelfSigned } from "../fixtures/tls.ts";
 import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
 import { makeTempDir, removeDir } from "../fixtures/tmp.ts";
@@ -190,3 +191,33 @@ Deno.test("unverified TLS download: a plain-HTTP server on the port is a clear f
     listener.close();
   }
 });
+
+for (const mode of MODES) {
+  Deno.test(`${mode.name} TLS download behind a peer guard: refused before a byte, allowed in full`, async () => {
+    await withCerts(async (served) => {
+      using server = await tlsServer(served, "whole");
+      const refusing = new HttpTransport({
+        ...mode.options(served),
+        proxy: false,
+        peerGuard: () => false,
+      });
+      const allowing = new HttpTransport({
+        ...mode.options(served),
+        proxy: false,
+        peerGuard: (address) => address === "127.0.0.1",
+      });
+      try {
+        const err = await refusing.fetch(new Request(server.url)).then(() => undefined, (e) => e);
+        assert(err instanceof PeerRefusedError, `expected PeerRefusedError, got ${err}`);
+        assertEquals(server.requests(), 0);
+        const response = await allowing.fetch(new Request(server.url));
+        const got = new Uint8Array(await response.arrayBuffer());
+        assertEquals(sha256Bytes(got), sha256Bytes(BODY));
+        assertEquals(server.requests(), 1);
+      } finally {
+        refusing.close();
+        allowing.close();
+      }
+    });
+  });
+}
