@@ -165,10 +165,11 @@ interface OpenPart {
 
 /**
  * Reads the stream to its end, handing each part on once its file is written and hashed. The
- * bytes are staged in 1 MiB buffers, each written to the part's file and then hashed on the
- * hashing threads, first for its part and then for the whole file (the part's thread hands the
- * buffer on): this thread only copies and writes, so reading keeps up with the producer while
- * the two digests are computed beside it.
+ * bytes are staged in 1 MiB buffers, each written to the part's file and then hashed, first for
+ * its part and then for the whole file. Bytes arrive no faster than the producer, so on a fast
+ * core both digests are computed on this thread by default: handing every buffer to a thread and
+ * back cost more CPU than the hashes, and CPU is what the push shares with the producer and the
+ * uploads. Otherwise two hashing threads compute them (the part's thread hands the buffer on).
  */
 async function cutParts(
   job: StreamPushJob,
@@ -178,7 +179,7 @@ async function cutParts(
   signal: AbortSignal,
   onPart: (part: CutPart) => void,
 ): Promise<CutFile> {
-  const threads = job.hashing(Math.min(2, job.hashThreads));
+  const threads = job.hashing(Math.min(2, job.hashThreads), "arriving");
   const pool = new BufferPool(STAGE_BUFFERS, STAGE_BYTES);
   // Buffers reach the whole-file hash in the order they were written (one part at a time).
   const lengths: number[] = [];

@@ -48,7 +48,7 @@ export interface TransferJob {
  *
  * @example
  * ```ts ignore
- * const threads = hashingFor(job, manifest.fileSize, job.workers, "download");
+ * const threads = hashingFor(job, manifest.fileSize, job.workers, "arriving");
  * ```
  */
 export function hashingFor(

@@ -14,7 +14,7 @@ import type { Fetch } from "../transport/fetch.ts";
 import type { RateLimit } from "../transport/layers/rate_limit.ts";
 import { validateStallTimeout } from "../transport/layers/stall_guard.ts";
 import { Sha256Threads } from "../hashing/sha256_threads.ts";
-import { defaultHashThreads, downloadsHashInline } from "../hashing/hash_threads_default.ts";
+import { arrivingBytesHashInline, defaultHashThreads } from "../hashing/hash_threads_default.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
 import {
@@ -130,12 +130,14 @@ export interface ClientOptions {
   rateLimit?: RateLimit;
   /**
    * Most threads that hash: local passes over a file (a push's part and file digests, a pull's
-   * resume pass, `verify`, a push from a stream) and downloads (so receiving and hashing
-   * overlap). `0` hashes on the calling thread. Small transfers (under 16 MiB) always hash on the
-   * calling thread. Threads start only when work needs them; each costs about 12–25 MiB.
+   * resume pass, `verify`) and bytes as they arrive (downloads, a push from a stream), so
+   * receiving and hashing overlap. `0` hashes on the calling thread. Small transfers (under 16
+   * MiB) always hash on the calling thread. Threads start only when work needs them; each costs
+   * about 12–25 MiB.
    *
-   * @default the number of cores; without this option, downloads hash on the receiving thread
-   * where one core hashes sha256 at 600 MB/s or faster (measured once per process, about 7 ms)
+   * @default the number of cores; without this option, downloads and a push from a stream hash
+   * on the receiving thread where one core hashes sha256 at 600 MB/s or faster (measured once per
+   * process, about 7 ms)
    */
   hashThreads?: number;
   /**
@@ -179,9 +181,10 @@ export function credentialSource(
 
 /**
  * What hashing is for: `"local"`, passes over a file on this machine (as fast as the cores
- * allow); `"download"`, the running hashes of bytes as they arrive.
+ * allow); `"arriving"`, the running hashes of bytes as they arrive (a download, a stream being
+ * pushed), which come no faster than their link or producer.
  */
-export type HashWork = "local" | "download";
+export type HashWork = "local" | "arriving";
 
 /** What a client adds to the shared settings when it opens its session. */
 export interface SessionSetup {
@@ -237,8 +240,8 @@ export class ClientSession {
   readonly plainHttp: boolean;
   /** The most hashing threads. */
   readonly hashThreads: number;
-  /** Downloads hash on the receiving thread (the default on a fast core). */
-  readonly #inlineDownloads: boolean;
+  /** Arriving bytes hash on the receiving thread (the default on a fast core). */
+  readonly #inlineArrivals: boolean;
   readonly #stack: ClientStack;
   readonly #mirrors: MirrorTable | undefined;
   readonly #onMirrorTag: MirrorTagListener | undefined;
@@ -255,7 +258,7 @@ export class ClientSession {
     this.clock = options.clock ?? systemClock;
     this.plainHttp = options.plainHttp === true;
     this.hashThreads = options.hashThreads ?? defaultHashThreads();
-    this.#inlineDownloads = options.hashThreads === undefined && downloadsHashInline();
+    this.#inlineArrivals = options.hashThreads === undefined && arrivingBytesHashInline();
     this.#mirrors = setup.mirrors;
     this.#onMirrorTag = setup.onMirrorTag;
     const { credentials } = setup;
@@ -315,12 +318,12 @@ export class ClientSession {
   /**
    * The one place hashing threads are made: at most `count` of them (capped by the session's
    * `hashThreads`; `0` hashes on the calling thread), started as work needs them, for `work`:
-   * a download's running hashes stay on the calling thread where the default says so (see
+   * the running hashes of arriving bytes stay on the calling thread where the default says so (see
    * `hash_threads_default.ts`). The caller closes them.
    */
   hashing(count: number = this.hashThreads, work: HashWork = "local"): Sha256Threads {
     return new Sha256Threads(Math.min(count, this.hashThreads), {
-      inlineRunning: work === "download" && this.#inlineDownloads,
+      inlineRunning: work === "arriving" && this.#inlineArrivals,
     });
   }
 

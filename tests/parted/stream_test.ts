@@ -152,26 +152,30 @@ Deno.test("a push from a stream matches the file's manifest; a rerun skips the p
   assertEquals((await entries(tmp.path)).filter((n) => n.startsWith("ocipart-")), []);
 });
 
-Deno.test("a push from a byte stream matches the file's manifest, at part edges too", async () => {
+Deno.test("a push from a byte stream matches the file's manifest, at part edges too, hashed inline and on threads", async () => {
   await using registry = await startMemoryRegistry();
   await using tmp = await tempDir();
   using client = new PartedClient({ plainHttp: true });
   const options = { partSize: 16 * KiB };
-  // Two whole parts exactly, and two parts and a bit.
-  for (const size of [2 * 16 * KiB, 2 * 16 * KiB + 3001]) {
-    const bytes = patternBytes(size, size);
-    await Deno.writeFile(`${tmp.path}/w.bin`, bytes);
-    const file = await client.push(
-      `${registry.host}/s/b:f${size}`,
-      fromFile(`${tmp.path}/w.bin`),
-      options,
-    );
-    const stream = await client.push(
-      `${registry.host}/s/b:s${size}`,
-      fromStream(byteSource(bytes, 5000), { name: "w.bin", spillDirectory: tmp.path }),
-      options,
-    );
-    assertStrictEquals(stream.digest, file.digest);
+  // A fast core hashes a stream's digests inline by default, a slow one on threads: both, here.
+  for (const hashThreads of [0, 2]) {
+    using hashing = new PartedClient({ plainHttp: true, hashThreads });
+    // Two whole parts exactly, and two parts and a bit.
+    for (const size of [2 * 16 * KiB, 2 * 16 * KiB + 3001]) {
+      const bytes = patternBytes(size, size);
+      await Deno.writeFile(`${tmp.path}/w.bin`, bytes);
+      const file = await client.push(
+        `${registry.host}/s/b:f${size}`,
+        fromFile(`${tmp.path}/w.bin`),
+        options,
+      );
+      const stream = await hashing.push(
+        `${registry.host}/s/b:s${size}t${hashThreads}`,
+        fromStream(byteSource(bytes, 5000), { name: "w.bin", spillDirectory: tmp.path }),
+        options,
+      );
+      assertStrictEquals(stream.digest, file.digest, `${hashThreads} hashing threads`);
+    }
   }
   const died = new Error("producer died");
   await assertRejects(

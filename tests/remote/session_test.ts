@@ -7,7 +7,10 @@ import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { BlobClient, PartedClient } from "../../mod.ts";
 import { ClientSession } from "../../src/remote/session.ts";
 import { BLOB_SPEC_POLICY, DEFAULT_POLICY } from "../../src/remote/policy.ts";
-import { defaultHashThreads } from "../../src/hashing/hash_threads_default.ts";
+import {
+  arrivingBytesHashInline,
+  defaultHashThreads,
+} from "../../src/hashing/hash_threads_default.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { findError } from "../../src/errors/find_error.ts";
 
@@ -19,6 +22,27 @@ Deno.test("client core: one default per setting, each client's own retry policy"
   assertEquals([blob.hashThreads, blob.plainHttp], [defaultHashThreads(), false]);
   blob.close();
   parted.close();
+});
+
+Deno.test("client core: arriving bytes hash inline by default on a fast core, local passes on threads; an asked count puts every hash on threads", () => {
+  const fast = arrivingBytesHashInline();
+  const byDefault = new ClientSession({}, { owner: "PartedClient", policy: DEFAULT_POLICY });
+  const asked = new ClientSession({ hashThreads: 2 }, {
+    owner: "PartedClient",
+    policy: DEFAULT_POLICY,
+  });
+  const threaded = (session: ClientSession, work: "local" | "arriving") => {
+    const threads = session.hashing(2, work);
+    threads.close();
+    return threads.threadedRunning;
+  };
+  assertEquals(
+    [threaded(byDefault, "arriving"), threaded(byDefault, "local")],
+    [!fast, true],
+  );
+  assertEquals([threaded(asked, "arriving"), threaded(asked, "local")], [true, true]);
+  byDefault.close();
+  asked.close();
 });
 
 Deno.test("client core: a refused number is quoted in the error", () => {
