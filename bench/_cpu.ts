@@ -2,7 +2,10 @@
  * The CPU line every benchmark ratio is printed beside: model, whether the CPU has SHA
  * extensions (`sha_ni`), and node:crypto's measured single-thread sha256 speed.
  *
- * API: `cpuLine(): Promise<string>`, e.g. `AMD EPYC, sha_ni yes, node:crypto sha256 1.62 GB/s`.
+ * API: `cpuLine(): Promise<string>`, e.g. `AMD EPYC, sha_ni yes, node:crypto sha256 1.62 GB/s`;
+ * `pinToLastCore(pid)` and `onClientCores(command)`, which keep a registry's work off the cores
+ * the clients run on (taskset): on one machine, a registry's hashing otherwise takes the client's
+ * CPU, which a remote registry would not.
  *
  * @module
  */
@@ -36,4 +39,18 @@ function sha256Speed(): number {
     best = Math.min(best, (performance.now() - started) / 1000);
   }
   return HASHED_BYTES / 1e9 / best;
+}
+
+const CORES = navigator.hardwareConcurrency;
+
+/** Moves every thread of process `pid` (a registry) onto the last core. */
+export async function pinToLastCore(pid: number): Promise<void> {
+  const args = ["-a", "-p", "-c", String(CORES - 1), String(pid)];
+  const pinned = await new Deno.Command("taskset", { args, stdout: "null" }).output();
+  if (!pinned.success) throw new Error(`taskset of process ${pid} failed`);
+}
+
+/** `command` run on every core but the last (the one `pinToLastCore` gives the registry). */
+export function onClientCores(command: string[]): string[] {
+  return ["taskset", "-c", `0-${Math.max(0, CORES - 2)}`, ...command];
 }

@@ -21,7 +21,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { cpuLine } from "./_cpu.ts";
+import { cpuLine, onClientCores, pinToLastCore } from "./_cpu.ts";
 import { capPorts, enterCappedNamespace } from "./_netns.ts";
 import { measure, type Measurement } from "./_measure.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
@@ -93,22 +93,16 @@ async function withCappedRegistry<T>(fn: (host: string, url: string) => Promise<
   const registry = await startRegistry();
   try {
     await capPorts([registry.port], RATE_MBIT);
-    if (PIN) await pinRegistry(registry.pid);
+    if (PIN) await pinToLastCore(registry.pid);
     return await fn(registry.host, registry.url);
   } finally {
     await registry.stop();
   }
 }
 
-async function pinRegistry(pid: number): Promise<void> {
-  const args = ["-a", "-p", "-c", String(CORES - 1), String(pid)];
-  const pinned = await new Deno.Command("taskset", { args, stdout: "null" }).output();
-  if (!pinned.success) throw new Error(`taskset of the registry failed`);
-}
-
 /** `command` on the client's cores (all but the registry's with `--pin`). */
 function client(command: string[]): string[] {
-  return PIN ? ["taskset", "-c", `0-${Math.max(0, CORES - 2)}`, ...command] : command;
+  return PIN ? onClientCores(command) : command;
 }
 
 const sh = (script: string) => measure(client(["sh", "-c", script]));

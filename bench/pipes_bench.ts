@@ -10,16 +10,18 @@
  * `--compare CLI_TS` also runs the pipe operations with another build of the CLI (an older
  * checkout's `cli.ts`) in the same runs, for before and after figures side by side.
  * `--ops pull` or `--ops push` runs one half only; `--part-size` is passed to every push.
+ * `--pin` puts the registry on the last core and every command on the others (taskset), as a
+ * registry on another machine would be: its hashing no longer takes the commands' CPU.
  *
  * Usage: `deno run -A bench/pipes_bench.ts [--size 2GiB] [--runs 3] [--ops pull,push]
- * [--part-size 64MiB] [--rate 200] [--compare ../other/cli.ts]`.
+ * [--part-size 64MiB] [--rate 200] [--pin] [--compare ../other/cli.ts]`.
  *
  * @module
  */
 import { parseArgs } from "node:util";
 import { parseSize } from "../src/cli/arguments/size.ts";
 import { measure, type Measurement, median } from "./_measure.ts";
-import { cpuLine } from "./_cpu.ts";
+import { cpuLine, onClientCores, pinToLastCore } from "./_cpu.ts";
 import { capPorts, enterCappedNamespace } from "./_netns.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
 import { writePatternFile } from "../tests/fixtures/files.ts";
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     ops: { type: "string", default: "pull,push" },
     rate: { type: "string" },
     compare: { type: "string" },
+    pin: { type: "boolean", default: false },
     inside: { type: "boolean", default: false },
   },
   strict: false,
@@ -54,6 +57,8 @@ const file = `${dir}/src.bin`;
 await writePatternFile(file, SIZE, 3);
 await using registry = await startRegistry();
 if (values.rate !== undefined) await capPorts([registry.port], Number(values.rate));
+const PIN = values.pin === true;
+if (PIN) await pinToLastCore(registry.pid);
 // /proc reports CPU in USER_HZ ticks, 100 per second on Linux.
 const registryCpu = async () => {
   const fields = (await Deno.readTextFile(`/proc/${registry.pid}/stat`)).split(") ")[1].split(" ");
@@ -63,7 +68,8 @@ const registryCpu = async () => {
 const registryCpus = new Map<Measurement, number>();
 const sh = async (script: string) => {
   const before = await registryCpu();
-  const m = await measure(["sh", "-c", script]);
+  const command = ["sh", "-c", script];
+  const m = await measure(PIN ? onClientCores(command) : command);
   registryCpus.set(m, (await registryCpu()) - before);
   return m;
 };
@@ -105,9 +111,13 @@ for (let i = 0; i < RUNS; i++) {
     await stdoutPull(CLI, PULL_STDOUT);
   }
 }
-const link = values.rate === undefined
-  ? "loopback"
-  : `${values.rate} mbit per connection (${Number(values.rate) / 8} MB/s)`;
+const link =
+  (values.rate === undefined
+    ? "loopback"
+    : `${values.rate} mbit per connection (${Number(values.rate) / 8} MB/s)`) +
+  (PIN
+    ? `, the registry on core ${navigator.hardwareConcurrency - 1}, the commands on the others`
+    : "");
 console.log(`CPU: ${await cpuLine()}`);
 console.log(
   `${values.size} in ${values["part-size"] ?? "512MiB"} parts, ${link}, medians of ${RUNS}; ` +
