@@ -20,6 +20,7 @@ import { OciError } from "../../errors/oci_error.ts";
 import { FILE_BODY_CHUNK_SIZE, fileBodyRange, type FileRange } from "../file_body.ts";
 import { connectError, failureReason, lengthError, readError } from "../failure.ts";
 import { BODILESS_STATUSES } from "../response_body.ts";
+import { giveUploadBuffer, takeUploadBuffer } from "./upload_buffers.ts";
 import { linkTcpReads } from "./tls_tcp_reads.ts";
 
 /** What {@linkcode nodeExchange} sends. */
@@ -251,7 +252,7 @@ class NodeExchange {
     // Two reused buffers: one is read from disk while the other is on its way to the socket.
     // Fresh buffers per chunk doubled peak RSS and cost CPU in allocation.
     const size = range.chunkSize ?? FILE_BODY_CHUNK_SIZE;
-    const buffers = [new Uint8Array(size), new Uint8Array(size)];
+    const buffers = [takeUploadBuffer(size), takeUploadBuffer(size)];
     const inFlight: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
     let handle: FileHandle | undefined;
     let sent = 0;
@@ -286,6 +287,8 @@ class NodeExchange {
         inFlight[k & 1] = writeFlushed(req, socket, chunk, range.onBytes);
       }
       await Promise.all(inFlight);
+      // Every read and write of the range is done: the buffers go back for the next request.
+      buffers.forEach(giveUploadBuffer);
       if (this.#bodyDone) return;
       this.#bodyDone = true;
       req.end();

@@ -8,7 +8,8 @@
 import { FileEndedError, LocalFileError } from "../../errors/kinds.ts";
 import { connectError, ExchangeError, readError } from "../failure.ts";
 import type { ProxyRoute } from "./proxy.ts";
-import type { FileRange } from "../file_body.ts";
+import { FILE_BODY_CHUNK_SIZE, type FileRange } from "../file_body.ts";
+import { giveUploadBuffer, takeUploadBuffer } from "./upload_buffers.ts";
 import type { ByteDuplex, PeerGuard } from "./dial.ts";
 import { dialOwnConnection } from "./own_connection.ts";
 import { denoSockets } from "./deno_socket.ts";
@@ -61,7 +62,7 @@ export function rawUploadAvailable(): boolean {
   return denoSockets(undefined) !== undefined && denoFiles() !== undefined;
 }
 
-const CHUNK = 1 << 20;
+const CHUNK = FILE_BODY_CHUNK_SIZE;
 const encoder = new TextEncoder();
 
 /**
@@ -174,8 +175,8 @@ async function writeRange(
   answer: PendingAnswer,
 ): Promise<void> {
   const size = range.chunkSize ?? CHUNK;
-  const buffers = [new Uint8Array(Math.min(size, range.length)), new Uint8Array(0)];
-  if (range.length > size) buffers[1] = new Uint8Array(size);
+  const buffers = [takeUploadBuffer(Math.min(size, range.length)), new Uint8Array(0)];
+  if (range.length > size) buffers[1] = takeUploadBuffer(size);
   let sent = 0;
   let next = range.length > 0 ? readChunk(file, buffers[0], range.length) : undefined;
   // An answer that is already in skips the loop; the read still settles when the file closes.
@@ -203,10 +204,12 @@ async function writeRange(
     // answer back (it fails once the connection is released).
     if (await Promise.race([written, answer.settled])) {
       written.catch(() => {});
-      break;
+      return;
     }
     range.onBytes?.(bytes);
   }
+  // Every read and write of the range is done: the buffers go back for the next request.
+  if (next === undefined && sent === range.length) buffers.forEach(giveUploadBuffer);
 }
 
 function isFileError(err: unknown): boolean {
