@@ -1,9 +1,10 @@
 /**
  * The push from a stream of unknown length: parts are cut as bytes arrive, each written to a
  * file of a temporary directory while it is hashed, then uploaded by the first free worker
- * while the next parts arrive. At most `workers` part files exist at a time (the one being
- * filled among them): reading waits for an upload to finish when they are all taken. The
- * manifest, with the file's size and digest, is written last, only after the stream ended
+ * while the next parts arrive. Once the registry has lacked a part, the part being cut is also
+ * sent while it arrives (`live_upload.ts`). At most `workers` part files exist at a time (the
+ * one being filled among them): reading waits for an upload to finish when they are all taken.
+ * The manifest, with the file's size and digest, is written last, only after the stream ended
  * normally and every part is in the registry.
  *
  * @module
@@ -14,6 +15,7 @@ import type { RunningHash } from "../hashing/sha256_threads.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { type PartFile, SpillDirectory } from "./fs_spill.ts";
+import { LiveChoice, LiveUpload } from "./live_upload.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import { uploadPart } from "./part_upload.ts";
 import { FirstFailure, nextPart } from "./part_workers.ts";
@@ -37,9 +39,10 @@ export interface StreamPushJob extends TransferJob {
   spillDirectory?: string;
 }
 
-/** A part cut from the stream, in its own file. */
+/** A part cut from the stream, in its own file (and on its way already, when `live`). */
 interface CutPart extends PartDescriptor {
   readonly file: PartFile;
+  readonly live: LiveUpload | undefined;
 }
 
 /**
@@ -68,7 +71,28 @@ export async function runStreamPush(
     const connection = connect();
     const queue = new AsyncQueue<CutPart>();
     const slots = new Slots(job.workers);
-    const cut = cutParts(job, reader, spill, slots, signal, (part) => {
+    const choice = new LiveChoice(job.partSize);
+    // A token that would expire before a part arrives is renewed first, as a push of a file does.
+    const tokens = new PushTokens(
+      connection.tokens,
+      job.reference.repository,
+      job.clock,
+      job.workers,
+    );
+    const goLive = (file: PartFile, index: number) =>
+      choice.wanted
+        ? new LiveUpload({
+          repo: connection.repo,
+          path: file.path,
+          index,
+          progress,
+          signal,
+          beforeUpload: (signal) =>
+            tokens.renewFor(job.partSize, progress.snapshot.wireBytes, signal),
+          choice,
+        })
+        : undefined;
+    const cut = cutParts(job, reader, spill, slots, signal, goLive, (part) => {
       progress.extend(part.size, 1);
       queue.push(part);
     })
@@ -80,13 +104,6 @@ export async function runStreamPush(
         latch.fail(err);
         return undefined;
       });
-    // A token that would expire before a part arrives is renewed first, as a push of a file does.
-    const tokens = new PushTokens(
-      connection.tokens,
-      job.reference.repository,
-      job.clock,
-      job.workers,
-    );
     const context = {
       repo: connection.repo,
       fileSize: job.partSize,
@@ -95,25 +112,25 @@ export async function runStreamPush(
       signal,
       policy: job.policy,
       clock: job.clock,
-      beforeUpload: (part: PartDescriptor, signal: AbortSignal) =>
-        tokens.renewFor(part.size, progress.snapshot.wireBytes, signal),
+      beforeUpload: (part: PartDescriptor, signal: AbortSignal) => {
+        choice.missing();
+        return tokens.renewFor(part.size, progress.snapshot.wireBytes, signal);
+      },
       tokenLifetimeMs: () => tokens.lifetimeMs(),
     };
     const workers = Array.from({ length: job.workers }, async () => {
       for (let part; (part = await nextPart(queue, signal)) !== undefined;) {
-        const { file, ...descriptor } = part;
+        const { file, live, ...descriptor } = part;
         try {
           progress.setPhase("uploading");
           // Each part file holds its part from byte zero.
-          const outcome = await uploadPart(
-            { ...context, path: file.path },
+          const outcome = await finishPart(
             { ...descriptor, offset: 0 },
+            live,
+            choice,
+            () => uploadPart({ ...context, path: file.path }, { ...descriptor, offset: 0 }),
           );
-          progress.completePart(
-            part.index,
-            part.size,
-            outcome === "skipped" ? "exists" : "uploaded",
-          );
+          progress.completePart(part.index, part.size, outcome);
         } catch (err) {
           latch.fail(err, part.index);
         } finally {
@@ -144,6 +161,22 @@ export async function runStreamPush(
   }
 }
 
+/**
+ * Ends a cut part's upload: its live session when it has one, else (or when that failed) the
+ * usual upload; tells `choice` what the registry turned out to hold.
+ */
+async function finishPart(
+  part: PartDescriptor,
+  live: LiveUpload | undefined,
+  choice: LiveChoice,
+  upload: () => Promise<"skipped" | "uploaded">,
+): Promise<"exists" | "uploaded"> {
+  let outcome = live === undefined ? "fallback" : await live.complete(part);
+  if (outcome === "fallback") outcome = await upload() === "skipped" ? "exists" : "uploaded";
+  if (outcome === "exists") choice.present();
+  return outcome;
+}
+
 /** What the stream turned out to be. */
 interface CutFile {
   size: number;
@@ -156,11 +189,12 @@ const STAGE_BYTES = 1 << 20;
 /** Staged buffers being filled, written or hashed at once: bounds the memory the cut holds. */
 const STAGE_BUFFERS = 8;
 
-/** The part being cut: its file, its running hash, and the bytes written to it. */
+/** The part being cut: its file, its running hash, the bytes written to it, its live upload. */
 interface OpenPart {
   readonly file: PartFile;
   readonly hash: RunningHash;
   written: number;
+  live: LiveUpload | undefined;
 }
 
 /**
@@ -177,6 +211,7 @@ async function cutParts(
   spill: SpillDirectory,
   slots: Slots,
   signal: AbortSignal,
+  goLive: (file: PartFile, index: number) => LiveUpload | undefined,
   onPart: (part: CutPart) => void,
 ): Promise<CutFile> {
   const threads = job.hashing(Math.min(2, job.hashThreads), "arriving");
@@ -192,7 +227,7 @@ async function cutParts(
   const open = async () => {
     await slots.acquire(signal);
     const file = await spill.file(`part-${partDigests.length}`);
-    part = { file, hash: threads.open(toWhole), written: 0 };
+    part = { file, hash: threads.open(toWhole), written: 0, live: undefined };
   };
   const flush = async () => {
     if (stage === undefined) return;
@@ -207,17 +242,20 @@ async function cutParts(
     part!.written += length;
     lengths.push(length);
     part!.hash.update(buffer, length);
+    // Its bytes are in its file: once the registry lacked a part, they go now.
+    part!.live ??= goLive(part!.file, partDigests.length);
+    part!.live?.offer(part!.written);
   };
   const finish = async () => {
     await flush();
-    const { file, hash, written } = part!;
+    const { file, hash, written, live } = part!;
     part = undefined;
     // Once the part's digest is in, every buffer of it has gone on to the whole-file hash.
     const digest = await hash.digest();
     hash.close();
     const index = partDigests.length;
     partDigests.push(digest);
-    onPart({ index, offset: index * job.partSize, size: written, digest, file });
+    onPart({ index, offset: index * job.partSize, size: written, digest, file, live });
   };
   // Bytes taken into the stage: a part is opened only once bytes for it exist.
   const took = async (length: number) => {
@@ -268,6 +306,7 @@ async function cutParts(
     return { size, digest: await whole.digest(), partDigests };
   } finally {
     part?.hash.close();
+    part?.live?.abandon();
     await part?.file.remove();
     whole.close();
     threads.close();
