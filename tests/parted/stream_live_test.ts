@@ -10,6 +10,9 @@ import { fromFile, fromStream, PartedClient } from "../../mod.ts";
 import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { entries } from "./_streams.ts";
+import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { startTokenServer } from "../fixtures/token_server.ts";
+import { makeSelfSigned } from "../fixtures/tls.ts";
 import { type FaultProxy, startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { EMPTY_CONFIG_DESCRIPTOR } from "../../src/registry/media_types.ts";
 
@@ -211,3 +214,62 @@ Deno.test("a push stopped during a chunk ends within 1 s and removes its part fi
   assertEquals((await entries(tmp.path)).filter((n) => n.startsWith("ocipart-")), []);
   assertStrictEquals(registry.store.getManifest(repository, "v1"), undefined);
 });
+
+registryTest(
+  "sent while cut against Distribution with credentials (token on plain HTTP, basic over TLS), CA-signed, pinned and unverified: the file's manifest",
+  { needs: ["openssl"] },
+  async () => {
+    await using tmp = await tempDir();
+    await using tokens = await startTokenServer({ users: { alice: "pw" } });
+    const token = {
+      realm: tokens.realm,
+      service: tokens.service,
+      issuer: tokens.issuer,
+      rootCertBundle: tokens.rootCertBundle,
+    };
+    const selfSigned = await makeSelfSigned(tmp.path);
+    await using plain = await startRegistry({ token });
+    // The token server speaks plain HTTP, which an HTTPS registry's realm may not: basic auth.
+    const htpasswd = { alice: "pw" };
+    await using signed = await startRegistry({ htpasswd, tls: true });
+    await using pinned = await startRegistry({ htpasswd, tls: selfSigned });
+    const credential = { username: "alice", password: "pw" };
+    const bytes = patternBytes(2 * PART + 3 * MiB, 13);
+    await Deno.writeFile(`${tmp.path}/w.bin`, bytes);
+    const modes = [
+      { name: "plain HTTP", host: plain.host, options: { plainHttp: true } },
+      { name: "CA-signed", host: signed.host, options: { caCerts: [signed.caCert!] } },
+      { name: "pinned", host: pinned.host, options: { caCerts: [selfSigned.cert] } },
+      { name: "unverified", host: pinned.host, options: { insecureTls: true } },
+    ];
+    for (const mode of modes) {
+      using client = new PartedClient({ ...mode.options, credential });
+      const repository = `live/${mode.name.replace(/[^a-z]/gi, "").toLowerCase()}`;
+      let posted = false;
+      let chunked = false;
+      const observed = new PartedClient({
+        ...mode.options,
+        credential,
+        onExchange: (e) => {
+          posted ||= e.method === "POST" && e.status === 202;
+          chunked ||= e.method === "PATCH" && e.status === 202;
+        },
+      });
+      try {
+        const expected = await fileDigestOf(client, mode.host, `${tmp.path}/w.bin`, PART);
+        // The file push made `live/file`; this repository lacks every part. Part 1 waits for
+        // the registry to have lacked part 0 (its upload session opened).
+        const gates = new Map([[PART, () => posted]]);
+        const stream = await observed.push(
+          `${mode.host}/${repository}:v1`,
+          fromStream(gatedSource(bytes, gates), { name: "w.bin", spillDirectory: tmp.path }),
+          { partSize: PART },
+        );
+        assertStrictEquals(stream.digest, expected, mode.name);
+        assert(chunked, `${mode.name}: a part went up in chunks`);
+      } finally {
+        observed.close();
+      }
+    }
+  },
+);
