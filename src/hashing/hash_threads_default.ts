@@ -2,14 +2,13 @@
  * The default hashing mode, chosen by measuring this machine once per process. Two kinds of work
  * hash, and they want different homes:
  *
- * - Local passes over a file (a push's part and file digests, a pull's resume pass, `verify`)
- *   hash as fast as cores allow: one thread per core, so two passes run side by side and the
- *   transfer's own thread stays free.
- * - Downloads and a push from a stream hash bytes as they arrive. Where one core hashes at least
+ * - Local passes over a file (a push's part and file digests, a pull's resume pass, `verify`, a
+ *   push from a stream) hash as fast as cores allow: one thread per core, so two passes run side
+ *   by side and the transfer's own thread stays free.
+ * - Downloads hash bytes as they arrive. Where one core hashes at least
  *   {@linkcode INLINE_HASH_MIN_RATE} bytes a second, they hash on the thread that receives them: a
  *   thread would cost a second JavaScript runtime (about 12–25 MiB) and a hand-over of every buffer,
- *   more CPU per GiB than the hash it moves, while the hash alone outruns any one link's bytes (a
- *   stream's two digests, part and file, at half that rate, outrun a pipe feeding uploads).
+ *   more CPU per GiB than the hash it moves, while the hash alone outruns any one link's bytes.
  *
  * @module
  */
@@ -45,8 +44,7 @@ export function defaultHashThreads(): number {
 }
 
 /**
- * Whether arriving bytes (downloads, a push from a stream) hash on the receiving thread by
- * default: one core hashes at
+ * Whether a download's bytes hash on the receiving thread by default: one core hashes at
  * {@linkcode INLINE_HASH_MIN_RATE} or faster. Measured at the first call, then kept.
  *
  * @example

@@ -3,7 +3,8 @@
  * runtime that has it.
  *
  * Two kinds of work share a thread, interleaved by its event loop: running hashes fed with
- * transferred buffers (each buffer is handed back once hashed) or with file ranges, and file
+ * transferred buffers (each buffer is handed back once hashed, after feeding a second hash too
+ * when the update names one in `also`) or with file ranges, and file
  * ranges hashed on their own; ranges are read with double-buffered 1 MiB reads (larger ones were
  * no faster and cost each thread 6 MiB more). A range checks
  * for a cancel between reads, so stopping one never needs the thread ended and another started,
@@ -77,7 +78,9 @@ async function hashRange(id, { path, offset, size, into, fork, report }) {
 parentPort.on("message", (data) => {
   const { id, op } = data;
   if (op === "update") {
-    runningHash(id).update(new Uint8Array(data.buffer, 0, data.length));
+    const bytes = new Uint8Array(data.buffer, 0, data.length);
+    runningHash(id).update(bytes);
+    if (data.also !== undefined) runningHash(data.also).update(bytes);
     parentPort.postMessage({ id, op: "recycle", buffer: data.buffer }, [data.buffer]);
   } else if (op === "reset" || op === "close") {
     hashes.delete(id);

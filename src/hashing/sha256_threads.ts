@@ -176,6 +176,8 @@ export class Sha256Threads {
   /** Queued pieces of file hashes, in order (each runs only on its hash's thread). */
   readonly #pinned: RangeJob[] = [];
   readonly #ranges = new Map<number, RangeJob>();
+  /** The running hashes `open` bound to a thread, with their ids there. */
+  readonly #bound = new WeakMap<RunningHash, { id: number; thread: Thread }>();
   #nextId = 0;
   #failed: unknown = undefined;
 
@@ -219,8 +221,21 @@ export class Sha256Threads {
     })();
   }
 
-  /** A running hash; `onRecycle` receives every buffer back once hashed. */
-  open(onRecycle: (buffer: ArrayBuffer) => void): RunningHash {
+  /**
+   * A running hash; `onRecycle` receives every buffer back once hashed. With `alongside` (a hash
+   * `open` returned), every update also feeds `alongside`, where it lives: one hand-over and one
+   * pass through the cache for two digests of the same bytes (a part's and its file's).
+   */
+  open(onRecycle: (buffer: ArrayBuffer) => void, alongside?: RunningHash): RunningHash {
+    if (alongside !== undefined) {
+      const bound = this.#bound.get(alongside);
+      if (bound !== undefined) {
+        return this.#bind(this.#nextId++, bound.thread, onRecycle, bound.id);
+      }
+      const other = inlineHashes.get(alongside);
+      if (other === undefined) throw new TypeError("open: alongside is not a hash open returned");
+      return inlineHash(onRecycle, createHash("sha256"), other);
+    }
     if (this.#inlineRunning) return inlineHash(onRecycle);
     const least = this.#leastBusy(this.#threads);
     const thread = least?.hashes === 0 ? least : this.#start() ?? least;
@@ -228,20 +243,30 @@ export class Sha256Threads {
     return this.#bind(this.#nextId++, thread, onRecycle);
   }
 
-  /** The running hash `id` on `thread` (created there by its first message). */
-  #bind(id: number, thread: Thread, onRecycle: (buffer: ArrayBuffer) => void): RunningHash {
+  /**
+   * The running hash `id` on `thread` (created there by its first message); its updates also
+   * feed the hash `also` there, when given.
+   */
+  #bind(
+    id: number,
+    thread: Thread,
+    onRecycle: (buffer: ArrayBuffer) => void,
+    also?: number,
+  ): RunningHash {
     thread.hashes++;
     const entry: Entry = { thread, onRecycle, digests: [] };
     this.#entries.set(id, entry);
-    return {
+    const hash: RunningHash = {
       update: (buffer, length) => {
         owe(thread, 1);
-        thread.worker.postMessage({ id, op: "update", buffer, length }, [buffer]);
+        thread.worker.postMessage({ id, op: "update", buffer, length, also }, [buffer]);
       },
       reset: () => thread.worker.postMessage({ id, op: "reset" }),
       digest: () => this.#digest(id, entry),
       close: () => this.#close(id, entry),
     };
+    this.#bound.set(hash, { id, thread });
+    return hash;
   }
 
   /**
@@ -617,14 +642,20 @@ function inlineScan(found: InlineRangeScan): RangeScan {
   };
 }
 
+/** The hash state of each running hash computed on this thread (for `open`'s `alongside`). */
+const inlineHashes = new WeakMap<RunningHash, () => Hash>();
+
 function inlineHash(
   onRecycle: (buffer: ArrayBuffer) => void,
   initial: Hash = createHash("sha256"),
+  alongside?: () => Hash,
 ): RunningHash {
   let hash: Hash = initial;
-  return {
+  const running: RunningHash = {
     update(buffer, length) {
-      hash.update(new Uint8Array(buffer, 0, length));
+      const bytes = new Uint8Array(buffer, 0, length);
+      hash.update(bytes);
+      alongside?.().update(bytes);
       queueMicrotask(() => onRecycle(buffer));
     },
     reset() {
@@ -633,6 +664,8 @@ function inlineHash(
     digest: () => Promise.resolve(`sha256:${hash.copy().digest("hex")}`),
     close() {},
   };
+  inlineHashes.set(running, () => hash);
+  return running;
 }
 
 /** `turn`, or the signal's reason at once when it aborts first. */

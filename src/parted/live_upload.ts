@@ -31,8 +31,9 @@ export const LIVE_CHUNK_BYTES: number = 16 << 20;
  * Whether the part being cut is sent while it arrives: after a part the registry lacked (a
  * rerun, whose parts are present, sends nothing before asking), until a part is found present
  * or a session fails. The first session is a trial: no other starts before the registry has
- * taken one of its chunks, so a registry without chunked uploads is asked once. Parts shorter
- * than two chunks never are: their bytes arrive within about one chunk's time.
+ * taken one of its chunks, so a registry without chunked uploads is asked once. A push whose
+ * part size is under two chunks never sends this way: a part's bytes arrive within about one
+ * chunk's time.
  *
  * @example
  * ```ts
@@ -82,6 +83,8 @@ export class LiveChoice {
   /** The registry had a part: the next ones are asked for first again. */
   present(): void {
     this.#missing = false;
+    // A trial that ended on a part found present proved nothing either way.
+    if (!this.#taken) this.#trying = false;
   }
 
   /** A session failed: the rest of the push uploads the usual way. */
@@ -224,9 +227,11 @@ export class LiveUpload {
     const start = this.#sent;
     const length = this.#written - start;
     if (session === undefined || this.#failed || length <= 0) return;
+    // Only the last chunk may be shorter than the registry's minimum (known once it answered).
+    if (!this.#ended && length < Math.max(LIVE_CHUNK_BYTES, session.minimumChunk)) return;
     let made = 0;
     try {
-      this.#session = await patchUpload(repo, session, start, length, {
+      const next = await patchUpload(repo, session, start, length, {
         make: () => {
           if (made++ > 0) {
             // A replayed chunk (a followed redirect, a refreshed token) counts from its start.
@@ -242,6 +247,14 @@ export class LiveUpload {
         },
         replayable: true,
       }, signal);
+      if (this.#abandoned) {
+        // Given up while the chunk went: a session the registry moved is ended too.
+        if (next.location.href !== session.location.href) {
+          void cancelUpload(repo, next.location, signal);
+        }
+        return;
+      }
+      this.#session = next;
       this.#sent += length;
       this.#context.choice.taken();
     } catch {

@@ -130,14 +130,13 @@ export interface ClientOptions {
   rateLimit?: RateLimit;
   /**
    * Most threads that hash: local passes over a file (a push's part and file digests, a pull's
-   * resume pass, `verify`) and bytes as they arrive (downloads, a push from a stream), so
-   * receiving and hashing overlap. `0` hashes on the calling thread. Small transfers (under 16
+   * resume pass, `verify`, a push from a stream: one thread for its two digests) and downloads (so
+   * receiving and hashing overlap). `0` hashes on the calling thread. Small transfers (under 16
    * MiB) always hash on the calling thread. Threads start only when work needs them; each costs
    * about 12–25 MiB.
    *
-   * @default the number of cores; without this option, downloads and a push from a stream hash
-   * on the receiving thread where one core hashes sha256 at 600 MB/s or faster (measured once per
-   * process, about 7 ms)
+   * @default the number of cores; without this option, downloads hash on the receiving thread
+   * where one core hashes sha256 at 600 MB/s or faster (measured once per process, about 7 ms)
    */
   hashThreads?: number;
   /**
@@ -181,8 +180,8 @@ export function credentialSource(
 
 /**
  * What hashing is for: `"local"`, passes over a file on this machine (as fast as the cores
- * allow); `"arriving"`, the running hashes of bytes as they arrive (a download, a stream being
- * pushed), which come no faster than their link or producer.
+ * allow); `"arriving"`, the running hashes of a download's bytes as they arrive, which come no
+ * faster than the link.
  */
 export type HashWork = "local" | "arriving";
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { assert, assertEquals } from "../fixtures/assert.ts";
+import { assert, assertEquals, assertThrows } from "../fixtures/assert.ts";
 import { Sha256Threads } from "../../src/hashing/sha256_threads.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 
@@ -176,6 +176,45 @@ Deno.test("sha256 threads: with inline running hashes, a running hash keeps its 
       assertEquals(await hash.digest(), sha(data));
       hash.close();
       assertEquals(await threads.hashRange(`${tmp.path}/f.bin`, 0, 5000), sha(data));
+    } finally {
+      threads.close();
+    }
+  }
+});
+
+Deno.test("sha256 threads: a hash opened alongside another feeds both with one hand-over, in order, on a thread and inline", async () => {
+  const sha = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+  const pieces = [0, 1, 2, 3].map((k) => new Uint8Array(70_000 + k).map((_, i) => i * (k + 7)));
+  const all = new Uint8Array(pieces.reduce((n, p) => n + p.byteLength, 0));
+  pieces.reduce((at, p) => (all.set(p, at), at + p.byteLength), 0);
+  for (const count of [0, 1]) {
+    const threads = new Sha256Threads(count);
+    try {
+      let recycled = 0;
+      const whole = threads.open(() => recycled++);
+      // Two "parts" of two pieces each, both feeding the whole.
+      const digests: string[] = [];
+      for (const part of [pieces.slice(0, 2), pieces.slice(2)]) {
+        const hash = threads.open(() => recycled++, whole);
+        for (const piece of part) {
+          const buffer = new ArrayBuffer(piece.byteLength);
+          new Uint8Array(buffer).set(piece);
+          hash.update(buffer, piece.byteLength);
+        }
+        digests.push(await hash.digest());
+        hash.close();
+      }
+      assertEquals(digests, [
+        sha(new Uint8Array([...pieces[0], ...pieces[1]])),
+        sha(new Uint8Array([...pieces[2], ...pieces[3]])),
+      ], `${count} threads`);
+      assertEquals(await whole.digest(), sha(all), `${count} threads`);
+      // Every buffer came back once (through the hash it was given to).
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      assertEquals(recycled, 4);
+      // Only a hash that `open` returned can be fed alongside.
+      const made = { update() {}, reset() {}, digest: () => Promise.resolve(""), close() {} };
+      assertThrows(() => threads.open(() => {}, made), TypeError);
     } finally {
       threads.close();
     }

@@ -253,7 +253,7 @@ class NodeExchange {
     // Fresh buffers per chunk doubled peak RSS and cost CPU in allocation.
     const size = range.chunkSize ?? FILE_BODY_CHUNK_SIZE;
     const buffers = [takeUploadBuffer(size), takeUploadBuffer(size)];
-    const inFlight: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
+    const inFlight: Promise<boolean>[] = [Promise.resolve(true), Promise.resolve(true)];
     let handle: FileHandle | undefined;
     let sent = 0;
     try {
@@ -286,10 +286,10 @@ class NodeExchange {
         const chunk = buffer.subarray(0, bytesRead);
         inFlight[k & 1] = writeFlushed(req, socket, chunk, range.onBytes);
       }
-      await Promise.all(inFlight);
-      // Every read and write of the range is done: the buffers go back for the next request.
-      buffers.forEach(giveUploadBuffer);
+      const written = await Promise.all(inFlight);
       if (this.#bodyDone) return;
+      // Every read and write of the range is done: the buffers go back for the next request.
+      if (written.every(Boolean)) buffers.forEach(giveUploadBuffer);
       this.#bodyDone = true;
       req.end();
     } catch (err) {
@@ -362,17 +362,19 @@ function writeFlushed(
   socket: net.Socket,
   chunk: Uint8Array,
   onWritten?: (bytes: number) => void,
-): Promise<void> {
+): Promise<boolean> {
   const bytes = chunk.byteLength;
   return new Promise((resolve) => {
-    const done = () => {
-      req.off("close", done);
-      resolve();
+    const done = (written: boolean) => {
+      req.off("close", closed);
+      resolve(written);
     };
-    req.on("close", done);
+    // A request that closes first may leave the write pending: the chunk is not known done.
+    const closed = () => done(false);
+    req.on("close", closed);
     socket.write(chunk, (err) => {
       if (!err) onWritten?.(bytes);
-      done();
+      done(!err);
     });
   });
 }
