@@ -284,7 +284,7 @@ export class BlobClient {
     // Started on the first large pull; one per concurrent pull up to the limit.
     const hashThreads = session.hashThreads === 0
       ? undefined
-      : session.hashing(undefined, "arriving");
+      : session.hashing(undefined, "download");
     if (hashThreads !== undefined) this.#owned.push(hashThreads);
     this.#context = {
       policy: session.policy.retry,

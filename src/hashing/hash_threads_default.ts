@@ -3,8 +3,8 @@
  * hash, and they want different homes:
  *
  * - Local passes over a file (a push's part and file digests, a pull's resume pass, `verify`, a
- *   push from a stream) hash as fast as cores allow: one thread per core, so two passes run side
- *   by side and the transfer's own thread stays free.
+ *   push from a stream) hash as fast as cores allow: one thread per core, so two passes run side by
+ *   side and the transfer's own thread stays free.
  * - Downloads hash bytes as they arrive. Where one core hashes at least
  *   {@linkcode INLINE_HASH_MIN_RATE} bytes a second, they hash on the thread that receives them: a
  *   thread would cost a second JavaScript runtime (about 12–25 MiB) and a hand-over of every buffer,
@@ -44,16 +44,16 @@ export function defaultHashThreads(): number {
 }
 
 /**
- * Whether a download's bytes hash on the receiving thread by default: one core hashes at
+ * Whether downloads hash on the receiving thread by default: one core hashes at
  * {@linkcode INLINE_HASH_MIN_RATE} or faster. Measured at the first call, then kept.
  *
  * @example
  * ```ts
- * import { arrivingBytesHashInline } from "./hash_threads_default.ts";
- * console.log(typeof arrivingBytesHashInline()); // "boolean"
+ * import { downloadsHashInline } from "./hash_threads_default.ts";
+ * console.log(typeof downloadsHashInline()); // "boolean"
  * ```
  */
-export function arrivingBytesHashInline(): boolean {
+export function downloadsHashInline(): boolean {
   inline ??= hashesInlineAt(oneCoreHashRate());
   return inline;
 }

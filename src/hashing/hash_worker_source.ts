@@ -4,9 +4,9 @@
  *
  * Two kinds of work share a thread, interleaved by its event loop: running hashes fed with
  * transferred buffers (each buffer is handed back once hashed, after feeding a second hash too
- * when the update names one in `also`) or with file ranges, and file
- * ranges hashed on their own; ranges are read with double-buffered 1 MiB reads (larger ones were
- * no faster and cost each thread 6 MiB more). A range checks
+ * when the update names one in `also`) or with file ranges, and file ranges hashed on their own;
+ * ranges are read with double-buffered 1 MiB reads (larger ones were no faster and cost each
+ * thread 6 MiB more). A range checks
  * for a cancel between reads, so stopping one never needs the thread ended and another started,
  * and, when asked to report, says how many bytes each read hashed (a `hashed` message, which
  * owes no answer). A range read with a `fork` id also finds its written prefix (the scan's own

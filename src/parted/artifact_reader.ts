@@ -89,7 +89,7 @@ export class ArtifactReader {
     this.size = resolved.manifest.fileSize;
     this.partSize = resolved.manifest.partSize;
     this.#directory = directory;
-    this.#threads = job.hashing(1, "arriving");
+    this.#threads = job.hashing(1, "download");
     this.#progress = new ProgressTracker(this.size, resolved.manifest.parts.length, "downloading");
     this.#signal = job.signal === undefined
       ? this.#controller.signal

@@ -154,7 +154,7 @@ async function fetchParts(
   const { manifest } = resolved;
   // One hashing thread per core at most: hashing is the bound, and the receiving thread's share
   // of a core is small (measured: one thread fewer pulled 20% slower on two cores).
-  const hashThreads = hashingFor(job, manifest.fileSize, job.workers, "arriving");
+  const hashThreads = hashingFor(job, manifest.fileSize, job.workers, "download");
   const { latch } = run;
   const progress = new ProgressTracker(
     manifest.fileSize,

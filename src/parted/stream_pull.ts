@@ -92,7 +92,7 @@ export async function runStreamPull(
     const window = Math.min(job.workers, parts.length);
     const memory = memorySlots(job, window, manifest.partSize);
     if (memory.count < window) spill = await SpillDirectory.create(job.spillDirectory);
-    hashThreads = hashingFor(job, manifest.fileSize, job.workers, "arriving");
+    hashThreads = hashingFor(job, manifest.fileSize, job.workers, "download");
     progress = new ProgressTracker(manifest.fileSize, parts.length, "downloading", job.onProgress);
     const tracker = progress;
     tracker.onFailure = (err) => latch.stop(err);

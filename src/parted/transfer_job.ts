@@ -48,7 +48,7 @@ export interface TransferJob {
  *
  * @example
  * ```ts ignore
- * const threads = hashingFor(job, manifest.fileSize, job.workers, "arriving");
+ * const threads = hashingFor(job, manifest.fileSize, job.workers, "download");
  * ```
  */
 export function hashingFor(

@@ -14,7 +14,7 @@ import type { Fetch } from "../transport/fetch.ts";
 import type { RateLimit } from "../transport/layers/rate_limit.ts";
 import { validateStallTimeout } from "../transport/layers/stall_guard.ts";
 import { Sha256Threads } from "../hashing/sha256_threads.ts";
-import { arrivingBytesHashInline, defaultHashThreads } from "../hashing/hash_threads_default.ts";
+import { defaultHashThreads, downloadsHashInline } from "../hashing/hash_threads_default.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
 import {
@@ -180,10 +180,9 @@ export function credentialSource(
 
 /**
  * What hashing is for: `"local"`, passes over a file on this machine (as fast as the cores
- * allow); `"arriving"`, the running hashes of a download's bytes as they arrive, which come no
- * faster than the link.
+ * allow); `"download"`, the running hashes of bytes as they arrive.
  */
-export type HashWork = "local" | "arriving";
+export type HashWork = "local" | "download";
 
 /** What a client adds to the shared settings when it opens its session. */
 export interface SessionSetup {
@@ -239,8 +238,8 @@ export class ClientSession {
   readonly plainHttp: boolean;
   /** The most hashing threads. */
   readonly hashThreads: number;
-  /** Arriving bytes hash on the receiving thread (the default on a fast core). */
-  readonly #inlineArrivals: boolean;
+  /** Downloads hash on the receiving thread (the default on a fast core). */
+  readonly #inlineDownloads: boolean;
   readonly #stack: ClientStack;
   readonly #mirrors: MirrorTable | undefined;
   readonly #onMirrorTag: MirrorTagListener | undefined;
@@ -257,7 +256,7 @@ export class ClientSession {
     this.clock = options.clock ?? systemClock;
     this.plainHttp = options.plainHttp === true;
     this.hashThreads = options.hashThreads ?? defaultHashThreads();
-    this.#inlineArrivals = options.hashThreads === undefined && arrivingBytesHashInline();
+    this.#inlineDownloads = options.hashThreads === undefined && downloadsHashInline();
     this.#mirrors = setup.mirrors;
     this.#onMirrorTag = setup.onMirrorTag;
     const { credentials } = setup;
@@ -317,12 +316,12 @@ export class ClientSession {
   /**
    * The one place hashing threads are made: at most `count` of them (capped by the session's
    * `hashThreads`; `0` hashes on the calling thread), started as work needs them, for `work`:
-   * the running hashes of arriving bytes stay on the calling thread where the default says so (see
+   * a download's running hashes stay on the calling thread where the default says so (see
    * `hash_threads_default.ts`). The caller closes them.
    */
   hashing(count: number = this.hashThreads, work: HashWork = "local"): Sha256Threads {
     return new Sha256Threads(Math.min(count, this.hashThreads), {
-      inlineRunning: work === "arriving" && this.#inlineArrivals,
+      inlineRunning: work === "download" && this.#inlineDownloads,
     });
   }
 

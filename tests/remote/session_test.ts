@@ -7,10 +7,7 @@ import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { BlobClient, PartedClient } from "../../mod.ts";
 import { ClientSession } from "../../src/remote/session.ts";
 import { BLOB_SPEC_POLICY, DEFAULT_POLICY } from "../../src/remote/policy.ts";
-import {
-  arrivingBytesHashInline,
-  defaultHashThreads,
-} from "../../src/hashing/hash_threads_default.ts";
+import { defaultHashThreads, downloadsHashInline } from "../../src/hashing/hash_threads_default.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { findError } from "../../src/errors/find_error.ts";
 
@@ -24,23 +21,23 @@ Deno.test("client core: one default per setting, each client's own retry policy"
   parted.close();
 });
 
-Deno.test("client core: arriving bytes hash inline by default on a fast core, local passes on threads; an asked count puts every hash on threads", () => {
-  const fast = arrivingBytesHashInline();
+Deno.test("client core: downloads hash inline by default on a fast core, local passes on threads; an asked count puts every hash on threads", () => {
+  const fast = downloadsHashInline();
   const byDefault = new ClientSession({}, { owner: "PartedClient", policy: DEFAULT_POLICY });
   const asked = new ClientSession({ hashThreads: 2 }, {
     owner: "PartedClient",
     policy: DEFAULT_POLICY,
   });
-  const threaded = (session: ClientSession, work: "local" | "arriving") => {
+  const threaded = (session: ClientSession, work: "local" | "download") => {
     const threads = session.hashing(2, work);
     threads.close();
     return threads.threadedRunning;
   };
   assertEquals(
-    [threaded(byDefault, "arriving"), threaded(byDefault, "local")],
+    [threaded(byDefault, "download"), threaded(byDefault, "local")],
     [!fast, true],
   );
-  assertEquals([threaded(asked, "arriving"), threaded(asked, "local")], [true, true]);
+  assertEquals([threaded(asked, "download"), threaded(asked, "local")], [true, true]);
   byDefault.close();
   asked.close();
 });
