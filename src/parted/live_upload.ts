@@ -145,17 +145,11 @@ export class LiveUpload {
     this.#opened = this.#open();
   }
 
-  /** Whether the session failed: the part is left to the usual upload. */
-  get failed(): boolean {
-    return this.#failed;
-  }
-
   /** The part's file now holds `written` bytes: sends them once a chunk's worth waits. */
   offer(written: number): void {
     this.#written = written;
     if (this.#sending !== undefined || this.#failed || this.#ended) return;
-    const chunk = Math.max(LIVE_CHUNK_BYTES, this.#session?.minimumChunk ?? 0);
-    if (this.#written - this.#sent < chunk) return;
+    if (this.#written - this.#sent < this.#chunkBytes()) return;
     this.#sending = this.#sendWritten().finally(() => {
       this.#sending = undefined;
       this.offer(this.#written);
@@ -219,6 +213,11 @@ export class LiveUpload {
     }
   }
 
+  /** The fewest bytes a chunk other than the last carries. */
+  #chunkBytes(): number {
+    return Math.max(LIVE_CHUNK_BYTES, this.#session?.minimumChunk ?? 0);
+  }
+
   /** PATCHes every byte written and not sent yet. */
   async #sendWritten(): Promise<void> {
     await this.#opened;
@@ -228,7 +227,7 @@ export class LiveUpload {
     const length = this.#written - start;
     if (session === undefined || this.#failed || length <= 0) return;
     // Only the last chunk may be shorter than the registry's minimum (known once it answered).
-    if (!this.#ended && length < Math.max(LIVE_CHUNK_BYTES, session.minimumChunk)) return;
+    if (!this.#ended && length < this.#chunkBytes()) return;
     let made = 0;
     try {
       const next = await patchUpload(repo, session, start, length, {

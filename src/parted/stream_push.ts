@@ -79,6 +79,8 @@ export async function runStreamPush(
       job.clock,
       job.workers,
     );
+    const renewFor = (bytes: number, signal: AbortSignal) =>
+      tokens.renewFor(bytes, progress.snapshot.wireBytes, signal);
     const goLive = (file: PartFile, index: number) =>
       choice.wanted
         ? new LiveUpload({
@@ -87,8 +89,7 @@ export async function runStreamPush(
           index,
           progress,
           signal,
-          beforeUpload: (signal) =>
-            tokens.renewFor(job.partSize, progress.snapshot.wireBytes, signal),
+          beforeUpload: (signal) => renewFor(job.partSize, signal),
           choice,
         })
         : undefined;
@@ -114,7 +115,7 @@ export async function runStreamPush(
       clock: job.clock,
       beforeUpload: (part: PartDescriptor, signal: AbortSignal) => {
         choice.missing();
-        return tokens.renewFor(part.size, progress.snapshot.wireBytes, signal);
+        return renewFor(part.size, signal);
       },
       tokenLifetimeMs: () => tokens.lifetimeMs(),
     };

@@ -62,7 +62,6 @@ export function rawUploadAvailable(): boolean {
   return denoSockets(undefined) !== undefined && denoFiles() !== undefined;
 }
 
-const CHUNK = FILE_BODY_CHUNK_SIZE;
 const encoder = new TextEncoder();
 
 /**
@@ -174,7 +173,7 @@ async function writeRange(
   range: FileRange,
   answer: PendingAnswer,
 ): Promise<void> {
-  const size = range.chunkSize ?? CHUNK;
+  const size = range.chunkSize ?? FILE_BODY_CHUNK_SIZE;
   const buffers = [takeUploadBuffer(Math.min(size, range.length)), new Uint8Array(0)];
   if (range.length > size) buffers[1] = takeUploadBuffer(size);
   let sent = 0;
