@@ -1,14 +1,17 @@
 /**
- * The default hashing mode, chosen by measuring this machine once per process. Two kinds of work
- * hash, and they want different homes:
+ * The default hashing mode, chosen by measuring this machine once per process. Three kinds of
+ * work hash, and they want different homes:
  *
- * - Local passes over a file (a push's part and file digests, a pull's resume pass, `verify`, a
- *   push from a stream) hash as fast as cores allow: one thread per core, so two passes run side by
- *   side and the transfer's own thread stays free.
+ * - Local passes over a file (a pull's resume pass, `verify`, a push from a stream) hash as fast
+ *   as cores allow: one thread per core, so two passes run side by side and the transfer's own
+ *   thread stays free.
  * - Downloads hash bytes as they arrive. Where one core hashes at least
  *   {@linkcode INLINE_HASH_MIN_RATE} bytes a second, they hash on the thread that receives them: a
  *   thread would cost a second JavaScript runtime (about 12–25 MiB) and a hand-over of every buffer,
  *   more CPU per GiB than the hash it moves, while the hash alone outruns any one link's bytes.
+ * - A push's part and file digests, on such a core, start on the calling thread too: both digests
+ *   together outrun what a registry takes. Once a part turns out to be present, hashing is what
+ *   the push waits for and its parts move to threads (`parted/push_hashing.ts`).
  *
  * @module
  */

@@ -194,6 +194,11 @@ export class Sha256Threads {
     this.#inlineRunning = options.inlineRunning === true || count === 0;
   }
 
+  /** Whether every hash runs on the calling thread (no thread is started, or can be). */
+  get inlineOnly(): boolean {
+    return this.#unavailable && this.#threads.length === 0;
+  }
+
   /** Whether running hashes are computed on threads (their buffers are then held longer). */
   get threadedRunning(): boolean {
     return !this.#inlineRunning;

@@ -14,7 +14,6 @@ import {
 import type { Descriptor } from "../registry/media_types.ts";
 import { ShortFileError } from "../hashing/hash_range.ts";
 import { sha256Digest } from "../hashing/sha256.ts";
-import type { FileHash, Sha256Threads } from "../hashing/sha256_threads.ts";
 import type { Clock } from "../transport/clock.ts";
 import { retry, type RetryPolicy } from "../remote/retry.ts";
 import { AsyncQueue } from "./async_queue.ts";
@@ -28,7 +27,8 @@ import { ProgressTracker } from "./progress.ts";
 import { putManifest } from "../remote/manifests.ts";
 import type { RemoteRepository } from "../remote/repository.ts";
 import { completeUpload, openUpload } from "../remote/uploads.ts";
-import { hashingFor, type TransferJob } from "./transfer_job.ts";
+import type { TransferJob } from "./transfer_job.ts";
+import { PushHashing } from "./push_hashing.ts";
 import { FirstFailure, nextPart } from "./part_workers.ts";
 import { PushTokens } from "./push_tokens.ts";
 
@@ -62,11 +62,8 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
   const { signal } = latch;
   const progress = new ProgressTracker(stamp.size, plan.length, "hashing", job.onProgress);
   progress.onFailure = (err) => latch.stop(err);
-  // One thread for the part digests and one for the file's, where there are parts to hash.
-  const pool = hashingFor(job, stamp.size, plan.length > 1 ? 2 : 1);
-  // A single part's digest is the file's digest: hash once.
-  const whole = plan.length > 1 ? pool.openFileHash() : undefined;
-  const push: PushRun = { job, connection, plan, stamp, signal, progress, pool, whole, latch };
+  const hashing = new PushHashing(job, { path: job.path, size: stamp.size, plan }, signal);
+  const push: PushRun = { job, connection, plan, stamp, signal, progress, hashing, latch };
   try {
     const hashed = await pushParts(push);
     return await pushManifest(push, hashed);
@@ -74,8 +71,7 @@ export async function runPush(job: PushJob, connect: () => Connection): Promise<
     throw latch.publicError(err);
   } finally {
     progress.close();
-    whole?.close();
-    pool.close();
+    hashing.close();
   }
 }
 
@@ -87,8 +83,7 @@ interface PushRun {
   readonly stamp: SourceStamp;
   readonly signal: AbortSignal;
   readonly progress: ProgressTracker;
-  readonly pool: Sha256Threads;
-  readonly whole: FileHash | undefined;
+  readonly hashing: PushHashing;
   readonly latch: FirstFailure;
 }
 
@@ -106,7 +101,7 @@ async function pushParts(push: PushRun): Promise<HashedFile> {
   const { job, connection, plan, stamp, signal, progress, latch } = push;
   const queue = new AsyncQueue<PartDescriptor>();
   const hashed: HashedFile = { fileDigest: "", partDigests: new Array(plan.length) };
-  const hashing = hashParts(job.path, plan, stamp, push.pool, push.whole, signal, (part) => {
+  const hashing = hashFile(push, (part) => {
     hashed.partDigests[part.index] = part.digest;
     queue.push(part);
   }).then((digest) => {
@@ -120,7 +115,7 @@ async function pushParts(push: PushRun): Promise<HashedFile> {
   const tokens = new PushTokens(connection.tokens, job.reference.repository, job.clock, count);
   const beforeUpload = (part: PartDescriptor, signal: AbortSignal) => {
     // A part is missing: uploads now wait for part digests, so they overtake the file digest.
-    push.whole?.defer();
+    push.hashing.uploading();
     return tokens.renewFor(part.size, progress.snapshot.wireBytes, signal);
   };
   const context = {
@@ -138,6 +133,8 @@ async function pushParts(push: PushRun): Promise<HashedFile> {
   const work = async (part: PartDescriptor) => {
     progress.setPhase("uploading");
     const outcome = await uploadPart(context, part);
+    // A present part: the push now waits for hashing more than for the link.
+    if (outcome === "skipped") push.hashing.present();
     progress.completePart(part.index, part.size, outcome === "skipped" ? "exists" : "uploaded");
   };
   const workers = Array.from({ length: count }, async () => {
@@ -228,63 +225,20 @@ export function recordedTitle(path: string): string | undefined {
 }
 
 /**
- * The hashing read: part digests in file order (each handed to `onPart` as soon as it is
- * known) and the whole-file digest (`whole`; without it the single part's digest), on two
- * hashing threads reading the same file.
+ * The hashing read (see `push_hashing.ts`), then a check that the file did not change while it
+ * was read.
  */
-async function hashParts(
-  path: string,
-  plan: ReturnType<typeof planParts>,
-  stamp: SourceStamp,
-  pool: Sha256Threads,
-  whole: FileHash | undefined,
-  signal: AbortSignal,
-  onPart: (part: PartDescriptor) => void,
-): Promise<string> {
+async function hashFile(push: PushRun, onPart: (part: PartDescriptor) => void): Promise<string> {
   try {
-    // The whole-file digest goes first on one thread and the parts run on the other, in file
-    // order: hashing lasts one pass, so a re-push (every part present) costs one hash of the
-    // file. Once a part must be uploaded (`defer()`), the part digests take both threads and the
-    // file digest resumes after them: the last part's upload starts after half a pass instead
-    // of a whole one, which is what a push on a link capped per connection waits for.
-    const wholeDigest = whole === undefined ? undefined : hashWhole(whole, path, stamp, signal);
-    wholeDigest?.catch(() => {});
-    const partDigests = plan.map((part) => pool.hashRange(path, part.offset, part.size, signal));
-    for (const p of partDigests) p.catch(() => {});
-    for (const part of plan) {
-      onPart({ ...part, digest: await partDigests[part.index] });
-    }
-    const fileDigest = wholeDigest === undefined ? await partDigests[0] : await wholeDigest;
-    await checkUnchanged(path, stamp);
-    return fileDigest;
+    const digest = await push.hashing.run(onPart);
+    await checkUnchanged(push.job.path, push.stamp);
+    return digest;
   } catch (err) {
     if (err instanceof ShortFileError) {
       throw new SourceChangedError("file ended before its planned size", { cause: err });
     }
     throw err;
   }
-}
-
-/** Pieces of the whole-file digest: part digests can overtake it between two pieces. */
-const WHOLE_PIECE_BYTES = 64 * 1024 * 1024;
-
-/** Feeds the file to `whole` piece by piece, one piece queued behind the running one. */
-async function hashWhole(
-  whole: FileHash,
-  path: string,
-  stamp: SourceStamp,
-  signal: AbortSignal,
-): Promise<string> {
-  const queued: Promise<void>[] = [];
-  for (let offset = 0; offset < stamp.size; offset += WHOLE_PIECE_BYTES) {
-    const piece = whole.add(path, offset, Math.min(WHOLE_PIECE_BYTES, stamp.size - offset), signal);
-    // A piece that fails while another is awaited must not surface as an unhandled rejection.
-    piece.catch(() => {});
-    queued.push(piece);
-    if (queued.length > 1) await queued.shift();
-  }
-  await Promise.all(queued);
-  return await whole.digest();
 }
 
 async function checkUnchanged(path: string, stamp: SourceStamp): Promise<void> {

@@ -135,8 +135,10 @@ export interface ClientOptions {
    * MiB) always hash on the calling thread. Threads start only when work needs them; each costs
    * about 12–25 MiB.
    *
-   * @default the number of cores; without this option, downloads hash on the receiving thread
-   * where one core hashes sha256 at 600 MB/s or faster (measured once per process, about 7 ms)
+   * @default the number of cores; without this option, where one core hashes sha256 at 600 MB/s
+   * or faster (measured once per process, about 7 ms), downloads hash on the receiving thread and
+   * a push on the calling thread until a part turns out to be present (then its parts move to
+   * threads, one fewer than this number: the file digest keeps the calling thread)
    */
   hashThreads?: number;
   /**
@@ -180,9 +182,10 @@ export function credentialSource(
 
 /**
  * What hashing is for: `"local"`, passes over a file on this machine (as fast as the cores
- * allow); `"download"`, the running hashes of bytes as they arrive.
+ * allow); `"download"`, the running hashes of bytes as they arrive; `"push"`, a push's digests
+ * of a file, which the link waits for less than a local pass does.
  */
-export type HashWork = "local" | "download";
+export type HashWork = "local" | "download" | "push";
 
 /** What a client adds to the shared settings when it opens its session. */
 export interface SessionSetup {
@@ -238,8 +241,8 @@ export class ClientSession {
   readonly plainHttp: boolean;
   /** The most hashing threads. */
   readonly hashThreads: number;
-  /** Downloads hash on the receiving thread (the default on a fast core). */
-  readonly #inlineDownloads: boolean;
+  /** Downloads and pushes hash on the calling thread (the default on a fast core). */
+  readonly #inlineByDefault: boolean;
   readonly #stack: ClientStack;
   readonly #mirrors: MirrorTable | undefined;
   readonly #onMirrorTag: MirrorTagListener | undefined;
@@ -256,7 +259,7 @@ export class ClientSession {
     this.clock = options.clock ?? systemClock;
     this.plainHttp = options.plainHttp === true;
     this.hashThreads = options.hashThreads ?? defaultHashThreads();
-    this.#inlineDownloads = options.hashThreads === undefined && downloadsHashInline();
+    this.#inlineByDefault = options.hashThreads === undefined && downloadsHashInline();
     this.#mirrors = setup.mirrors;
     this.#onMirrorTag = setup.onMirrorTag;
     const { credentials } = setup;
@@ -316,12 +319,14 @@ export class ClientSession {
   /**
    * The one place hashing threads are made: at most `count` of them (capped by the session's
    * `hashThreads`; `0` hashes on the calling thread), started as work needs them, for `work`:
-   * a download's running hashes stay on the calling thread where the default says so (see
-   * `hash_threads_default.ts`). The caller closes them.
+   * where the default says so (see `hash_threads_default.ts`), a download's running hashes stay
+   * on the calling thread, and so does all of a push's hashing (the push asks for threads of
+   * its own once hashing is what it waits for). The caller closes them.
    */
   hashing(count: number = this.hashThreads, work: HashWork = "local"): Sha256Threads {
-    return new Sha256Threads(Math.min(count, this.hashThreads), {
-      inlineRunning: work === "download" && this.#inlineDownloads,
+    const inline = work === "push" && this.#inlineByDefault;
+    return new Sha256Threads(inline ? 0 : Math.min(count, this.hashThreads), {
+      inlineRunning: work === "download" && this.#inlineByDefault,
     });
   }
 

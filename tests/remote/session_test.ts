@@ -21,7 +21,7 @@ Deno.test("client core: one default per setting, each client's own retry policy"
   parted.close();
 });
 
-Deno.test("client core: downloads hash inline by default on a fast core, local passes on threads; an asked count puts every hash on threads", () => {
+Deno.test("client core: downloads and pushes hash inline by default on a fast core, local passes on threads; an asked count puts every hash on threads", () => {
   const fast = downloadsHashInline();
   const byDefault = new ClientSession({}, { owner: "PartedClient", policy: DEFAULT_POLICY });
   const asked = new ClientSession({ hashThreads: 2 }, {
@@ -38,6 +38,13 @@ Deno.test("client core: downloads hash inline by default on a fast core, local p
     [!fast, true],
   );
   assertEquals([threaded(asked, "download"), threaded(asked, "local")], [true, true]);
+  // A push starts with every hash on the calling thread where downloads would hash there.
+  const inlineOnly = (session: ClientSession) => {
+    const threads = session.hashing(2, "push");
+    threads.close();
+    return threads.inlineOnly;
+  };
+  assertEquals([inlineOnly(byDefault), inlineOnly(asked)], [fast, false]);
   byDefault.close();
   asked.close();
 });

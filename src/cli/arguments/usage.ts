@@ -45,7 +45,8 @@ ${PROGRESS_FLAG}
                          directions together), e.g. 512KiB/s or 10MiB/s
   --hash-threads N       hash on at most N threads, downloads included (0 = all on the
                          main thread; default: a thread per core for the hashing of local
-                         files, downloads on the main thread when one core hashes fast)`;
+                         files; downloads, and a push until a part is found present, on
+                         the main thread when one core hashes fast)`;
 
 const TRANSFER_FLAGS = `${TRANSFER_ONLY_FLAGS}\n${REGISTRY_FLAGS}`;
 

@@ -1,0 +1,187 @@
+/**
+ * Where a push's digests are computed, and in what order: each part's digest (the blob the
+ * registry stores) and the whole file's (the manifest's annotation).
+ *
+ * - **Threads from the start** (a core slower than the inline rate, or `hashThreads` set): the
+ *   file digest goes first on one thread and the parts, in file order, on the others. Once a
+ *   part must be uploaded (`uploading()`), the part digests take every thread and the file digest
+ *   resumes after them, so the last part's upload starts after half a pass instead of a whole one:
+ *   what a push on a link capped per connection waits for.
+ * - **On the calling thread first** (the default on a fast core): one core hashes both digests
+ *   faster than a registry takes the parts, so threads would cost a second runtime each (about 15
+ *   MiB) and buy no time. Parts are hashed one at a time; after the first, the push waits for the
+ *   registry to say whether it has it. Missing (`uploading()`): the part digests go on here
+ *   before the rest of the file digest. Present (`present()`: a re-push, or a resumed one):
+ *   hashing is what the push waits for, so the parts left move to `hashThreads - 1` threads and
+ *   the file digest goes on here, beside them.
+ *
+ * @module
+ */
+import type { FileHash, Sha256Threads } from "../hashing/sha256_threads.ts";
+import type { PartDescriptor } from "./manifest.ts";
+import type { planParts } from "./plan.ts";
+import { hashingFor, type TransferJob } from "./transfer_job.ts";
+
+/** Pieces of the whole-file digest: part digests can overtake it between two pieces. */
+const WHOLE_PIECE_BYTES = 64 * 1024 * 1024;
+
+/** What a push hashes. */
+export interface PushHashSource {
+  /** The source file. */
+  path: string;
+  /** Its size in bytes, as planned. */
+  size: number;
+  /** Its parts. */
+  plan: ReturnType<typeof planParts>;
+}
+
+/**
+ * The hashing of one push's file; see the module documentation. `run()` hands each part's
+ * digest on in file order and resolves to the file's digest.
+ *
+ * @example
+ * ```ts ignore
+ * const hashing = new PushHashing(job, { path, size, plan }, signal);
+ * const fileDigest = await hashing.run((part) => queue.push(part));
+ * hashing.close();
+ * ```
+ */
+export class PushHashing {
+  readonly #source: PushHashSource;
+  readonly #signal: AbortSignal;
+  readonly #first: Sha256Threads;
+  /** Where part digests run now. */
+  #parts: Sha256Threads;
+  /** The threads parts move to once hashing is what the push waits for; none to move to. */
+  #later: (() => Sha256Threads) | undefined;
+  #moved: Sha256Threads | undefined;
+  /** The whole-file digest; none for a single part, whose digest is the file's. */
+  readonly #whole: FileHash | undefined;
+  /** Ends once no part digest is left to run on the calling thread. */
+  readonly #partsLeftHere: Promise<void>;
+  #noPartsLeftHere!: () => void;
+  #partsAsked = false;
+  /** Ends at the first part found missing or present. */
+  readonly #firstVerdict: Promise<void>;
+  #verdict!: () => void;
+  #uploading = false;
+
+  /** Hashing for `source`, stopped by `signal`; threads as `job` allows. */
+  constructor(job: TransferJob, source: PushHashSource, signal: AbortSignal) {
+    this.#source = source;
+    this.#signal = signal;
+    const split = source.plan.length > 1;
+    this.#first = hashingFor(job, source.size, split ? 2 : 1, "push");
+    this.#parts = this.#first;
+    // Inline first: the file digest keeps this thread; parts may move to the other cores.
+    const spare = job.hashThreads - 1;
+    this.#later = this.#first.inlineOnly && split && spare > 0
+      ? () => hashingFor(job, source.size, spare)
+      : undefined;
+    this.#whole = split ? this.#first.openFileHash() : undefined;
+    this.#partsLeftHere = new Promise((resolve) => (this.#noPartsLeftHere = resolve));
+    this.#firstVerdict = new Promise((resolve) => (this.#verdict = resolve));
+    if (!this.#first.inlineOnly) this.#noPartsLeftHere();
+  }
+
+  /**
+   * Hashes the file: each part's digest goes to `onPart` in file order as soon as it is known;
+   * resolves to the file's digest.
+   */
+  async run(onPart: (part: PartDescriptor) => void): Promise<string> {
+    const whole = this.#whole === undefined ? undefined : this.#hashWhole(this.#whole);
+    whole?.catch(() => {});
+    const digests = await this.#hashParts(onPart);
+    return whole === undefined ? digests[0] : await whole;
+  }
+
+  /** A part must be uploaded: from now on, part digests go before the file digest. */
+  uploading(): void {
+    this.#uploading = true;
+    this.#verdict();
+    this.#whole?.defer();
+  }
+
+  /** A part was present: the parts left move to threads, where threads may run. */
+  present(): void {
+    this.#verdict();
+    if (this.#later === undefined || this.#partsAsked) return;
+    this.#moved = this.#parts = this.#later();
+    this.#later = undefined;
+  }
+
+  /** Stops the hashing and its threads. */
+  close(): void {
+    this.#whole?.close();
+    this.#first.close();
+    this.#moved?.close();
+  }
+
+  /**
+   * The part digests in file order: one at a time while they run on this thread (so the parts
+   * left can still move; after the first, until the registry said whether it has it), then every
+   * part left at once, which the threads take in order.
+   */
+  async #hashParts(onPart: (part: PartDescriptor) => void): Promise<string[]> {
+    const { path, plan } = this.#source;
+    const signal = this.#signal;
+    const digests: string[] = [];
+    let next = 0;
+    try {
+      for (; next < plan.length && this.#parts.inlineOnly; next++) {
+        const part = plan[next];
+        digests.push(await this.#parts.hashRange(path, part.offset, part.size, signal));
+        onPart({ ...part, digest: digests[next] });
+        if (next === 0 && this.#later !== undefined) {
+          await untilAborted(this.#firstVerdict, signal);
+        }
+      }
+    } finally {
+      this.#partsAsked = true;
+      this.#noPartsLeftHere();
+    }
+    const asked = plan.slice(next).map((part) =>
+      this.#parts.hashRange(path, part.offset, part.size, signal)
+    );
+    for (const p of asked) p.catch(() => {});
+    for (const [i, digest] of asked.entries()) {
+      digests.push(await digest);
+      onPart({ ...plan[next + i], digest: digests[next + i] });
+    }
+    return digests;
+  }
+
+  /**
+   * Feeds the file to `whole` piece by piece, one piece queued behind the running one; on this
+   * thread, once a part must be uploaded, the next pieces wait until no part digest is left to
+   * run here.
+   */
+  async #hashWhole(whole: FileHash): Promise<string> {
+    const { path, size } = this.#source;
+    const signal = this.#signal;
+    const queued: Promise<void>[] = [];
+    for (let offset = 0; offset < size; offset += WHOLE_PIECE_BYTES) {
+      if (this.#uploading) await untilAborted(this.#partsLeftHere, signal);
+      const piece = whole.add(path, offset, Math.min(WHOLE_PIECE_BYTES, size - offset), signal);
+      // A piece that fails while another is awaited must not surface as an unhandled rejection.
+      piece.catch(() => {});
+      queued.push(piece);
+      if (queued.length > 1) await queued.shift();
+    }
+    await Promise.all(queued);
+    return await whole.digest();
+  }
+}
+
+/** `wait`, or the signal's reason as soon as it aborts. */
+function untilAborted(wait: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    wait.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
+}

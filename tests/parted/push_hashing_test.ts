@@ -1,0 +1,136 @@
+/**
+ * Where a push hashes: on the calling thread first (the default on a fast core), moving the parts
+ * left to threads once a part is present; on threads from the start otherwise. Whatever the path,
+ * every digest is right, a cold push starts no thread, and an abort ends the hashing at once.
+ * The job's hashing is real; only the choice the session would make is given by the test, so
+ * every path runs on every machine.
+ */
+import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
+import { patternBytes, sha256Bytes, writePatternFile } from "../fixtures/files.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+import { Sha256Threads } from "../../src/hashing/sha256_threads.ts";
+import { THREADED_HASH_MIN_BYTES } from "../../src/hashing/stream_sha256.ts";
+import type { PartDescriptor } from "../../src/parted/manifest.ts";
+import { planParts } from "../../src/parted/plan.ts";
+import { PushHashing } from "../../src/parted/push_hashing.ts";
+import type { TransferJob } from "../../src/parted/transfer_job.ts";
+import type { HashWork } from "../../src/remote/session.ts";
+
+const PART = THREADED_HASH_MIN_BYTES / 2;
+const SIZE = 4 * PART + 123;
+
+/** A job whose push hashing starts inline (`inlineFirst`) or on threads, recording each ask. */
+function jobHashing(inlineFirst: boolean, hashThreads = 2) {
+  const asked: { count: number; work: HashWork | undefined; pool: Sha256Threads }[] = [];
+  const job = {
+    hashThreads,
+    hashing(count: number, work?: HashWork) {
+      const pool = new Sha256Threads(work === "push" && inlineFirst ? 0 : count);
+      asked.push({ count, work, pool });
+      return pool;
+    },
+  } as unknown as TransferJob;
+  return { job, asked };
+}
+
+async function sourceFile(dir: string) {
+  const path = `${dir}/source.bin`;
+  const fileDigest = await writePatternFile(path, SIZE);
+  const plan = planParts(SIZE, PART);
+  const partDigests = plan.map((p) => sha256Bytes(patternBytes(p.size, 1, p.offset)));
+  return { source: { path, size: SIZE, plan }, fileDigest, partDigests };
+}
+
+Deno.test("push hashing: a cold push on a fast core hashes every digest on its own thread and starts no hashing thread", async () => {
+  await using dir = await tempDir();
+  const { source, fileDigest, partDigests } = await sourceFile(dir.path);
+  const { job, asked } = jobHashing(true);
+  const hashing = new PushHashing(job, source, new AbortController().signal);
+  const seen: PartDescriptor[] = [];
+  // Every part is missing, as the registry would answer a first push.
+  const digest = await hashing.run((part) => {
+    seen.push(part);
+    queueMicrotask(() => hashing.uploading());
+  });
+  hashing.close();
+  assertEquals(digest, fileDigest);
+  assertEquals(seen.map((p) => p.digest), partDigests);
+  assertEquals(seen.map((p) => p.index), [0, 1, 2, 3, 4]);
+  assertEquals(asked.map(({ count, work }) => [count, work]), [[2, "push"]]);
+  assert(asked[0].pool.inlineOnly);
+});
+
+Deno.test("push hashing: a present part moves the parts left to hashThreads - 1 threads, the file digest stays, every digest right", async () => {
+  await using dir = await tempDir();
+  const { source, fileDigest, partDigests } = await sourceFile(dir.path);
+  const { job, asked } = jobHashing(true, 3);
+  const hashing = new PushHashing(job, source, new AbortController().signal);
+  const seen: string[] = [];
+  // The registry has every part: a re-push.
+  const digest = await hashing.run((part) => {
+    seen.push(part.digest);
+    setTimeout(() => hashing.present(), 5);
+  });
+  hashing.close();
+  assertEquals(digest, fileDigest);
+  assertEquals(seen, partDigests);
+  assertEquals(asked.map(({ count, work }) => [count, work]), [[2, "push"], [2, undefined]]);
+  assert(!asked[1].pool.inlineOnly, "the parts left ran on a thread");
+});
+
+Deno.test("push hashing: on one core (hashThreads 1) a present part moves nothing", async () => {
+  await using dir = await tempDir();
+  const { source, fileDigest, partDigests } = await sourceFile(dir.path);
+  const { job, asked } = jobHashing(true, 1);
+  const hashing = new PushHashing(job, source, new AbortController().signal);
+  const seen: string[] = [];
+  const digest = await hashing.run((part) => {
+    seen.push(part.digest);
+    hashing.present();
+  });
+  hashing.close();
+  assertEquals([digest, seen], [fileDigest, partDigests]);
+  assertEquals(asked.length, 1);
+});
+
+Deno.test("push hashing: threads from the start (a slow core, or hashThreads asked) give the same digests and never move", async () => {
+  await using dir = await tempDir();
+  const { source, fileDigest, partDigests } = await sourceFile(dir.path);
+  const { job, asked } = jobHashing(false);
+  const hashing = new PushHashing(job, source, new AbortController().signal);
+  const seen: string[] = [];
+  const digest = await hashing.run((part) => {
+    seen.push(part.digest);
+    if (part.index === 0) hashing.uploading();
+    else hashing.present();
+  });
+  hashing.close();
+  assertEquals([digest, seen], [fileDigest, partDigests]);
+  assertEquals(asked.map(({ count, work }) => [count, work]), [[2, "push"]]);
+  assert(!asked[0].pool.inlineOnly);
+});
+
+Deno.test("push hashing: inline, the second part waits for the registry's word on the first; an abort while waiting ends the hashing at once", async () => {
+  await using dir = await tempDir();
+  const { source } = await sourceFile(dir.path);
+  const { job } = jobHashing(true);
+  const controller = new AbortController();
+  const hashing = new PushHashing(job, source, controller.signal);
+  const seen: number[] = [];
+  let first!: () => void;
+  const firstSeen = new Promise<void>((resolve) => (first = resolve));
+  const run = hashing.run((part) => {
+    seen.push(part.index);
+    first();
+  });
+  run.catch(() => {});
+  await firstSeen;
+  // Time for a second part to be hashed, were it not waiting (a part hashes in milliseconds).
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assertEquals(seen, [0]);
+  const started = performance.now();
+  controller.abort(new Error("stopped by the test"));
+  await assertRejects(() => run, Error, "stopped by the test");
+  assert(performance.now() - started < 1000, "ended within 1 s");
+  hashing.close();
+});
