@@ -32,6 +32,7 @@ import { findBinary, startRegistry } from "../tests/fixtures/registry.ts";
 import { writePatternFile } from "../tests/fixtures/files.ts";
 import { parseSize } from "../src/cli/arguments/size.ts";
 import { sha256Digest } from "../mod.ts";
+import { cliCommand } from "./_cli.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -55,15 +56,11 @@ const RATE_MBIT = Number(values.rate);
 const WORKERS = Number(values.workers);
 const RUNS = Number(values.runs);
 const PARTS = 16;
-const DENO = Deno.execPath();
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 const dir = await Deno.makeTempDir({ prefix: "ocipart-blob-peers-" });
 
 const ocipart = (...args: string[]) => [
-  DENO,
-  "run",
-  "-A",
-  CLI,
+  ...cliCommand(CLI),
   ...args,
   "--plain-http",
   "--progress",

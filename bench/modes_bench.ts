@@ -17,6 +17,7 @@ import { startRegistry } from "../tests/fixtures/registry.ts";
 import { makeSelfSigned } from "../tests/fixtures/tls.ts";
 import { startTinyproxy, tinyproxyAvailable } from "../tests/fixtures/tinyproxy.ts";
 import { writePatternFile } from "../tests/fixtures/files.ts";
+import { cliCommand } from "./_cli.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -55,7 +56,7 @@ const modes = [
 ];
 
 async function cli(version: string, args: string[], env: Record<string, string>) {
-  const m = await measure([Deno.execPath(), "run", "-A", CLIS[version], ...args], { env });
+  const m = await measure([...cliCommand(CLIS[version]), ...args], { env });
   if (m.code !== 0) throw new Error(`${version} ${args[0]} failed: ${m.stderr.slice(-1500)}`);
   return m;
 }

@@ -26,6 +26,7 @@ import { measure, type Measurement, median } from "./_measure.ts";
 import { cpuLine } from "./_cpu.ts";
 import { findPeers, type Peer, peersNote } from "./_peers.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
+import { cliCommand } from "./_cli.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -43,7 +44,6 @@ const RUNS = Number(values.runs);
 const FLAGS = String(values.flags).split(/\s+/).filter((flag) => flag !== "");
 const FSYNC_PEERS = values["fsync-peers"] === true;
 const GIB = 1 << 30;
-const DENO = Deno.execPath();
 
 /** One tool's push and pull, as command lines over a work directory. */
 interface Tool {
@@ -53,7 +53,7 @@ interface Tool {
 }
 
 function ocipart(name: string, checkout: string): Tool {
-  const cli = [DENO, "run", "-A", `${checkout}/cli.ts`];
+  const cli = cliCommand(`${checkout}/cli.ts`);
   const common = ["--plain-http", "--progress", "none", ...FLAGS];
   return {
     name,
@@ -128,10 +128,7 @@ console.log(
 );
 console.log(peersNote(peers));
 const loaded = await measure([
-  DENO,
-  "run",
-  "-A",
-  `${new URL("../cli.ts", import.meta.url).pathname}`,
+  ...cliCommand(new URL("../cli.ts", import.meta.url).pathname),
   "--version",
 ]);
 console.log(`# the loaded CLI (--version): peak RSS ${loaded.peakRssMiB.toFixed(0)} MiB`);

@@ -25,6 +25,7 @@ import { cpuLine, onClientCores, pinToLastCore } from "./_cpu.ts";
 import { capPorts, enterCappedNamespace } from "./_netns.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
 import { writePatternFile } from "../tests/fixtures/files.ts";
+import { cliCommand } from "./_cli.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -47,7 +48,7 @@ if (values.rate !== undefined && !values.inside) {
 const SIZE = parseSize(String(values.size));
 const RUNS = Number(values.runs);
 const OPS = new Set(String(values.ops).split(","));
-const cliOf = (path: string) => `${Deno.execPath()} run -A ${path}`;
+const cliOf = (path: string) => cliCommand(path).join(" ");
 const CLI = cliOf(new URL("../cli.ts", import.meta.url).pathname);
 const OTHER = typeof values.compare === "string" ? cliOf(values.compare) : undefined;
 const PART = values["part-size"] === undefined ? "" : `--part-size ${values["part-size"]} `;

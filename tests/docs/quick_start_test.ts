@@ -191,6 +191,8 @@ registryTest(
     const shim = await Deno.readTextFile(`${home.path}/.deno/bin/ocipart`);
     assert(shim.includes("--allow-net") && shim.includes("--allow-sys=statfs"), shim);
     assert(!/--allow-all|\s-A\s/.test(shim), `installed with every permission:\n${shim}`);
+    // ...and with the young generation kept small (the memory figures are measured so).
+    assert(shim.includes("--v8-flags=--max-semi-space-size=1"), shim);
 
     // The pulled file is the pushed one, byte for byte.
     const demo = `${home.path}/ocipart-demo`;
