@@ -47,16 +47,17 @@ export function defaultHashThreads(): number {
 }
 
 /**
- * Whether downloads hash on the receiving thread by default: one core hashes at
- * {@linkcode INLINE_HASH_MIN_RATE} or faster. Measured at the first call, then kept.
+ * Whether downloads, and a push until it finds a part present, hash on the calling thread by
+ * default: one core hashes at {@linkcode INLINE_HASH_MIN_RATE} or faster. Measured at the first
+ * call, then kept.
  *
  * @example
  * ```ts
- * import { downloadsHashInline } from "./hash_threads_default.ts";
- * console.log(typeof downloadsHashInline()); // "boolean"
+ * import { hashesInlineByDefault } from "./hash_threads_default.ts";
+ * console.log(typeof hashesInlineByDefault()); // "boolean"
  * ```
  */
-export function downloadsHashInline(): boolean {
+export function hashesInlineByDefault(): boolean {
   inline ??= hashesInlineAt(oneCoreHashRate());
   return inline;
 }

@@ -9,21 +9,30 @@
  *   what a push on a link capped per connection waits for.
  * - **On the calling thread first** (the default on a fast core): one core hashes both digests
  *   faster than a registry takes the parts, so threads would cost a second runtime each (about 15
- *   MiB) and buy no time. Parts are hashed one at a time; after the first, the push waits for the
- *   registry to say whether it has it. Missing (`uploading()`): the part digests go on here
- *   before the rest of the file digest. Present (`present()`: a re-push, or a resumed one):
- *   hashing is what the push waits for, so the parts left move to `hashThreads - 1` threads and
- *   the file digest goes on here, beside them.
+ *   MiB) and buy no time. Parts are hashed one at a time. Where threads could take them (more
+ *   than one core, a file of 16 MiB or more), the second part waits, at most a second, for the
+ *   registry to say whether it has the first. Missing (`uploading()`): the part digests go on
+ *   here, and the file digest's pieces not yet queued wait for them. Present (`present()`: a
+ *   re-push, or a resumed one): hashing is what the push waits for, so the parts left move to
+ *   `hashThreads - 1` threads and the file digest goes on here, beside them.
+ *
+ * A file under 16 MiB hashes on the calling thread whatever the setting.
  *
  * @module
  */
 import type { FileHash, Sha256Threads } from "../hashing/sha256_threads.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import type { planParts } from "./plan.ts";
-import { hashingFor, type TransferJob } from "./transfer_job.ts";
+import { hashingFor, threadsFor, type TransferJob } from "./transfer_job.ts";
 
 /** Pieces of the whole-file digest: part digests can overtake it between two pieces. */
 const WHOLE_PIECE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The longest the second part's hash waits for the registry's word on the first: a HEAD that
+ * fails and is retried must not hold every other part back.
+ */
+const VERDICT_WAIT_MS = 1000;
 
 /** What a push hashes. */
 export interface PushHashSource {
@@ -37,12 +46,16 @@ export interface PushHashSource {
 
 /**
  * The hashing of one push's file; see the module documentation. `run()` hands each part's
- * digest on in file order and resolves to the file's digest.
+ * digest on in file order and resolves to the file's digest. The caller tells it what the
+ * registry said of each part (`uploading()` before sending one, `present()` for one it holds);
+ * without a word on the first part, the second waits a second.
  *
  * @example
  * ```ts ignore
  * const hashing = new PushHashing(job, { path, size, plan }, signal);
- * const fileDigest = await hashing.run((part) => queue.push(part));
+ * const fileDigest = await hashing.run((part) => {
+ *   queue.push(part); // a worker asks the registry, then calls uploading() or present()
+ * });
  * hashing.close();
  * ```
  */
@@ -74,7 +87,7 @@ export class PushHashing {
     this.#first = hashingFor(job, source.size, split ? 2 : 1, "push");
     this.#parts = this.#first;
     // Inline first: the file digest keeps this thread; parts may move to the other cores.
-    const spare = job.hashThreads - 1;
+    const spare = threadsFor(source.size, job.hashThreads - 1);
     this.#later = this.#first.inlineOnly && split && spare > 0
       ? () => hashingFor(job, source.size, spare)
       : undefined;
@@ -133,7 +146,7 @@ export class PushHashing {
         digests.push(await this.#parts.hashRange(path, part.offset, part.size, signal));
         onPart({ ...part, digest: digests[next] });
         if (next === 0 && this.#later !== undefined) {
-          await untilAborted(this.#firstVerdict, signal);
+          await untilAborted(withinVerdictWait(this.#firstVerdict), signal);
         }
       }
     } finally {
@@ -153,8 +166,8 @@ export class PushHashing {
 
   /**
    * Feeds the file to `whole` piece by piece, one piece queued behind the running one; on this
-   * thread, once a part must be uploaded, the next pieces wait until no part digest is left to
-   * run here.
+   * thread, once a part must be uploaded, the pieces not yet queued wait until no part digest is
+   * left to run here.
    */
   async #hashWhole(whole: FileHash): Promise<string> {
     const { path, size } = this.#source;
@@ -171,6 +184,13 @@ export class PushHashing {
     await Promise.all(queued);
     return await whole.digest();
   }
+}
+
+/** `verdict`, or the end of {@linkcode VERDICT_WAIT_MS}, whichever comes first. */
+function withinVerdictWait(verdict: Promise<void>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, VERDICT_WAIT_MS)));
+  return Promise.race([verdict, waited]).finally(() => clearTimeout(timer));
 }
 
 /** `wait`, or the signal's reason as soon as it aborts. */

@@ -57,5 +57,19 @@ export function hashingFor(
   most: number,
   work?: HashWork,
 ): Sha256Threads {
-  return job.hashing(fileSize < THREADED_HASH_MIN_BYTES ? 0 : most, work);
+  return job.hashing(threadsFor(fileSize, most), work);
+}
+
+/**
+ * How many hashing threads a file of `fileSize` bytes may use, at most `most`: none under
+ * `THREADED_HASH_MIN_BYTES`.
+ *
+ * @example
+ * ```ts
+ * import { threadsFor } from "./transfer_job.ts";
+ * console.log(threadsFor(1 << 20, 2), threadsFor(1 << 30, 2)); // 0 2
+ * ```
+ */
+export function threadsFor(fileSize: number, most: number): number {
+  return fileSize < THREADED_HASH_MIN_BYTES ? 0 : most;
 }

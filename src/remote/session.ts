@@ -14,7 +14,7 @@ import type { Fetch } from "../transport/fetch.ts";
 import type { RateLimit } from "../transport/layers/rate_limit.ts";
 import { validateStallTimeout } from "../transport/layers/stall_guard.ts";
 import { Sha256Threads } from "../hashing/sha256_threads.ts";
-import { defaultHashThreads, downloadsHashInline } from "../hashing/hash_threads_default.ts";
+import { defaultHashThreads, hashesInlineByDefault } from "../hashing/hash_threads_default.ts";
 import { registryOrigin } from "../registry/endpoints.ts";
 import type { Reference } from "../registry/reference.ts";
 import {
@@ -259,7 +259,7 @@ export class ClientSession {
     this.clock = options.clock ?? systemClock;
     this.plainHttp = options.plainHttp === true;
     this.hashThreads = options.hashThreads ?? defaultHashThreads();
-    this.#inlineByDefault = options.hashThreads === undefined && downloadsHashInline();
+    this.#inlineByDefault = options.hashThreads === undefined && hashesInlineByDefault();
     this.#mirrors = setup.mirrors;
     this.#onMirrorTag = setup.onMirrorTag;
     const { credentials } = setup;

@@ -5,8 +5,8 @@
 import { assertEquals } from "../fixtures/assert.ts";
 import {
   defaultHashThreads,
-  downloadsHashInline,
   hashesInlineAt,
+  hashesInlineByDefault,
   INLINE_HASH_MIN_RATE,
 } from "../../src/hashing/hash_threads_default.ts";
 import { coreCount } from "../../src/hashing/sha256_threads.ts";
@@ -21,8 +21,8 @@ Deno.test("hashing default: downloads inline at or above 600 MB/s on one core, o
 });
 
 Deno.test("hashing default: measured once, then the same answer for every client", () => {
-  const first = downloadsHashInline();
+  const first = hashesInlineByDefault();
   const started = performance.now();
-  for (let i = 0; i < 1000; i++) assertEquals(downloadsHashInline(), first);
+  for (let i = 0; i < 1000; i++) assertEquals(hashesInlineByDefault(), first);
   assertEquals(performance.now() - started < 500, true, "later calls do not measure again");
 });

@@ -134,3 +134,43 @@ Deno.test("push hashing: inline, the second part waits for the registry's word o
   assert(performance.now() - started < 1000, "ended within 1 s");
   hashing.close();
 });
+
+Deno.test("push hashing: without a word on the first part, the second waits at most a second, and every digest comes", async () => {
+  await using dir = await tempDir();
+  const { source, fileDigest, partDigests } = await sourceFile(dir.path);
+  const { job } = jobHashing(true);
+  const hashing = new PushHashing(job, source, new AbortController().signal);
+  const seen: { digest: string; at: number }[] = [];
+  // A registry whose HEAD never answers: nobody calls uploading() or present().
+  const digest = await hashing.run((part) =>
+    seen.push({ digest: part.digest, at: performance.now() })
+  );
+  hashing.close();
+  assertEquals([digest, seen.map((s) => s.digest)], [fileDigest, partDigests]);
+  const waited = seen[1].at - seen[0].at;
+  assert(
+    waited >= 900 && waited < 5000,
+    `the second part came ${waited.toFixed(0)} ms after the first`,
+  );
+});
+
+Deno.test("push hashing: a file under 16 MiB waits for no word and asks for no thread", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/small.bin`;
+  const size = 3 * 1024 * 1024 + 5;
+  const fileDigest = await writePatternFile(path, size);
+  const plan = planParts(size, 1024 * 1024);
+  const { job, asked } = jobHashing(false, 4);
+  const hashing = new PushHashing(job, { path, size, plan }, new AbortController().signal);
+  const started = performance.now();
+  const seen: string[] = [];
+  const digest = await hashing.run((part) => {
+    seen.push(part.digest);
+    hashing.present();
+  });
+  hashing.close();
+  assertEquals(digest, fileDigest);
+  assertEquals(seen, plan.map((p) => sha256Bytes(patternBytes(p.size, 1, p.offset))));
+  assert(performance.now() - started < 900, "no wait for the registry's word");
+  assertEquals(asked.map(({ count, work }) => [count, work]), [[0, "push"]]);
+});

@@ -7,7 +7,10 @@ import { startFakeRegistry } from "../fixtures/fake_registry.ts";
 import { BlobClient, PartedClient } from "../../mod.ts";
 import { ClientSession } from "../../src/remote/session.ts";
 import { BLOB_SPEC_POLICY, DEFAULT_POLICY } from "../../src/remote/policy.ts";
-import { defaultHashThreads, downloadsHashInline } from "../../src/hashing/hash_threads_default.ts";
+import {
+  defaultHashThreads,
+  hashesInlineByDefault,
+} from "../../src/hashing/hash_threads_default.ts";
 import { PeerRefusedError } from "../../src/errors/kinds.ts";
 import { findError } from "../../src/errors/find_error.ts";
 
@@ -22,7 +25,7 @@ Deno.test("client core: one default per setting, each client's own retry policy"
 });
 
 Deno.test("client core: downloads and pushes hash inline by default on a fast core, local passes on threads; an asked count puts every hash on threads", () => {
-  const fast = downloadsHashInline();
+  const fast = hashesInlineByDefault();
   const byDefault = new ClientSession({}, { owner: "PartedClient", policy: DEFAULT_POLICY });
   const asked = new ClientSession({ hashThreads: 2 }, {
     owner: "PartedClient",
