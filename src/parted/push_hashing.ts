@@ -23,6 +23,7 @@
 import type { FileHash, Sha256Threads } from "../hashing/sha256_threads.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import type { planParts } from "./plan.ts";
+import { abortable } from "../transport/abortable.ts";
 import { hashingFor, threadsFor, type TransferJob } from "./transfer_job.ts";
 
 /** Pieces of the whole-file digest: part digests can overtake it between two pieces. */
@@ -146,7 +147,7 @@ export class PushHashing {
         digests.push(await this.#parts.hashRange(path, part.offset, part.size, signal));
         onPart({ ...part, digest: digests[next] });
         if (next === 0 && this.#later !== undefined) {
-          await untilAborted(withinVerdictWait(this.#firstVerdict), signal);
+          await abortable(withinVerdictWait(this.#firstVerdict), signal);
         }
       }
     } finally {
@@ -174,7 +175,7 @@ export class PushHashing {
     const signal = this.#signal;
     const queued: Promise<void>[] = [];
     for (let offset = 0; offset < size; offset += WHOLE_PIECE_BYTES) {
-      if (this.#uploading) await untilAborted(this.#partsLeftHere, signal);
+      if (this.#uploading) await abortable(this.#partsLeftHere, signal);
       const piece = whole.add(path, offset, Math.min(WHOLE_PIECE_BYTES, size - offset), signal);
       // A piece that fails while another is awaited must not surface as an unhandled rejection.
       piece.catch(() => {});
@@ -191,17 +192,4 @@ function withinVerdictWait(verdict: Promise<void>): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, VERDICT_WAIT_MS)));
   return Promise.race([verdict, waited]).finally(() => clearTimeout(timer));
-}
-
-/** `wait`, or the signal's reason as soon as it aborts. */
-function untilAborted(wait: Promise<void>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    wait.then(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    });
-  });
 }
