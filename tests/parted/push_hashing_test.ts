@@ -174,3 +174,32 @@ Deno.test("push hashing: a file under 16 MiB waits for no word and asks for no t
   assert(performance.now() - started < 900, "no wait for the registry's word");
   assertEquals(asked.map(({ count, work }) => [count, work]), [[0, "push"]]);
 });
+
+for (const inlineFirst of [true, false]) {
+  Deno.test(`push hashing: an abort while parts hash ends the hashing within 1 s (${inlineFirst ? "calling thread first" : "threads from the start"})`, async () => {
+    await using dir = await tempDir();
+    const path = `${dir.path}/large.bin`;
+    // Hashing all of it (both digests) takes more than a second even on the fastest core, so a
+    // hashing that went on after the abort would miss the bound.
+    const size = 1536 * 1024 * 1024;
+    await writePatternFile(path, size);
+    const plan = planParts(size, 64 * 1024 * 1024);
+    const { job } = jobHashing(inlineFirst);
+    const controller = new AbortController();
+    const hashing = new PushHashing(job, { path, size, plan }, controller.signal);
+    let first!: () => void;
+    const firstSeen = new Promise<void>((resolve) => (first = resolve));
+    const run = hashing.run((part) => {
+      if (part.index === 0) first();
+      hashing.uploading();
+    });
+    run.catch(() => {});
+    await firstSeen;
+    const started = performance.now();
+    controller.abort(new Error("stopped by the test"));
+    await assertRejects(() => run, Error, "stopped by the test");
+    const took = performance.now() - started;
+    hashing.close();
+    assert(took < 1000, `the hashing ended ${took.toFixed(0)} ms after the abort`);
+  });
+}
