@@ -147,7 +147,7 @@ export class PushHashing {
         digests.push(await this.#parts.hashRange(path, part.offset, part.size, signal));
         onPart({ ...part, digest: digests[next] });
         if (next === 0 && this.#later !== undefined) {
-          await abortable(withinVerdictWait(this.#firstVerdict), signal);
+          await abortable(withinVerdictWait(this.#firstVerdict, signal), signal);
         }
       }
     } finally {
@@ -187,9 +187,17 @@ export class PushHashing {
   }
 }
 
-/** `verdict`, or the end of {@linkcode VERDICT_WAIT_MS}, whichever comes first. */
-function withinVerdictWait(verdict: Promise<void>): Promise<void> {
+/**
+ * `verdict`, or the end of {@linkcode VERDICT_WAIT_MS}, whichever comes first; an abort clears
+ * the timer, so a stopped push leaves none to hold the process.
+ */
+function withinVerdictWait(verdict: Promise<void>, signal: AbortSignal): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, VERDICT_WAIT_MS)));
-  return Promise.race([verdict, waited]).finally(() => clearTimeout(timer));
+  const stop = () => clearTimeout(timer);
+  signal.addEventListener("abort", stop, { once: true });
+  return Promise.race([verdict, waited]).finally(() => {
+    stop();
+    signal.removeEventListener("abort", stop);
+  });
 }
