@@ -171,3 +171,42 @@ export class BufferFill {
     return undefined;
   }
 }
+
+/**
+ * Buffers of one size kept from one use to the next, at most `keep` of them. Made fresh per
+ * use, buffers that live as long as a request or a file range outlive the young generation and
+ * wait for a full collection, which a long transfer may not run. A buffer is given back only
+ * once nothing reads into it or sends it any more.
+ *
+ * @example Keeping a buffer for the next use
+ * ```ts
+ * import { KeptBuffers } from "./buffer_pool.ts";
+ * const kept = new KeptBuffers(1024, 2);
+ * const buffer = kept.take();
+ * kept.give(buffer);
+ * console.log(kept.take() === buffer, kept.take(10).byteLength); // true 10
+ * ```
+ */
+export class KeptBuffers {
+  readonly #size: number;
+  readonly #keep: number;
+  readonly #spare: Uint8Array[] = [];
+
+  /** Keeps at most `keep` buffers of `size` bytes. */
+  constructor(size: number, keep: number) {
+    this.#size = size;
+    this.#keep = keep;
+  }
+
+  /** A buffer of `size` bytes (default the kept size): a kept one when there is one, else new. */
+  take(size: number = this.#size): Uint8Array {
+    return (size === this.#size ? this.#spare.pop() : undefined) ?? new Uint8Array(size);
+  }
+
+  /** Keeps `buffer` for a later use, when it has the kept size and there is room. */
+  give(buffer: Uint8Array): void {
+    if (buffer.byteLength === this.#size && this.#spare.length < this.#keep) {
+      this.#spare.push(buffer);
+    }
+  }
+}

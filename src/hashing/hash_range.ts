@@ -7,6 +7,7 @@
 import { open } from "node:fs/promises";
 import { createHash, type Hash } from "node:crypto";
 import { LocalFileError } from "../errors/kinds.ts";
+import { KeptBuffers } from "./buffer_pool.ts";
 import { PREFIX_BLOCK_BYTES, scanWrittenPrefix } from "./written_prefix.ts";
 
 /** The file ended before the range did: the file shrank. */
@@ -22,22 +23,10 @@ export class ShortFileError extends LocalFileError {
 const INLINE_CHUNK = 256 * 1024;
 
 /**
- * Read buffers kept from one range to the next (two for each of two ranges at once). Made fresh
- * per range, they outlived the young generation and waited for a full collection, which a long
- * push may not run: an 8 GiB push hashed inline (144 ranges) held 11 MiB more of them.
+ * Read buffers kept from one range to the next (two for each of two ranges at once): an 8 GiB
+ * push hashed inline (144 ranges) held 11 MiB more of them when each range made its own.
  */
-const KEEP_CHUNKS = 4;
-const spareChunks: Uint8Array[] = [];
-
-/** Two read buffers, kept ones first. */
-function takeChunks(): Uint8Array[] {
-  return [0, 1].map(() => spareChunks.pop() ?? new Uint8Array(INLINE_CHUNK));
-}
-
-/** Keeps `buffers` for the next range: only once no read fills them any more. */
-function giveChunks(buffers: Uint8Array[]): void {
-  for (const buffer of buffers) if (spareChunks.length < KEEP_CHUNKS) spareChunks.push(buffer);
-}
+const chunks = new KeptBuffers(INLINE_CHUNK, 4);
 
 /**
  * Hashes `size` bytes of the file at `path` from `offset` on the calling thread with
@@ -139,7 +128,7 @@ export async function hashRangeInto(
     throw new LocalFileError("local file: open failed", { cause: err });
   }
   try {
-    const buffers = takeChunks();
+    const buffers = [chunks.take(), chunks.take()];
     const outcome = await readRange(handle, buffers, offset, size, (bytes) => {
       hash.update(bytes);
       onBytes?.(bytes.byteLength);
@@ -147,7 +136,7 @@ export async function hashRangeInto(
       throw new LocalFileError("local file: read failed", { cause: err });
     });
     // Every read has ended once readRange resolved (a failed one leaves its buffers unkept).
-    giveChunks(buffers);
+    for (const buffer of buffers) chunks.give(buffer);
     signal?.throwIfAborted();
     if (outcome === "short") throw new ShortFileError();
   } finally {

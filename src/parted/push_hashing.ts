@@ -66,7 +66,10 @@ export class PushHashing {
   readonly #first: Sha256Threads;
   /** Where part digests run now. */
   #parts: Sha256Threads;
-  /** The threads parts move to once hashing is what the push waits for; none to move to. */
+  /**
+   * The threads parts move to once hashing is what the push waits for; none when there is none to
+   * move to, or the parts left are all asked for.
+   */
   #later: (() => Sha256Threads) | undefined;
   #moved: Sha256Threads | undefined;
   /** The whole-file digest; none for a single part, whose digest is the file's. */
@@ -74,7 +77,6 @@ export class PushHashing {
   /** Ends once no part digest is left to run on the calling thread. */
   readonly #partsLeftHere: Promise<void>;
   #noPartsLeftHere!: () => void;
-  #partsAsked = false;
   /** Ends at the first part found missing or present. */
   readonly #firstVerdict: Promise<void>;
   #verdict!: () => void;
@@ -119,7 +121,7 @@ export class PushHashing {
   /** A part was present: the parts left move to threads, where threads may run. */
   present(): void {
     this.#verdict();
-    if (this.#later === undefined || this.#partsAsked) return;
+    if (this.#later === undefined) return;
     this.#moved = this.#parts = this.#later();
     this.#later = undefined;
   }
@@ -151,7 +153,8 @@ export class PushHashing {
         }
       }
     } finally {
-      this.#partsAsked = true;
+      // Every part left is asked for below, where it runs now: nothing moves any more.
+      this.#later = undefined;
       this.#noPartsLeftHere();
     }
     const asked = plan.slice(next).map((part) =>

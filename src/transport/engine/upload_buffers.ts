@@ -7,11 +7,11 @@
  *
  * @module
  */
+import { KeptBuffers } from "../../hashing/buffer_pool.ts";
 import { FILE_BODY_CHUNK_SIZE } from "../file_body.ts";
 
 /** Buffers kept between requests: two for each of four uploads at once. */
-const KEEP = 8;
-const spare: Uint8Array[] = [];
+const kept = new KeptBuffers(FILE_BODY_CHUNK_SIZE, 8);
 
 /**
  * A buffer of `size` bytes: a kept one when `size` is the default chunk size, else a new one.
@@ -25,7 +25,7 @@ const spare: Uint8Array[] = [];
  * ```
  */
 export function takeUploadBuffer(size: number): Uint8Array {
-  return (size === FILE_BODY_CHUNK_SIZE ? spare.pop() : undefined) ?? new Uint8Array(size);
+  return kept.take(size);
 }
 
 /**
@@ -33,5 +33,5 @@ export function takeUploadBuffer(size: number): Uint8Array {
  * a buffer still in use by an abandoned request is left to the collector instead.
  */
 export function giveUploadBuffer(buffer: Uint8Array): void {
-  if (buffer.byteLength === FILE_BODY_CHUNK_SIZE && spare.length < KEEP) spare.push(buffer);
+  kept.give(buffer);
 }
