@@ -21,6 +21,7 @@ import type { BlobContext } from "./context.ts";
 import { type DownloadRun, downloadRun, type PullRequest, verifiedStream } from "./pull.ts";
 import { LookAhead } from "./look_ahead.ts";
 import { attachSentinel } from "../errors/attach_sentinel.ts";
+import { deferred } from "../transport/deferred.ts";
 
 /** Parallel pull settings. */
 export interface ParallelPullSettings {
@@ -68,7 +69,7 @@ class Schedule {
   failure: unknown;
   /** How many chunks past the head the workers may fetch. */
   readonly lookAhead: LookAhead;
-  #changed = Promise.withResolvers<void>();
+  #changed = deferred<void>();
   readonly #abort: AbortController;
 
   constructor(total: number, chunkSize: number, workers: number, abort: AbortController) {
@@ -113,7 +114,7 @@ class Schedule {
   /** Wakes everyone waiting for a change. */
   notify(): void {
     this.#changed.resolve();
-    this.#changed = Promise.withResolvers<void>();
+    this.#changed = deferred<void>();
   }
 
   /** Records the first failure and stops the download. */

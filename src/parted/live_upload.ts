@@ -24,6 +24,7 @@ import {
 import { fileBody } from "../transport/file_body.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import type { ProgressTracker } from "./progress.ts";
+import { type Deferred, deferred } from "../transport/deferred.ts";
 
 /**
  * Bytes a chunk waits for before it is sent (at least; the registry may ask for more), and the
@@ -116,11 +117,11 @@ export class LiveChoice {
 
   /** Resolves at the next change of the choice (for a part waiting for its digest). */
   changed(): Promise<void> {
-    this.#change ??= Promise.withResolvers<void>();
+    this.#change ??= deferred<void>();
     return this.#change.promise;
   }
 
-  #change: PromiseWithResolvers<void> | undefined;
+  #change: Deferred<void> | undefined;
 
   #changed(): void {
     this.#change?.resolve();

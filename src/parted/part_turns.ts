@@ -15,6 +15,7 @@ import { abortable } from "../transport/abortable.ts";
 import { type LiveChoice, LiveUpload, type LiveUploadContext } from "./live_upload.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import type { PartRange } from "./plan.ts";
+import { type Deferred, deferred } from "../transport/deferred.ts";
 
 /** A part's turn: its descriptor (digest known), and its session if it was sent early. */
 export interface PartTurn {
@@ -40,7 +41,7 @@ export class PartTurns {
   readonly #path: string;
   readonly #choice: LiveChoice;
   readonly #context: EarlyContext;
-  readonly #digests: PromiseWithResolvers<PartDescriptor>[];
+  readonly #digests: Deferred<PartDescriptor>[];
   readonly #known: (PartDescriptor | undefined)[];
   #next = 0;
 
@@ -50,7 +51,7 @@ export class PartTurns {
     this.#path = path;
     this.#choice = choice;
     this.#context = context;
-    this.#digests = plan.map(() => Promise.withResolvers<PartDescriptor>());
+    this.#digests = plan.map(() => deferred<PartDescriptor>());
     this.#known = plan.map(() => undefined);
   }
 

@@ -20,6 +20,7 @@ import { resolveManifest } from "./resolve_manifest.ts";
 import { type RangeSupport, StripedPart, stripesOf } from "./striped_part.ts";
 import { hashingFor, type TransferJob } from "./transfer_job.ts";
 import { abortable } from "../transport/abortable.ts";
+import { deferred } from "../transport/deferred.ts";
 
 /** The most bytes a pull into a stream holds in memory before it spills parts to disk. */
 export const DEFAULT_MEMORY_WINDOW_BYTES: number = 256 * 1024 * 1024;
@@ -105,7 +106,7 @@ export async function runStreamPull(
       policy,
       clock,
     };
-    const ready = parts.map(() => Promise.withResolvers<HeldPart>());
+    const ready = parts.map(() => deferred<HeldPart>());
     for (const r of ready) r.promise.catch(() => {});
     const gate = new Gate();
     let written = 0;

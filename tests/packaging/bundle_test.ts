@@ -76,7 +76,7 @@ registryTest("bundle: the single-file CLI pushes and pulls under narrow permissi
 });
 
 registryTest(
-  "bundle: Node imports the bundled library and round-trips a file and a blob",
+  "bundle: Node imports the bundled library and round-trips a file (into a file and a stream) and a blob (whole and in parallel ranges)",
   { needs: ["node"] },
   async () => {
     const node = findBinary("node")!;
@@ -90,6 +90,11 @@ registryTest(
     assertEquals(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout);
     assertMatch(report.manifest, /^sha256:[0-9a-f]{64}$/);
-    assertEquals([report.file, report.blob], [true, true]);
+    assertEquals([report.file, report.stream, report.blob, report.ranges], [
+      true,
+      true,
+      true,
+      true,
+    ]);
   },
 );

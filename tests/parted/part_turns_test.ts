@@ -13,6 +13,9 @@ import { tempDir } from "../fixtures/tmp.ts";
 import { startMemoryRegistry } from "../../src/testing/mod.ts";
 import { type FaultProxy, startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
+import { startTokenServer } from "../fixtures/token_server.ts";
+import { makeSelfSigned } from "../fixtures/tls.ts";
+import { startTinyproxy } from "../fixtures/tinyproxy.ts";
 import { fromFile, fromStream, PartedClient } from "../../mod.ts";
 import { RemoteRepository } from "../../src/remote/repository.ts";
 import { BLOB_SPEC_POLICY } from "../../src/remote/policy.ts";
@@ -236,5 +239,82 @@ registryTest(
     await client.push(`${proxy.host}/${repository}:v2`, fromFile(path), { partSize: PART });
     const rerun = proxy.log.slice(before);
     assertEquals(rerun.filter((r) => r.method === "POST" || r.method === "PATCH").length, 0);
+  },
+);
+
+registryTest(
+  "sent while hashed in every TLS mode, with credentials, direct and through a proxy: chunks went, the manifest is the stream push's, a rerun sends no part",
+  { needs: ["openssl", "tinyproxy"] },
+  async () => {
+    await using tmp = await tempDir();
+    await using tokens = await startTokenServer({ users: { alice: "pw" } });
+    const token = {
+      realm: tokens.realm,
+      service: tokens.service,
+      issuer: tokens.issuer,
+      rootCertBundle: tokens.rootCertBundle,
+    };
+    const selfSigned = await makeSelfSigned(tmp.path);
+    await using plain = await startRegistry({ token });
+    // The token server speaks plain HTTP, which an HTTPS registry's realm may not: basic auth.
+    const htpasswd = { alice: "pw" };
+    await using signed = await startRegistry({ htpasswd, tls: true });
+    await using pinned = await startRegistry({ htpasswd, tls: selfSigned });
+    await using proxy = await startTinyproxy();
+    const credential = { username: "alice", password: "pw" };
+    const bytes = patternBytes(2 * PART + 3 * MiB, 28);
+    const path = `${tmp.path}/w.bin`;
+    await Deno.writeFile(path, bytes);
+    const expected = await (async () => {
+      using client = new PartedClient({ plainHttp: true, credential });
+      const stream = fromStream(ReadableStream.from([bytes]), { name: "w.bin" });
+      return (await client.push(`${plain.host}/turns/stream:v1`, stream, { partSize: PART }))
+        .digest;
+    })();
+    const viaProxy = { proxy: { http: proxy.url, https: proxy.url } };
+    const modes = [
+      { name: "plain HTTP", host: plain.host, tls: { plainHttp: true }, via: {} },
+      { name: "CA-signed", host: signed.host, tls: { caCerts: [signed.caCert!] }, via: {} },
+      { name: "pinned", host: pinned.host, tls: { caCerts: [selfSigned.cert] }, via: {} },
+      { name: "unverified", host: pinned.host, tls: { insecureTls: true }, via: {} },
+      { name: "plain proxied", host: plain.host, tls: { plainHttp: true }, via: viaProxy },
+      {
+        name: "pinned proxied",
+        host: pinned.host,
+        tls: { caCerts: [selfSigned.cert] },
+        via: viaProxy,
+      },
+    ];
+    for (const mode of modes) {
+      const transport = new HttpTransport({ ...mode.tls, ...mode.via });
+      const seen: string[] = [];
+      using client = new PartedClient({
+        ...mode.tls,
+        credential,
+        transport: async (request: Request) => {
+          const response = await transport.fetch(request);
+          seen.push(`${request.method} ${response.status}`);
+          return response;
+        },
+      });
+      try {
+        const repository = `turns/${mode.name.replace(/[^a-z]/gi, "").toLowerCase()}`;
+        const pushed = await client.push(`${mode.host}/${repository}:v1`, fromFile(path), {
+          partSize: PART,
+        });
+        assertStrictEquals(pushed.digest, expected, mode.name);
+        assert(seen.includes("PATCH 202"), `${mode.name}: a part went up in chunks: ${seen}`);
+        seen.length = 0;
+        await client.push(`${mode.host}/${repository}:v2`, fromFile(path), { partSize: PART });
+        assertEquals(
+          seen.filter((e) => e.startsWith("POST") || e.startsWith("PATCH")),
+          [],
+          `${mode.name}: the rerun sent no part`,
+        );
+      } finally {
+        transport.close();
+      }
+    }
+    assert((await proxy.requests()).length > 0, "the proxied modes went through the proxy");
   },
 );

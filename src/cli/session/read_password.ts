@@ -47,9 +47,11 @@ async function* stoppable(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Uint8Array> {
   const reader = input.getReader();
-  const stopped = Promise.withResolvers<never>();
+  // Not Promise.withResolvers: Node 20 lacks it.
+  let reject!: (reason: unknown) => void;
+  const stopped = { promise: new Promise<never>((_, rej) => reject = rej) };
   stopped.promise.catch(() => {});
-  const stop = () => stopped.reject(signal!.reason);
+  const stop = () => reject(signal!.reason);
   signal?.addEventListener("abort", stop, { once: true });
   try {
     for (;;) {
