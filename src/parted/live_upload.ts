@@ -33,12 +33,13 @@ import { type Deferred, deferred } from "../transport/deferred.ts";
 export const LIVE_CHUNK_BYTES: number = 16 << 20;
 
 /**
- * Whether the part being cut is sent while it arrives: after a part the registry lacked (a
+ * Whether a part is sent before its digest is known: after a part the registry lacked (a
  * rerun, whose parts are present, sends nothing before asking), until a part is found present
- * or a session fails. The first session is a trial: no other starts before the registry has
- * taken one of its chunks, so a registry without chunked uploads is asked once. A push whose
- * part size is under two chunks never sends this way: a part's bytes arrive within about one
- * chunk's time.
+ * or a session fails. For the part being cut from a stream (`wanted`), the first session is a
+ * trial: no other starts before the registry has taken one of its chunks, so a registry without
+ * chunked uploads is asked once. Parts already whole in a file (`wantedWhole`) all go at once,
+ * each sending its first chunk alone until the registry has taken one. A push whose part size is
+ * under two chunks never sends this way: a part's bytes arrive within about one chunk's time.
  *
  * @example
  * ```ts

@@ -1,13 +1,13 @@
 /**
  * When each part of a push of a file goes: once its digest is known (asked for, then PUT), or
  * before, sent while it is hashed. Parts are taken in file order, the order the hashing read
- * finds their digests in. Once the registry has lacked a part, a part whose digest is not known
- * yet is sent while it is hashed (`LiveChoice`): the first such part is the trial, whose first
- * chunk goes alone and before any other part's; once the registry took it, every part waiting
- * for its digest is sent whole. A part found present stops that until a part is missing again,
- * so a rerun, whose parts are present, sends nothing before asking. A link capped per
- * connection then carries the parts from the first verdict on, instead of each part waiting for
- * the digests of all the parts before it.
+ * finds their digests in. Once the registry has lacked a part, every part whose digest is not
+ * known yet is sent while it is hashed (`LiveChoice.wantedWhole`), its first chunk alone until
+ * the registry has taken a chunk of the push, so a registry without chunked uploads is sent one
+ * chunk from each part on its way, never a part. A part found present stops that until a part is
+ * missing again, so a rerun, whose parts are present, sends nothing before asking. A link capped
+ * per connection then carries the parts from the first verdict on, instead of each part waiting
+ * for the digests of all the parts before it.
  *
  * @module
  */
