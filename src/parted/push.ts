@@ -16,6 +16,7 @@ import { ShortFileError } from "../hashing/hash_range.ts";
 import { sha256Digest } from "../hashing/sha256.ts";
 import type { Clock } from "../transport/clock.ts";
 import { retry, type RetryPolicy } from "../remote/retry.ts";
+import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { isPlainFileName, PARTED_ARTIFACT_TYPE } from "./format.ts";
 import { checkReadable, sameStamp, type SourceStamp, statSource } from "./fs_source.ts";
@@ -28,9 +29,7 @@ import type { RemoteRepository } from "../remote/repository.ts";
 import { completeUpload, openUpload } from "../remote/uploads.ts";
 import type { TransferJob } from "./transfer_job.ts";
 import { PushHashing } from "./push_hashing.ts";
-import { FirstFailure } from "./part_workers.ts";
-import { finishPart, LiveChoice } from "./live_upload.ts";
-import { type PartTurn, PartTurns } from "./part_turns.ts";
+import { FirstFailure, nextPart } from "./part_workers.ts";
 import { PushTokens } from "./push_tokens.ts";
 
 /** What the push procedure needs, already validated. */
@@ -95,35 +94,28 @@ interface HashedFile {
 }
 
 /**
- * The hashing read feeding the part uploads: workers take the parts in file order, each once
- * its digest is known (uploaded unless the registry has it) or before, sent while it is hashed
- * (`part_turns.ts`).
+ * The hashing read feeding the part uploads: each part is queued as soon as its digest is known
+ * and uploaded by the first free worker unless the registry has it.
  */
 async function pushParts(push: PushRun): Promise<HashedFile> {
   const { job, connection, plan, stamp, signal, progress, latch } = push;
+  const queue = new AsyncQueue<PartDescriptor>();
   const hashed: HashedFile = { fileDigest: "", partDigests: new Array(plan.length) };
-  const count = Math.min(job.workers, plan.length);
-  const tokens = new PushTokens(connection.tokens, job.reference.repository, job.clock, count);
-  const choice = new LiveChoice(job.partSize);
-  const turns = new PartTurns(plan, job.path, choice, {
-    repo: connection.repo,
-    progress,
-    signal,
-    beforeUpload: (signal) => tokens.renewFor(job.partSize, progress.snapshot.wireBytes, signal),
-    choice,
-    onMissing: () => push.hashing.uploading(),
-  });
   const hashing = hashFile(push, (part) => {
     hashed.partDigests[part.index] = part.digest;
-    turns.hashed(part);
+    queue.push(part);
   }).then((digest) => {
     hashed.fileDigest = digest;
-  }, (err) => latch.fail(err));
+    queue.close();
+  }, (err) => {
+    queue.close();
+    latch.fail(err);
+  });
+  const count = Math.min(job.workers, plan.length);
+  const tokens = new PushTokens(connection.tokens, job.reference.repository, job.clock, count);
   const beforeUpload = (part: PartDescriptor, signal: AbortSignal) => {
-    // A part is missing: uploads now wait for part digests, so they overtake the file digest,
-    // and the parts not hashed yet may be sent while they are.
+    // A part is missing: uploads now wait for part digests, so they overtake the file digest.
     push.hashing.uploading();
-    choice.missing();
     return tokens.renewFor(part.size, progress.snapshot.wireBytes, signal);
   };
   const context = {
@@ -138,18 +130,16 @@ async function pushParts(push: PushRun): Promise<HashedFile> {
     beforeUpload,
     tokenLifetimeMs: () => tokens.lifetimeMs(),
   };
-  const work = async ({ part, live }: PartTurn) => {
+  const work = async (part: PartDescriptor) => {
     progress.setPhase("uploading");
-    const outcome = await finishPart(part, live, choice, () => uploadPart(context, part));
+    const outcome = await uploadPart(context, part);
     // A present part: the push now waits for hashing more than for the link.
-    if (outcome === "exists") push.hashing.present();
-    progress.completePart(part.index, part.size, outcome);
+    if (outcome === "skipped") push.hashing.present();
+    progress.completePart(part.index, part.size, outcome === "skipped" ? "exists" : "uploaded");
   };
   const workers = Array.from({ length: count }, async () => {
-    for (;;) {
-      const turn = await turns.next().catch(() => undefined);
-      if (turn === undefined) return;
-      await work(turn).catch((err) => latch.fail(err, turn.part.index));
+    for (let part; (part = await nextPart(queue, signal)) !== undefined;) {
+      await work(part).catch((err) => latch.fail(err, part!.index));
     }
   });
   await latch.settle([hashing, ...workers], progress);

@@ -15,7 +15,7 @@ import type { RunningHash } from "../hashing/sha256_threads.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Connection } from "./connection.ts";
 import { type PartFile, SpillDirectory } from "./fs_spill.ts";
-import { finishPart, LiveChoice, LiveUpload } from "./live_upload.ts";
+import { LiveChoice, LiveUpload } from "./live_upload.ts";
 import type { PartDescriptor } from "./manifest.ts";
 import { uploadPart } from "./part_upload.ts";
 import { FirstFailure, nextPart } from "./part_workers.ts";
@@ -160,6 +160,22 @@ export async function runStreamPush(
     reader.reader.releaseLock();
     await spill?.remove();
   }
+}
+
+/**
+ * Ends a cut part's upload: its live session when it has one, else (or when that failed) the
+ * usual upload; tells `choice` what the registry turned out to hold.
+ */
+async function finishPart(
+  part: PartDescriptor,
+  live: LiveUpload | undefined,
+  choice: LiveChoice,
+  upload: () => Promise<"skipped" | "uploaded">,
+): Promise<"exists" | "uploaded"> {
+  let outcome = live === undefined ? "fallback" : await live.complete(part);
+  if (outcome === "fallback") outcome = await upload() === "skipped" ? "exists" : "uploaded";
+  if (outcome === "exists") choice.present();
+  return outcome;
 }
 
 /** What the stream turned out to be. */

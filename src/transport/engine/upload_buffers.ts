@@ -10,11 +10,8 @@
 import { KeptBuffers } from "../../hashing/buffer_pool.ts";
 import { FILE_BODY_CHUNK_SIZE } from "../file_body.ts";
 
-/**
- * Buffers kept between requests: two for each of eight uploads at once (the default workers),
- * which a push of a file starts together when it sends parts while they are hashed.
- */
-const kept = new KeptBuffers(FILE_BODY_CHUNK_SIZE, 16);
+/** Buffers kept between requests: two for each of four uploads at once. */
+const kept = new KeptBuffers(FILE_BODY_CHUNK_SIZE, 8);
 
 /**
  * A buffer of `size` bytes: a kept one when `size` is the default chunk size, else a new one.
