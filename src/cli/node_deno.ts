@@ -46,6 +46,22 @@ function writer(fd: number) {
   };
 }
 
+/**
+ * Standard output as a stream, for `pull <ref> -`: a chunk's write resolves once Node has handed
+ * its bytes on, so the pull may reuse the chunk as it does under Deno.
+ */
+function stdoutWritable(): WritableStream<Uint8Array> {
+  // A reader that went away fails the write that met it (EPIPE, which the CLI takes as the end
+  // of the output); the same error as an event must not end the process first.
+  process.stdout.on("error", () => {});
+  return new WritableStream<Uint8Array>({
+    write: (chunk) =>
+      new Promise<void>((resolve, reject) => {
+        process.stdout.write(chunk, (err) => err ? reject(err) : resolve());
+      }),
+  });
+}
+
 let rawInput: ReadStream | undefined;
 
 /** Standard input: its stream, whether it is a terminal, and raw mode (for a hidden prompt). */
@@ -79,7 +95,12 @@ function consoleSize(): { columns: number; rows: number } {
 const nodeDeno = {
   args: process.argv.slice(2),
   exit: (code: number): never => process.exit(code),
-  stdout: writer(1),
+  stdout: {
+    ...writer(1),
+    get writable(): WritableStream<Uint8Array> {
+      return stdoutWritable();
+    },
+  },
   stderr: writer(2),
   stdin,
   errors: {

@@ -40,9 +40,12 @@ export class SpillDirectory {
   /** Creates a fresh directory `ocipart-…` in `parent` (default: the system's temporary one). */
   static async create(parent?: string): Promise<SpillDirectory> {
     try {
-      if (parent === undefined && typeof Deno !== "undefined") {
+      if (
+        parent === undefined && typeof Deno !== "undefined" &&
+        typeof Deno.makeTempDir === "function"
+      ) {
         // The runtime's own call: it finds the temporary directory without reading TMPDIR
-        // through a permission check.
+        // through a permission check. (The CLI built for Node has a `Deno` of its own without it.)
         return new SpillDirectory(await Deno.makeTempDir({ prefix: "ocipart-" }));
       }
       return new SpillDirectory(await mkdtemp(join(parent ?? tmpdir(), "ocipart-")));

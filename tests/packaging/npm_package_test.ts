@@ -5,7 +5,7 @@
  * Deno; a TypeScript program type-checks against the package's declarations.
  */
 import { assert, assertEquals, assertMatch } from "../fixtures/assert.ts";
-import { sha256File, writePatternFile } from "../fixtures/files.ts";
+import { sha256Bytes, sha256File, writePatternFile } from "../fixtures/files.ts";
 import { findBinary, registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { denoDirEnv, permissionFlags, PROJECT_ROOT } from "../cli/_cli.ts";
@@ -15,6 +15,8 @@ const MiB = 1024 * 1024;
 interface Run {
   code: number;
   stdout: string;
+  /** Standard output as bytes (a pull to standard output writes the file there). */
+  stdoutBytes: Uint8Array;
   stderr: string;
 }
 
@@ -36,6 +38,7 @@ async function run(
   return {
     code: output.code,
     stdout: decoder.decode(output.stdout),
+    stdoutBytes: output.stdout,
     stderr: decoder.decode(output.stderr),
   };
 }
@@ -72,7 +75,10 @@ async function installOffline(tarball: string, prefix: string, home: string): Pr
   assertEquals(installed.code, 0, installed.stderr);
 }
 
-/** Push, inspect, pull and verify, as the README's quick start does, with `cli`. */
+/**
+ * Push, inspect, pull and verify, as the README's quick start does, with `cli`; then a pull to
+ * standard output.
+ */
 async function quickStart(
   cli: (args: string[]) => Promise<Run>,
   host: string,
@@ -96,6 +102,9 @@ async function quickStart(
   assertEquals(await sha256File(`${dir}/downloads-${label}/${label}.bin`), digest);
   const verify = await cli(["verify", "--plain-http", ref, source]);
   assertEquals(verify.code, 0, verify.stderr);
+  const piped = await cli(["pull", "--plain-http", ref, "-"]);
+  assertEquals(piped.code, 0, piped.stderr);
+  assertEquals(sha256Bytes(piped.stdoutBytes), digest);
 }
 
 registryTest(
@@ -120,6 +129,44 @@ registryTest(
       tmp.path,
       "node",
     );
+    // A reader that takes what it wants and goes (`| head`): the pull ends quietly, exit 0.
+    const headed = await run(findBinary("bash")!, [
+      "-c",
+      'set -o pipefail; "$0" pull --plain-http "$1" - | head -c 1000 > /dev/null',
+      bin,
+      `${registry.host}/demo/node:v1`,
+    ], { env: { HOME: tmp.path } });
+    assertEquals(headed.code, 0, headed.stderr);
+    assertEquals(headed.stderr, "");
+    // A push from standard input gives the manifest of the same bytes pushed from their file.
+    const file = `${tmp.path}/node.bin`;
+    const fromFile = await run(bin, [
+      "push",
+      "--plain-http",
+      "--part-size",
+      "1MiB",
+      `${registry.host}/demo/node-file:v1`,
+      file,
+    ], { env: { HOME: tmp.path } });
+    const fromStdin = await run(findBinary("bash")!, [
+      "-c",
+      '"$0" push --plain-http --part-size 1MiB --name node.bin "$1" - < "$2"',
+      bin,
+      `${registry.host}/demo/node-stdin:v1`,
+      file,
+    ], { env: { HOME: tmp.path } });
+    assertEquals(fromStdin.code, 0, fromStdin.stderr);
+    assertEquals(fromStdin.stdout, fromFile.stdout);
+    // A byte range on standard output.
+    const range = await run(bin, [
+      "cat",
+      "--plain-http",
+      "--range",
+      "1048570-1048589",
+      `${registry.host}/demo/node:v1`,
+    ], { env: { HOME: tmp.path } });
+    assertEquals(range.code, 0, range.stderr);
+    assertEquals(range.stdoutBytes, (await Deno.readFile(file)).slice(1048570, 1048590));
 
     const script = `${prefix}/node_modules/@ocipart/ocipart/bin/ocipart.mjs`;
     const options = { tmp: tmp.path };
