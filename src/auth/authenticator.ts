@@ -23,6 +23,7 @@ import { dockerConfigCredentials } from "./docker_config.ts";
 import { mergeScopes, repositoryScope, type ScopeAction, scopeActionOf } from "./scope.ts";
 import { type CachedToken, TokenCache } from "./token_cache.ts";
 import { basicAuthorization, requestToken } from "./token_exchange.ts";
+import { requestWith, signalOf } from "../transport/request_signal.ts";
 
 /**
  * Options of {@linkcode RegistryAuthenticator}.
@@ -259,7 +260,7 @@ export class RegistryAuthenticator {
       repository: parseRegistryPath(url.pathname)?.repository ?? "",
       action: scopeActionOf(request.method),
     };
-    const presented = await this.#presentation(target.repository, target.action, request.signal);
+    const presented = await this.#presentation(target.repository, target.action, signalOf(request));
     return this.#round(target, presented, 1);
   }
 
@@ -274,7 +275,7 @@ export class RegistryAuthenticator {
       ? { headers }
       : { headers, body: request.body, duplex: "half" } as RequestInit;
     return {
-      request: new Request(request, init),
+      request: requestWith(request, init),
       next: (response) => this.#afterAnswer(target, presented, round, response),
     };
   }
@@ -294,7 +295,7 @@ export class RegistryAuthenticator {
     const { request, repository, action } = target;
     let next: Presented | undefined;
     try {
-      next = await this.#answer(response, repository, action, presented, request.signal);
+      next = await this.#answer(response, repository, action, presented, signalOf(request));
     } catch (err) {
       discard(response);
       throw err;

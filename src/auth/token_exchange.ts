@@ -18,6 +18,7 @@ import type { Fetch } from "../transport/fetch.ts";
 import { parseRetryAfter } from "../registry/retry_after.ts";
 import type { Credential } from "./credential.ts";
 import { TokenServiceError } from "./token_service_error.ts";
+import { requestWith } from "../transport/request_signal.ts";
 
 /** The largest token response read; real ones are a few KiB. */
 export const TOKEN_RESPONSE_LIMIT: number = 1 << 20;
@@ -148,7 +149,7 @@ export async function requestToken(options: TokenRequestOptions): Promise<TokenR
       basicAuthorization(credential.username ?? "", credential.password ?? ""),
     );
   }
-  const request = new Request(tokenRequestUrl(options.realm, options.service, options.scopes), {
+  const request = requestWith(tokenRequestUrl(options.realm, options.service, options.scopes), {
     method: "GET",
     headers,
     redirect: "manual",

@@ -17,6 +17,7 @@ import { expectStatus } from "../registry/status.ts";
 import type { Fetch } from "../transport/fetch.ts";
 import type { MirrorSet } from "./mirror_reads.ts";
 import { BLOB_SPEC_POLICY, type RedirectPolicy } from "./policy.ts";
+import { requestWith } from "../transport/request_signal.ts";
 
 /** The redirect statuses that are followed; every other status is returned as is. */
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
@@ -179,7 +180,7 @@ export async function followRedirects(
     };
     if (body instanceof ReadableStream) init.duplex = "half";
     const transport = leftOrigin ? options.storageTransport : options.transport;
-    const response = await transport(new Request(url, init));
+    const response = await transport(requestWith(url, init));
     if (!REDIRECT_STATUSES.has(response.status)) {
       return { response, url, offOrigin: leftOrigin, redirects };
     }

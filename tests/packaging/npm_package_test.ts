@@ -167,6 +167,39 @@ registryTest(
     ], { env: { HOME: tmp.path } });
     assertEquals(range.code, 0, range.stderr);
     assertEquals(range.stdoutBytes, (await Deno.readFile(file)).slice(1048570, 1048590));
+    // Ctrl-C during a pull: the command ends within 1 s (on Node, an abort once had to reach the
+    // download through copied requests' signals, which Node lets go once collected).
+    const big = `${tmp.path}/big.bin`;
+    await writePatternFile(big, 64 * MiB, 9);
+    const bigRef = `${registry.host}/demo/big:v1`;
+    const pushedBig = await run(bin, ["push", "--plain-http", "--part-size", "8MiB", bigRef, big], {
+      env: { HOME: tmp.path },
+    });
+    assertEquals(pushedBig.code, 0, pushedBig.stderr);
+    const child = new Deno.Command(bin, {
+      args: [
+        "pull",
+        "--plain-http",
+        "--limit-rate",
+        "16MiB/s",
+        "--progress",
+        "none",
+        bigRef,
+        `${tmp.path}/int.bin`,
+      ],
+      clearEnv: true,
+      env: { PATH: Deno.env.get("PATH") ?? "", HOME: tmp.path },
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const signalled = performance.now();
+    child.kill("SIGINT");
+    const stopped = await child.output();
+    const took = performance.now() - signalled;
+    assertEquals(stopped.code, 130, new TextDecoder().decode(stopped.stderr));
+    assert(took < 1_000, `stopped ${took.toFixed(0)} ms after Ctrl-C`);
 
     const script = `${prefix}/node_modules/@ocipart/ocipart/bin/ocipart.mjs`;
     const options = { tmp: tmp.path };

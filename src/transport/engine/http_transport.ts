@@ -35,6 +35,7 @@ import {
 import { TlsTrust } from "./tls_trust.ts";
 import { checkTlsPortAnswer } from "./tls_port_answer.ts";
 import { type ExchangeObserver, observeExchange } from "../exchange_observer.ts";
+import { signalOf } from "../request_signal.ts";
 
 // File-range bodies go out on a connection of their own, written from the file by a minimal
 // HTTP/1.1 client where the runtime allows it: a third less CPU than node:http's write path.
@@ -348,7 +349,7 @@ export class HttpTransport {
 
   #send(request: Request): Promise<Response> {
     const url = checkedUrl(request);
-    if (request.signal.aborted) return Promise.reject(request.signal.reason);
+    if (signalOf(request).aborted) return Promise.reject(signalOf(request).reason);
     const { headers, declared } = framedHeaders(request);
     const secure = url.protocol === "https:";
     const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
@@ -372,7 +373,7 @@ export class HttpTransport {
       // is asked again (a body-less GET or HEAD), and its parser tells a TLS server's alert
       // from a broken answer.
       return exchange.catch((err) => {
-        if (!statusLineUnseen(err) || request.signal.aborted) throw err;
+        if (!statusLineUnseen(err) || signalOf(request).aborted) throw err;
         return this.#sendDirect(out);
       });
     }
@@ -397,7 +398,7 @@ export class HttpTransport {
       url: out.url,
       method: out.request.method,
       headers: out.headers,
-      signal: out.request.signal,
+      signal: signalOf(out.request),
       ...(guard ? { peerGuard: guard } : {}),
       ...(out.route ? { proxy: out.route } : {}),
     }, sockets);
@@ -436,7 +437,7 @@ export class HttpTransport {
       method: request.method,
       headers: out.headers,
       range,
-      signal: request.signal,
+      signal: signalOf(request),
       ...(guard ? { peerGuard: guard } : {}),
       ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
       ...(out.route ? { proxy: out.route } : {}),

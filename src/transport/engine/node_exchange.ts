@@ -22,6 +22,7 @@ import { connectError, failureReason, lengthError, readError } from "../failure.
 import { BODILESS_STATUSES } from "../response_body.ts";
 import { giveUploadBuffer, takeUploadBuffer } from "./upload_buffers.ts";
 import { linkTcpReads } from "./tls_tcp_reads.ts";
+import { signalOf } from "../request_signal.ts";
 
 /** What {@linkcode nodeExchange} sends. */
 export interface NodeExchangeInit {
@@ -71,7 +72,7 @@ class NodeExchange {
   readonly #resolve: (response: Response) => void;
   readonly #reject: (err: unknown) => void;
   readonly #req: http.ClientRequest;
-  readonly #onAbort = () => this.#fail(this.#init.request.signal.reason);
+  readonly #onAbort = () => this.#fail(signalOf(this.#init.request).reason);
 
   constructor(
     init: NodeExchangeInit,
@@ -87,8 +88,9 @@ class NodeExchange {
 
   start(): void {
     const { request, declared } = this.#init;
-    request.signal.addEventListener("abort", this.#onAbort, { once: true });
-    if (request.signal.aborted) return this.#fail(request.signal.reason);
+    const signal = signalOf(request);
+    signal.addEventListener("abort", this.#onAbort, { once: true });
+    if (signal.aborted) return this.#fail(signal.reason);
     const req = this.#req;
     if (request.body !== null) this.#oneSocketOnly();
     if (this.#init.secure) req.on("socket", linkTcpReads);
@@ -126,7 +128,7 @@ class NodeExchange {
     if (this.#failure !== undefined || this.#state === "done") return;
     this.#failure = err;
     this.#state = "failed";
-    this.#init.request.signal.removeEventListener("abort", this.#onAbort);
+    signalOf(this.#init.request).removeEventListener("abort", this.#onAbort);
     this.#stopBody(err);
     this.#req.destroy();
     if (!this.#settled) {
@@ -175,7 +177,7 @@ class NodeExchange {
     const status = res.statusCode ?? 0;
     const nullBody = this.#init.request.method === "HEAD" || BODILESS_STATUSES.has(status);
     const finish = () => {
-      this.#init.request.signal.removeEventListener("abort", this.#onAbort);
+      signalOf(this.#init.request).removeEventListener("abort", this.#onAbort);
       if (earlyAnswer) this.#req.destroy();
     };
     const stream = nullBody ? null : this.#bodyStream(res, finish);
@@ -231,7 +233,7 @@ class NodeExchange {
         res.resume();
       },
       cancel: () => {
-        this.#init.request.signal.removeEventListener("abort", this.#onAbort);
+        signalOf(this.#init.request).removeEventListener("abort", this.#onAbort);
         this.#failure ??= new Error("cancelled");
         // An unread remainder would have to be drained before reuse: drop the connection.
         res.destroy();

@@ -10,6 +10,7 @@
 import { relayBody } from "../byob_body.ts";
 import { withBody } from "../response_body.ts";
 import { connectError, readError } from "../failure.ts";
+import { signalOf } from "../request_signal.ts";
 
 /**
  * Sends a body-less `request` through `platform` with `headers` (identity encoding forced) and
@@ -25,7 +26,7 @@ export async function platformExchange(
   request: Request,
   headers: Record<string, string>,
 ): Promise<Response> {
-  const signal = request.signal;
+  const signal = signalOf(request);
   // Without it the runtime's client would ask for gzip and decode the answer behind our back.
   headers["accept-encoding"] = "identity";
   // The runtime follows our signal with an internal hook that dies with its own request

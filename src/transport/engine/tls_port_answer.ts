@@ -7,6 +7,7 @@
  */
 import { ExchangeError, OPERATION } from "../failure.ts";
 import { withBody } from "../response_body.ts";
+import { requestWith, signalOf } from "../request_signal.ts";
 
 // The bodies servers send when a plain-HTTP request reaches a TLS port.
 const TLS_PORT_BODY =
@@ -69,9 +70,9 @@ async function headAnsweredByTls(
   request: Request,
   send: (request: Request) => Promise<Response>,
 ): Promise<boolean> {
-  const probe = new Request(request.url, {
+  const probe = requestWith(request.url, {
     headers: { "accept-encoding": "identity" },
-    signal: request.signal,
+    signal: signalOf(request),
   });
   try {
     const answer = await send(probe);

@@ -14,6 +14,7 @@ import type { Fetch } from "../fetch.ts";
 import { limitedRequest, limitedResponse, type RateLimiter } from "./rate_limit.ts";
 import { validateStallTimeout, watchExchange } from "./stall_guard.ts";
 import { namedRequest } from "./user_agent.ts";
+import { signalOf } from "../request_signal.ts";
 
 /** What {@linkcode layeredFetch} applies. */
 export interface FetchLayers {
@@ -111,7 +112,7 @@ export function layeredFetch(inner: Fetch, layers: FetchLayers): Fetch {
     } catch (err) {
       throw exchange === undefined ? err : exchange.failed(err);
     }
-    if (limiter !== undefined) response = limitedResponse(response, limiter, sent.signal);
+    if (limiter !== undefined) response = limitedResponse(response, limiter, signalOf(sent));
     return exchange === undefined ? response : exchange.answered(response);
   };
   return authorize === undefined ? layered : authorizedFetch(layered, authorize);

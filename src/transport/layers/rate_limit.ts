@@ -17,6 +17,7 @@ import { type Clock, systemClock } from "../clock.ts";
 import { relayBody } from "../byob_body.ts";
 import { FILE_BODY_CHUNK_SIZE, fileBodyRange, rangeBody } from "../file_body.ts";
 import { BODILESS_STATUSES, withBody } from "../response_body.ts";
+import { requestWith, signalOf } from "../request_signal.ts";
 
 /**
  * A bandwidth cap.
@@ -189,7 +190,7 @@ export function limitedResponse(
 export function limitedRequest(request: Request, limiter: RateLimiter): Request {
   const source = request.body;
   if (source === null) return request;
-  const signal = request.signal;
+  const signal = signalOf(request);
   const range = fileBodyRange(source);
   let body: ReadableStream<Uint8Array>;
   if (range !== undefined) {
@@ -206,7 +207,7 @@ export function limitedRequest(request: Request, limiter: RateLimiter): Request 
   } else {
     body = source.pipeThrough(limitedStream(limiter, signal));
   }
-  return new Request(request, { body, duplex: "half" } as RequestInit);
+  return requestWith(request, { body, duplex: "half" } as RequestInit);
 }
 
 /** A pass-through that lets each piece go once the limiter allows it. */

@@ -10,6 +10,7 @@ import { StallError } from "../../errors/kinds.ts";
 import { relayBody } from "../byob_body.ts";
 import { withBody } from "../response_body.ts";
 import { fileBody, fileBodyRange } from "../file_body.ts";
+import { requestWith, signalOf } from "../request_signal.ts";
 
 /** The stall timeout of both clients when none is given: 60 s without progress. */
 export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
@@ -68,7 +69,7 @@ export function watchExchange(request: Request, timeout: number): WatchedExchang
   const abort = new AbortController();
   const operation = `${request.method} request`;
   const watch = new Watch(timeout, (err) => abort.abort(err), operation);
-  const signal = AbortSignal.any([request.signal, abort.signal]);
+  const signal = AbortSignal.any([signalOf(request), abort.signal]);
   const guarded = watchedRequest(request, signal, watch);
   watch.arm();
   return {
@@ -90,7 +91,7 @@ export function watchExchange(request: Request, timeout: number): WatchedExchang
 function watchedRequest(request: Request, signal: AbortSignal, watch: Watch): Request {
   const source = request.body;
   const range = fileBodyRange(source);
-  if (source === null) return new Request(request, { signal });
+  if (source === null) return requestWith(request, { signal });
   if (range !== undefined) {
     // The transport streams this range from the file itself. The same range is made again
     // with a hook that moves the clock as chunks reach the socket; the original was never
@@ -102,9 +103,9 @@ function watchedRequest(request: Request, signal: AbortSignal, watch: Watch): Re
       },
     });
     source.cancel().catch(() => {});
-    return new Request(request, { signal, body: watched, duplex: "half" } as RequestInit);
+    return requestWith(request, { signal, body: watched, duplex: "half" } as RequestInit);
   }
-  return new Request(request, {
+  return requestWith(request, {
     signal,
     body: watchedRequestBody(source, watch),
     duplex: "half",

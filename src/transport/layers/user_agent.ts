@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { requestWith } from "../request_signal.ts";
 
 /**
  * The package version; kept equal to `deno.json`'s `version` (a test checks it).
@@ -41,7 +42,7 @@ export function namedRequest(request: Request): Request {
   if (request.headers.has("user-agent")) return request;
   const headers = new Headers(request.headers);
   headers.set("user-agent", USER_AGENT);
-  return new Request(
+  return requestWith(
     request,
     request.body === null
       ? { headers }
