@@ -4,13 +4,22 @@
  * The CLI is written against Deno's runtime API. The Node build injects this module's `Deno` in
  * place of the global of that name (esbuild's `inject`), so the CLI's code stays as it is: under
  * Deno the real namespace is used, under Node these few calls map onto `node:` modules. Only
- * what the CLI calls is here; the library never relies on the global (its runtime paths test
- * for the functions they need, and find none of them here).
+ * what the CLI calls is here. The library, bundled with it, sees this stand-in too: its paths
+ * that need Deno ask whether the runtime is Deno (`src/parted/deno_runtime.ts`), which this is
+ * not.
  *
  * @module
  */
-import { readdirSync, writeSync } from "node:fs";
-import { readFile, stat as nodeStat } from "node:fs/promises";
+import { constants, createReadStream, readdirSync, type Stats, writeSync } from "node:fs";
+import {
+  type FileHandle,
+  lstat as nodeLstat,
+  open as nodeOpen,
+  readFile,
+  rename,
+  stat as nodeStat,
+  unlink,
+} from "node:fs/promises";
 import process from "node:process";
 import { Readable } from "node:stream";
 import { isatty, type ReadStream } from "node:tty";
@@ -76,9 +85,113 @@ const stdin = {
   },
 };
 
+/** What the CLI reads of a file's status. */
+function fileInfo(info: Stats) {
+  return {
+    isFile: info.isFile(),
+    isDirectory: info.isDirectory(),
+    isSymlink: info.isSymbolicLink(),
+    size: info.size,
+  };
+}
+
 async function stat(path: string) {
-  const info = await nodeStat(path);
-  return { isFile: info.isFile(), isDirectory: info.isDirectory(), size: info.size };
+  return fileInfo(await nodeStat(path));
+}
+
+async function lstat(path: string) {
+  return fileInfo(await nodeLstat(path));
+}
+
+/** Where a seek counts from; the CLI seeks from the start only. */
+const SeekMode = { Start: 0, Current: 1, End: 2 } as const;
+
+/** The `Deno.open` options the CLI uses. */
+interface OpenOptions {
+  read?: boolean;
+  write?: boolean;
+  create?: boolean;
+  createNew?: boolean;
+}
+
+function openFlags(options: OpenOptions): number {
+  const access = options.write ? (options.read ? constants.O_RDWR : constants.O_WRONLY) : 0;
+  const create = options.createNew
+    ? constants.O_CREAT | constants.O_EXCL
+    : options.create
+    ? constants.O_CREAT
+    : 0;
+  return (access || constants.O_RDONLY) | create;
+}
+
+/**
+ * A file as the CLI uses `Deno.FsFile`: reads and writes at a position of its own, seeks from the
+ * start. Node has no file locks: `tryLock` always succeeds, so two blob pulls into one file at
+ * once are not kept apart there as they are under Deno.
+ */
+class NodeFile {
+  readonly #handle: FileHandle;
+  #position = 0;
+
+  constructor(handle: FileHandle) {
+    this.#handle = handle;
+  }
+
+  async read(buffer: Uint8Array): Promise<number | null> {
+    const { bytesRead } = await this.#handle.read(buffer, 0, buffer.byteLength, this.#position);
+    if (bytesRead === 0 && buffer.byteLength > 0) return null;
+    this.#position += bytesRead;
+    return bytesRead;
+  }
+
+  async write(buffer: Uint8Array): Promise<number> {
+    const { bytesWritten } = await this.#handle.write(buffer, 0, buffer.byteLength, this.#position);
+    this.#position += bytesWritten;
+    return bytesWritten;
+  }
+
+  seek(offset: number, whence: number): Promise<number> {
+    if (whence !== SeekMode.Start) throw new TypeError("only seeks from the start are supported");
+    this.#position = offset;
+    return Promise.resolve(offset);
+  }
+
+  truncate(length?: number): Promise<void> {
+    return this.#handle.truncate(length);
+  }
+
+  async stat() {
+    return fileInfo(await this.#handle.stat());
+  }
+
+  tryLock(_exclusive?: boolean): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
+  syncData(): Promise<void> {
+    return this.#handle.datasync();
+  }
+
+  close(): void {
+    this.#handle.close().catch(() => {});
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+async function open(path: string, options: OpenOptions = { read: true }): Promise<NodeFile> {
+  return new NodeFile(await nodeOpen(path, openFlags(options), 0o666));
+}
+
+/** The one synchronous open the CLI makes: a file's bytes as a stream (a blob push's body). */
+function openSync(path: string): { readonly readable: ReadableStream<Uint8Array> } {
+  return {
+    get readable(): ReadableStream<Uint8Array> {
+      return Readable.toWeb(createReadStream(path)) as ReadableStream<Uint8Array>;
+    },
+  };
 }
 
 async function* readDir(path: string): AsyncIterable<{ name: string; isFile: boolean }> {
@@ -105,6 +218,7 @@ const nodeDeno = {
   stdin,
   errors: {
     NotFound: errorClass("ENOENT"),
+    AlreadyExists: errorClass("EEXIST"),
     BrokenPipe: errorClass("EPIPE"),
   },
   env: { get: (name: string): string | undefined => process.env[name] },
@@ -119,6 +233,12 @@ const nodeDeno = {
     process.off(signal, handler);
   },
   stat,
+  lstat,
+  open,
+  openSync,
+  rename,
+  remove: (path: string): Promise<void> => unlink(path),
+  SeekMode,
   readDir,
   readTextFile: (path: string): Promise<string> => readFile(path, "utf8"),
 };

@@ -11,6 +11,7 @@ import { dirname } from "node:path";
 import { LocalFileError } from "../errors/kinds.ts";
 import { DestinationExistsError, type ExistingEntry } from "./destination_exists_error.ts";
 import { osReason } from "./fs_reason.ts";
+import { denoRuntime } from "./deno_runtime.ts";
 
 /** What identifies one file: the device and inode numbers. */
 export interface FileIdentity {
@@ -142,13 +143,14 @@ export async function lockPartial(
   path: string,
   identity: FileIdentity,
 ): Promise<Disposable | undefined> {
-  if (typeof Deno === "undefined" || typeof Deno.open !== "function") return undefined;
+  const deno = denoRuntime();
+  if (deno === undefined) return undefined;
   let file: Deno.FsFile;
   try {
-    file = await Deno.open(path, { read: true, write: true });
+    file = await deno.open(path, { read: true, write: true });
   } catch (err) {
     // The holder committed (renamed the file away) between our open and this one.
-    if (err instanceof Deno.errors.NotFound) throw new PartialInUseError();
+    if (err instanceof deno.errors.NotFound) throw new PartialInUseError();
     throw new LocalFileError(`pull destination: partial file cannot be locked${osReason(err)}`, {
       cause: err,
     });

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalFileError } from "../errors/kinds.ts";
 import { osReason } from "./fs_reason.ts";
+import { denoRuntime } from "./deno_runtime.ts";
 
 /** Bytes of one read when a part file is streamed out. */
 const READ_BYTES = 1 << 20;
@@ -40,13 +41,11 @@ export class SpillDirectory {
   /** Creates a fresh directory `ocipart-…` in `parent` (default: the system's temporary one). */
   static async create(parent?: string): Promise<SpillDirectory> {
     try {
-      if (
-        parent === undefined && typeof Deno !== "undefined" &&
-        typeof Deno.makeTempDir === "function"
-      ) {
+      const deno = denoRuntime();
+      if (parent === undefined && deno !== undefined) {
         // The runtime's own call: it finds the temporary directory without reading TMPDIR
-        // through a permission check. (The CLI built for Node has a `Deno` of its own without it.)
-        return new SpillDirectory(await Deno.makeTempDir({ prefix: "ocipart-" }));
+        // through a permission check.
+        return new SpillDirectory(await deno.makeTempDir({ prefix: "ocipart-" }));
       }
       return new SpillDirectory(await mkdtemp(join(parent ?? tmpdir(), "ocipart-")));
     } catch (err) {

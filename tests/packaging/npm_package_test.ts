@@ -167,6 +167,50 @@ registryTest(
     ], { env: { HOME: tmp.path } });
     assertEquals(range.code, 0, range.stderr);
     assertEquals(range.stdoutBytes, (await Deno.readFile(file)).slice(1048570, 1048590));
+    // Files the CLI opens itself: a blob pushed from and pulled into a file, a local copy
+    // reused by a pull, and a file already up to date.
+    const cli = (args: string[]) => run(bin, args, { env: { HOME: tmp.path } });
+    const blobPush = await cli([
+      "blob",
+      "push",
+      "--plain-http",
+      `${registry.host}/demo/blob`,
+      file,
+    ]);
+    assertEquals(blobPush.code, 0, blobPush.stderr);
+    const blobDigest = blobPush.stdout.trim();
+    assertEquals(blobDigest, await sha256File(file));
+    const blobPull = await cli([
+      "blob",
+      "pull",
+      "--plain-http",
+      `${registry.host}/demo/blob@${blobDigest}`,
+      `${tmp.path}/blob-out.bin`,
+    ]);
+    assertEquals(blobPull.code, 0, blobPull.stderr);
+    assertEquals(await sha256File(`${tmp.path}/blob-out.bin`), blobDigest);
+    const reused = await cli([
+      "pull",
+      "--plain-http",
+      "--json",
+      "--reuse",
+      file,
+      `${registry.host}/demo/node:v1`,
+      `${tmp.path}/reused.bin`,
+    ]);
+    assertEquals(reused.code, 0, reused.stderr);
+    assertEquals(JSON.parse(reused.stdout).bytesFetched, 0, reused.stdout);
+    assertEquals(await sha256File(`${tmp.path}/reused.bin`), blobDigest);
+    const again = await cli([
+      "pull",
+      "--plain-http",
+      "--json",
+      "--overwrite",
+      `${registry.host}/demo/node:v1`,
+      `${tmp.path}/downloads-node`,
+    ]);
+    assertEquals(again.code, 0, again.stderr);
+    assertEquals(JSON.parse(again.stdout).upToDate, true, again.stdout);
     // Ctrl-C during a pull: the command ends within 1 s (on Node, an abort once had to reach the
     // download through copied requests' signals, which Node lets go once collected).
     const big = `${tmp.path}/big.bin`;
