@@ -843,6 +843,17 @@ Deno.test("interrupted: what was kept and that the same command resumes, for eac
     partsDone: 3,
     partsTotal: 6,
   };
+  // To standard output: nothing is kept, and no partial file is named.
+  const piped = { kind: "pull", destination: "-", intoDirectory: false, toStdout: true } as const;
+  assertStrictEquals(
+    interruptedLine(piped, last),
+    "3 of 6 parts written; a pull to standard output keeps nothing to resume from; " +
+      "run the same command to start again",
+  );
+  assertStrictEquals(
+    interruptedLine(piped, undefined),
+    "a pull to standard output keeps nothing to resume from; run the same command to start again",
+  );
   const file = { kind: "pull", destination: "out/w.bin", intoDirectory: false } as const;
   assertStrictEquals(
     interruptedLine(file, { ...last, path: "out/w.bin" }),

@@ -42,6 +42,7 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
     destination: command.destination,
     intoDirectory: false,
     partialSuffix: BLOB_PARTIAL_SUFFIX,
+    toStdout,
   });
   const session = await openSession({
     label: "ocipart blob pull",

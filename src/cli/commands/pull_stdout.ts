@@ -27,6 +27,7 @@ export async function runPullToStdout(command: PullCommand): Promise<number> {
     kind: "pull",
     destination: "standard output",
     intoDirectory: false,
+    toStdout: true,
   });
   const session = await openSession({
     label: "ocipart pull",

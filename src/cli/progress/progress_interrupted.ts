@@ -18,6 +18,8 @@ export type StoppedTransfer =
     readonly intoDirectory: boolean;
     /** The partial file's suffix (default `.parted-partial`; a blob pull's `.blob-partial`). */
     readonly partialSuffix?: string;
+    /** The pull writes to standard output: nothing is kept to resume from. */
+    readonly toStdout?: boolean;
   }
   | { readonly kind: "push" | "copy" | "verify" };
 
@@ -43,6 +45,12 @@ function pullLine(
   transfer: StoppedTransfer & { kind: "pull" },
   last: TransferSnapshot | undefined,
 ): string {
+  if (transfer.toStdout === true) {
+    const parts = last?.partsDone ?? 0;
+    const written = parts > 0 ? `${partCount(parts, last?.partsTotal)} written; ` : "";
+    return `${written}a pull to standard output keeps nothing to resume from; ` +
+      "run the same command to start again";
+  }
   const partial = partialOf(transfer, last);
   // The check of an earlier pull's partial was still running: what it counted is not all.
   if (last?.resumeChecked === false) {
