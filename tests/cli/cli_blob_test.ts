@@ -178,6 +178,16 @@ registryTest(
     );
     assertStrictEquals(missing.code, 3, missing.stderr);
     assert(!await exists(`${tmp.path}/none.bin`));
+    // The blob is what is missing, with the status the registry gave, into a file or a pipe.
+    const absent = sha256Bytes(new Uint8Array(1));
+    const said = `has no blob ${absent} in the repository team/blobs (404 Not Found`;
+    assert(missing.stderr.includes(said), missing.stderr);
+    const missingOut = await runCli(["blob", "pull", ...http, `${repo}@${absent}`, "-"], {
+      tmp: tmp.path,
+    });
+    assertStrictEquals(missingOut.code, 3, missingOut.stderr);
+    assert(missingOut.stderr.includes(said), missingOut.stderr);
+    assert(!missingOut.stderr.includes("push it again"), missingOut.stderr);
   },
 );
 

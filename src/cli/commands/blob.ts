@@ -71,7 +71,7 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
       throw new LocalFileError("blob pull: the destination is a directory; name the file to write");
     }
     if (!await client.exists(repository, digest, { signal })) {
-      throw new NotFoundError("HEAD blob: status 404");
+      throw new NotFoundError("HEAD blob: status 404", { status: 404 });
     }
     const size = await blobs.statedSize(digest, signal);
     if (size === undefined) {

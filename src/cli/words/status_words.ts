@@ -152,6 +152,14 @@ function missingWords(a: Answer): Words {
     };
   }
   const blob = a.codes.some((c) => c.includes("BLOB")) || /\bblob\b/.test(a.http?.operation ?? "");
+  // A blob command names one blob by its digest: that blob is what is missing.
+  if (a.subject.command.startsWith("blob") && reference.digest !== undefined) {
+    return {
+      sentence:
+        `${a.where} has no blob ${reference.digest} in the repository ${repository} (${said})`,
+      hint: "check the digest and the repository's name",
+    };
+  }
   if (blob) {
     return {
       sentence: `a part of ${a.registry?.referenceShown} is missing on ${a.where} (${said})`,
