@@ -55,15 +55,19 @@ function writer(fd: number) {
   };
 }
 
+let stdoutStream: WritableStream<Uint8Array> | undefined;
+
 /**
  * Standard output as a stream, for `pull <ref> -`: a chunk's write resolves once Node has handed
- * its bytes on, so the pull may reuse the chunk as it does under Deno.
+ * its bytes on, so the pull may reuse the chunk as it does under Deno. One stream for the process,
+ * as Deno's `stdout.writable` is.
  */
 function stdoutWritable(): WritableStream<Uint8Array> {
+  if (stdoutStream !== undefined) return stdoutStream;
   // A reader that went away fails the write that met it (EPIPE, which the CLI takes as the end
   // of the output); the same error as an event must not end the process first.
   process.stdout.on("error", () => {});
-  return new WritableStream<Uint8Array>({
+  return stdoutStream = new WritableStream<Uint8Array>({
     write: (chunk) =>
       new Promise<void>((resolve, reject) => {
         process.stdout.write(chunk, (err) => err ? reject(err) : resolve());

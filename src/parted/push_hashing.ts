@@ -25,6 +25,7 @@ import type { PartDescriptor } from "./manifest.ts";
 import type { planParts } from "./plan.ts";
 import { abortable } from "../transport/abortable.ts";
 import { hashingFor, threadsFor, type TransferJob } from "./transfer_job.ts";
+import { deferred } from "../transport/deferred.ts";
 
 /** Pieces of the whole-file digest: part digests can overtake it between two pieces. */
 const WHOLE_PIECE_BYTES = 64 * 1024 * 1024;
@@ -75,11 +76,9 @@ export class PushHashing {
   /** The whole-file digest; none for a single part, whose digest is the file's. */
   readonly #whole: FileHash | undefined;
   /** Ends once no part digest is left to run on the calling thread. */
-  readonly #partsLeftHere: Promise<void>;
-  #noPartsLeftHere!: () => void;
+  readonly #partsLeftHere = deferred<void>();
   /** Ends at the first part found missing or present. */
-  readonly #firstVerdict: Promise<void>;
-  #verdict!: () => void;
+  readonly #firstVerdict = deferred<void>();
   #uploading = false;
 
   /** Hashing for `source`, stopped by `signal`; threads as `job` allows. */
@@ -95,9 +94,7 @@ export class PushHashing {
       ? () => hashingFor(job, source.size, spare)
       : undefined;
     this.#whole = split ? this.#first.openFileHash() : undefined;
-    this.#partsLeftHere = new Promise((resolve) => (this.#noPartsLeftHere = resolve));
-    this.#firstVerdict = new Promise((resolve) => (this.#verdict = resolve));
-    if (!this.#first.inlineOnly) this.#noPartsLeftHere();
+    if (!this.#first.inlineOnly) this.#partsLeftHere.resolve();
   }
 
   /**
@@ -114,13 +111,13 @@ export class PushHashing {
   /** A part must be uploaded: from now on, part digests go before the file digest. */
   uploading(): void {
     this.#uploading = true;
-    this.#verdict();
+    this.#firstVerdict.resolve();
     this.#whole?.defer();
   }
 
   /** A part was present: the parts left move to threads, where threads may run. */
   present(): void {
-    this.#verdict();
+    this.#firstVerdict.resolve();
     if (this.#later === undefined) return;
     this.#moved = this.#parts = this.#later();
     this.#later = undefined;
@@ -149,13 +146,13 @@ export class PushHashing {
         digests.push(await this.#parts.hashRange(path, part.offset, part.size, signal));
         onPart({ ...part, digest: digests[next] });
         if (next === 0 && this.#later !== undefined) {
-          await abortable(withinVerdictWait(this.#firstVerdict, signal), signal);
+          await abortable(withinVerdictWait(this.#firstVerdict.promise, signal), signal);
         }
       }
     } finally {
       // Every part left is asked for below, where it runs now: nothing moves any more.
       this.#later = undefined;
-      this.#noPartsLeftHere();
+      this.#partsLeftHere.resolve();
     }
     const asked = plan.slice(next).map((part) =>
       this.#parts.hashRange(path, part.offset, part.size, signal)
@@ -178,7 +175,7 @@ export class PushHashing {
     const signal = this.#signal;
     const queued: Promise<void>[] = [];
     for (let offset = 0; offset < size; offset += WHOLE_PIECE_BYTES) {
-      if (this.#uploading) await abortable(this.#partsLeftHere, signal);
+      if (this.#uploading) await abortable(this.#partsLeftHere.promise, signal);
       const piece = whole.add(path, offset, Math.min(WHOLE_PIECE_BYTES, size - offset), signal);
       // A piece that fails while another is awaited must not surface as an unhandled rejection.
       piece.catch(() => {});

@@ -349,7 +349,8 @@ export class HttpTransport {
 
   #send(request: Request): Promise<Response> {
     const url = checkedUrl(request);
-    if (signalOf(request).aborted) return Promise.reject(signalOf(request).reason);
+    const signal = signalOf(request);
+    if (signal.aborted) return Promise.reject(signal.reason);
     const { headers, declared } = framedHeaders(request);
     const secure = url.protocol === "https:";
     const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
@@ -373,7 +374,7 @@ export class HttpTransport {
       // is asked again (a body-less GET or HEAD), and its parser tells a TLS server's alert
       // from a broken answer.
       return exchange.catch((err) => {
-        if (!statusLineUnseen(err) || signalOf(request).aborted) throw err;
+        if (!statusLineUnseen(err) || signal.aborted) throw err;
         return this.#sendDirect(out);
       });
     }

@@ -72,7 +72,9 @@ class NodeExchange {
   readonly #resolve: (response: Response) => void;
   readonly #reject: (err: unknown) => void;
   readonly #req: http.ClientRequest;
-  readonly #onAbort = () => this.#fail(signalOf(this.#init.request).reason);
+  /** The caller's signal (not the request's own copy, which Node may stop updating). */
+  readonly #signal: AbortSignal;
+  readonly #onAbort = () => this.#fail(this.#signal.reason);
 
   constructor(
     init: NodeExchangeInit,
@@ -80,6 +82,7 @@ class NodeExchange {
     reject: (err: unknown) => void,
   ) {
     this.#init = init;
+    this.#signal = signalOf(init.request);
     this.#resolve = resolve;
     this.#reject = reject;
     this.#bodyDone = init.request.body === null;
@@ -88,9 +91,8 @@ class NodeExchange {
 
   start(): void {
     const { request, declared } = this.#init;
-    const signal = signalOf(request);
-    signal.addEventListener("abort", this.#onAbort, { once: true });
-    if (signal.aborted) return this.#fail(signal.reason);
+    this.#signal.addEventListener("abort", this.#onAbort, { once: true });
+    if (this.#signal.aborted) return this.#fail(this.#signal.reason);
     const req = this.#req;
     if (request.body !== null) this.#oneSocketOnly();
     if (this.#init.secure) req.on("socket", linkTcpReads);
@@ -128,7 +130,7 @@ class NodeExchange {
     if (this.#failure !== undefined || this.#state === "done") return;
     this.#failure = err;
     this.#state = "failed";
-    signalOf(this.#init.request).removeEventListener("abort", this.#onAbort);
+    this.#signal.removeEventListener("abort", this.#onAbort);
     this.#stopBody(err);
     this.#req.destroy();
     if (!this.#settled) {
@@ -177,7 +179,7 @@ class NodeExchange {
     const status = res.statusCode ?? 0;
     const nullBody = this.#init.request.method === "HEAD" || BODILESS_STATUSES.has(status);
     const finish = () => {
-      signalOf(this.#init.request).removeEventListener("abort", this.#onAbort);
+      this.#signal.removeEventListener("abort", this.#onAbort);
       if (earlyAnswer) this.#req.destroy();
     };
     const stream = nullBody ? null : this.#bodyStream(res, finish);
@@ -233,7 +235,7 @@ class NodeExchange {
         res.resume();
       },
       cancel: () => {
-        signalOf(this.#init.request).removeEventListener("abort", this.#onAbort);
+        this.#signal.removeEventListener("abort", this.#onAbort);
         this.#failure ??= new Error("cancelled");
         // An unread remainder would have to be drained before reuse: drop the connection.
         res.destroy();
