@@ -271,16 +271,13 @@ async function fetchInOrder(
   const signal = AbortSignal.any([job.signal, abort.signal]);
   const chunks = new Map<number, Chunk>();
   const window = lookAheadReads(size, chunkSize, job.workers);
-  const changed = new Changes();
+  const changed = new Changes(signal);
   let next = 0;
   let head = 0;
   const worker = async () => {
     for (;;) {
       // Wait while the reads ahead of the writer fill the window.
-      while (next < count && next - head >= window) {
-        await changed.next();
-        signal.throwIfAborted();
-      }
+      while (next < count && next - head >= window) await changed.next();
       if (next >= count) return;
       const index = next++;
       const offset = start + index * chunkSize;
@@ -320,7 +317,6 @@ async function fetchInOrder(
         continue;
       }
       await changed.next();
-      signal.throwIfAborted();
     }
   };
   const stop = (err: unknown) => {
@@ -363,13 +359,25 @@ function* joined(pieces: Uint8Array[]): Generator<Uint8Array> {
   }
 }
 
-/** Wakes every task waiting for a change (a chunk landed, one was written, a failure). */
+/**
+ * Wakes every task waiting for a change (a chunk landed, one was written, a failure). A stop is
+ * a change too, and a wait that begins after it throws at once: once every reader has stopped,
+ * no other change comes to wake the writer.
+ */
 class Changes {
   #waiting: (() => void)[] = [];
+  readonly #signal: AbortSignal;
 
-  /** Resolves at the next change. */
-  next(): Promise<void> {
-    return new Promise((resolve) => this.#waiting.push(resolve));
+  constructor(signal: AbortSignal) {
+    this.#signal = signal;
+    signal.addEventListener("abort", () => this.tell(), { once: true });
+  }
+
+  /** Resolves at the next change; rejects with the stop's reason once stopped. */
+  async next(): Promise<void> {
+    this.#signal.throwIfAborted();
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    this.#signal.throwIfAborted();
   }
 
   /** Tells every waiting task. */
