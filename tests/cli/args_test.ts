@@ -129,6 +129,12 @@ Deno.test("help and version requests", () => {
   assertEquals(parseCommandLine(["-h"]), { kind: "help", command: undefined });
   assertEquals(parseCommandLine(["help", "pull"]), { kind: "help", command: "pull" });
   assertEquals(parseCommandLine(["push", "-h"]), { kind: "help", command: "push" });
+  assertEquals(parseCommandLine(["blob", "-h"]), { kind: "help", command: "blob" });
+  assertEquals(parseCommandLine(["help", "blob"]), { kind: "help", command: "blob" });
+  assertEquals(parseCommandLine(["blob", "push", "--help"]), {
+    kind: "help",
+    command: "blob push",
+  });
   // Help wins over an otherwise incomplete command line.
   assertEquals(parseCommandLine(["pull", "--help", "x"]), { kind: "help", command: "pull" });
   assertEquals(parseCommandLine(["--version"]), { kind: "version" });

@@ -14,13 +14,14 @@ import { tempDir } from "../fixtures/tmp.ts";
 import { type CliResult, lines, runCli, spawnCli, stallFromThirdPart } from "./_cli.ts";
 import { pushByHand, tinyImage } from "./_images.ts";
 
-const KEYS = ["exitCode", "code", "class", "message", "hint", "run", "causes", "signal"];
+const KEYS = ["exitCode", "code", "class", "message", "detail", "hint", "run", "causes", "signal"];
 
 interface Failure {
   exitCode: number;
   code: string | null;
   class: string | null;
   message: string;
+  detail: string | null;
   hint: string | null;
   run: string | null;
   causes: string[];
@@ -63,11 +64,21 @@ registryTest("--json failures, exits 1 to 5: one JSON object on standard error",
   // A refused first connection is final (no retries): the network error itself.
   assertStrictEquals(refused.code, "ERR_NETWORK");
   assertStrictEquals(refused.signal, null);
+  assertStrictEquals(refused.detail, "HTTP request: connection failed (connection refused)");
+
+  // The reason is the library's line of the text report, which the first sentence does not give.
+  await Deno.mkdir(`${tmp.path}/dl`);
+  const reuse = failureOf(
+    await run(["pull", "--json", "--plain-http", "--reuse", `${tmp.path}/dl`, ref, "o"]),
+    1,
+  );
+  assertStrictEquals(reuse.detail, `--reuse: ${tmp.path}/dl is not a regular file`);
 
   const usage = failureOf(await run(["pull", "--format", "json", "--plain-htpp", ref, "o"]), 2);
   assertEquals([usage.code, usage.class], ["ERR_USAGE", "UsageError"]);
   assertStrictEquals(usage.message, "unknown flag --plain-htpp (did you mean --plain-http?)");
   assertStrictEquals(usage.hint, "see 'ocipart pull --help' for the flags of pull");
+  assertStrictEquals(usage.detail, null);
 
   const missing = failureOf(
     await run(["inspect", "--json", "--plain-http", `${registry.host}/team/w:v2`]),
@@ -172,6 +183,7 @@ registryTest("--json failures, exits 130 and 143: the signal, and no error class
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     const stopped = failureOf(await stoppedPull(signal), code);
     assertEquals([stopped.code, stopped.class, stopped.signal], [null, null, signal]);
+    assertStrictEquals(stopped.detail, null, "the signal is the whole story");
     assert(stopped.message.includes("run the same command to resume"), stopped.message);
   }
 });

@@ -66,6 +66,10 @@ Deno.test("help goes to stdout and exits 0", async () => {
       [["--help"], "Usage: ocipart <command>"],
       [["push", "-h"], "Usage: ocipart push [flags] <ref> <file>"],
       [["help", "pull"], "Usage: ocipart pull [flags] <ref> <dest>"],
+      // The blob commands together, not one of them: each names its own help.
+      [["blob", "--help"], "Usage: ocipart blob <subcommand> [flags] <operands>"],
+      [["help", "blob"], "Usage: ocipart blob <subcommand> [flags] <operands>"],
+      [["blob", "mount", "-h"], "Usage: ocipart blob mount [flags] <from-repo@digest> <to-repo>"],
     ] as const
   ) {
     const result = await runCli([...args], { tmp: tmp.path });

@@ -20,7 +20,7 @@ import { parseSize } from "./size.ts";
 import { type ByteRange, parseByteRange } from "./byte_range.ts";
 import { parseRate } from "../progress/rate.ts";
 import { COPY_SIDE_OPTIONS, type CopySides, copySides } from "./copy_sides.ts";
-import { type CommandName, UsageError } from "./usage_error.ts";
+import { type CommandName, type HelpTopic, UsageError } from "./usage_error.ts";
 import { type TypedCommand, unknownCommandMessage, unknownFlagMessage } from "./unknown_words.ts";
 
 /** How transfer progress is shown on standard error. */
@@ -195,7 +195,7 @@ export interface LogoutCommand extends Pick<RegistryFlags, "timeoutMs" | "timeou
 
 /** A request for help (`-h`, `--help`, `help [command]`) or for the version. */
 export type InfoCommand =
-  | { kind: "help"; command: CommandName | undefined }
+  | { kind: "help"; command: HelpTopic | undefined }
   | { kind: "version" };
 
 /** Every command that does something. */
@@ -795,6 +795,7 @@ export function parseCommandLine(args: readonly string[]): CliCommand {
   if (first === "help") {
     if (rest.length === 0) return { kind: "help", command: undefined };
     if (rest.length === 1 && isCommandName(rest[0])) return { kind: "help", command: rest[0] };
+    if (rest.length === 1 && rest[0] === "blob") return { kind: "help", command: "blob" };
     throw new UsageError(`help takes at most one command: ${COMMAND_NAMES.join(", ")}`);
   }
   if (first === "blob") return parseBlobCommand(rest);
@@ -809,12 +810,10 @@ export function parseCommandLine(args: readonly string[]): CliCommand {
 /** `blob <subcommand> …`: the subcommand word picks the command. */
 function parseBlobCommand(rest: readonly string[]): CliCommand {
   const [word, ...args] = rest;
-  if (word === "-h" || word === "--help" || word === undefined) {
-    if (word === undefined) {
-      throw new UsageError(`blob needs a subcommand: ${BLOB_SUBCOMMANDS.join(", ")}`);
-    }
-    return { kind: "help", command: "blob pull" };
+  if (word === undefined) {
+    throw new UsageError(`blob needs a subcommand: ${BLOB_SUBCOMMANDS.join(", ")}`);
   }
+  if (word === "-h" || word === "--help") return { kind: "help", command: "blob" };
   const command = `blob ${word}`;
   if (!isCommandName(command)) {
     // The word typed is not repeated: it may be anything a shell passes.

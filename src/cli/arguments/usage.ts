@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { CommandName } from "./usage_error.ts";
+import type { CommandName, HelpTopic } from "./usage_error.ts";
 
 const PROGRAM = "ocipart";
 
@@ -299,7 +299,7 @@ Commands:
   verify [flags] <ref> <file>  compare a local file with an artifact, part by part
   login [flags] <registry>     check and save a credential
   logout [flags] <registry>    erase a saved credential
-  blob pull|push|exists|mount  move one blob: ocipart blob pull --help, …
+  blob pull|push|exists|mount  move one blob: ocipart blob --help
 
 Global flags:
   -h, --help             show this help (\`${PROGRAM} <command> --help\` for a command's flags)
@@ -309,9 +309,23 @@ Credentials come from --username/--password-stdin or else from the docker config
 (--registry-config, else $DOCKER_CONFIG/config.json, default ~/.docker/config.json) and its
 credential helpers.`;
 
+/** The blob commands, for \`ocipart blob --help\`: each one's own help has its flags. */
+const BLOB = `Usage: ${PROGRAM} blob <subcommand> [flags] <operands>
+
+Move one blob, named by its digest, without a manifest.
+
+Subcommands:
+  pull [flags] <repo@digest> <file>        download a blob (- writes standard output)
+  push [flags] <repo> <file>               upload a file as one blob and print its digest
+  exists [flags] <repo@digest>             say whether a blob is present (exit 0) or absent (3)
+  mount [flags] <from-repo@digest> <to-repo>
+                                           link a blob into another repository, uploading nothing
+
+\`${PROGRAM} blob <subcommand> --help\` shows a subcommand's flags.`;
+
 /**
- * Returns the usage block of `command`, or the general usage when `command` is undefined. Each
- * block ends with the exit-code table and no trailing newline.
+ * Returns the usage block of `command` (or of the blob commands together), or the general usage
+ * when `command` is undefined. Each block ends with the exit-code table and no trailing newline.
  *
  * @example
  * ```ts
@@ -319,8 +333,12 @@ credential helpers.`;
  * console.log(usageText("push").split("\n")[0]); // "Usage: ocipart push [flags] <ref> <file>"
  * ```
  */
-export function usageText(command?: CommandName): string {
-  const block = command === undefined ? GENERAL : COMMAND_USAGE[command];
+export function usageText(command?: HelpTopic): string {
+  const block = command === undefined
+    ? GENERAL
+    : command === "blob"
+    ? BLOB
+    : COMMAND_USAGE[command];
   return `${block}\n\n${EXIT_CODES}`;
 }
 

@@ -19,6 +19,9 @@ export type CommandName =
   | "blob exists"
   | "blob mount";
 
+/** What `ocipart help` shows: a command, or the blob commands together. */
+export type HelpTopic = CommandName | "blob";
+
 /**
  * A command line that cannot be run: an unknown flag, an unparseable or out-of-range value, a
  * wrong operand count, a destination that is a directory. The CLI exits 2 and prints the message

@@ -259,11 +259,13 @@ export function reportFailure(
   if (words?.hint !== undefined) lines.push(`hint: ${words.hint}${run}`);
   if (context.signal !== undefined) lines.push(job.stoppedLine?.() ?? STOPPED);
   const codes = causeCodes(err);
+  let detail: string | null = null;
   if (!onlyTheStop(err, context)) {
     const path = job.localPath !== undefined && findError(err, LocalFileError) !== undefined
       ? ` (${terminalText(job.localPath)})`
       : "";
-    lines.push(`${errorLine(err)}${path}`);
+    detail = `${errorLine(err)}${path}`;
+    lines.push(detail);
     // The safe reason codes (errno, TLS kind, permission) of the chain, after the message.
     if (codes.length > 0) lines.push(`cause: ${codes.join(", ")}`);
   }
@@ -274,6 +276,7 @@ export function reportFailure(
       exitCode: code,
       ...(stopped ? { code: null, class: null } : namedError(err, matchedSentinel(err))),
       message: lines[0],
+      detail,
       hint: words?.hint ?? null,
       run: words?.command ?? null,
       causes: codes,

@@ -20,6 +20,12 @@ export interface FailureFields {
   class: string | null;
   /** The report's first sentence, as a person reads it on standard error. */
   message: string;
+  /**
+   * The library's error line of the report (what failed, and the reason the error gives, such as
+   * `--reuse: dl is not a regular file`), escaped as on standard error; null after a stop signal,
+   * when the signal is the whole story.
+   */
+  detail: string | null;
   /** What to do about it, when the report has a hint. */
   hint: string | null;
   /** The command the hint says to run, ready to pass to a shell, when it names one. */
@@ -64,7 +70,7 @@ export function namedError(
  * import { failureJsonLine } from "./failure_json.ts";
  * const line = failureJsonLine({
  *   exitCode: 2, code: "ERR_USAGE", class: "UsageError", message: "unknown flag --x",
- *   hint: null, run: null, causes: [], signal: null,
+ *   detail: null, hint: null, run: null, causes: [], signal: null,
  * });
  * console.log(JSON.parse(line).exitCode); // 2
  * ```
@@ -108,6 +114,7 @@ export function usageFailureJson(err: Error, pointer: string): string {
     code: "ERR_USAGE",
     class: "UsageError",
     message: err.message,
+    detail: null,
     hint: pointer,
     run: null,
     causes: [],
