@@ -8,6 +8,9 @@
  *   Uses GNU time (`/usr/bin/time -f`) when installed; otherwise polls `/proc/<pid>` (CPU from
  *   `stat`, peak RSS from `VmHWM` in `status`, the last sample before exit).
  * - `median(values: number[]): number`.
+ * - `flushWrites()`: runs `sync`, so that a command is not charged the write-back of the 2 GiB
+ *   the command before it left in the page cache (the kernel writes them out meanwhile, on the
+ *   same two cores).
  *
  * @module
  */
@@ -39,6 +42,11 @@ async function hasGnuTime(): Promise<boolean> {
 }
 
 let gnuTime: Promise<boolean> | undefined;
+
+/** Writes the page cache's dirty pages out (`sync`) before the next measured command. */
+export async function flushWrites(): Promise<void> {
+  await new Deno.Command("sync").output();
+}
 
 /** Runs `command` and measures it. */
 export async function measure(

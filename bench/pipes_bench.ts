@@ -20,7 +20,7 @@
  */
 import { parseArgs } from "node:util";
 import { parseSize } from "../src/cli/arguments/size.ts";
-import { measure, type Measurement, median } from "./_measure.ts";
+import { flushWrites, measure, type Measurement, median } from "./_measure.ts";
 import { cpuLine, onClientCores, pinToLastCore } from "./_cpu.ts";
 import { capPorts, enterCappedNamespace } from "./_netns.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
@@ -68,6 +68,7 @@ const registryCpu = async () => {
 // A command's measurement with the registry's CPU seconds during it.
 const registryCpus = new Map<Measurement, number>();
 const sh = async (script: string) => {
+  await flushWrites();
   const before = await registryCpu();
   const command = ["sh", "-c", script];
   const m = await measure(PIN ? onClientCores(command) : command);

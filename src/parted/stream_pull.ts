@@ -112,7 +112,9 @@ export async function runStreamPull(
     let written = 0;
     // Large parts go in stripes, taken in file order, so the connections work on the next part
     // to write together instead of on every part of the window at once.
-    const stripes = parts.flatMap((part) => stripesOf(part));
+    const tail = manifest.fileSize - manifest.partSize;
+    const stripesOfPart = parts.map((part) => stripesOf(part, part.offset + part.size > tail));
+    const stripes = stripesOfPart.flat();
     const ranges: RangeSupport = { refused: false };
     const places = new Map<number, Promise<PartPlace>>();
     const placeOf = (part: PartDescriptor, count: number) => {
@@ -129,7 +131,13 @@ export async function runStreamPull(
         ? new MemoryPart(part.offset, part.size, lent, () => memory.give(lent))
         : new FilePart(part.offset, await spill!.file(`part-${part.index}`));
       const striped = count > 1
-        ? new StripedPart({ ...context, partial: held }, part, held, ranges)
+        ? new StripedPart(
+          { ...context, partial: held },
+          part,
+          held,
+          ranges,
+          stripesOfPart[part.index],
+        )
         : undefined;
       return { held, striped };
     };
@@ -137,35 +145,53 @@ export async function runStreamPull(
     // The first part (in file order) that failed: nothing of it or after it is fetched any more,
     // and the pull fails when the writer reaches it, once every part before it is out.
     let failedFrom = Infinity;
+    const failPart = async (part: PartDescriptor, place: PartPlace | undefined, err: unknown) => {
+      failedFrom = Math.min(failedFrom, part.index);
+      ready[part.index].reject(err);
+      gate.open();
+      // Its place goes only once no stripe writes into it any more.
+      place?.striped?.stop();
+      await place?.striped?.settled();
+      await place?.held.release();
+    };
     const worker = async () => {
-      for (;;) {
-        const stripe = stripes[next++];
-        if (stripe === undefined || latch.signal.aborted) return;
-        const { part } = stripe;
-        let place: PartPlace | undefined;
-        try {
-          // The window: no part more than `window` ahead of the part being written.
-          while (part.index >= written + window && part.index < failedFrom) {
-            await gate.wait(latch.signal);
+      // The verdicts of the parts this worker completed, which it waits for before it ends.
+      const verdicts: Promise<void>[] = [];
+      try {
+        for (;;) {
+          const stripe = stripes[next++];
+          if (stripe === undefined || latch.signal.aborted) return;
+          const { part } = stripe;
+          let place: PartPlace | undefined;
+          try {
+            // The window: no part more than `window` ahead of the part being written.
+            while (part.index >= written + window && part.index < failedFrom) {
+              await gate.wait(latch.signal);
+            }
+            if (part.index >= failedFrom) return;
+            place = await placeOf(part, stripe.count);
+            if (place.striped === undefined) {
+              await downloadPart({ ...context, partial: place.held }, part);
+              ready[part.index].resolve(place.held);
+              continue;
+            }
+            const fetched = await place.striped.fetch(stripe);
+            if (fetched === "fetched") continue;
+            // The part's hash finishes meanwhile: this connection takes its next stripe.
+            const held = place;
+            const verdict = fetched.verified.then(
+              () => ready[part.index].resolve(held.held),
+              (err) => failPart(part, held, err),
+            );
+            verdict.catch(() => {});
+            verdicts.push(verdict);
+          } catch (err) {
+            await failPart(part, place, err);
+            return;
           }
-          if (part.index >= failedFrom) return;
-          place = await placeOf(part, stripe.count);
-          if (place.striped === undefined) {
-            await downloadPart({ ...context, partial: place.held }, part);
-            ready[part.index].resolve(place.held);
-          } else if (await place.striped.fetch(stripe) === "verified") {
-            ready[part.index].resolve(place.held);
-          }
-        } catch (err) {
-          failedFrom = Math.min(failedFrom, part.index);
-          ready[part.index].reject(err);
-          gate.open();
-          // Its place goes only once no stripe writes into it any more.
-          place?.striped?.stop();
-          await place?.striped?.settled();
-          await place?.held.release();
-          return;
         }
+      } finally {
+        await Promise.all(verdicts);
       }
     };
     const buffers = job.reuseChunks === true && spill !== undefined ? readBackBuffers() : undefined;

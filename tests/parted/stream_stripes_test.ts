@@ -35,6 +35,40 @@ Deno.test("stripes: large parts come in ranged GETs, in order, held in memory", 
   assertStrictEquals(proxy.count({ method: "GET", path: new RegExp(digests[2]) }), 1);
 });
 
+Deno.test("stripes: a large part comes in at most 8 stripes, but the file's last part size in small ones", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  const MiB = 1 << 20;
+  // Parts of 144 MiB, 144 MiB and 40 MiB. Nine stripes of 16 MiB would be nine requests a part;
+  // eight of 18 MiB are enough. The parts that end in the last 144 MiB of the file keep 16 MiB
+  // stripes: the pull waits for their hash once the last bytes are in.
+  const part = 144 * MiB;
+  const { bytes, ref, digests } = await pushed(
+    registry.host,
+    tmp.path,
+    "big",
+    2 * part + 40 * MiB,
+    part,
+  );
+  await using proxy = await startFaultProxy({ target: registry.url });
+  using client = new PartedClient({ plainHttp: true });
+  const out = collector();
+  await client.pull(ref.replace(registry.host, proxy.host), toStream(out.writable), { workers: 8 });
+  assertStrictEquals(sha256Bytes(out.bytes()), sha256Bytes(bytes));
+  const rangesOf = (digest: string) =>
+    blobGetsIn(proxy.log, digest).map((r) => r.headers.range).sort((a, b) =>
+      Number(/\d+/.exec(a ?? "")) - Number(/\d+/.exec(b ?? ""))
+    );
+  const stripes = (count: number, size: number) =>
+    Array.from({ length: count }, (_, i) => `bytes=${i * size}-${(i + 1) * size - 1}`);
+  assertEquals(rangesOf(digests[0]), stripes(8, 18 * MiB));
+  assertEquals(rangesOf(digests[1]), stripes(9, 16 * MiB));
+  assertEquals(
+    rangesOf(digests[2]),
+    stripes(2, 16 * MiB).concat(`bytes=${32 * MiB}-${40 * MiB - 1}`),
+  );
+});
+
 for (const hashThreads of [0, 2]) {
   Deno.test(`stripes: a spilled window is hashed from its files, and removed (hashThreads ${hashThreads})`, async () => {
     await using registry = await startMemoryRegistry();
