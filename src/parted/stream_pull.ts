@@ -178,10 +178,10 @@ export async function runStreamPull(
             const fetched = await place.striped.fetch(stripe);
             if (fetched === "fetched") continue;
             // The part's hash finishes meanwhile: this connection takes its next stripe.
-            const held = place;
+            const placed = place;
             const verdict = fetched.verified.then(
-              () => ready[part.index].resolve(held.held),
-              (err) => failPart(part, held, err),
+              () => ready[part.index].resolve(placed.held),
+              (err) => failPart(part, placed, err),
             );
             verdict.catch(() => {});
             verdicts.push(verdict);

@@ -31,8 +31,8 @@ export const STRIPE_BYTES: number = 16 << 20;
  * The most stripes of one part (the default worker count), but for the file's last part: every
  * stripe is a request, and each costs the registry too. Distribution spent 0.35–0.5 CPU-s more
  * serving 2 GiB in 128 stripes of 16 MiB than in 32 of 64 MiB, on the two cores the pull shares
- * with it. The last part keeps small stripes: stripes fetched side by side land together and are
- * hashed one after the other, so a part verifies one hash of all but its first stripe after its
+ * with it. The file's last part keeps small stripes: stripes fetched side by side land together
+ * and are hashed one after the other, so all but the first stripe of a part are hashed after its
  * last bytes arrive, and after the last part nothing else runs meanwhile.
  */
 export const STRIPES_PER_PART = 8;
