@@ -4,7 +4,9 @@
  *
  * @module
  */
+import { rmSync } from "node:fs";
 import { mkdtemp, open, rename, rm } from "node:fs/promises";
+import process from "node:process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalFileError } from "../errors/kinds.ts";
@@ -33,9 +35,14 @@ const READ_BYTES = 1 << 20;
  */
 export class SpillDirectory {
   readonly path: string;
+  /** Stops the removal at the process's exit, once the directory is removed. */
+  readonly #forget: () => void;
 
   private constructor(path: string) {
     this.path = path;
+    // A process that exits while the directory is in use (a second Ctrl-C: "quit now") would
+    // leave up to `workers × part size` bytes behind.
+    this.#forget = atExit(() => rmSync(path, { recursive: true, force: true }));
   }
 
   /** Creates a fresh directory `ocipart-…` in `parent` (default: the system's temporary one). */
@@ -63,7 +70,28 @@ export class SpillDirectory {
   /** Removes the directory and every file in it (never fails). */
   async remove(): Promise<void> {
     await rm(this.path, { recursive: true, force: true }).catch(() => {});
+    this.#forget();
   }
+}
+
+/**
+ * Runs `action` when the process exits (Deno's `unload`, which `Deno.exit` dispatches; Node's
+ * `exit`), unless the returned function is called first. A failing action is ignored.
+ */
+function atExit(action: () => void): () => void {
+  const run = () => {
+    try {
+      action();
+    } catch {
+      // Exiting anyway.
+    }
+  };
+  if (denoRuntime() !== undefined) {
+    globalThis.addEventListener("unload", run);
+    return () => globalThis.removeEventListener("unload", run);
+  }
+  process.once("exit", run);
+  return () => process.off("exit", run);
 }
 
 /**

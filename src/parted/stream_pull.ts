@@ -205,8 +205,11 @@ export async function runStreamPull(
           return;
         }
         try {
-          // A verified part goes out whole: a failure elsewhere does not cut it short.
-          for await (const chunk of held.chunks(0, part.size, buffers)) await writer.write(chunk);
+          // A verified part goes out whole: a failure elsewhere does not cut it short. The
+          // caller's stop does: a reader that stopped reading would hold it for ever.
+          for await (const chunk of held.chunks(0, part.size, buffers)) {
+            await abortable(writer.write(chunk), job.signal);
+          }
         } finally {
           await held.release();
         }
@@ -230,8 +233,10 @@ export async function runStreamPull(
       spilled: spill !== undefined,
     };
   } catch (err) {
-    await writer.abort(err).catch(() => {});
+    const aborting = writer.abort(err).catch(() => {});
+    // After a stop, a write the reader never took would hold the abort for ever.
     if (job.signal?.aborted) throw job.signal.reason;
+    await aborting;
     throw latch.publicError(err);
   } finally {
     progress?.close();

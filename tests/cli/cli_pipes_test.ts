@@ -3,7 +3,7 @@
  * standard output (each part only once it verified), `ocipart push <ref> -` pushes standard
  * input, against the real registry (CNCF Distribution).
  */
-import { patternBytes, sha256Bytes } from "../fixtures/files.ts";
+import { patternBytes, sha256Bytes, writePatternFile } from "../fixtures/files.ts";
 import { assert, assertStrictEquals, assertThrows } from "../fixtures/assert.ts";
 import { parseCommandLine } from "../../src/cli/arguments/args.ts";
 import { UsageError } from "../../src/cli/arguments/usage_error.ts";
@@ -263,6 +263,47 @@ registryTest(
     assertStrictEquals((await entries(spill)).length, 0);
     const inspect = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
     assertStrictEquals(inspect.code, 3, inspect.stderr);
+  },
+);
+
+registryTest(
+  "pull -: Ctrl-C while the reader has stopped reading exits 130 within 1 s and removes the spilled parts",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const MiB = 1024 * KiB;
+    // Two parts of 129 MiB: the window (258 MiB) does not fit in memory, so the parts are spilled.
+    await writePatternFile(`${tmp.path}/data.bin`, 258 * MiB, 19);
+    const ref = `${registry.host}/pipes/stuck:v1`;
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "129MiB", ref, `${tmp.path}/data.bin`],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(push.code, 0, push.stderr);
+    const spill = `${tmp.path}/spill`;
+    await Deno.mkdir(spill);
+    const child = spawnCli(
+      ["pull", "--plain-http", "--progress", "none", "--temp-dir", spill, ref, "-"],
+      { tmp: tmp.path },
+    );
+    await child.stdin.close();
+    const stderr = new Response(child.stderr).text();
+    // The first bytes arrive, then the reader stops reading: the pipe fills mid-part.
+    const reader = child.stdout.getReader();
+    await reader.read();
+    await delay(500);
+    assertStrictEquals((await entries(spill)).length, 1, "the pull spilled to its directory");
+    child.kill("SIGINT");
+    const stopped = performance.now();
+    const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    const status = await child.status;
+    const elapsed = performance.now() - stopped;
+    clearTimeout(kill);
+    await reader.cancel();
+    assertStrictEquals(status.code, 130, await stderr);
+    assert(elapsed < 1000, `exited ${elapsed.toFixed(0)} ms after SIGINT`);
+    assert((await stderr).endsWith("interrupted by SIGINT (exit 130)\n"), await stderr);
+    assertStrictEquals((await entries(spill)).length, 0, "the spilled parts are removed");
   },
 );
 

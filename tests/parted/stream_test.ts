@@ -218,6 +218,79 @@ Deno.test("an empty stream pushes an empty file", async () => {
   assertStrictEquals(out.bytes().byteLength, 0);
 });
 
+Deno.test("a pull into a stream whose reader never takes a write still stops at its signal", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  await Deno.writeFile(`${tmp.path}/f.bin`, patternBytes(20 * 16 * KiB));
+  using client = new PartedClient({ plainHttp: true });
+  const ref = `${registry.host}/s/stuck:v1`;
+  await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 16 * KiB });
+  const spill = `${tmp.path}/spill`;
+  await Deno.mkdir(spill);
+  const stop = new AbortController();
+  const reason = new Error("stopped");
+  let stoppedAt = 0;
+  // A full pipe nobody reads: the first write never completes.
+  const writable = new WritableStream<Uint8Array>({
+    write() {
+      setTimeout(() => {
+        stoppedAt = performance.now();
+        stop.abort(reason);
+      }, 100);
+      return new Promise(() => {});
+    },
+  });
+  const pulling = client.pull(
+    ref,
+    toStream(writable, { memoryWindowBytes: 0, spillDirectory: spill }),
+    { signal: stop.signal },
+  ).then(() => "finished", (err: unknown) => err);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    pulling,
+    new Promise((resolve) => timer = setTimeout(() => resolve("still running"), 5_000)),
+  ]);
+  clearTimeout(timer);
+  assertStrictEquals(outcome, reason);
+  assert(stoppedAt > 0 && performance.now() - stoppedAt < 1000, "stopped within 1 s");
+  assertEquals(await entries(spill), []);
+});
+
+Deno.test("a process that exits while its pull spills (a second Ctrl-C) takes the spill directory with it", async () => {
+  await using registry = await startMemoryRegistry();
+  await using tmp = await tempDir();
+  await Deno.writeFile(`${tmp.path}/f.bin`, patternBytes(20 * 16 * KiB));
+  using client = new PartedClient({ plainHttp: true });
+  const ref = `${registry.host}/s/quit:v1`;
+  await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 16 * KiB });
+  const spill = `${tmp.path}/spill`;
+  await Deno.mkdir(spill);
+  // The pull's writes are never taken; the process exits once its parts are on disk.
+  const script = `
+    import { PartedClient, toStream } from ${
+    JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
+  };
+    const client = new PartedClient({ plainHttp: true });
+    const writable = new WritableStream({
+      write() {
+        setTimeout(() => Deno.exit(130), 100);
+        return new Promise(() => {});
+      },
+    });
+    await client.pull(${JSON.stringify(ref)}, toStream(writable, {
+      memoryWindowBytes: 0,
+      spillDirectory: ${JSON.stringify(spill)},
+    }));
+  `;
+  const child = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--quiet", script],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assertStrictEquals(child.code, 130, new TextDecoder().decode(child.stderr));
+  assertEquals(await entries(spill), []);
+});
+
 Deno.test("a pull into a stream stopped by its signal removes the spill directory", async () => {
   await using registry = await startMemoryRegistry();
   await using tmp = await tempDir();
