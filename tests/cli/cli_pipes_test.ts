@@ -307,6 +307,54 @@ registryTest(
   },
 );
 
+registryTest(
+  "cat and blob pull -: Ctrl-C or SIGTERM while the reader has stopped reading ends them within 1 s",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const MiB = 1024 * KiB;
+    await Deno.writeFile(`${tmp.path}/data.bin`, patternBytes(8 * MiB, 23));
+    const ref = `${registry.host}/pipes/stalled:v1`;
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/data.bin`],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(push.code, 0, push.stderr);
+    const blob = await runCli(
+      ["blob", "push", "--plain-http", `${registry.host}/pipes/blob`, `${tmp.path}/data.bin`],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(blob.code, 0, blob.stderr);
+    const digest = blob.stdout.trim();
+    const commands = [
+      ["cat", "--plain-http", ref],
+      ["cat", "--plain-http", "--range", "1000-7000000", ref],
+      ["blob", "pull", "--plain-http", `${registry.host}/pipes/blob@${digest}`, "-"],
+    ];
+    for (const args of commands) {
+      for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+        const child = spawnCli(args, { tmp: tmp.path });
+        await child.stdin.close();
+        const stderr = new Response(child.stderr).text();
+        // The first bytes arrive, then the reader stops reading: the pipe fills.
+        const reader = child.stdout.getReader();
+        await reader.read();
+        await delay(300);
+        child.kill(signal);
+        const stopped = performance.now();
+        const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
+        const status = await child.status;
+        const elapsed = performance.now() - stopped;
+        clearTimeout(kill);
+        await reader.cancel();
+        const what = `${args.slice(0, 2).join(" ")} ${signal}`;
+        assertStrictEquals(status.code, code, `${what}: ${await stderr}`);
+        assert(elapsed < 1000, `${what}: exited ${elapsed.toFixed(0)} ms after the signal`);
+      }
+    }
+  },
+);
+
 async function entries(dir: string): Promise<string[]> {
   const names = [];
   for await (const entry of Deno.readDir(dir)) names.push(entry.name);

@@ -17,7 +17,7 @@ import type {
 import { blobClientOf } from "../session/blob_client.ts";
 import { BLOB_PARTIAL_SUFFIX, defaultChunkSize, pullBlobFile } from "../session/blob_file.ts";
 import { EXIT_CODES } from "../words/exit_code.ts";
-import { stderr, stdout } from "../session/io.ts";
+import { pipeToStdout, stderr, stdout } from "../session/io.ts";
 import { openSession } from "../session/session.ts";
 import { transferProgress } from "../progress/transfer_progress.ts";
 
@@ -64,7 +64,7 @@ export async function runBlobPull(command: BlobPullCommand): Promise<number> {
   try {
     if (toStdout) {
       const stream = await client.pull(repository, digest, { signal });
-      await stream.pipeTo(Deno.stdout.writable, { preventClose: true, signal });
+      await pipeToStdout(stream, signal);
       return EXIT_CODES.success;
     }
     if (await isDirectory(command.destination)) {

@@ -9,7 +9,7 @@
 import { findError } from "../../errors/mod.ts";
 import type { CatCommand } from "../arguments/args.ts";
 import { EXIT_CODES } from "../words/exit_code.ts";
-import { stderr } from "../session/io.ts";
+import { pipeToStdout, stderr } from "../session/io.ts";
 import { openSession } from "../session/session.ts";
 
 /**
@@ -44,7 +44,7 @@ export async function runCat(command: CatCommand): Promise<number> {
       );
       return EXIT_CODES.usage;
     }
-    await reader.stream(offset, count).pipeTo(Deno.stdout.writable, { preventClose: true });
+    await pipeToStdout(reader.stream(offset, count), session.signal);
     return EXIT_CODES.success;
   } catch (err) {
     // The reader of standard output went away (`| head -c 8`): it had what it wanted.

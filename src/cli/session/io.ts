@@ -43,6 +43,41 @@ function writeAll(stream: { writeSync(p: Uint8Array): number }, text: string): v
 }
 
 /**
+ * Pipes `stream` to standard output, which stays open. A stop (`signal`) cancels the stream and
+ * ends the wait at once with the signal's reason: a reader that stopped reading leaves a write
+ * that never completes, and a pipe waits for its writes before it ends.
+ *
+ * @example
+ * ```ts
+ * import { pipeToStdout } from "./io.ts";
+ * await pipeToStdout(ReadableStream.from([new TextEncoder().encode("hi\n")]), AbortSignal.timeout(5000));
+ * ```
+ */
+export async function pipeToStdout(
+  stream: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+): Promise<void> {
+  signal.throwIfAborted();
+  const piping = stream.pipeTo(Deno.stdout.writable, {
+    preventClose: true,
+    preventAbort: true,
+    signal,
+  });
+  let onAbort = () => {};
+  const stopped = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    await Promise.race([piping, stopped]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    piping.catch(() => {});
+    stopped.catch(() => {});
+  }
+}
+
+/**
  * Writes `text` to standard output. Once its reader has gone (a broken pipe) the text, and all
  * later text, is dropped quietly; any other write error (a full disk behind `> file`) throws an
  * {@linkcode OutputError}, because the output a person asked for is lost.
