@@ -46,6 +46,33 @@ async function pullUntilReaderLeaves(ref: string, tmp: string) {
   return { code: status.code, stderr: await stderr, got, elapsed: performance.now() - closed };
 }
 
+/**
+ * Runs the CLI with `args`, reads its first bytes and then stops reading, so that the pipe fills;
+ * after `stalled` (what the test checks meanwhile) sends `signal`: its exit status, standard
+ * error, and how long it took to exit after the signal (killed after 10 s).
+ */
+async function stopWhileStalled(
+  args: string[],
+  tmp: string,
+  signal: "SIGINT" | "SIGTERM",
+  stalled: () => Promise<void>,
+) {
+  const child = spawnCli(args, { tmp });
+  await child.stdin.close();
+  const stderr = new Response(child.stderr).text();
+  const reader = child.stdout.getReader();
+  await reader.read();
+  await stalled();
+  child.kill(signal);
+  const stopped = performance.now();
+  const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  const status = await child.status;
+  const elapsed = performance.now() - stopped;
+  clearTimeout(kill);
+  await reader.cancel();
+  return { code: status.code, stderr: await stderr, elapsed };
+}
+
 registryTest("pull -: the file on stdout, equal to the file (sha256)", async () => {
   await using registry = await startRegistry();
   await using tmp = await tempDir();
@@ -282,27 +309,19 @@ registryTest(
     assertStrictEquals(push.code, 0, push.stderr);
     const spill = `${tmp.path}/spill`;
     await Deno.mkdir(spill);
-    const child = spawnCli(
-      ["pull", "--plain-http", "--progress", "none", "--temp-dir", spill, ref, "-"],
-      { tmp: tmp.path },
-    );
-    await child.stdin.close();
-    const stderr = new Response(child.stderr).text();
     // The first bytes arrive, then the reader stops reading: the pipe fills mid-part.
-    const reader = child.stdout.getReader();
-    await reader.read();
-    await delay(500);
-    assertStrictEquals((await entries(spill)).length, 1, "the pull spilled to its directory");
-    child.kill("SIGINT");
-    const stopped = performance.now();
-    const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    const status = await child.status;
-    const elapsed = performance.now() - stopped;
-    clearTimeout(kill);
-    await reader.cancel();
-    assertStrictEquals(status.code, 130, await stderr);
+    const { code, stderr, elapsed } = await stopWhileStalled(
+      ["pull", "--plain-http", "--progress", "none", "--temp-dir", spill, ref, "-"],
+      tmp.path,
+      "SIGINT",
+      async () => {
+        await delay(500);
+        assertStrictEquals((await entries(spill)).length, 1, "the pull spilled to its directory");
+      },
+    );
+    assertStrictEquals(code, 130, stderr);
     assert(elapsed < 1000, `exited ${elapsed.toFixed(0)} ms after SIGINT`);
-    assert((await stderr).endsWith("interrupted by SIGINT (exit 130)\n"), await stderr);
+    assert(stderr.endsWith("interrupted by SIGINT (exit 130)\n"), stderr);
     assertStrictEquals((await entries(spill)).length, 0, "the spilled parts are removed");
   },
 );
@@ -333,22 +352,10 @@ registryTest(
     ];
     for (const args of commands) {
       for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
-        const child = spawnCli(args, { tmp: tmp.path });
-        await child.stdin.close();
-        const stderr = new Response(child.stderr).text();
-        // The first bytes arrive, then the reader stops reading: the pipe fills.
-        const reader = child.stdout.getReader();
-        await reader.read();
-        await delay(300);
-        child.kill(signal);
-        const stopped = performance.now();
-        const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
-        const status = await child.status;
-        const elapsed = performance.now() - stopped;
-        clearTimeout(kill);
-        await reader.cancel();
+        const stopped = await stopWhileStalled(args, tmp.path, signal, () => delay(300));
+        const { elapsed } = stopped;
         const what = `${args.slice(0, 2).join(" ")} ${signal}`;
-        assertStrictEquals(status.code, code, `${what}: ${await stderr}`);
+        assertStrictEquals(stopped.code, code, `${what}: ${stopped.stderr}`);
         assert(elapsed < 1000, `${what}: exited ${elapsed.toFixed(0)} ms after the signal`);
       }
     }

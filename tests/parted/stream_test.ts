@@ -218,15 +218,31 @@ Deno.test("an empty stream pushes an empty file", async () => {
   assertStrictEquals(out.bytes().byteLength, 0);
 });
 
-Deno.test("a pull into a stream whose reader never takes a write still stops at its signal", async () => {
-  await using registry = await startMemoryRegistry();
-  await using tmp = await tempDir();
+/** Twenty parts of 16 KiB pushed to a memory registry as `name`, a client, and a spill directory. */
+async function twentyParts(name: string) {
+  const registry = await startMemoryRegistry();
+  const tmp = await tempDir();
   await Deno.writeFile(`${tmp.path}/f.bin`, patternBytes(20 * 16 * KiB));
-  using client = new PartedClient({ plainHttp: true });
-  const ref = `${registry.host}/s/stuck:v1`;
+  const client = new PartedClient({ plainHttp: true });
+  const ref = `${registry.host}/s/${name}:v1`;
   await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 16 * KiB });
   const spill = `${tmp.path}/spill`;
   await Deno.mkdir(spill);
+  return {
+    client,
+    ref,
+    spill,
+    async [Symbol.asyncDispose]() {
+      client[Symbol.dispose]();
+      await tmp[Symbol.asyncDispose]();
+      await registry[Symbol.asyncDispose]();
+    },
+  };
+}
+
+Deno.test("a pull into a stream whose reader never takes a write still stops at its signal", async () => {
+  await using pushed = await twentyParts("stuck");
+  const { client, ref, spill } = pushed;
   const stop = new AbortController();
   const reason = new Error("stopped");
   let stoppedAt = 0;
@@ -257,14 +273,8 @@ Deno.test("a pull into a stream whose reader never takes a write still stops at 
 });
 
 Deno.test("a process that exits while its pull spills (a second Ctrl-C) takes the spill directory with it", async () => {
-  await using registry = await startMemoryRegistry();
-  await using tmp = await tempDir();
-  await Deno.writeFile(`${tmp.path}/f.bin`, patternBytes(20 * 16 * KiB));
-  using client = new PartedClient({ plainHttp: true });
-  const ref = `${registry.host}/s/quit:v1`;
-  await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 16 * KiB });
-  const spill = `${tmp.path}/spill`;
-  await Deno.mkdir(spill);
+  await using pushed = await twentyParts("quit");
+  const { ref, spill } = pushed;
   // The pull's writes are never taken; the process exits once its parts are on disk.
   const script = `
     import { PartedClient, toStream } from ${
@@ -292,14 +302,8 @@ Deno.test("a process that exits while its pull spills (a second Ctrl-C) takes th
 });
 
 Deno.test("a pull into a stream stopped by its signal removes the spill directory", async () => {
-  await using registry = await startMemoryRegistry();
-  await using tmp = await tempDir();
-  await Deno.writeFile(`${tmp.path}/f.bin`, patternBytes(20 * 16 * KiB));
-  using client = new PartedClient({ plainHttp: true });
-  const ref = `${registry.host}/s/h:v1`;
-  await client.push(ref, fromFile(`${tmp.path}/f.bin`), { partSize: 16 * KiB });
-  const spill = `${tmp.path}/spill`;
-  await Deno.mkdir(spill);
+  await using pushed = await twentyParts("h");
+  const { client, ref, spill } = pushed;
   const stop = new AbortController();
   const reason = new Error("stopped");
   let sawSpill = false;
