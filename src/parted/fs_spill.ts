@@ -42,7 +42,7 @@ export class SpillDirectory {
     this.path = path;
     // A process that exits while the directory is in use (a second Ctrl-C: "quit now") would
     // leave up to `workers × part size` bytes behind.
-    this.#forget = atExit(() => rmSync(path, { recursive: true, force: true }));
+    this.#forget = removedAtExit(path);
   }
 
   /** Creates a fresh directory `ocipart-…` in `parent` (default: the system's temporary one). */
@@ -74,24 +74,32 @@ export class SpillDirectory {
   }
 }
 
+/** The directories in use, removed if the process exits first. */
+const inUse = new Set<string>();
+let listening = false;
+
 /**
- * Runs `action` when the process exits (Deno's `unload`, which `Deno.exit` dispatches; Node's
- * `exit`), unless the returned function is called first. A failing action is ignored.
+ * Removes the directory `path` when the process exits (Deno's `unload`, which `Deno.exit`
+ * dispatches; Node's `exit`) unless the returned function is called first. One listener serves
+ * every directory of the process.
  */
-function atExit(action: () => void): () => void {
-  const run = () => {
-    try {
-      action();
-    } catch {
-      // Exiting anyway.
-    }
-  };
-  if (denoRuntime() !== undefined) {
-    globalThis.addEventListener("unload", run);
-    return () => globalThis.removeEventListener("unload", run);
+function removedAtExit(path: string): () => void {
+  if (!listening) {
+    listening = true;
+    const removeAll = () => {
+      for (const dir of inUse) {
+        try {
+          rmSync(dir, { recursive: true, force: true });
+        } catch {
+          // Exiting anyway.
+        }
+      }
+    };
+    if (denoRuntime() !== undefined) globalThis.addEventListener("unload", removeAll);
+    else process.once("exit", removeAll);
   }
-  process.once("exit", run);
-  return () => process.off("exit", run);
+  inUse.add(path);
+  return () => inUse.delete(path);
 }
 
 /**
