@@ -117,27 +117,22 @@ export async function runStreamPull(
     const stripes = stripesOfPart.flat();
     const ranges: RangeSupport = { refused: false };
     const places = new Map<number, Promise<PartPlace>>();
-    const placeOf = (part: PartDescriptor, count: number) => {
+    const placeOf = (part: PartDescriptor) => {
       let place = places.get(part.index);
       if (place === undefined) {
-        place = holdPart(part, count);
+        place = holdPart(part);
         places.set(part.index, place);
       }
       return place;
     };
-    const holdPart = async (part: PartDescriptor, count: number): Promise<PartPlace> => {
+    const holdPart = async (part: PartDescriptor): Promise<PartPlace> => {
       const lent = memory.take(part.size);
       const held = lent !== undefined
         ? new MemoryPart(part.offset, part.size, lent, () => memory.give(lent))
         : new FilePart(part.offset, await spill!.file(`part-${part.index}`));
-      const striped = count > 1
-        ? new StripedPart(
-          { ...context, partial: held },
-          part,
-          held,
-          ranges,
-          stripesOfPart[part.index],
-        )
+      const stripesHere = stripesOfPart[part.index];
+      const striped = stripesHere.length > 1
+        ? new StripedPart({ ...context, partial: held }, part, held, ranges, stripesHere)
         : undefined;
       return { held, striped };
     };
@@ -169,7 +164,7 @@ export async function runStreamPull(
               await gate.wait(latch.signal);
             }
             if (part.index >= failedFrom) return;
-            place = await placeOf(part, stripe.count);
+            place = await placeOf(part);
             if (place.striped === undefined) {
               await downloadPart({ ...context, partial: place.held }, part);
               ready[part.index].resolve(place.held);

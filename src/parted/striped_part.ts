@@ -63,8 +63,6 @@ export interface Stripe {
   part: PartDescriptor;
   /** The stripe's place among the part's stripes. */
   index: number;
-  /** How many stripes the part has (1: the part is fetched whole). */
-  count: number;
   start: number;
   end: number;
 }
@@ -84,13 +82,12 @@ export interface Stripe {
 export function stripesOf(part: PartDescriptor, last: boolean): Stripe[] {
   const size = last ? STRIPE_BYTES : stripeBytes(part.size);
   if (part.size <= 2 * size) {
-    return [{ part, index: 0, count: 1, start: 0, end: part.size - 1 }];
+    return [{ part, index: 0, start: 0, end: part.size - 1 }];
   }
   const count = Math.ceil(part.size / size);
   return Array.from({ length: count }, (_, index) => ({
     part,
     index,
-    count,
     start: index * size,
     end: Math.min(part.size, (index + 1) * size) - 1,
   }));
