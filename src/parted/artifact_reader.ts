@@ -13,13 +13,17 @@ import { CacheDirectory } from "./fs_part_cache.ts";
 import { PartFile } from "./fs_spill.ts";
 import { FilePart, MemoryPart } from "./held_part.ts";
 import type { PartDescriptor, PartedManifest } from "./manifest.ts";
-import { downloadPart, partDownloadBuffers } from "./part_download.ts";
+import { downloadPart, partDownloadBuffers, type PartDownloadContext } from "./part_download.ts";
 import { ProgressTracker } from "./progress.ts";
+import { type CachedPart, ReaderCache, SpilledPart } from "./reader_cache.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
 import type { TransferJob } from "./transfer_job.ts";
 
-/** Parts kept in memory by default. */
+/** Parts kept by default. */
 export const DEFAULT_CACHE_PARTS = 2;
+
+/** Bytes of one chunk of a part held in memory, as a read hands it out. */
+const CHUNK_BYTES = 1 << 20;
 
 /** What opening a reader needs, already validated. */
 export interface ReaderJob extends TransferJob {
@@ -27,10 +31,11 @@ export interface ReaderJob extends TransferJob {
   cacheParts: number;
   /** Keep parts in this directory instead of memory. */
   cacheDirectory?: string;
+  /** Bytes of parts held in memory at most; the others wait in a temporary directory. */
+  memoryWindowBytes: number;
+  /** Where that temporary directory is made (default: the system's temporary directory). */
+  spillDirectory?: string;
 }
-
-/** A verified part, in memory or in the cache directory. */
-type CachedPart = { bytes: Uint8Array } | { path: string };
 
 /**
  * A reader of any byte range of one artifact, from {@linkcode PartedClient.open}. Close it
@@ -69,9 +74,9 @@ export class ArtifactReader {
   readonly #buffers = partDownloadBuffers();
   readonly #controller = new AbortController();
   readonly #signal: AbortSignal;
-  /** Verified parts, least recently used first. */
-  readonly #cache = new Map<number, CachedPart>();
-  readonly #fetching = new Map<number, Promise<CachedPart>>();
+  readonly #cache: ReaderCache;
+  /** Parts being fetched, with the number of reads waiting for each. */
+  readonly #fetching = new Map<number, { part: Promise<CachedPart>; reads: number }>();
   /** Cache files hashed again by this reader. */
   readonly #checked = new Set<string>();
   #closed = false;
@@ -89,6 +94,7 @@ export class ArtifactReader {
     this.size = resolved.manifest.fileSize;
     this.partSize = resolved.manifest.partSize;
     this.#directory = directory;
+    this.#cache = new ReaderCache(job.cacheParts, job.memoryWindowBytes, job.spillDirectory);
     this.#threads = job.hashing(1, "download");
     this.#progress = new ProgressTracker(this.size, resolved.manifest.parts.length, "downloading");
     this.#signal = job.signal === undefined
@@ -163,15 +169,17 @@ export class ArtifactReader {
     }, { highWaterMark: 0 });
   }
 
-  /** Stops the reader's requests and lets its parts go (a cache directory keeps its files). */
-  close(): Promise<void> {
-    if (this.#closed) return Promise.resolve();
+  /**
+   * Stops the reader's requests and lets its parts go: a cache directory keeps its files, the
+   * temporary directory of parts that did not fit in memory is removed.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
     this.#closed = true;
     this.#controller.abort(new DOMException("the reader was closed", "AbortError"));
-    this.#cache.clear();
     this.#threads.close();
     this.#progress.close();
-    return Promise.resolve();
+    await this.#cache.close();
   }
 
   /** Same as {@linkcode ArtifactReader.close}. */
@@ -213,9 +221,23 @@ export class ArtifactReader {
   ): Promise<AsyncIterable<Uint8Array>> {
     const cached = await this.#part(part);
     if ("bytes" in cached) {
-      const bytes = cached.bytes.slice(from, from + count);
+      const { bytes } = cached;
+      // Copies (the caller may write into what it gets), a chunk at a time: a read of a whole
+      // part does not hold the part twice.
       return (async function* () {
-        if (bytes.byteLength > 0) yield bytes;
+        for (let at = from; at < from + count; at += CHUNK_BYTES) {
+          yield bytes.slice(at, Math.min(at + CHUNK_BYTES, from + count));
+        }
+      })();
+    }
+    if ("spilled" in cached) {
+      const { spilled } = cached;
+      return (async function* () {
+        try {
+          yield* spilled.file.chunks(from, count);
+        } finally {
+          spilled.done();
+        }
       })();
     }
     return (async function* () {
@@ -229,30 +251,26 @@ export class ArtifactReader {
   }
 
   /** The verified part: from the cache, else fetched (once, however many reads ask). */
+  /**
+   * A temporary file is in use by the read from the moment the part is found or fetched (in the
+   * same step that puts it in the cache): a read of another part cannot push it out first.
+   */
   #part(part: PartDescriptor): Promise<CachedPart> {
     const cached = this.#cache.get(part.index);
-    if (cached !== undefined) {
-      // Most recently used last.
-      this.#cache.delete(part.index);
-      this.#cache.set(part.index, cached);
-      return Promise.resolve(cached);
-    }
+    if (cached !== undefined) return Promise.resolve(usedBy(cached, 1));
     let fetching = this.#fetching.get(part.index);
     if (fetching === undefined) {
-      fetching = this.#load(part).then((loaded) => {
-        this.#remember(part.index, loaded);
-        return loaded;
-      }).finally(() => this.#fetching.delete(part.index));
-      this.#fetching.set(part.index, fetching);
+      const started = {
+        reads: 0,
+        part: this.#load(part).then((loaded) => {
+          this.#cache.add(part.index, usedBy(loaded, started.reads));
+          return loaded;
+        }).finally(() => this.#fetching.delete(part.index)),
+      };
+      this.#fetching.set(part.index, fetching = started);
     }
-    return fetching;
-  }
-
-  #remember(index: number, part: CachedPart): void {
-    this.#cache.set(index, part);
-    while (this.#cache.size > this.#job.cacheParts) {
-      this.#cache.delete(this.#cache.keys().next().value!);
-    }
+    fetching.reads++;
+    return fetching.part;
   }
 
   /** Takes the part from the cache directory (hashed again once) or fetches and verifies it. */
@@ -279,11 +297,7 @@ export class ArtifactReader {
       policy: this.#job.policy,
       clock: this.#job.clock,
     };
-    if (directory === undefined) {
-      const held = new MemoryPart(part.offset, part.size);
-      await downloadPart({ ...context, partial: held }, part);
-      return { bytes: held.bytes };
-    }
+    if (directory === undefined) return await this.#fetchHeld(context, part);
     const file = await directory.create(part.digest);
     try {
       await downloadPart({ ...context, partial: new FilePart(part.offset, file) }, part);
@@ -295,6 +309,37 @@ export class ArtifactReader {
     this.#checked.add(path);
     return { path };
   }
+
+  /** Fetches and verifies `part` into memory if it fits the window, else a temporary file. */
+  async #fetchHeld(
+    context: Omit<PartDownloadContext, "partial">,
+    part: PartDescriptor,
+  ): Promise<CachedPart> {
+    if (this.#cache.reserveMemory(part.size)) {
+      try {
+        const held = new MemoryPart(part.offset, part.size);
+        await downloadPart({ ...context, partial: held }, part);
+        return { bytes: held.bytes };
+      } catch (err) {
+        this.#cache.releaseMemory(part.size);
+        throw err;
+      }
+    }
+    const file = await this.#cache.spillFile(part.index);
+    try {
+      await downloadPart({ ...context, partial: new FilePart(part.offset, file) }, part);
+    } catch (err) {
+      await file.remove();
+      throw err;
+    }
+    return { spilled: new SpilledPart(file) };
+  }
+}
+
+/** `part`, with `reads` more reads using its temporary file (if it is in one). */
+function usedBy(part: CachedPart, reads: number): CachedPart {
+  if ("spilled" in part) { for (let i = 0; i < reads; i++) part.spilled.use(); }
+  return part;
 }
 
 /**
@@ -309,12 +354,26 @@ export class ArtifactReader {
  */
 export interface OpenOptions {
   /**
-   * The most verified parts kept for later reads (the least recently used go first). In
-   * memory, that many parts of the artifact's part size; in `cacheDirectory`, that many files.
+   * The most verified parts kept for later reads (the least recently used go first): in
+   * memory as far as `memoryWindowBytes` allows, else in temporary files; in `cacheDirectory`,
+   * that many files.
    *
    * @default 2
    */
   cacheParts?: number;
+  /**
+   * Bytes of parts held in memory at once, kept or being fetched. A part that does not fit
+   * (the default part size is 512 MiB) waits in a file of a temporary directory instead,
+   * removed when the reader closes. Unused with `cacheDirectory`.
+   *
+   * @default 268435456 (256 MiB)
+   */
+  memoryWindowBytes?: number;
+  /**
+   * The directory in which that temporary directory is made. Default: the system's temporary
+   * directory.
+   */
+  spillDirectory?: string;
   /**
    * Keep verified parts as files in this directory (created if needed) instead of memory;
    * another reader, in this process or a later one, takes them from there after hashing them

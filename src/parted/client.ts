@@ -475,9 +475,11 @@ export class PartedClient {
    * returns any byte range. Every part a range touches is fetched whole and verified before
    * any of its bytes is returned (a part's digest is all that vouches for its bytes, so the
    * part size is the granularity); verified parts stay in a bounded cache (`cacheParts`, in
-   * memory or in `cacheDirectory`), so nearby reads fetch nothing again. Close the reader.
+   * memory within `memoryWindowBytes`, else in temporary files, or in `cacheDirectory`), so
+   * nearby reads fetch nothing again. Close the reader.
    *
-   * @throws {RangeError} `cacheParts` is not a positive integer.
+   * @throws {RangeError} `cacheParts` is not a positive integer, or `memoryWindowBytes` is
+   * negative.
    *
    * @example Reading bytes 2 to 4
    * ```ts
@@ -492,12 +494,18 @@ export class PartedClient {
    */
   async open(ref: string, options: OpenOptions = {}): Promise<ArtifactReader> {
     const cacheParts = positive(options.cacheParts, DEFAULT_CACHE_PARTS, "cacheParts");
+    const window = options.memoryWindowBytes ?? DEFAULT_MEMORY_WINDOW_BYTES;
+    if (!Number.isSafeInteger(window) || window < 0) {
+      throw new RangeError(`memory window must be a non-negative integer, not ${window}`);
+    }
     this.#checkOpen();
     const { job, connection } = this.#transfer(ref, 1, options, true);
     return await ArtifactReader.open({
       ...job,
       cacheParts,
+      memoryWindowBytes: window,
       ...(options.cacheDirectory === undefined ? {} : { cacheDirectory: options.cacheDirectory }),
+      ...(options.spillDirectory === undefined ? {} : { spillDirectory: options.spillDirectory }),
     }, connection());
   }
 

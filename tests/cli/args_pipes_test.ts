@@ -38,3 +38,15 @@ Deno.test("cat --range: START-END counts both ends, START-, START+LENGTH", () =>
   }
   assertThrows(() => parseCommandLine(["cat", "--range", "7-3", REF]), /END comes before START/);
 });
+
+Deno.test("cat --temp-dir: where parts wait that do not fit in memory; not with --cache-dir", () => {
+  const command = parseCommandLine(["cat", "--temp-dir", "/t", REF]);
+  assertStrictEquals(command.kind === "cat" ? command.tempDir : "not cat", "/t");
+  const plain = parseCommandLine(["cat", REF]);
+  assertStrictEquals(plain.kind === "cat" && "tempDir" in plain, false);
+  assertThrows(
+    () => parseCommandLine(["cat", "--temp-dir", "/t", "--cache-dir", "/c", REF]),
+    UsageError,
+    "parts kept in the cache directory wait nowhere else",
+  );
+});

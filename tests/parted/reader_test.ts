@@ -54,3 +54,116 @@ Deno.test("read streams a range; past the end errors the stream with a RangeErro
     await registry.close();
   }
 });
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
+}
+
+/** The names in `dir` and in each directory under it. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    names.push(entry.name);
+    if (entry.isDirectory) names.push(...await filesUnder(`${dir}/${entry.name}`));
+  }
+  return names;
+}
+
+Deno.test("parts beyond the memory window wait in temporary files, removed when the reader closes", async () => {
+  const { registry, client, bytes, ref } = await artifact();
+  const spill = await Deno.makeTempDir({ prefix: "ocipart-reader-spill-" });
+  try {
+    // Room in memory for two parts: the third part read waits in a file.
+    const reader = await client.open(ref, {
+      memoryWindowBytes: 2 * part,
+      spillDirectory: spill,
+      cacheParts: 3,
+    });
+    assertEquals(await reader.readAt(0, 3 * part), bytes.slice(0, 3 * part));
+    const held = await filesUnder(spill);
+    assertEquals(held.filter((name) => name.startsWith("part-")).length, 1, held.join(", "));
+    // All three are kept: reading them again fetches nothing.
+    assertEquals(await reader.readAt(part - 1, 2 * part), bytes.slice(part - 1, 3 * part - 1));
+    assertStrictEquals(reader.bytesFetched, 3 * part);
+    await reader.close();
+    assertEquals(await filesUnder(spill), []);
+  } finally {
+    client.close();
+    await registry.close();
+    await Deno.remove(spill, { recursive: true });
+  }
+});
+
+Deno.test("a spilled part that leaves the cache during a read is read to its end, then removed", async () => {
+  const { registry, client, bytes, ref } = await artifact();
+  const spill = await Deno.makeTempDir({ prefix: "ocipart-reader-spill-" });
+  try {
+    await using reader = await client.open(ref, {
+      memoryWindowBytes: 0,
+      spillDirectory: spill,
+      cacheParts: 1,
+    });
+    // A read of part 0 begins, then reads of parts 1 and 2 push part 0 out of the cache.
+    const first = reader.stream(0, part).getReader();
+    const chunks = [(await first.read()).value!];
+    assertEquals(await reader.readAt(part, part), bytes.slice(part, 2 * part));
+    assertEquals(await reader.readAt(2 * part, part), bytes.slice(2 * part, 3 * part));
+    for (let next = await first.read(); !next.done; next = await first.read()) {
+      chunks.push(next.value);
+    }
+    assertEquals(concat(chunks), bytes.slice(0, part));
+    // Only the part still cached keeps its file (the others go in the background); part 0 is
+    // fetched again when asked.
+    const held = async () => (await filesUnder(spill)).filter((name) => name.startsWith("part-"));
+    for (let wait = 0; wait < 40 && (await held()).length > 1; wait++) await delay(50);
+    assertEquals(await held(), ["part-2"]);
+    assertEquals(await reader.readAt(0, 10), bytes.slice(0, 10));
+    assertStrictEquals(reader.bytesFetched, 4 * part);
+  } finally {
+    client.close();
+    await registry.close();
+    await Deno.remove(spill, { recursive: true });
+  }
+});
+
+Deno.test("open refuses a negative or fractional memory window", async () => {
+  const { registry, client, ref } = await artifact();
+  try {
+    for (const memoryWindowBytes of [-1, 0.5, Number.NaN]) {
+      await assertRejects(() => client.open(ref, { memoryWindowBytes }), RangeError);
+    }
+  } finally {
+    client.close();
+    await registry.close();
+  }
+});
+
+Deno.test("a read across parts, with room for one kept part and none in memory, fetches each part once", async () => {
+  const { registry, client, bytes, ref } = await artifact();
+  const spill = await Deno.makeTempDir({ prefix: "ocipart-reader-spill-" });
+  try {
+    await using reader = await client.open(ref, {
+      memoryWindowBytes: 0,
+      spillDirectory: spill,
+      cacheParts: 1,
+    });
+    // The parts land together: each one kept pushes the one before out of the cache while its
+    // read has not begun yet.
+    assertEquals(await reader.readAt(10, 4 * part), bytes.slice(10, 10 + 4 * part));
+    assertStrictEquals(reader.bytesFetched, 5 * part);
+  } finally {
+    client.close();
+    await registry.close();
+    await Deno.remove(spill, { recursive: true });
+  }
+});

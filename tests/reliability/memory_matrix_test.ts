@@ -1,10 +1,13 @@
 /**
  * The memory matrix: a 1 GiB file pushed, pulled, copied and read as a blob (whole and in
- * parallel ranges) in every way a user reaches a registry (plain HTTP, TLS with a CA-signed
- * certificate, a pinned self-signed certificate, `--insecure`, each direct and through a
- * proxy), each in a process of its own whose peak resident memory stays under a generous bound.
- * Before TLS reads stopped on the wire, a pinned or unverified pull held more than the file.
+ * parallel ranges), pushed from standard input, pulled to standard output and read by range in
+ * every way a user reaches a registry (plain HTTP, TLS with a CA-signed certificate, a pinned
+ * self-signed certificate, `--insecure`, each direct and through a proxy), each in a process
+ * of its own whose peak resident memory stays under a generous bound. Before TLS reads stopped
+ * on the wire, a pinned or unverified pull held more than the file; before a range read kept
+ * parts that do not fit in memory in temporary files, `cat --range` held the whole part.
  */
+import { createHash } from "node:crypto";
 import { assert, assertEquals } from "../fixtures/assert.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { makeSelfSigned } from "../fixtures/tls.ts";
@@ -21,12 +24,28 @@ const BOUND_MIB = 640;
 // One stream at a time: measured 80-140 MiB in every mode. Before pinned and unverified
 // downloads read into one buffer per connection, such a pull peaked at 330-390 MiB.
 const ONE_STREAM_BOUND_MIB = 288;
+// The range `cat --range` reads: the end of the file's one part of 1 GiB.
+const RANGE_BYTES = 5_000_000;
 
 interface Mode {
   name: string;
   host: string;
   flags: string[];
   blobTls: "plain" | "insecure" | { caFile: string };
+}
+
+function sha256Text(text: string): string {
+  return `sha256:${createHash("sha256").update(text).digest("hex")}`;
+}
+
+// The sha256 of the last `count` bytes of `path`.
+async function sha256Tail(path: string, count: number): Promise<string> {
+  using file = await Deno.open(path);
+  await file.seek(-count, Deno.SeekMode.End);
+  const bytes = new Uint8Array(count);
+  let got = 0;
+  while (got < count) got += (await file.read(bytes.subarray(got))) ?? count;
+  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 }
 
 // Polls the child's high-water mark of resident memory until it exits.
@@ -48,6 +67,23 @@ async function peakOf<T>(pid: number, run: Promise<T>): Promise<{ result: T; pea
   }
 }
 
+/** Feeds the child `stdinFile` (or nothing) and hashes its standard output as it comes. */
+async function piped(child: Deno.ChildProcess, stdinFile?: string) {
+  const feeding = stdinFile === undefined
+    ? child.stdin.close()
+    : (await Deno.open(stdinFile)).readable.pipeTo(child.stdin);
+  const hash = createHash("sha256");
+  const stderr = new Response(child.stderr).text();
+  let bytes = 0;
+  for await (const chunk of child.stdout) {
+    hash.update(chunk);
+    bytes += chunk.byteLength;
+  }
+  const { code } = await child.status;
+  await feeding;
+  return { code, stderr: await stderr, digest: `sha256:${hash.digest("hex")}`, bytes };
+}
+
 // Where `actual` first differs from `expected`, for a failure's message.
 async function firstDifference(actual: string, expected: string): Promise<string> {
   const [a, b] = [await Deno.readFile(actual), await Deno.readFile(expected)];
@@ -64,6 +100,7 @@ registryTest(
     try {
       const file = `${dir}/data.bin`;
       const digest = await writePatternFile(file, FILE_SIZE, 11);
+      const tailDigest = await sha256Tail(file, RANGE_BYTES);
       const selfSigned = await makeSelfSigned(dir);
       await using plain = await startRegistry();
       await using signed = await startRegistry({ tls: true });
@@ -113,6 +150,7 @@ registryTest(
             const child = spawnCli([...args], { tmp: dir, env, read: [PROJECT_ROOT] });
             return { pid: child.pid, run: completed(child) };
           };
+          let pushOutput = "";
           await t.step(`${mode.name}, ${via}: push`, async () => {
             // One part: its blob is the whole file, for the blob pulls below.
             const { pid, run } = cli([
@@ -124,6 +162,42 @@ registryTest(
               file,
             ]);
             await check(`push ${mode.name} ${via}`, pid, run);
+            pushOutput = (await run).stdout;
+          });
+          // The pipes and the range read, each with its temporary files in the test's directory.
+          const pipe = (args: string[], stdinFile?: string) => {
+            const child = spawnCli(args, { tmp: dir, env, read: [PROJECT_ROOT] });
+            return { pid: child.pid, run: piped(child, stdinFile) };
+          };
+          await t.step(`${mode.name}, ${via}: push from standard input`, async () => {
+            const { pid, run } = pipe([
+              "push",
+              ...mode.flags,
+              "--part-size",
+              "1GiB",
+              "--name",
+              "data.bin",
+              "--temp-dir",
+              dir,
+              `${repo}:stdin`,
+              "-",
+            ], file);
+            await check(`push - ${mode.name} ${via}`, pid, run);
+            // It prints what the push of the file printed: the same manifest digest.
+            assertEquals((await run).digest, sha256Text(pushOutput), "the push's output");
+          });
+          await t.step(`${mode.name}, ${via}: pull to standard output`, async () => {
+            const args = ["pull", ...mode.flags, "--temp-dir", dir, `${repo}:v1`, "-"];
+            const { pid, run } = pipe(args);
+            await check(`pull - ${mode.name} ${via}`, pid, run);
+            assertEquals((await run).digest, digest);
+          });
+          await t.step(`${mode.name}, ${via}: cat --range`, async () => {
+            const range = `${FILE_SIZE - RANGE_BYTES}-${FILE_SIZE - 1}`;
+            const args = ["cat", ...mode.flags, "--temp-dir", dir, "--range", range, `${repo}:v1`];
+            const { pid, run } = pipe(args);
+            await check(`cat --range ${mode.name} ${via}`, pid, run);
+            assertEquals((await run).digest, tailDigest);
           });
           await t.step(`${mode.name}, ${via}: pull`, async () => {
             const out = `${dir}/pulled.bin`;

@@ -152,6 +152,8 @@ export interface CatCommand extends RegistryFlags, ReadFlags {
   rangeText: string;
   /** `--cache-dir`: where verified parts are kept for later reads. */
   cacheDir: string | undefined;
+  /** `--temp-dir`: where fetched parts wait when they do not fit in memory. */
+  tempDir?: string | undefined;
 }
 
 /** A parsed `verify` command line. */
@@ -612,6 +614,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       ...MIRROR_OPTIONS,
       range: { type: "string" },
       "cache-dir": { type: "string" },
+      "temp-dir": { type: "string" },
     },
     operands: ["<ref>"],
     build: (p) => ({
@@ -622,6 +625,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       range: p.flag("range", parseByteRange),
       rangeText: typeof p.values.range === "string" ? p.values.range.trim() : "",
       cacheDir: p.text("cache-dir"),
+      ...catTempDir(p),
     }),
   },
   verify: {
@@ -690,6 +694,19 @@ function stdinPush(p: Parsed): { name?: string } {
     );
   }
   return { ...(name === undefined ? {} : { name }), ...tempDirFlag(p) };
+}
+
+/** `cat --temp-dir`: parts kept in `--cache-dir` never wait anywhere else. */
+function catTempDir(p: Parsed): { tempDir?: string } {
+  const tempDir = p.text("temp-dir");
+  if (tempDir === undefined) return {};
+  if (p.text("cache-dir") !== undefined) {
+    throw new UsageError(
+      "--temp-dir and --cache-dir: parts kept in the cache directory wait nowhere else",
+      p.command,
+    );
+  }
+  return { tempDir };
 }
 
 /** `--temp-dir`, which only a transfer through a pipe (`-`) uses. */

@@ -197,6 +197,10 @@ Flags:
   --cache-dir DIR        keep verified parts in DIR (created if needed; the 2 most recently
                          used) so that the next read of nearby bytes fetches nothing; a kept
                          part is hashed again before it is used
+  --temp-dir DIR         without --cache-dir, where a fetched part waits when it does not
+                         fit in memory (256 MiB; the default part size is 512 MiB): a
+                         directory made there and removed at the end (default: the system's
+                         temporary directory)
 ${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 

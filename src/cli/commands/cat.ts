@@ -34,6 +34,7 @@ export async function runCat(command: CatCommand): Promise<number> {
     reader = await session.client.open(command.reference, {
       signal: session.signal,
       ...(command.cacheDir === undefined ? {} : { cacheDirectory: command.cacheDir }),
+      ...(command.tempDir === undefined ? {} : { spillDirectory: command.tempDir }),
     });
     const { offset, length } = command.range ?? { offset: 0, length: undefined };
     const count = length ?? Math.max(0, reader.size - offset);

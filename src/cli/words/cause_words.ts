@@ -143,7 +143,8 @@ const WORDS: Readonly<Record<FailureReason, (at: Place) => Words>> = {
   }),
   WRITE_PERMISSION: () => ({
     sentence: "Deno's permissions do not allow writing where ocipart needs to " +
-      "(the destination's directory, or the docker configuration's)",
+      "(the destination's directory, the temporary directory of a pipe or of cat " +
+      "(--temp-dir), or the docker configuration's)",
     hint: GRANT("--allow-write", "or --allow-write=<directory>"),
   }),
   ENV_PERMISSION: () => ({
