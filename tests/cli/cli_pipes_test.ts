@@ -11,6 +11,7 @@ import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { cliArgv, cliEnv, PROJECT_ROOT, runCli, spawnCli, stallFromThirdPart } from "./_cli.ts";
+import { pullUntilReaderLeaves, stopWhileStalled } from "./_pipes.ts";
 
 const KiB = 1024;
 const PART = 64 * KiB;
@@ -23,54 +24,6 @@ async function runBytes(args: string[], tmp: string, stdin?: Uint8Array) {
   await writer.close().catch(() => {});
   const out = await child.output();
   return { code: out.code, stdout: out.stdout, stderr: new TextDecoder().decode(out.stderr) };
-}
-
-/**
- * Runs `pull <ref> -`, reads 100,000 bytes of its output and closes the pipe: its exit status,
- * standard error, the bytes read, and how long it took to exit after the pipe closed.
- */
-async function pullUntilReaderLeaves(ref: string, tmp: string) {
-  const child = spawnCli(["pull", "--plain-http", "--progress", "none", ref, "-"], { tmp });
-  await child.stdin.close();
-  const stderr = new Response(child.stderr).text();
-  const reader = child.stdout.getReader();
-  let got = 0;
-  while (got < 100_000) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    got += value.byteLength;
-  }
-  await reader.cancel();
-  const closed = performance.now();
-  const status = await child.status;
-  return { code: status.code, stderr: await stderr, got, elapsed: performance.now() - closed };
-}
-
-/**
- * Runs the CLI with `args`, reads its first bytes and then stops reading, so that the pipe fills;
- * after `stalled` (what the test checks meanwhile) sends `signal`: its exit status, standard
- * error, and how long it took to exit after the signal (killed after 10 s).
- */
-async function stopWhileStalled(
-  args: string[],
-  tmp: string,
-  signal: "SIGINT" | "SIGTERM",
-  stalled: () => Promise<void>,
-) {
-  const child = spawnCli(args, { tmp });
-  await child.stdin.close();
-  const stderr = new Response(child.stderr).text();
-  const reader = child.stdout.getReader();
-  await reader.read();
-  await stalled();
-  child.kill(signal);
-  const stopped = performance.now();
-  const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  const status = await child.status;
-  const elapsed = performance.now() - stopped;
-  clearTimeout(kill);
-  await reader.cancel();
-  return { code: status.code, stderr: await stderr, elapsed };
 }
 
 registryTest("pull -: the file on stdout, equal to the file (sha256)", async () => {
@@ -201,7 +154,9 @@ registryTest(
     assertStrictEquals(push.code, 0, push.stderr);
     const second = sha256Bytes(bytes.subarray(part));
     proxy.fault({ method: "GET", path: new RegExp(second), times: Infinity, stallAfter: 1000 });
-    const { code, stderr, got, elapsed } = await pullUntilReaderLeaves(ref, tmp.path);
+    const { code, stderr, got, elapsed } = await pullUntilReaderLeaves(["--plain-http", ref], {
+      tmp: tmp.path,
+    });
     assertStrictEquals(code, 0, stderr);
     assertStrictEquals(stderr, "");
     assert(got >= 100_000, `${got} bytes before the pipe closed`);
@@ -256,7 +211,9 @@ registryTest("pull -: a reader that goes away stops every request within 1 s, ex
   assertStrictEquals(push.code, 0, push.stderr);
   // Parts 2 and 3 never finish: only the closed pipe can end this pull.
   stallFromThirdPart(proxy);
-  const { code, stderr, elapsed } = await pullUntilReaderLeaves(ref, tmp.path);
+  const { code, stderr, elapsed } = await pullUntilReaderLeaves(["--plain-http", ref], {
+    tmp: tmp.path,
+  });
   assertStrictEquals(code, 0, stderr);
   assertStrictEquals(stderr, "");
   assert(elapsed < 1000, `exited ${elapsed.toFixed(0)} ms after the pipe closed`);
@@ -312,7 +269,7 @@ registryTest(
     // The first bytes arrive, then the reader stops reading: the pipe fills mid-part.
     const { code, stderr, elapsed } = await stopWhileStalled(
       ["pull", "--plain-http", "--progress", "none", "--temp-dir", spill, ref, "-"],
-      tmp.path,
+      { tmp: tmp.path },
       "SIGINT",
       async () => {
         await delay(500);
@@ -352,7 +309,7 @@ registryTest(
     ];
     for (const args of commands) {
       for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
-        const stopped = await stopWhileStalled(args, tmp.path, signal, () => delay(300));
+        const stopped = await stopWhileStalled(args, { tmp: tmp.path }, signal, () => delay(300));
         const { elapsed } = stopped;
         const what = `${args.slice(0, 2).join(" ")} ${signal}`;
         assertStrictEquals(stopped.code, code, `${what}: ${stopped.stderr}`);
