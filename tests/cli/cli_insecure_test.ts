@@ -89,3 +89,36 @@ for (const mode of ["pinned", "insecure"] as const) {
     assertStrictEquals(await sha256File(out), digest);
   });
 }
+
+registryTest(
+  "a re-push of many parts over one pooled connection, pinned or --insecure, prints no runtime warning",
+  { needs: ["openssl"] },
+  async () => {
+    await using tmp = await tempDir();
+    const selfSigned = await makeSelfSigned(tmp.path);
+    await using registry = await startRegistry({ tls: selfSigned });
+    const source = `${tmp.path}/parts.bin`;
+    await writePatternFile(source, 2 * MiB, 13);
+    for (const flags of [["--ca-file", selfSigned.certPath], ["--insecure"]]) {
+      // Every part is present the second time: 32 requests back to back on one connection.
+      for (const round of ["first", "second"]) {
+        const push = await runCli(
+          [
+            "push",
+            ...flags,
+            "--workers",
+            "1",
+            "--part-size",
+            "64KiB",
+            `${registry.host}/w/p:v1`,
+            source,
+          ],
+          { tmp: tmp.path, read: [selfSigned.certPath] },
+        );
+        assertStrictEquals(push.code, 0, push.stderr);
+        const what = `${flags[0]}, ${round} push`;
+        assert(!/Warning|MaxListeners/.test(push.stderr), `${what}: ${push.stderr}`);
+      }
+    }
+  },
+);

@@ -38,6 +38,8 @@ const RUNTIME_NEEDS_IT = typeof (globalThis as { Deno?: unknown }).Deno !== "und
 // One TCP read at most: a few TLS records.
 const TCP_READ_BUFFER = 64 * 1024;
 const linked = new WeakSet<ReadHandle>();
+/** Sockets already waiting for their TLS layer: one listener each, however many requests. */
+const waiting = new WeakSet<net.Socket>();
 
 /**
  * Links `socket`'s TCP reads to its TLS layer, once that layer is up (a plain or already linked
@@ -57,6 +59,10 @@ export function linkTcpReads(socket: net.Socket): void {
   const link = () =>
     linkReads((socket as unknown as { _handle?: ReadHandle })._handle, !socket.connecting);
   link();
+  // A pooled socket comes back here on each request: a listener per request would pile up on
+  // it (Node warns from the eleventh).
+  if (waiting.has(socket)) return;
+  waiting.add(socket);
   socket.once("secureConnect", link);
 }
 
