@@ -7,12 +7,12 @@
 import { type CliOptions, spawnCli } from "./_cli.ts";
 
 /**
- * Runs `pull <flags…> -` (`flagsAndRef` ends with the reference), reads 100,000 bytes of its
- * output and closes the pipe: its exit status, standard error, the bytes read, and how long it
- * took to exit after the pipe closed.
+ * Runs the CLI with `args` (a command that writes to standard output), reads 100,000 bytes of
+ * its output and closes the pipe: its exit status, standard error, the bytes read, and how long
+ * it took to exit after the pipe closed.
  */
-export async function pullUntilReaderLeaves(flagsAndRef: string[], options: CliOptions) {
-  const child = spawnCli(["pull", "--progress", "none", ...flagsAndRef, "-"], options);
+export async function untilReaderLeaves(args: string[], options: CliOptions) {
+  const child = spawnCli(args, options);
   await child.stdin.close();
   const stderr = new Response(child.stderr).text();
   const reader = child.stdout.getReader();

@@ -11,7 +11,7 @@ import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { cliArgv, cliEnv, PROJECT_ROOT, runCli, spawnCli, stallFromThirdPart } from "./_cli.ts";
-import { pullUntilReaderLeaves, stopWhileStalled } from "./_pipes.ts";
+import { stopWhileStalled, untilReaderLeaves } from "./_pipes.ts";
 
 const KiB = 1024;
 const PART = 64 * KiB;
@@ -154,7 +154,14 @@ registryTest(
     assertStrictEquals(push.code, 0, push.stderr);
     const second = sha256Bytes(bytes.subarray(part));
     proxy.fault({ method: "GET", path: new RegExp(second), times: Infinity, stallAfter: 1000 });
-    const { code, stderr, got, elapsed } = await pullUntilReaderLeaves(["--plain-http", ref], {
+    const { code, stderr, got, elapsed } = await untilReaderLeaves([
+      "pull",
+      "--plain-http",
+      "--progress",
+      "none",
+      ref,
+      "-",
+    ], {
       tmp: tmp.path,
     });
     assertStrictEquals(code, 0, stderr);
@@ -211,7 +218,14 @@ registryTest("pull -: a reader that goes away stops every request within 1 s, ex
   assertStrictEquals(push.code, 0, push.stderr);
   // Parts 2 and 3 never finish: only the closed pipe can end this pull.
   stallFromThirdPart(proxy);
-  const { code, stderr, elapsed } = await pullUntilReaderLeaves(["--plain-http", ref], {
+  const { code, stderr, elapsed } = await untilReaderLeaves([
+    "pull",
+    "--plain-http",
+    "--progress",
+    "none",
+    ref,
+    "-",
+  ], {
     tmp: tmp.path,
   });
   assertStrictEquals(code, 0, stderr);
@@ -420,5 +434,36 @@ registryTest(
     const streamParts = await layers(streamRef);
     assertStrictEquals(JSON.parse(streamParts ?? "[]").length, 3, `parts: ${streamParts}`);
     assertStrictEquals(streamParts, await layers(fileRef));
+  },
+);
+
+registryTest(
+  "cat and blob pull -: a reader that goes away ends them with exit 0 and nothing said",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    await Deno.writeFile(`${tmp.path}/data.bin`, patternBytes(8 * 1024 * KiB, 29));
+    const ref = `${registry.host}/pipes/leaves:v1`;
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/data.bin`],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(push.code, 0, push.stderr);
+    const blob = await runCli(
+      ["blob", "push", "--plain-http", `${registry.host}/pipes/leaves`, `${tmp.path}/data.bin`],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(blob.code, 0, blob.stderr);
+    const commands = [
+      ["cat", "--plain-http", ref],
+      ["blob", "pull", "--plain-http", `${registry.host}/pipes/leaves@${blob.stdout.trim()}`, "-"],
+    ];
+    for (const args of commands) {
+      const left = await untilReaderLeaves(args, { tmp: tmp.path });
+      const what = args.slice(0, 2).join(" ");
+      assertStrictEquals(left.code, 0, `${what}: ${left.stderr}`);
+      assertStrictEquals(left.stderr, "", what);
+      assert(left.elapsed < 1000, `${what}: exited ${left.elapsed.toFixed(0)} ms after`);
+    }
   },
 );

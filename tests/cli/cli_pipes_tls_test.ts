@@ -14,7 +14,7 @@ import { startTinyproxy } from "../fixtures/tinyproxy.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import type { CliOptions } from "./_cli.ts";
 import { spawnCli } from "./_cli.ts";
-import { pullUntilReaderLeaves, stopWhileStalled } from "./_pipes.ts";
+import { stopWhileStalled, untilReaderLeaves } from "./_pipes.ts";
 
 const MiB = 1024 * 1024;
 // The bound a user relies on.
@@ -77,7 +77,7 @@ registryTest(
         assertStrictEquals(sha256Bytes(pull.stdout), sha256Bytes(bytes));
       });
       await t.step(`${mode.name}: a reader that goes away ends the pull, exit 0`, async () => {
-        const left = await pullUntilReaderLeaves([...mode.flags, ref], options);
+        const left = await untilReaderLeaves(["pull", ...mode.flags, ref, "-"], options);
         assertStrictEquals(left.code, 0, left.stderr);
         assert(left.elapsed < STOP_BOUND_MS, `exited ${left.elapsed.toFixed(0)} ms after`);
       });

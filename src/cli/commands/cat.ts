@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { findError } from "../../errors/mod.ts";
 import type { CatCommand } from "../arguments/args.ts";
 import { EXIT_CODES } from "../words/exit_code.ts";
 import { pipeToStdout, stderr } from "../session/io.ts";
@@ -48,16 +47,8 @@ export async function runCat(command: CatCommand): Promise<number> {
     await pipeToStdout(reader.stream(offset, count), session.signal);
     return EXIT_CODES.success;
   } catch (err) {
-    // The reader of standard output went away (`| head -c 8`): it had what it wanted.
-    if (findError(err, Deno.errors.BrokenPipe) !== undefined || brokenPipe(err)) {
-      return EXIT_CODES.success;
-    }
     return await session.failed(err);
   } finally {
     await reader?.close();
   }
-}
-
-function brokenPipe(err: unknown): boolean {
-  return (err as { code?: unknown })?.code === "EPIPE";
 }

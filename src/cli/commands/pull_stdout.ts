@@ -11,6 +11,7 @@ import type { PullCommand } from "../arguments/args.ts";
 import { EXIT_CODES } from "../words/exit_code.ts";
 import { openSession } from "../session/session.ts";
 import { transferProgress } from "../progress/transfer_progress.ts";
+import { readerGone } from "../session/io.ts";
 
 /**
  * Runs `pull <ref> -` and resolves to the exit code. Nothing but the file is written to
@@ -61,14 +62,4 @@ export async function runPullToStdout(command: PullCommand): Promise<number> {
     }
     return await session.failed(err);
   }
-}
-
-/** The reader of standard output closed its end of the pipe. */
-function readerGone(err: unknown): boolean {
-  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
-    if (e instanceof Deno.errors.BrokenPipe) return true;
-    if ((e as { code?: unknown }).code === "EPIPE") return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
 }

@@ -37,6 +37,24 @@ function isBrokenPipe(err: unknown): boolean {
   return err instanceof Deno.errors.BrokenPipe || (err as { code?: unknown })?.code === "EPIPE";
 }
 
+/**
+ * Whether `err`, or an error in its cause chain, is the broken pipe of a reader of standard
+ * output that went away (`| head -c 8`): it had what it wanted, so the command succeeded.
+ *
+ * @example
+ * ```ts
+ * import { readerGone } from "./io.ts";
+ * console.log(readerGone(new Error("write", { cause: new Deno.errors.BrokenPipe() }))); // true
+ * ```
+ */
+export function readerGone(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
+    if (isBrokenPipe(e)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 function writeAll(stream: { writeSync(p: Uint8Array): number }, text: string): void {
   let bytes = encoder.encode(text);
   while (bytes.byteLength > 0) bytes = bytes.subarray(stream.writeSync(bytes));
@@ -45,7 +63,8 @@ function writeAll(stream: { writeSync(p: Uint8Array): number }, text: string): v
 /**
  * Pipes `stream` to standard output, which stays open. A stop (`signal`) cancels the stream and
  * ends the wait at once with the signal's reason: a reader that stopped reading leaves a write
- * that never completes, and a pipe waits for its writes before it ends.
+ * that never completes, and a pipe waits for its writes before it ends. A reader that went away
+ * ({@linkcode readerGone}) cancels the stream too, and the pipe resolves: nothing failed.
  *
  * @example
  * ```ts
@@ -70,6 +89,8 @@ export async function pipeToStdout(
   });
   try {
     await Promise.race([piping, stopped]);
+  } catch (err) {
+    if (signal.aborted || !readerGone(err)) throw err;
   } finally {
     signal.removeEventListener("abort", onAbort);
     piping.catch(() => {});
