@@ -177,6 +177,8 @@ export class ArtifactReader {
     if (this.#closed) return;
     this.#closed = true;
     this.#controller.abort(new DOMException("the reader was closed", "AbortError"));
+    // The fetches stopped remove their files (a partial file in the cache directory).
+    await Promise.allSettled([...this.#fetching.values()].map((fetching) => fetching.part));
     this.#threads.close();
     this.#progress.close();
     await this.#cache.close();

@@ -12,6 +12,15 @@ import { LocalFileError } from "../errors/kinds.ts";
 import { osReason } from "./fs_reason.ts";
 import { PartFile } from "./fs_spill.ts";
 
+/** The suffix of a part being fetched into the directory. */
+const PARTIAL = ".partial";
+
+/**
+ * A partial file unwritten for this long belongs to a process that was killed: a running fetch
+ * writes within its stall timeout (60 s by default) or fails, and a failed one removes its file.
+ */
+const ABANDONED_MS = 60 * 60 * 1000;
+
 /**
  * The files of a part cache directory.
  *
@@ -61,10 +70,13 @@ export class CacheDirectory {
     }
   }
 
-  /** A new file for the part of `digest`, to be {@linkcode CacheDirectory.keep}-ed once verified. */
+  /**
+   * A new file for the part of `digest`, to be {@linkcode CacheDirectory.keep}-ed once verified
+   * (or removed); if the process exits first, the file goes with it.
+   */
   async create(digest: string): Promise<PartFile> {
-    const name = `${digest.replace(/^sha256:/, "")}.${crypto.randomUUID()}.partial`;
-    return await PartFile.create(join(this.path, name));
+    const name = `${digest.replace(/^sha256:/, "")}.${crypto.randomUUID()}${PARTIAL}`;
+    return await PartFile.create(join(this.path, name), { transient: true });
   }
 
   /** Puts the verified `file` in place under its digest's name, then trims the directory. */
@@ -81,9 +93,19 @@ export class CacheDirectory {
     await rm(path, { force: true }).catch(() => {});
   }
 
-  /** Keeps the `limit` most recently used parts. */
+  /**
+   * Keeps the `limit` most recently used parts, and removes the partial files of a process
+   * that was killed mid-fetch (untouched for {@linkcode ABANDONED_MS}).
+   */
   async #trim(): Promise<void> {
-    const names = (await readdir(this.path)).filter((name) => /^[0-9a-f]{64}$/.test(name));
+    const all = await readdir(this.path);
+    const abandoned = Date.now() - ABANDONED_MS;
+    for (const name of all.filter((name) => name.endsWith(PARTIAL))) {
+      const path = join(this.path, name);
+      const at = (await stat(path).catch(() => undefined))?.mtimeMs;
+      if (at !== undefined && at < abandoned) await this.forget(path);
+    }
+    const names = all.filter((name) => /^[0-9a-f]{64}$/.test(name));
     if (names.length <= this.#limit) return;
     const dated = await Promise.all(names.map(async (name) => {
       const path = join(this.path, name);

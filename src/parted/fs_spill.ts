@@ -74,14 +74,14 @@ export class SpillDirectory {
   }
 }
 
-/** The directories in use, removed if the process exits first. */
+/** The directories and files in use, removed if the process exits first. */
 const inUse = new Set<string>();
 let listening = false;
 
 /**
- * Removes the directory `path` when the process exits (Deno's `unload`, which `Deno.exit`
- * dispatches; Node's `exit`) unless the returned function is called first. One listener serves
- * every directory of the process.
+ * Removes the directory or file `path` when the process exits (Deno's `unload`, which
+ * `Deno.exit` dispatches; Node's `exit`) unless the returned function is called first. One
+ * listener serves every path of the process.
  */
 function removedAtExit(path: string): () => void {
   if (!listening) {
@@ -115,16 +115,24 @@ export class PartFile {
   readonly path: string;
   readonly #handle: Awaited<ReturnType<typeof open>>;
   #closed = false;
+  /** Stops the file's removal at the process's exit (it was removed or renamed). */
+  #forget: () => void = () => {};
 
   private constructor(path: string, handle: Awaited<ReturnType<typeof open>>) {
     this.path = path;
     this.#handle = handle;
   }
 
-  /** Creates (or truncates) the file at `path`. */
-  static async create(path: string): Promise<PartFile> {
+  /**
+   * Creates (or truncates) the file at `path`; with `transient`, the file is removed if the
+   * process exits before it is removed or renamed (a part being fetched into a directory that
+   * outlives the process).
+   */
+  static async create(path: string, options: { transient?: boolean } = {}): Promise<PartFile> {
     try {
-      return new PartFile(path, await open(path, "w+"));
+      const file = new PartFile(path, await open(path, "w+"));
+      if (options.transient === true) file.#forget = removedAtExit(path);
+      return file;
     } catch (err) {
       throw new LocalFileError(`temporary part file: cannot be created${osReason(err)}`, {
         cause: err,
@@ -227,6 +235,7 @@ export class PartFile {
   /** Renames the file to `path` (within its directory's file system). */
   async renameTo(path: string): Promise<void> {
     await rename(this.path, path);
+    this.#forget();
   }
 
   /** Closes the file (once). */
@@ -240,5 +249,6 @@ export class PartFile {
   async remove(): Promise<void> {
     await this.close();
     await rm(this.path, { force: true }).catch(() => {});
+    this.#forget();
   }
 }

@@ -128,3 +128,64 @@ registryTest("cat: a corrupted part gives exit 5 and none of its bytes", async (
   assertStrictEquals(out.code, 5, out.stderr);
   assertStrictEquals(out.stdout.byteLength, 0);
 });
+
+registryTest(
+  "cat --limit-rate caps the read; a stop during a fetch into --cache-dir leaves no partial file",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const bytes = patternBytes(4 * MiB, 17);
+    await Deno.writeFile(`${tmp.path}/one.bin`, bytes);
+    const ref = `${registry.host}/cat/slow:v1`;
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "4MiB", ref, `${tmp.path}/one.bin`],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(push.code, 0, push.stderr);
+
+    // 4 MiB at 2 MiB/s: about 2 s, against a few milliseconds uncapped on loopback.
+    const started = performance.now();
+    const capped = await cat(["--limit-rate", "2MiB/s", "--range", "0-9", ref], tmp.path);
+    const seconds = (performance.now() - started) / 1000;
+    assertStrictEquals(capped.code, 0, capped.stderr);
+    assertStrictEquals(sha256Bytes(capped.stdout), sha256Bytes(bytes.slice(0, 10)));
+    assert(seconds >= 1.5, `a 4 MiB part at 2 MiB/s took ${seconds.toFixed(2)} s`);
+
+    const cache = `${tmp.path}/cache`;
+    const child = spawnCli(
+      [
+        "cat",
+        "--plain-http",
+        "--limit-rate",
+        "1MiB/s",
+        "--cache-dir",
+        cache,
+        "--range",
+        "0-9",
+        ref,
+      ],
+      { tmp: tmp.path },
+    );
+    await child.stdin.close();
+    const partial = async () => {
+      const names: string[] = [];
+      try {
+        for await (const entry of Deno.readDir(cache)) names.push(entry.name);
+      } catch (err) {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      }
+      return names;
+    };
+    for (let i = 0; i < 100 && (await partial()).length === 0; i++) await delay(50);
+    assertStrictEquals((await partial()).length, 1, "the part is being fetched into the cache");
+    await delay(300);
+    child.kill("SIGINT");
+    const out = await child.output();
+    assertStrictEquals(out.code, 130, new TextDecoder().decode(out.stderr));
+    assertStrictEquals((await partial()).join(", "), "", "nothing is left in the cache directory");
+  },
+);
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -167,3 +167,25 @@ Deno.test("a read across parts, with room for one kept part and none in memory, 
     await Deno.remove(spill, { recursive: true });
   }
 });
+
+Deno.test("the cache directory drops partial files a killed process left an hour ago, not newer ones", async () => {
+  const { registry, client, bytes, ref } = await artifact();
+  const cache = await Deno.makeTempDir({ prefix: "ocipart-reader-cache-" });
+  try {
+    const old = `${cache}/${"a".repeat(64)}.left.partial`;
+    const recent = `${cache}/${"b".repeat(64)}.running.partial`;
+    await Deno.writeFile(old, new Uint8Array(10));
+    await Deno.writeFile(recent, new Uint8Array(10));
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await Deno.utime(old, twoHoursAgo, twoHoursAgo);
+    await using reader = await client.open(ref, { cacheDirectory: cache });
+    assertEquals(await reader.readAt(0, 10), bytes.slice(0, 10));
+    const names = (await filesUnder(cache)).sort();
+    assertEquals(names.filter((name) => name.endsWith(".partial")), [recent.split("/").pop()]);
+    assertStrictEquals(names.length, 2, names.join(", "));
+  } finally {
+    client.close();
+    await registry.close();
+    await Deno.remove(cache, { recursive: true });
+  }
+});

@@ -154,6 +154,8 @@ export interface CatCommand extends RegistryFlags, ReadFlags {
   cacheDir: string | undefined;
   /** `--temp-dir`: where fetched parts wait when they do not fit in memory. */
   tempDir?: string | undefined;
+  /** `--limit-rate`: the bandwidth cap, bytes per second; undefined for none. */
+  limitRate: number | undefined;
 }
 
 /** A parsed `verify` command line. */
@@ -615,6 +617,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       range: { type: "string" },
       "cache-dir": { type: "string" },
       "temp-dir": { type: "string" },
+      "limit-rate": { type: "string" },
     },
     operands: ["<ref>"],
     build: (p) => ({
@@ -626,6 +629,7 @@ const COMMAND_SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       rangeText: typeof p.values.range === "string" ? p.values.range.trim() : "",
       cacheDir: p.text("cache-dir"),
       ...catTempDir(p),
+      limitRate: p.flag("limit-rate", parseRate),
     }),
   },
   verify: {

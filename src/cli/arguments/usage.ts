@@ -201,6 +201,7 @@ Flags:
                          fit in memory (256 MiB; the default part size is 512 MiB): a
                          directory made there and removed at the end (default: the system's
                          temporary directory)
+  --limit-rate RATE      cap the bandwidth, e.g. 512KiB/s or 10MiB/s
 ${MIRROR_FLAGS}
 ${REGISTRY_FLAGS}`,
 
