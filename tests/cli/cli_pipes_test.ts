@@ -43,27 +43,42 @@ registryTest("pull -: the file on stdout, equal to the file (sha256)", async () 
   assertStrictEquals(pull.stderr.includes("sha256:"), false);
 });
 
-registryTest("pull -: a corrupted part gives exit 5 and none of its bytes", async () => {
-  await using registry = await startRegistry();
-  await using tmp = await tempDir();
-  const bytes = patternBytes(4 * PART, 3);
-  await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
-  const ref = `${registry.host}/pipes/bad:v1`;
-  const push = await runCli(
-    ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/data.bin`],
-    { tmp: tmp.path },
-  );
-  assertStrictEquals(push.code, 0, push.stderr);
-  const digest = sha256Bytes(bytes.subarray(PART, 2 * PART));
-  const tampered = bytes.slice(PART, 2 * PART);
-  tampered[100] ^= 0xff;
-  await Deno.writeFile(registry.blobPath(digest), tampered);
-  const pull = await runBytes(["pull", "--plain-http", "--workers", "1", ref, "-"], tmp.path);
-  assertStrictEquals(pull.code, 5, pull.stderr);
-  // The output ends at the end of the part before the bad one.
-  assertStrictEquals(pull.stdout.byteLength, PART);
-  assertStrictEquals(sha256Bytes(pull.stdout), sha256Bytes(bytes.subarray(0, PART)));
-});
+registryTest(
+  "pull -: a corrupted part gives exit 5, none of its bytes, and words that say so; blob pull - says to discard",
+  async () => {
+    await using registry = await startRegistry();
+    await using tmp = await tempDir();
+    const bytes = patternBytes(4 * PART, 3);
+    await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
+    const ref = `${registry.host}/pipes/bad:v1`;
+    const push = await runCli(
+      ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/data.bin`],
+      { tmp: tmp.path },
+    );
+    assertStrictEquals(push.code, 0, push.stderr);
+    const digest = sha256Bytes(bytes.subarray(PART, 2 * PART));
+    const tampered = bytes.slice(PART, 2 * PART);
+    tampered[100] ^= 0xff;
+    await Deno.writeFile(registry.blobPath(digest), tampered);
+    const pull = await runBytes(["pull", "--plain-http", "--workers", "1", ref, "-"], tmp.path);
+    assertStrictEquals(pull.code, 5, pull.stderr);
+    // The output ends at the end of the part before the bad one, and the report says so.
+    assertStrictEquals(pull.stdout.byteLength, PART);
+    assertStrictEquals(sha256Bytes(pull.stdout), sha256Bytes(bytes.subarray(0, PART)));
+    assert(
+      pull.stderr.includes("standard output ends with the last part that verified"),
+      pull.stderr,
+    );
+    // The blob whose bytes went out: the report says to discard them.
+    const blob = await runBytes(
+      ["blob", "pull", "--plain-http", `${registry.host}/pipes/bad@${digest}`, "-"],
+      tmp.path,
+    );
+    assertStrictEquals(blob.code, 5, blob.stderr);
+    assert(blob.stderr.includes("that output is not the blob, discard it"), blob.stderr);
+    assert(!blob.stderr.includes("nothing unverified was kept"), blob.stderr);
+  },
+);
 
 registryTest(
   "pull -: parts fetched in stripes; a corrupted one gives exit 5 and none of its bytes",

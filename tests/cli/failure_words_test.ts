@@ -127,6 +127,35 @@ Deno.test("bytes that did not match their digest: what a pull kept is said as it
   );
 });
 
+Deno.test("bytes that did not match on standard output: what went out is said as it is", () => {
+  const mismatch = new DigestMismatchError("part 2");
+  const reference = "r.example/a/b:v1";
+  // A part goes out only once verified.
+  for (
+    const subject of [
+      { command: "pull", input: { reference, destination: "-" } },
+      { command: "cat", input: { reference } },
+    ]
+  ) {
+    assertStrictEquals(
+      failureWords(mismatch, subject)?.sentence,
+      "bytes of r.example/a/b:v1 did not match their digest; standard output ends with the last " +
+        "part that verified, and nothing of the part that failed was written",
+      subject.command,
+    );
+  }
+  // A blob's bytes go out as they arrive.
+  const blob = {
+    command: "blob pull",
+    input: { reference: "r.example/a/b@sha256:ab", destination: "-" },
+  };
+  assertStrictEquals(
+    failureWords(new DigestMismatchError("blob"), blob)?.sentence,
+    "bytes of r.example/a/b@sha256:ab did not match their digest after they went to standard " +
+      "output: that output is not the blob, discard it",
+  );
+});
+
 Deno.test("a local file error names the path typed and the system's reason", () => {
   const local = (code: string) =>
     new LocalFileError("pull destination: write failed", {

@@ -250,7 +250,10 @@ Download one blob into <file> (- for standard output) with --workers ranged read
 --chunk-size bytes at once. The bytes land in <file>.blob-partial, which a rerun of the same
 command continues from; <file> appears only once the whole blob hashed to <digest>. A blob
 whose bytes do not match is discarded (exit 5); one that does not exist exits 3. Bytes read
-from a mirror that do not match are fetched again from the registry.
+from a mirror that do not match are fetched again from the registry. With -, the bytes go out
+in order as they arrive and the digest is checked at the end: a blob is one unit of
+verification, so exit 5 then means the output is not the blob (discard it; a pull to a file
+never shows such bytes).
 
 Flags:
   --chunk-size SIZE      bytes per ranged read (default 8MiB, less for a small blob):

@@ -208,9 +208,26 @@ function noFileNameWords(subject: FailureSubject, ref: string, err: NoFileNameEr
  * Bytes that did not match their digest. A pull writes nothing where the file goes, but the
  * partial file keeps what landed, the failed part's bytes included: a rerun reuses from it only
  * what matches its part's digest (the resume rules), so the partial stays, and the words say so.
+ * On standard output, a part goes out only once verified (`pull -`, `cat`), but a blob's bytes
+ * go out as they arrive and are checked at the end (`blob pull -`).
  */
 function mismatchWords(subject: FailureSubject, ref: string): Words {
   const damaged = "if it keeps happening, the registry's copy is damaged";
+  const toStdout = subject.input.destination === "-" || subject.command === "cat";
+  if (toStdout && subject.command === "blob pull") {
+    return {
+      sentence: `bytes of ${ref} did not match their digest after they went to standard output: ` +
+        "that output is not the blob, discard it",
+      hint: `try again; ${damaged}`,
+    };
+  }
+  if (toStdout) {
+    return {
+      sentence: `bytes of ${ref} did not match their digest; standard output ends with the ` +
+        "last part that verified, and nothing of the part that failed was written",
+      hint: `try again; ${damaged}`,
+    };
+  }
   if (subject.command !== "pull") {
     return {
       sentence: `bytes of ${ref} did not match their digest; nothing unverified was kept`,
