@@ -50,3 +50,17 @@ Deno.test("cat --temp-dir: where parts wait that do not fit in memory; not with 
     "parts kept in the cache directory wait nowhere else",
   );
 });
+
+Deno.test("push - --name: a name that could not be a title is refused, not dropped", () => {
+  for (const bad of ["x\ny", ".", ".hidden", "~x", "a/.b"]) {
+    assertThrows(
+      () => parseCommandLine(["push", "--name", bad, REF, "-"]),
+      UsageError,
+      "--name: not a plain file name",
+    );
+  }
+  for (const [typed, kept] of [["d.tar", "d.tar"], ["dir/d.tar", "dir/d.tar"]]) {
+    const command = parseCommandLine(["push", "--name", typed, REF, "-"]);
+    assertStrictEquals(command.kind === "push" ? command.name : undefined, kept);
+  }
+});

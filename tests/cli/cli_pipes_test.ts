@@ -482,3 +482,49 @@ registryTest(
     }
   },
 );
+
+Deno.test("--temp-dir that is missing or not a directory is refused before any request", async () => {
+  await using tmp = await tempDir();
+  const file = `${tmp.path}/file`;
+  await Deno.writeTextFile(file, "x");
+  // Nothing listens on port 1: a request would say so instead.
+  const ref = "127.0.0.1:1/pipes/none:v1";
+  for (
+    const [dir, problem] of [[`${tmp.path}/missing`, "does not exist"], [
+      file,
+      "is not a directory",
+    ]]
+  ) {
+    for (const args of [["pull", ref, "-"], ["push", ref, "-"], ["cat", ref]]) {
+      const [command, ...operands] = args;
+      const run = await runBytes(
+        [command, "--plain-http", "--temp-dir", dir, ...operands],
+        tmp.path,
+        new Uint8Array(10),
+      );
+      const what = `${command} --temp-dir ${problem}`;
+      assertStrictEquals(run.code, 1, `${what}: ${run.stderr}`);
+      assert(run.stderr.includes(`--temp-dir: ${dir} ${problem}`), `${what}: ${run.stderr}`);
+      assert(!run.stderr.includes("nothing is listening"), `${what}: ${run.stderr}`);
+    }
+  }
+});
+
+Deno.test("--ca-file that is missing: its path and the system's reason", async () => {
+  await using tmp = await tempDir();
+  const run = await runBytes(
+    ["cat", "--ca-file", `${tmp.path}/missing.pem`, "127.0.0.1:1/pipes/none:v1"],
+    tmp.path,
+  );
+  assertStrictEquals(run.code, 1, run.stderr);
+  assert(
+    run.stderr.startsWith("ocipart cat: could not read 127.0.0.1:1/pipes/none:v1\n"),
+    run.stderr,
+  );
+  assert(
+    run.stderr.includes(
+      `--ca-file: cannot read ${tmp.path}/missing.pem: no such file or directory (ENOENT)`,
+    ),
+    run.stderr,
+  );
+});

@@ -240,3 +240,33 @@ Deno.test("a login a hint prints reaches the registry as the failed command did"
     "ocipart login --plain-http --username USER --password-stdin 127.0.0.1:5000",
   );
 });
+
+Deno.test("the temporary directory of a pipe or of cat is named, not the output", () => {
+  const full = new LocalFileError("temporary directory: cannot be created", {
+    cause: Object.assign(new Error("os"), { code: "ENOSPC" }),
+  });
+  const reference = "r.example/a/b:v1";
+  assertEquals(
+    failureWords(full, {
+      command: "pull",
+      input: { reference, destination: "-", tempDir: "/big" },
+    }),
+    {
+      sentence: "cannot keep parts in --temp-dir /big: no space left on the device (ENOSPC)",
+      hint: "free some space, or give --temp-dir another directory on a disk with room: parts " +
+        "wait there (at most --workers parts at once)",
+    },
+  );
+  const denied = new LocalFileError("temporary part file: cannot be created", {
+    cause: Object.assign(new Error("os"), { code: "EACCES" }),
+  });
+  assertStrictEquals(
+    failureWords(denied, { command: "cat", input: { reference } })?.sentence,
+    "cannot keep parts in the system's temporary directory: permission denied (EACCES)",
+  );
+  // A failure of cat or a blob command names what was asked.
+  assertStrictEquals(
+    failureWords(new Error("odd"), { command: "cat", input: { reference } })?.sentence,
+    "could not read r.example/a/b:v1",
+  );
+});

@@ -9,11 +9,13 @@
  */
 import {
   isMirrorLocation,
+  isPlainFileName,
   isReservedAnnotation,
   parseReference,
   registryOrigin,
   terminalText,
 } from "../../parted/mod.ts";
+import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import { parseLimit } from "./duration.ts";
 import { parseSize } from "./size.ts";
@@ -694,6 +696,15 @@ function stdinPush(p: Parsed): { name?: string } {
   if (p.bool("password-stdin")) {
     throw new UsageError(
       "--password-stdin cannot go with - (standard input carries the file)",
+      p.command,
+    );
+  }
+  // The title recorded is the name's base name, when a pull into a directory could use it: a
+  // name typed that gives none is a mistake to say now, not a title silently missing later.
+  if (name !== undefined && !isPlainFileName(basename(name).normalize("NFC"))) {
+    throw new UsageError(
+      "--name: not a plain file name, so no title could be recorded (hidden, blank-looking, " +
+        "look-alike or reserved characters, or a leading - or ~)",
       p.command,
     );
   }

@@ -8,6 +8,8 @@
 import { dockerConfigCredentials, InputFileError, readInputFile } from "../../auth/mod.ts";
 import { causeChain, findError, LocalFileError } from "../../errors/mod.ts";
 import {
+  errnoCode,
+  errnoMeaning,
   type MirrorTable,
   PartedClient,
   type PartedClientOptions,
@@ -319,6 +321,7 @@ async function readInputs(
   if (flags.registryConfig !== undefined) {
     await requireRegistryConfig(flags.registryConfig, createsConfig === true);
   }
+  if (flags.tempDir !== undefined) await requireTempDir(flags.tempDir);
   const caCerts = flags.caFile === undefined
     ? undefined
     : [await readCaFile(flags.caFile, "--ca-file", signal)];
@@ -427,9 +430,32 @@ export async function readCaFile(
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
     if (err instanceof InputFileError) throw new Error(`${flag}: ${path} is ${err.message}`);
-    const kind = err instanceof Error ? err.name : "error";
-    throw new Error(`${flag}: cannot read the file (${kind})`, { cause: err });
+    const code = errnoCode(err);
+    const meaning = code === undefined ? undefined : errnoMeaning(code);
+    const why = code === undefined
+      ? ""
+      : meaning === undefined
+      ? ` (${code})`
+      : `: ${meaning} (${code})`;
+    throw new Error(`${flag}: cannot read ${path}${why}`, { cause: err });
   }
+}
+
+/**
+ * Checks that `--temp-dir` names a directory before the transfer starts: parts go there only
+ * when they do not fit in memory, which may be minutes in, or never for a small artifact, so a
+ * typo would otherwise surface late or not at all. Other failures (a permission) are left to
+ * the transfer, which names them.
+ */
+async function requireTempDir(path: string): Promise<void> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) return;
+    throw new Error(`--temp-dir: ${path} does not exist`, { cause: err });
+  }
+  if (!info.isDirectory) throw new Error(`--temp-dir: ${path} is not a directory`);
 }
 
 /** What a path that is not a regular file is, for a sentence naming its flag. */

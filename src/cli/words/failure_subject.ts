@@ -27,6 +27,8 @@ export interface TypedInput {
   readonly destination?: string;
   /** Pull's destination is a directory: the file in it is named by the artifact. */
   readonly intoDirectory?: boolean;
+  /** `--temp-dir` of a pipe or of cat. */
+  readonly tempDir?: string | undefined;
   /** `--plain-http`. */
   readonly plainHttp?: boolean;
   /** `--insecure`. */
@@ -164,6 +166,16 @@ export function subjectPhrase(subject: FailureSubject): string {
       return `copy ${shown(input.source)} to ${shown(input.target)}`;
     case "inspect":
       return `inspect ${shown(input.reference)}`;
+    case "cat":
+      return `read ${shown(input.reference)}`;
+    case "blob pull":
+      return `pull the blob ${shown(input.reference)} into ${shown(input.destination)}`;
+    case "blob push":
+      return `push ${shown(input.file)} as a blob to ${shown(input.reference)}`;
+    case "blob exists":
+      return `look for the blob ${shown(input.reference)}`;
+    case "blob mount":
+      return `mount the blob ${shown(input.source)} into ${shown(input.target)}`;
     case "verify":
       return `verify ${shown(input.file)} against ${shown(input.reference)}`;
     case "login":

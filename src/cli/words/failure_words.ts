@@ -48,6 +48,7 @@ import {
   localFileWords,
   outputWords,
   restrictedPathWords,
+  temporaryDirectoryWords,
 } from "./local_file_words.ts";
 import { partSizeWords } from "./part_size_words.ts";
 import { referenceWords } from "./reference_words.ts";
@@ -299,6 +300,11 @@ export function failureWords(
   if (findError(err, ExchangeError)?.atProxy === true) {
     return proxyWords(reason, place, proxyOf(place.plainHttp));
   }
+  // Where parts wait, when the system refused it; a permission of Deno's keeps its own words.
+  const temporary = reason?.endsWith("_PERMISSION")
+    ? undefined
+    : temporaryDirectoryWords(subject, err);
+  if (temporary !== undefined) return temporary;
   if (reason !== undefined) return reasonWords(reason, place);
   return answerWords(subject, err) ?? kindWords(subject, err, place) ??
     destinationWords(subject, err) ??

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { causeChain, findError } from "../../errors/mod.ts";
+import { causeChain, findError, LocalFileError } from "../../errors/mod.ts";
 import {
   DestinationExistsError,
   errnoCode,
@@ -83,6 +83,60 @@ export function restrictedPathWords(subject: FailureSubject): Words {
       "/sys and /dev",
     hint: "choose a path outside /proc, /sys and /dev",
   };
+}
+
+/**
+ * Whether `err` is about the temporary directory of a pipe or of cat (the library's message
+ * says so), not about the file the user named.
+ */
+function inTemporaryDirectory(err: unknown): boolean {
+  const local = findError(err, LocalFileError);
+  return local !== undefined && /^temporary (directory|part file):/.test(local.message);
+}
+
+/**
+ * The words of an error in the temporary directory of a pipe or of cat (where parts wait that
+ * do not fit in memory): where it is, the system's reason and what to do; `undefined` for
+ * another error.
+ *
+ * @example A full disk under the parts of `pull -`
+ * ```ts
+ * import { temporaryDirectoryWords } from "./local_file_words.ts";
+ * import { LocalFileError } from "../../errors/mod.ts";
+ * const err = new LocalFileError("temporary part file: cannot be created", {
+ *   cause: Object.assign(new Error("os"), { code: "ENOSPC" }),
+ * });
+ * const subject = { command: "pull", input: { destination: "-", tempDir: "/big" } };
+ * console.log(temporaryDirectoryWords(subject, err)?.sentence);
+ * // "cannot keep parts in --temp-dir /big: no space left on the device (ENOSPC)"
+ * ```
+ */
+export function temporaryDirectoryWords(subject: FailureSubject, err: unknown): Words | undefined {
+  if (!inTemporaryDirectory(err)) return undefined;
+  const { tempDir } = subject.input;
+  const place = tempDir === undefined
+    ? "the system's temporary directory"
+    : `--temp-dir ${terminalText(tempDir)}`;
+  const sentence = `cannot keep parts in ${place}${reason(err)}`;
+  const other = tempDir === undefined ? "give --temp-dir" : "give --temp-dir another directory";
+  switch (firstErrno(err)) {
+    case "ENOSPC":
+    case "EDQUOT":
+      return {
+        sentence,
+        hint: `free some space, or ${other} on a disk with room: parts wait there (at most ` +
+          "--workers parts at once)",
+      };
+    case "ENOENT":
+    case "ENOTDIR":
+      return { sentence, hint: `${other}: a directory that exists` };
+    case "EACCES":
+    case "EPERM":
+    case "EROFS":
+      return { sentence, hint: `check the directory's permissions, or ${other}` };
+    default:
+      return { sentence };
+  }
 }
 
 /**
