@@ -264,6 +264,7 @@ registryTest(
       { tmp: tmp.path },
     );
     const writer = partial.stdin.getWriter();
+    const stderr = new Response(partial.stderr).text();
     // The input stays open: the producer is still "writing" when the push is interrupted.
     await writer.write(bytes);
     for (let i = 0; i < 100 && (await entries(spill)).length === 0; i++) await delay(50);
@@ -271,9 +272,12 @@ registryTest(
     const status = await partial.status;
     await writer.close().catch(() => {});
     await partial.stdout.cancel();
-    await partial.stderr.cancel();
     assertStrictEquals(status.code, 130);
     assertStrictEquals((await entries(spill)).length, 0);
+    // The report does not read as a push that completed ("3 of 3 parts uploaded").
+    const report = await stderr;
+    assert(report.includes("no manifest written"), report);
+    assert(!/ of \d+ parts?/.test(report), report);
     const inspect = await runCli(["inspect", "--plain-http", ref], { tmp: tmp.path });
     assertStrictEquals(inspect.code, 3, inspect.stderr);
   },

@@ -843,6 +843,16 @@ Deno.test("interrupted: what was kept and that the same command resumes, for eac
     partsDone: 3,
     partsTotal: 6,
   };
+  // From standard input: no "of N" (the input had not ended) and no manifest.
+  assertStrictEquals(
+    interruptedLine({ kind: "push", fromStdin: true }, last),
+    "3 parts (1.50 GiB) of the input uploaded and kept by the registry, no manifest written; " +
+      "the same command with the same input skips them",
+  );
+  assertStrictEquals(
+    interruptedLine({ kind: "push", fromStdin: true }, undefined),
+    "no part was uploaded yet and no manifest written; run it again",
+  );
   // To standard output: nothing is kept, and no partial file is named.
   const piped = { kind: "pull", destination: "-", intoDirectory: false, toStdout: true } as const;
   assertStrictEquals(

@@ -29,7 +29,7 @@ import { transferProgress } from "../progress/transfer_progress.ts";
  */
 export async function runPush(command: PushCommand): Promise<number> {
   const fromStdin = command.file === "-";
-  const progress = transferProgress(command.progress, { kind: "push" });
+  const progress = transferProgress(command.progress, { kind: "push", fromStdin });
   const session = await openSession({
     label: "ocipart push",
     flags: command,

@@ -21,7 +21,12 @@ export type StoppedTransfer =
     /** The pull writes to standard output: nothing is kept to resume from. */
     readonly toStdout?: boolean;
   }
-  | { readonly kind: "push" | "copy" | "verify" };
+  | {
+    readonly kind: "push";
+    /** The push reads standard input: its size is known only at its end. */
+    readonly fromStdin?: boolean;
+  }
+  | { readonly kind: "copy" | "verify" };
 
 const RESUME = "run the same command to resume";
 
@@ -70,6 +75,19 @@ function pullLine(
 }
 
 /**
+ * A push from standard input stopped: the parts cut so far are all it knows (the input had not
+ * ended, so "of N" would read as a push that was nearly done).
+ */
+function stdinPushLine(last: TransferSnapshot | undefined): string {
+  const parts = last?.partsDone ?? 0;
+  const bytes = last?.completedBytes ?? 0;
+  if (parts === 0) return "no part was uploaded yet and no manifest written; run it again";
+  return `${parts} ${parts === 1 ? "part" : "parts"} (${formatBytes(bytes)}) of the input ` +
+    "uploaded and kept by the registry, no manifest written; the same command with the same " +
+    "input skips them";
+}
+
+/**
  * The line a transfer stopped by a signal reports, from its last snapshot: what is kept and how
  * to go on. A pull keeps its verified parts, the written beginnings of the parts in flight and
  * what a resume found on disk, in its partial file, named by its path; a push or a copy leaves
@@ -94,6 +112,7 @@ export function interruptedLine(
   last: TransferSnapshot | undefined,
 ): string {
   if (transfer.kind === "pull") return pullLine(transfer, last);
+  if (transfer.kind === "push" && transfer.fromStdin === true) return stdinPushLine(last);
   const parts = last?.partsDone ?? 0;
   const count = partCount(parts, last?.partsTotal);
   switch (transfer.kind) {
