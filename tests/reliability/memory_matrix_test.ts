@@ -93,7 +93,7 @@ async function firstDifference(actual: string, expected: string): Promise<string
 }
 
 registryTest(
-  "memory matrix: push, pull, copy, blob pull and parallel blob pull of 1 GiB stay bounded in every TLS mode, direct and through a proxy",
+  "memory matrix: push, pull, copy, blob pulls, push -, pull - and cat --range of 1 GiB stay bounded in every TLS mode, direct and through a proxy",
   { needs: ["openssl", "tinyproxy"] },
   async (t) => {
     const dir = await makeTempDir("ocipart-memory-matrix-");
