@@ -14,6 +14,8 @@ import { cliArgv, cliEnv, PROJECT_ROOT, runCli, spawnCli, stallFromThirdPart } f
 import { stopWhileStalled, untilReaderLeaves } from "./_pipes.ts";
 
 const KiB = 1024;
+/** A pull over plain HTTP that draws no progress. */
+const QUIET_PULL = ["pull", "--plain-http", "--progress", "none"];
 const PART = 64 * KiB;
 
 /** Runs the CLI with `stdin` bytes and returns stdout as bytes. */
@@ -30,13 +32,7 @@ registryTest("pull -: the file on stdout, equal to the file (sha256)", async () 
   await using registry = await startRegistry();
   await using tmp = await tempDir();
   const bytes = patternBytes(5 * PART + 123);
-  await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
-  const ref = `${registry.host}/pipes/data:v1`;
-  const push = await runCli(
-    ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/data.bin`],
-    { tmp: tmp.path },
-  );
-  assertStrictEquals(push.code, 0, push.stderr);
+  const ref = await pushed(bytes, `${registry.host}/pipes/data:v1`, "64KiB", tmp.path);
   const pull = await runBytes(["pull", "--plain-http", "--workers", "3", ref, "-"], tmp.path);
   assertStrictEquals(pull.code, 0, pull.stderr);
   assertStrictEquals(sha256Bytes(pull.stdout), sha256Bytes(bytes));
@@ -49,13 +45,7 @@ registryTest(
     await using registry = await startRegistry();
     await using tmp = await tempDir();
     const bytes = patternBytes(4 * PART, 3);
-    await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
-    const ref = `${registry.host}/pipes/bad:v1`;
-    const push = await runCli(
-      ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/data.bin`],
-      { tmp: tmp.path },
-    );
-    assertStrictEquals(push.code, 0, push.stderr);
+    const ref = await pushed(bytes, `${registry.host}/pipes/bad:v1`, "64KiB", tmp.path);
     const digest = sha256Bytes(bytes.subarray(PART, 2 * PART));
     const tampered = bytes.slice(PART, 2 * PART);
     tampered[100] ^= 0xff;
@@ -88,13 +78,7 @@ registryTest(
     // Parts of three stripes each (two of 16 MiB and one of 8 MiB), fetched in ranged GETs.
     const part = 40 * 1024 * KiB;
     const bytes = patternBytes(2 * part + 99, 13);
-    await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
-    const ref = `${registry.host}/pipes/striped:v1`;
-    const push = await runCli(
-      ["push", "--plain-http", "--part-size", "40MiB", ref, `${tmp.path}/data.bin`],
-      { tmp: tmp.path },
-    );
-    assertStrictEquals(push.code, 0, push.stderr);
+    const ref = await pushed(bytes, `${registry.host}/pipes/striped:v1`, "40MiB", tmp.path);
     await using proxy = await startFaultProxy({ target: registry.url });
     const viaProxy = ref.replace(registry.host, proxy.host);
     const pull = await runBytes(
@@ -128,13 +112,7 @@ registryTest("pull - | head -c: exit 0, quietly, and the requests stop", async (
   await using registry = await startRegistry();
   await using tmp = await tempDir();
   const bytes = patternBytes(64 * PART, 5);
-  await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
-  const ref = `${registry.host}/pipes/head:v1`;
-  const push = await runCli(
-    ["push", "--plain-http", "--part-size", "64KiB", ref, `${tmp.path}/data.bin`],
-    { tmp: tmp.path },
-  );
-  assertStrictEquals(push.code, 0, push.stderr);
+  const ref = await pushed(bytes, `${registry.host}/pipes/head:v1`, "64KiB", tmp.path);
   const argv = cliArgv(["pull", "--plain-http", ref, "-"], { tmp: tmp.path });
   const quoted = argv.map((arg) => `'${arg}'`).join(" ");
   const started = performance.now();
@@ -160,23 +138,10 @@ registryTest(
     // Two parts of three stripes each; every stripe of the second one stalls after 1000 bytes.
     const part = 40 * 1024 * KiB;
     const bytes = patternBytes(2 * part, 17);
-    await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
-    const ref = `${proxy.host}/pipes/gone-striped:v1`;
-    const push = await runCli(
-      ["push", "--plain-http", "--part-size", "40MiB", ref, `${tmp.path}/data.bin`],
-      { tmp: tmp.path },
-    );
-    assertStrictEquals(push.code, 0, push.stderr);
+    const ref = await pushed(bytes, `${proxy.host}/pipes/gone-striped:v1`, "40MiB", tmp.path);
     const second = sha256Bytes(bytes.subarray(part));
     proxy.fault({ method: "GET", path: new RegExp(second), times: Infinity, stallAfter: 1000 });
-    const { code, stderr, got, elapsed } = await untilReaderLeaves([
-      "pull",
-      "--plain-http",
-      "--progress",
-      "none",
-      ref,
-      "-",
-    ], {
+    const { code, stderr, got, elapsed } = await untilReaderLeaves([...QUIET_PULL, ref, "-"], {
       tmp: tmp.path,
     });
     assertStrictEquals(code, 0, stderr);
@@ -224,23 +189,10 @@ registryTest("pull -: a reader that goes away stops every request within 1 s, ex
   await using tmp = await tempDir();
   const MiB = 1024 * KiB;
   const bytes = patternBytes(4 * MiB, 13);
-  await Deno.writeFile(`${tmp.path}/data.bin`, bytes);
-  const ref = `${proxy.host}/pipes/gone:v1`;
-  const push = await runCli(
-    ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/data.bin`],
-    { tmp: tmp.path },
-  );
-  assertStrictEquals(push.code, 0, push.stderr);
+  const ref = await pushed(bytes, `${proxy.host}/pipes/gone:v1`, "1MiB", tmp.path);
   // Parts 2 and 3 never finish: only the closed pipe can end this pull.
   stallFromThirdPart(proxy);
-  const { code, stderr, elapsed } = await untilReaderLeaves([
-    "pull",
-    "--plain-http",
-    "--progress",
-    "none",
-    ref,
-    "-",
-  ], {
+  const { code, stderr, elapsed } = await untilReaderLeaves([...QUIET_PULL, ref, "-"], {
     tmp: tmp.path,
   });
   assertStrictEquals(code, 0, stderr);
@@ -321,24 +273,11 @@ registryTest(
   async () => {
     await using registry = await startRegistry();
     await using tmp = await tempDir();
-    const MiB = 1024 * KiB;
-    await Deno.writeFile(`${tmp.path}/data.bin`, patternBytes(8 * MiB, 23));
-    const ref = `${registry.host}/pipes/stalled:v1`;
-    const push = await runCli(
-      ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/data.bin`],
-      { tmp: tmp.path },
-    );
-    assertStrictEquals(push.code, 0, push.stderr);
-    const blob = await runCli(
-      ["blob", "push", "--plain-http", `${registry.host}/pipes/blob`, `${tmp.path}/data.bin`],
-      { tmp: tmp.path },
-    );
-    assertStrictEquals(blob.code, 0, blob.stderr);
-    const digest = blob.stdout.trim();
+    const { ref, blobRef } = await artifactAndBlob(registry.host, tmp.path, "stalled", 23);
     const commands = [
       ["cat", "--plain-http", ref],
       ["cat", "--plain-http", "--range", "1000-7000000", ref],
-      ["blob", "pull", "--plain-http", `${registry.host}/pipes/blob@${digest}`, "-"],
+      ["blob", "pull", "--plain-http", blobRef, "-"],
     ];
     for (const args of commands) {
       for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
@@ -351,6 +290,32 @@ registryTest(
     }
   },
 );
+
+/** `bytes` written to `tmp`/data.bin and pushed over plain HTTP to `ref` in parts of `partSize`. */
+async function pushed(bytes: Uint8Array, ref: string, partSize: string, tmp: string) {
+  await Deno.writeFile(`${tmp}/data.bin`, bytes);
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", partSize, ref, `${tmp}/data.bin`],
+    { tmp },
+  );
+  assertStrictEquals(push.code, 0, push.stderr);
+  return ref;
+}
+
+/**
+ * An 8 MiB file (of `seed`) pushed over plain HTTP to `host` as an artifact of 1 MiB parts
+ * (`ref`) and as one blob (`blobRef`, by digest).
+ */
+async function artifactAndBlob(host: string, tmp: string, name: string, seed: number) {
+  const bytes = patternBytes(8 * 1024 * KiB, seed);
+  const ref = await pushed(bytes, `${host}/pipes/${name}:v1`, "1MiB", tmp);
+  const repository = `${host}/pipes/${name}-blob`;
+  const blob = await runCli(["blob", "push", "--plain-http", repository, `${tmp}/data.bin`], {
+    tmp,
+  });
+  assertStrictEquals(blob.code, 0, blob.stderr);
+  return { ref, blobRef: `${repository}@${blob.stdout.trim()}` };
+}
 
 async function entries(dir: string): Promise<string[]> {
   const names = [];
@@ -461,21 +426,10 @@ registryTest(
   async () => {
     await using registry = await startRegistry();
     await using tmp = await tempDir();
-    await Deno.writeFile(`${tmp.path}/data.bin`, patternBytes(8 * 1024 * KiB, 29));
-    const ref = `${registry.host}/pipes/leaves:v1`;
-    const push = await runCli(
-      ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/data.bin`],
-      { tmp: tmp.path },
-    );
-    assertStrictEquals(push.code, 0, push.stderr);
-    const blob = await runCli(
-      ["blob", "push", "--plain-http", `${registry.host}/pipes/leaves`, `${tmp.path}/data.bin`],
-      { tmp: tmp.path },
-    );
-    assertStrictEquals(blob.code, 0, blob.stderr);
+    const { ref, blobRef } = await artifactAndBlob(registry.host, tmp.path, "leaves", 29);
     const commands = [
       ["cat", "--plain-http", ref],
-      ["blob", "pull", "--plain-http", `${registry.host}/pipes/leaves@${blob.stdout.trim()}`, "-"],
+      ["blob", "pull", "--plain-http", blobRef, "-"],
     ];
     for (const args of commands) {
       const left = await untilReaderLeaves(args, { tmp: tmp.path });

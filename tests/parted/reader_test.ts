@@ -9,51 +9,63 @@ import { startMemoryRegistry } from "../../src/testing/mod.ts";
 
 const part = 4096;
 
+/**
+ * A file of five and a bit parts pushed to a registry in memory, with a client and a directory
+ * of the test's own (for temporary or cache files), all let go at the end of the scope.
+ */
 async function artifact() {
   const registry = await startMemoryRegistry();
   const client = new PartedClient({ plainHttp: true });
   const bytes = patternBytes(5 * part + 33);
   const ref = `${registry.host}/r/a:v1`;
   await client.push(ref, fromStream(new Blob([bytes]).stream()), { partSize: part });
-  return { registry, client, bytes, ref };
+  const dir = await Deno.makeTempDir({ prefix: "ocipart-reader-" });
+  return {
+    client,
+    bytes,
+    ref,
+    dir,
+    async [Symbol.asyncDispose]() {
+      client.close();
+      await registry.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
 }
 
 Deno.test("readAt fetches only the parts it touches, and the cache serves nearby reads", async () => {
-  const { registry, client, bytes, ref } = await artifact();
-  try {
-    await using reader = await client.open(ref);
-    assertEquals(await reader.readAt(part - 3, 6), bytes.slice(part - 3, part + 3));
-    assertStrictEquals(reader.bytesFetched, 2 * part);
-    assertEquals(await reader.readAt(part + 100, 10), bytes.slice(part + 100, part + 110));
-    assertStrictEquals(reader.bytesFetched, 2 * part);
-    assertEquals(await reader.readAt(bytes.length - 33, 33), bytes.slice(-33));
-    assertStrictEquals(reader.bytesFetched, 2 * part + 33);
-    assertEquals(await reader.readAt(bytes.length, 0), new Uint8Array(0));
-    await assertRejects(reader.readAt(bytes.length - 1, 2), RangeError);
-  } finally {
-    client.close();
-    await registry.close();
-  }
+  await using setup = await artifact();
+  const { client, bytes, ref } = setup;
+  await using reader = await client.open(ref);
+  assertEquals(await reader.readAt(part - 3, 6), bytes.slice(part - 3, part + 3));
+  assertStrictEquals(reader.bytesFetched, 2 * part);
+  assertEquals(await reader.readAt(part + 100, 10), bytes.slice(part + 100, part + 110));
+  assertStrictEquals(reader.bytesFetched, 2 * part);
+  assertEquals(await reader.readAt(bytes.length - 33, 33), bytes.slice(-33));
+  assertStrictEquals(reader.bytesFetched, 2 * part + 33);
+  assertEquals(await reader.readAt(bytes.length, 0), new Uint8Array(0));
+  await assertRejects(reader.readAt(bytes.length - 1, 2), RangeError);
 });
 
 Deno.test("read streams a range; past the end errors the stream with a RangeError", async () => {
-  const { registry, client, bytes, ref } = await artifact();
-  try {
-    const got = new Uint8Array(
-      await new Response(client.read(ref, { offset: 10, length: 3 * part })).arrayBuffer(),
-    );
-    assertEquals(got, bytes.slice(10, 10 + 3 * part));
-    const whole = new Uint8Array(await new Response(client.read(ref)).arrayBuffer());
-    assertEquals(whole, bytes);
-    await assertRejects(
-      new Response(client.read(ref, { offset: bytes.length + 1 })).arrayBuffer(),
-      RangeError,
-    );
-  } finally {
-    client.close();
-    await registry.close();
-  }
+  await using setup = await artifact();
+  const { client, bytes, ref } = setup;
+  const got = new Uint8Array(
+    await new Response(client.read(ref, { offset: 10, length: 3 * part })).arrayBuffer(),
+  );
+  assertEquals(got, bytes.slice(10, 10 + 3 * part));
+  const whole = new Uint8Array(await new Response(client.read(ref)).arrayBuffer());
+  assertEquals(whole, bytes);
+  await assertRejects(
+    new Response(client.read(ref, { offset: bytes.length + 1 })).arrayBuffer(),
+    RangeError,
+  );
 });
+
+/** Reader options: no part in memory, one kept, in a temporary directory made in `spill`. */
+function keepOneOnDisk(spill: string) {
+  return { memoryWindowBytes: 0, spillDirectory: spill, cacheParts: 1 };
+}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -80,112 +92,76 @@ async function filesUnder(dir: string): Promise<string[]> {
 }
 
 Deno.test("parts beyond the memory window wait in temporary files, removed when the reader closes", async () => {
-  const { registry, client, bytes, ref } = await artifact();
-  const spill = await Deno.makeTempDir({ prefix: "ocipart-reader-spill-" });
-  try {
-    // Room in memory for two parts: the third part read waits in a file.
-    const reader = await client.open(ref, {
-      memoryWindowBytes: 2 * part,
-      spillDirectory: spill,
-      cacheParts: 3,
-    });
-    assertEquals(await reader.readAt(0, 3 * part), bytes.slice(0, 3 * part));
-    const held = await filesUnder(spill);
-    assertEquals(held.filter((name) => name.startsWith("part-")).length, 1, held.join(", "));
-    // All three are kept: reading them again fetches nothing.
-    assertEquals(await reader.readAt(part - 1, 2 * part), bytes.slice(part - 1, 3 * part - 1));
-    assertStrictEquals(reader.bytesFetched, 3 * part);
-    await reader.close();
-    assertEquals(await filesUnder(spill), []);
-  } finally {
-    client.close();
-    await registry.close();
-    await Deno.remove(spill, { recursive: true });
-  }
+  await using setup = await artifact();
+  const { client, bytes, ref, dir: spill } = setup;
+  // Room in memory for two parts: the third part read waits in a file.
+  const reader = await client.open(ref, {
+    memoryWindowBytes: 2 * part,
+    spillDirectory: spill,
+    cacheParts: 3,
+  });
+  assertEquals(await reader.readAt(0, 3 * part), bytes.slice(0, 3 * part));
+  const held = await filesUnder(spill);
+  assertEquals(held.filter((name) => name.startsWith("part-")).length, 1, held.join(", "));
+  // All three are kept: reading them again fetches nothing.
+  assertEquals(await reader.readAt(part - 1, 2 * part), bytes.slice(part - 1, 3 * part - 1));
+  assertStrictEquals(reader.bytesFetched, 3 * part);
+  await reader.close();
+  assertEquals(await filesUnder(spill), []);
 });
 
 Deno.test("a spilled part that leaves the cache during a read is read to its end, then removed", async () => {
-  const { registry, client, bytes, ref } = await artifact();
-  const spill = await Deno.makeTempDir({ prefix: "ocipart-reader-spill-" });
-  try {
-    await using reader = await client.open(ref, {
-      memoryWindowBytes: 0,
-      spillDirectory: spill,
-      cacheParts: 1,
-    });
-    // A read of part 0 begins, then reads of parts 1 and 2 push part 0 out of the cache.
-    const first = reader.stream(0, part).getReader();
-    const chunks = [(await first.read()).value!];
-    assertEquals(await reader.readAt(part, part), bytes.slice(part, 2 * part));
-    assertEquals(await reader.readAt(2 * part, part), bytes.slice(2 * part, 3 * part));
-    for (let next = await first.read(); !next.done; next = await first.read()) {
-      chunks.push(next.value);
-    }
-    assertEquals(concat(chunks), bytes.slice(0, part));
-    // Only the part still cached keeps its file (the others go in the background); part 0 is
-    // fetched again when asked.
-    const held = async () => (await filesUnder(spill)).filter((name) => name.startsWith("part-"));
-    for (let wait = 0; wait < 40 && (await held()).length > 1; wait++) await delay(50);
-    assertEquals(await held(), ["part-2"]);
-    assertEquals(await reader.readAt(0, 10), bytes.slice(0, 10));
-    assertStrictEquals(reader.bytesFetched, 4 * part);
-  } finally {
-    client.close();
-    await registry.close();
-    await Deno.remove(spill, { recursive: true });
+  await using setup = await artifact();
+  const { client, bytes, ref, dir: spill } = setup;
+  await using reader = await client.open(ref, keepOneOnDisk(spill));
+  // A read of part 0 begins, then reads of parts 1 and 2 push part 0 out of the cache.
+  const first = reader.stream(0, part).getReader();
+  const chunks = [(await first.read()).value!];
+  assertEquals(await reader.readAt(part, part), bytes.slice(part, 2 * part));
+  assertEquals(await reader.readAt(2 * part, part), bytes.slice(2 * part, 3 * part));
+  for (let next = await first.read(); !next.done; next = await first.read()) {
+    chunks.push(next.value);
   }
+  assertEquals(concat(chunks), bytes.slice(0, part));
+  // Only the part still cached keeps its file (the others go in the background); part 0 is
+  // fetched again when asked.
+  const held = async () => (await filesUnder(spill)).filter((name) => name.startsWith("part-"));
+  for (let wait = 0; wait < 40 && (await held()).length > 1; wait++) await delay(50);
+  assertEquals(await held(), ["part-2"]);
+  assertEquals(await reader.readAt(0, 10), bytes.slice(0, 10));
+  assertStrictEquals(reader.bytesFetched, 4 * part);
 });
 
 Deno.test("open refuses a negative or fractional memory window", async () => {
-  const { registry, client, ref } = await artifact();
-  try {
-    for (const memoryWindowBytes of [-1, 0.5, Number.NaN]) {
-      await assertRejects(() => client.open(ref, { memoryWindowBytes }), RangeError);
-    }
-  } finally {
-    client.close();
-    await registry.close();
+  await using setup = await artifact();
+  const { client, ref } = setup;
+  for (const memoryWindowBytes of [-1, 0.5, Number.NaN]) {
+    await assertRejects(() => client.open(ref, { memoryWindowBytes }), RangeError);
   }
 });
 
 Deno.test("a read across parts, with room for one kept part and none in memory, fetches each part once", async () => {
-  const { registry, client, bytes, ref } = await artifact();
-  const spill = await Deno.makeTempDir({ prefix: "ocipart-reader-spill-" });
-  try {
-    await using reader = await client.open(ref, {
-      memoryWindowBytes: 0,
-      spillDirectory: spill,
-      cacheParts: 1,
-    });
-    // The parts land together: each one kept pushes the one before out of the cache while its
-    // read has not begun yet.
-    assertEquals(await reader.readAt(10, 4 * part), bytes.slice(10, 10 + 4 * part));
-    assertStrictEquals(reader.bytesFetched, 5 * part);
-  } finally {
-    client.close();
-    await registry.close();
-    await Deno.remove(spill, { recursive: true });
-  }
+  await using setup = await artifact();
+  const { client, bytes, ref, dir: spill } = setup;
+  await using reader = await client.open(ref, keepOneOnDisk(spill));
+  // The parts land together: each one kept pushes the one before out of the cache while its
+  // read has not begun yet.
+  assertEquals(await reader.readAt(10, 4 * part), bytes.slice(10, 10 + 4 * part));
+  assertStrictEquals(reader.bytesFetched, 5 * part);
 });
 
 Deno.test("the cache directory drops partial files a killed process left an hour ago, not newer ones", async () => {
-  const { registry, client, bytes, ref } = await artifact();
-  const cache = await Deno.makeTempDir({ prefix: "ocipart-reader-cache-" });
-  try {
-    const old = `${cache}/${"a".repeat(64)}.left.partial`;
-    const recent = `${cache}/${"b".repeat(64)}.running.partial`;
-    await Deno.writeFile(old, new Uint8Array(10));
-    await Deno.writeFile(recent, new Uint8Array(10));
-    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
-    await Deno.utime(old, twoHoursAgo, twoHoursAgo);
-    await using reader = await client.open(ref, { cacheDirectory: cache });
-    assertEquals(await reader.readAt(0, 10), bytes.slice(0, 10));
-    const names = (await filesUnder(cache)).sort();
-    assertEquals(names.filter((name) => name.endsWith(".partial")), [recent.split("/").pop()]);
-    assertStrictEquals(names.length, 2, names.join(", "));
-  } finally {
-    client.close();
-    await registry.close();
-    await Deno.remove(cache, { recursive: true });
-  }
+  await using setup = await artifact();
+  const { client, bytes, ref, dir: cache } = setup;
+  const old = `${cache}/${"a".repeat(64)}.left.partial`;
+  const recent = `${cache}/${"b".repeat(64)}.running.partial`;
+  await Deno.writeFile(old, new Uint8Array(10));
+  await Deno.writeFile(recent, new Uint8Array(10));
+  const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+  await Deno.utime(old, twoHoursAgo, twoHoursAgo);
+  await using reader = await client.open(ref, { cacheDirectory: cache });
+  assertEquals(await reader.readAt(0, 10), bytes.slice(0, 10));
+  const names = (await filesUnder(cache)).sort();
+  assertEquals(names.filter((name) => name.endsWith(".partial")), [recent.split("/").pop()]);
+  assertStrictEquals(names.length, 2, names.join(", "));
 });
