@@ -252,10 +252,10 @@ export class ArtifactReader {
     })();
   }
 
-  /** The verified part: from the cache, else fetched (once, however many reads ask). */
   /**
-   * A temporary file is in use by the read from the moment the part is found or fetched (in the
-   * same step that puts it in the cache): a read of another part cannot push it out first.
+   * The verified part: from the cache, else fetched (once, however many reads ask). A temporary
+   * file is in use by the read from the moment the part is found or fetched (in the same step
+   * that puts it in the cache): a read of another part cannot push it out first.
    */
   #part(part: PartDescriptor): Promise<CachedPart> {
     const cached = this.#cache.get(part.index);

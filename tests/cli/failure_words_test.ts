@@ -253,8 +253,7 @@ Deno.test("the temporary directory of a pipe or of cat is named, not the output"
     }),
     {
       sentence: "cannot keep parts in --temp-dir /big: no space left on the device (ENOSPC)",
-      hint: "free some space, or give --temp-dir another directory on a disk with room: parts " +
-        "wait there (at most --workers parts at once)",
+      hint: "free some space, or give --temp-dir another directory on a disk with room",
     },
   );
   const denied = new LocalFileError("temporary part file: cannot be created", {
@@ -263,6 +262,11 @@ Deno.test("the temporary directory of a pipe or of cat is named, not the output"
   assertStrictEquals(
     failureWords(denied, { command: "cat", input: { reference } })?.sentence,
     "cannot keep parts in the system's temporary directory: permission denied (EACCES)",
+  );
+  // Cat's cache directory is named as typed.
+  assertStrictEquals(
+    failureWords(denied, { command: "cat", input: { reference, cacheDir: "~/c" } })?.sentence,
+    "cannot keep parts in --cache-dir ~/c: permission denied (EACCES)",
   );
   // A failure of cat or a blob command names what was asked.
   assertStrictEquals(

@@ -29,6 +29,8 @@ export interface TypedInput {
   readonly intoDirectory?: boolean;
   /** `--temp-dir` of a pipe or of cat. */
   readonly tempDir?: string | undefined;
+  /** `--cache-dir` of cat. */
+  readonly cacheDir?: string | undefined;
   /** `--plain-http`. */
   readonly plainHttp?: boolean;
   /** `--insecure`. */

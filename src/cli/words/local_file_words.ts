@@ -86,18 +86,20 @@ export function restrictedPathWords(subject: FailureSubject): Words {
 }
 
 /**
- * Whether `err` is about the temporary directory of a pipe or of cat (the library's message
- * says so), not about the file the user named.
+ * Whether `err` is about the directory where parts wait (the temporary directory of a pipe or
+ * of cat, or cat's cache directory: the library's message says so), not about the file the
+ * user named.
  */
-function inTemporaryDirectory(err: unknown): boolean {
+function inPartsDirectory(err: unknown): boolean {
   const local = findError(err, LocalFileError);
-  return local !== undefined && /^temporary (directory|part file):/.test(local.message);
+  return local !== undefined &&
+    /^(temporary (directory|part file)|cache directory):/.test(local.message);
 }
 
 /**
- * The words of an error in the temporary directory of a pipe or of cat (where parts wait that
- * do not fit in memory): where it is, the system's reason and what to do; `undefined` for
- * another error.
+ * The words of an error in the directory where parts wait (a pipe's or cat's temporary
+ * directory, cat's `--cache-dir`): which it is, the system's reason and what to do; `undefined`
+ * for another error.
  *
  * @example A full disk under the parts of `pull -`
  * ```ts
@@ -112,21 +114,18 @@ function inTemporaryDirectory(err: unknown): boolean {
  * ```
  */
 export function temporaryDirectoryWords(subject: FailureSubject, err: unknown): Words | undefined {
-  if (!inTemporaryDirectory(err)) return undefined;
-  const { tempDir } = subject.input;
-  const place = tempDir === undefined
-    ? "the system's temporary directory"
-    : `--temp-dir ${terminalText(tempDir)}`;
+  if (!inPartsDirectory(err)) return undefined;
+  const { tempDir, cacheDir } = subject.input;
+  const [place, other] = cacheDir !== undefined
+    ? [`--cache-dir ${terminalText(cacheDir)}`, "give --cache-dir another directory"]
+    : tempDir !== undefined
+    ? [`--temp-dir ${terminalText(tempDir)}`, "give --temp-dir another directory"]
+    : ["the system's temporary directory", "give --temp-dir"];
   const sentence = `cannot keep parts in ${place}${reason(err)}`;
-  const other = tempDir === undefined ? "give --temp-dir" : "give --temp-dir another directory";
   switch (firstErrno(err)) {
     case "ENOSPC":
     case "EDQUOT":
-      return {
-        sentence,
-        hint: `free some space, or ${other} on a disk with room: parts wait there (at most ` +
-          "--workers parts at once)",
-      };
+      return { sentence, hint: `free some space, or ${other} on a disk with room` };
     case "ENOENT":
     case "ENOTDIR":
       return { sentence, hint: `${other}: a directory that exists` };
