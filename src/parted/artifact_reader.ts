@@ -7,15 +7,15 @@
  *
  * @module
  */
+import { FileEndedError } from "../errors/kinds.ts";
 import type { Sha256Threads } from "../hashing/sha256_threads.ts";
 import type { Connection } from "./connection.ts";
 import { CacheDirectory } from "./fs_part_cache.ts";
-import { PartFile } from "./fs_spill.ts";
 import { FilePart, MemoryPart } from "./held_part.ts";
 import type { PartDescriptor, PartedManifest } from "./manifest.ts";
 import { downloadPart, partDownloadBuffers, type PartDownloadContext } from "./part_download.ts";
 import { ProgressTracker } from "./progress.ts";
-import { type CachedPart, ReaderCache, SpilledPart } from "./reader_cache.ts";
+import { type KeptPart, ReaderCache } from "./reader_cache.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
 import type { TransferJob } from "./transfer_job.ts";
 
@@ -76,7 +76,7 @@ export class ArtifactReader {
   readonly #signal: AbortSignal;
   readonly #cache: ReaderCache;
   /** Parts being fetched, with the number of reads waiting for each. */
-  readonly #fetching = new Map<number, { part: Promise<CachedPart>; reads: number }>();
+  readonly #fetching = new Map<number, { part: Promise<KeptPart>; reads: number }>();
   /** Cache files hashed again by this reader. */
   readonly #checked = new Set<string>();
   #closed = false;
@@ -132,9 +132,14 @@ export class ArtifactReader {
     const out = new Uint8Array(length);
     await Promise.all(parts.map(async ({ part, from, count }) => {
       let at = part.offset + from - offset;
-      for await (const chunk of await this.#chunks(part, from, count)) {
-        out.set(chunk, at);
-        at += chunk.byteLength;
+      const read = await this.#read(part, from, count);
+      try {
+        for await (const chunk of read.chunks) {
+          out.set(chunk, at);
+          at += chunk.byteLength;
+        }
+      } finally {
+        read.done();
       }
     }));
     return out;
@@ -149,22 +154,28 @@ export class ArtifactReader {
   stream(offset = 0, length: number = this.size - offset): ReadableStream<Uint8Array> {
     const parts = this.#touched(offset, length);
     let next = 0;
-    let current: AsyncIterator<Uint8Array> | undefined;
+    let current: { read: PartRead; chunks: AsyncIterator<Uint8Array> } | undefined;
+    let cancelled = false;
     return new ReadableStream<Uint8Array>({
       pull: async (controller) => {
         for (;;) {
           if (current === undefined) {
             if (next >= parts.length) return controller.close();
             const { part, from, count } = parts[next++];
-            current = (await this.#chunks(part, from, count))[Symbol.asyncIterator]();
+            const read = await this.#read(part, from, count);
+            // Cancelled while the part was on its way: the read ends before it began.
+            if (cancelled) return read.done();
+            current = { read, chunks: read.chunks[Symbol.asyncIterator]() };
           }
-          const { value, done } = await current.next();
+          const { value, done } = await current.chunks.next();
           if (!done) return controller.enqueue(value);
+          current.read.done();
           current = undefined;
         }
       },
-      cancel: async () => {
-        await current?.return?.();
+      cancel: () => {
+        cancelled = true;
+        current?.read.done();
       },
     }, { highWaterMark: 0 });
   }
@@ -215,41 +226,44 @@ export class ArtifactReader {
     return touched;
   }
 
-  /** The bytes `[from, from + count)` of `part`, once the whole part verified. */
-  async #chunks(
-    part: PartDescriptor,
-    from: number,
-    count: number,
-  ): Promise<AsyncIterable<Uint8Array>> {
-    const cached = await this.#part(part);
-    if ("bytes" in cached) {
-      const { bytes } = cached;
-      // Copies (the caller may write into what it gets), a chunk at a time: a read of a whole
-      // part does not hold the part twice.
-      return (async function* () {
-        for (let at = from; at < from + count; at += CHUNK_BYTES) {
-          yield bytes.slice(at, Math.min(at + CHUNK_BYTES, from + count));
-        }
-      })();
-    }
-    if ("spilled" in cached) {
-      const { spilled } = cached;
-      return (async function* () {
-        try {
-          yield* spilled.file.chunks(from, count);
-        } finally {
-          spilled.done();
-        }
-      })();
-    }
-    return (async function* () {
-      const file = await PartFile.openRead(cached.path);
+  /**
+   * A read of the bytes `[from, from + count)` of `part`, once the whole part verified. The
+   * part is in use until the read's `done` (called once its chunks end, or by the caller that
+   * stops reading them).
+   */
+  async #read(part: PartDescriptor, from: number, count: number): Promise<PartRead> {
+    const kept = await this.#part(part);
+    const done = once(() => kept.done());
+    const signal = this.#signal;
+    const { held } = kept;
+    async function* chunks(): AsyncGenerator<Uint8Array> {
       try {
-        yield* file.chunks(from, count);
+        if ("bytes" in held) {
+          // Copies (the caller may write into what it gets), a chunk at a time: a read of a
+          // whole part does not hold the part twice.
+          for (let at = from; at < from + count; at += CHUNK_BYTES) {
+            signal.throwIfAborted();
+            yield held.bytes.slice(at, Math.min(at + CHUNK_BYTES, from + count));
+          }
+          return;
+        }
+        let got = 0;
+        for await (const chunk of held.file.chunks(from, count)) {
+          signal.throwIfAborted();
+          got += chunk.byteLength;
+          yield chunk;
+        }
+        // A kept file read short: never a stream that ends early as if it were complete.
+        if (got !== count) {
+          throw new FileEndedError(
+            `part ${part.index}: its kept file ended early (changed on disk)`,
+          );
+        }
       } finally {
-        await file.close();
+        done();
       }
-    })();
+    }
+    return { chunks: chunks(), done };
   }
 
   /**
@@ -257,9 +271,14 @@ export class ArtifactReader {
    * file is in use by the read from the moment the part is found or fetched (in the same step
    * that puts it in the cache): a read of another part cannot push it out first.
    */
-  #part(part: PartDescriptor): Promise<CachedPart> {
+  #part(part: PartDescriptor): Promise<KeptPart> {
     const cached = this.#cache.get(part.index);
-    if (cached !== undefined) return Promise.resolve(usedBy(cached, 1));
+    if (cached !== undefined) {
+      const kept = usedBy(cached, 1);
+      // The cache directory trims by time of use: a part read again counts as used now.
+      if (!("path" in kept.held) || this.#directory === undefined) return Promise.resolve(kept);
+      return this.#directory.touch(kept.held.path).then(() => kept);
+    }
     let fetching = this.#fetching.get(part.index);
     if (fetching === undefined) {
       const started = {
@@ -275,19 +294,28 @@ export class ArtifactReader {
     return fetching.part;
   }
 
-  /** Takes the part from the cache directory (hashed again once) or fetches and verifies it. */
-  async #load(part: PartDescriptor): Promise<CachedPart> {
+  /**
+   * Takes the part from the cache directory (hashed again once, through the handle it is then
+   * read through) or fetches and verifies it.
+   */
+  async #load(part: PartDescriptor): Promise<KeptPart> {
     const directory = this.#directory;
     if (directory !== undefined) {
-      const path = await directory.find(part.digest, part.size);
-      if (path !== undefined) {
-        if (this.#checked.has(path)) return { path };
-        const digest = await this.#threads.hashRange(path, 0, part.size, this.#signal);
+      const found = await directory.openKept(part.digest, part.size);
+      if (found !== undefined) {
+        const { file, path } = found;
+        if (this.#checked.has(path)) return this.#cache.inCacheDirectory(file, path);
+        // Hashed by path on a thread: another reader may trim the file away first, and then
+        // it is fetched again like a part never kept.
+        const digest = await this.#threads.hashRange(path, 0, part.size, this.#signal)
+          .catch(() => undefined);
         if (digest === part.digest) {
           this.#checked.add(path);
-          return { path };
+          return this.#cache.inCacheDirectory(file, path);
         }
-        await directory.forget(path);
+        await file.close();
+        this.#signal.throwIfAborted();
+        if (digest !== undefined) await directory.forget(path);
       }
     }
     const context = {
@@ -309,19 +337,19 @@ export class ArtifactReader {
     }
     const path = await directory.keep(file, part.digest);
     this.#checked.add(path);
-    return { path };
+    return this.#cache.inCacheDirectory(file, path);
   }
 
   /** Fetches and verifies `part` into memory if it fits the window, else a temporary file. */
   async #fetchHeld(
     context: Omit<PartDownloadContext, "partial">,
     part: PartDescriptor,
-  ): Promise<CachedPart> {
+  ): Promise<KeptPart> {
     if (this.#cache.reserveMemory(part.size)) {
       try {
         const held = new MemoryPart(part.offset, part.size);
         await downloadPart({ ...context, partial: held }, part);
-        return { bytes: held.bytes };
+        return this.#cache.inMemory(held.bytes);
       } catch (err) {
         this.#cache.releaseMemory(part.size);
         throw err;
@@ -334,14 +362,29 @@ export class ArtifactReader {
       await file.remove();
       throw err;
     }
-    return { spilled: new SpilledPart(file) };
+    return this.#cache.inTemporaryFile(file);
   }
 }
 
-/** `part`, with `reads` more reads using its temporary file (if it is in one). */
-function usedBy(part: CachedPart, reads: number): CachedPart {
-  if ("spilled" in part) { for (let i = 0; i < reads; i++) part.spilled.use(); }
+/** A read of one part: its chunks, and `done` to end it early (it ends by itself at the end). */
+interface PartRead {
+  chunks: AsyncIterable<Uint8Array>;
+  done: () => void;
+}
+
+/** `part`, with `reads` more reads using it. */
+function usedBy(part: KeptPart, reads: number): KeptPart {
+  for (let i = 0; i < reads; i++) part.use();
   return part;
+}
+
+/** `action` on the first call only. */
+function once(action: () => void): () => void {
+  let called = false;
+  return () => {
+    if (!called) action();
+    called = true;
+  };
 }
 
 /**

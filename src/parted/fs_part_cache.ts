@@ -56,18 +56,35 @@ export class CacheDirectory {
     return join(this.path, digest.replace(/^sha256:/, ""));
   }
 
-  /** The kept file of `digest` when it has `size` bytes (its use is recorded), else undefined. */
-  async find(digest: string, size: number): Promise<string | undefined> {
+  /**
+   * The kept file of `digest`, opened for reading, when it has `size` bytes (its use is
+   * recorded), else undefined. Read through this handle, it stays readable if another reader
+   * trims it away meanwhile.
+   */
+  async openKept(
+    digest: string,
+    size: number,
+  ): Promise<{ file: PartFile; path: string } | undefined> {
     const path = this.pathOf(digest);
+    let file: PartFile;
     try {
-      const info = await stat(path);
-      if (!info.isFile() || info.size !== size) return undefined;
-      const now = new Date();
-      await utimes(path, now, now).catch(() => {});
-      return path;
+      file = await PartFile.openRead(path);
     } catch {
       return undefined;
     }
+    const info = await file.stat().catch(() => undefined);
+    if (info === undefined || !info.isFile() || info.size !== size) {
+      await file.close();
+      return undefined;
+    }
+    await this.touch(path);
+    return { file, path };
+  }
+
+  /** Records a use of the kept file at `path` (the trim keeps the most recently used). */
+  async touch(path: string): Promise<void> {
+    const now = new Date();
+    await utimes(path, now, now).catch(() => {});
   }
 
   /**
@@ -79,9 +96,11 @@ export class CacheDirectory {
     return await PartFile.create(join(this.path, name), { transient: true });
   }
 
-  /** Puts the verified `file` in place under its digest's name, then trims the directory. */
+  /**
+   * Puts the verified `file` in place under its digest's name (the file stays open for reading
+   * through it), then trims the directory.
+   */
   async keep(file: PartFile, digest: string): Promise<string> {
-    await file.close();
     const path = this.pathOf(digest);
     await file.renameTo(path);
     await this.#trim();

@@ -232,6 +232,11 @@ export class PartFile {
     }
   }
 
+  /** The file's status, from its handle. */
+  async stat(): Promise<{ isFile(): boolean; size: number }> {
+    return await this.#handle.stat();
+  }
+
   /** Renames the file to `path` (within its directory's file system). */
   async renameTo(path: string): Promise<void> {
     await rename(this.path, path);

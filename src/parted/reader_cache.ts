@@ -4,63 +4,71 @@
  * directory (a part may be larger than memory allows: 512 MiB by default, several GiB by
  * choice), or in the user's cache directory when one is given.
  *
+ * A part is let go (its memory counted back, its temporary file deleted, its cache file's
+ * handle closed) only once it has left the cache and no read uses it: a read that began before
+ * it left reads to its end, and a paused read holds its part's bytes within the window.
+ *
  * @module
  */
 import { type PartFile, SpillDirectory } from "./fs_spill.ts";
 
 /**
- * A part fetched into a temporary file. Its file goes once it has left the cache and no read
- * is using it (a read that began before it left finishes). A read takes the part while it is
- * in the cache.
+ * One kept part: its bytes in memory, or an open file (temporary, or in the cache directory,
+ * read through the handle opened when it was kept, so another reader's trim cannot take it
+ * away mid-read).
  *
- * @example
+ * @example A part in memory, used by one read while it leaves the cache
  * ```ts
- * import { SpillDirectory } from "./fs_spill.ts";
- * import { SpilledPart } from "./reader_cache.ts";
- * const dir = await SpillDirectory.create();
- * const part = new SpilledPart(await dir.file("part-0"));
+ * import { KeptPart } from "./reader_cache.ts";
+ * let letGo = false;
+ * const part = new KeptPart({ bytes: new Uint8Array(4) }, () => letGo = true);
  * part.use();
- * part.evict(); // the file stays: a read is using it
- * part.done(); // the file goes
- * await dir.remove();
+ * part.evict();
+ * console.log(letGo); // false: a read uses it
+ * part.done();
+ * console.log(letGo); // true
  * ```
  */
-export class SpilledPart {
-  readonly file: PartFile;
+export class KeptPart {
+  readonly held: { readonly bytes: Uint8Array } | {
+    readonly file: PartFile;
+    readonly path: string;
+  };
+  readonly #letGo: () => void;
   #reads = 0;
   #evicted = false;
 
-  constructor(file: PartFile) {
-    this.file = file;
+  /** A part held as `held`; `letGo` runs once, when it has left the cache and is unread. */
+  constructor(held: KeptPart["held"], letGo: () => void) {
+    this.held = held;
+    this.#letGo = letGo;
   }
 
   /** A read of the part begins (while the part is in the cache). */
   use(): void {
-    if (this.#evicted) throw new TypeError("a part that left the cache has no file to read");
+    if (this.#evicted) throw new TypeError("a part that left the cache cannot be read");
     this.#reads++;
   }
 
-  /** A read that {@linkcode SpilledPart.use}d the part ended. */
+  /** A read that {@linkcode KeptPart.use}d the part ended. */
   done(): void {
     this.#reads--;
-    if (this.#reads === 0 && this.#evicted) void this.file.remove();
+    if (this.#reads === 0 && this.#evicted) this.#letGo();
   }
 
-  /** The part left the cache: its file goes now, or when its last read ends. */
+  /** The part left the cache: it is let go now, or when its last read ends. */
   evict(): void {
+    if (this.#evicted) return;
     this.#evicted = true;
-    if (this.#reads === 0) void this.file.remove();
+    if (this.#reads === 0) this.#letGo();
   }
 }
 
-/** A verified part: in memory, in the user's cache directory, or in a temporary file. */
-export type CachedPart = { bytes: Uint8Array } | { path: string } | { spilled: SpilledPart };
-
 /**
- * The most recently used `limit` parts of one reader, by part index. Parts in memory (kept, or
- * being fetched) hold at most `memoryWindowBytes` together; a part that does not fit goes to a
- * temporary directory, made at the first such part and removed on close (or at the process's
- * exit).
+ * The most recently used `limit` parts of one reader, by part index. Parts in memory (kept,
+ * being fetched, or still read after they left) hold at most `memoryWindowBytes` together; a
+ * part that does not fit goes to a temporary directory, made at the first such part and
+ * removed on close (or at the process's exit).
  *
  * @example A part too large for the memory window waits in a file
  * ```ts
@@ -75,10 +83,12 @@ export class ReaderCache {
   readonly #memoryWindow: number;
   readonly #spillParent: string | undefined;
   /** Least recently used first. */
-  readonly #parts = new Map<number, CachedPart>();
-  /** Bytes of the parts in memory, kept or being fetched. */
+  readonly #parts = new Map<number, KeptPart>();
+  /** Bytes of the parts in memory, kept, being fetched, or still read. */
   #inMemory = 0;
   #spill: Promise<SpillDirectory> | undefined;
+  /** Temporary files made, for names never used twice (a read may still have an older one). */
+  #spilled = 0;
   #closed = false;
 
   /**
@@ -92,7 +102,7 @@ export class ReaderCache {
   }
 
   /** The part at `index`, now the most recently used; undefined when not kept. */
-  get(index: number): CachedPart | undefined {
+  get(index: number): KeptPart | undefined {
     const part = this.#parts.get(index);
     if (part !== undefined) {
       this.#parts.delete(index);
@@ -103,7 +113,7 @@ export class ReaderCache {
 
   /**
    * Whether a part of `size` bytes may be fetched into memory; if so, its bytes count against
-   * the window until it leaves the cache (or {@linkcode ReaderCache.releaseMemory}).
+   * the window until it is let go (or {@linkcode ReaderCache.releaseMemory}).
    */
   reserveMemory(size: number): boolean {
     if (this.#inMemory + size > this.#memoryWindow) return false;
@@ -116,35 +126,46 @@ export class ReaderCache {
     this.#inMemory -= size;
   }
 
-  /** A new temporary file for the part at `index`. */
+  /** A part fetched into memory (after {@linkcode ReaderCache.reserveMemory}), to keep. */
+  inMemory(bytes: Uint8Array): KeptPart {
+    return new KeptPart({ bytes }, () => this.releaseMemory(bytes.byteLength));
+  }
+
+  /** A part fetched into a temporary file ({@linkcode ReaderCache.spillFile}), to keep. */
+  inTemporaryFile(file: PartFile): KeptPart {
+    return new KeptPart({ file, path: file.path }, () => void file.remove());
+  }
+
+  /** A part in the user's cache directory, open as `file`, to keep (the file stays). */
+  inCacheDirectory(file: PartFile, path: string): KeptPart {
+    return new KeptPart({ file, path }, () => void file.close());
+  }
+
+  /** A new temporary file for the part at `index` (a name not used before by this reader). */
   async spillFile(index: number): Promise<PartFile> {
     if (this.#closed) throw new TypeError("ArtifactReader: the reader is closed");
     this.#spill ??= SpillDirectory.create(this.#spillParent);
-    return await (await this.#spill).file(`part-${index}`);
+    return await (await this.#spill).file(`part-${index}-${this.#spilled++}`);
   }
 
   /** Keeps `part` as the most recently used; the least recently used beyond the limit go. */
-  add(index: number, part: CachedPart): void {
-    if (this.#closed) return this.#let(part);
+  add(index: number, part: KeptPart): void {
+    if (this.#closed) return part.evict();
+    this.#parts.get(index)?.evict();
+    this.#parts.delete(index);
     this.#parts.set(index, part);
     for (const [oldest, kept] of this.#parts) {
       if (this.#parts.size <= this.#limit) break;
       this.#parts.delete(oldest);
-      this.#let(kept);
+      kept.evict();
     }
   }
 
-  /** Lets every part go and removes the temporary directory. */
+  /** Lets every part go (once its reads end) and removes the temporary directory. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const part of this.#parts.values()) this.#let(part);
+    for (const part of this.#parts.values()) part.evict();
     this.#parts.clear();
     await (await this.#spill?.catch(() => undefined))?.remove();
-  }
-
-  /** A part leaves the cache. */
-  #let(part: CachedPart): void {
-    if ("bytes" in part) this.#inMemory -= part.bytes.byteLength;
-    if ("spilled" in part) part.spilled.evict();
   }
 }

@@ -189,3 +189,26 @@ registryTest(
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+registryTest("cat: three at once sharing one --cache-dir each write the whole file", async () => {
+  await using registry = await startRegistry();
+  await using tmp = await tempDir();
+  const bytes = patternBytes(12 * MiB, 41);
+  await Deno.writeFile(`${tmp.path}/many.bin`, bytes);
+  const ref = `${registry.host}/cat/shared:v1`;
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/many.bin`],
+    { tmp: tmp.path },
+  );
+  assertStrictEquals(push.code, 0, push.stderr);
+  // Each trims the shared directory to its 2 most recent parts while the others read theirs.
+  const cache = `${tmp.path}/cache`;
+  const runs = await Promise.all([1, 2, 3].map(() => cat(["--cache-dir", cache, ref], tmp.path)));
+  for (const [i, run] of runs.entries()) {
+    assertStrictEquals(run.code, 0, `cat ${i}: ${run.stderr}`);
+    assertStrictEquals(sha256Bytes(run.stdout), sha256Bytes(bytes), `cat ${i}`);
+  }
+  const file = await cat(["--cache-dir", `${tmp.path}/many.bin`, ref], tmp.path);
+  assertStrictEquals(file.code, 1, file.stderr);
+  assert(file.stderr.includes(`--cache-dir: ${tmp.path}/many.bin is not a directory`), file.stderr);
+});

@@ -3,7 +3,7 @@
  * end-to-end tests cannot reach cheaply (a copy's side, timeouts, signals, local files).
  */
 import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
-import { HttpStatusError, LocalFileError } from "../../src/errors/kinds.ts";
+import { HttpStatusError, LocalFileError, StallError } from "../../src/errors/kinds.ts";
 import {
   DigestMismatchError,
   NotFoundError,
@@ -272,5 +272,18 @@ Deno.test("the temporary directory of a pipe or of cat is named, not the output"
   assertStrictEquals(
     failureWords(new Error("odd"), { command: "cat", input: { reference } })?.sentence,
     "could not read r.example/a/b:v1",
+  );
+});
+
+Deno.test("a stall's hint names --workers only for a command that has it", () => {
+  const stall = new StallError("no bytes for 60 s");
+  const reference = "r.example/a/b:v1";
+  assertStrictEquals(
+    failureWords(stall, { command: "pull", input: { reference, destination: "o" } })?.hint,
+    "on a slow or busy link, raise --stall-timeout or lower --workers",
+  );
+  assertStrictEquals(
+    failureWords(stall, { command: "cat", input: { reference } })?.hint,
+    "on a slow or busy link, raise --stall-timeout",
   );
 });

@@ -10,15 +10,15 @@ import { startMemoryRegistry } from "../../src/testing/mod.ts";
 const part = 4096;
 
 /**
- * A file of five and a bit parts pushed to a registry in memory, with a client and a directory
+ * A file of five and a bit parts (of `partSize`) pushed to a registry in memory, with a client and a directory
  * of the test's own (for temporary or cache files), all let go at the end of the scope.
  */
-async function artifact() {
+async function artifact(partSize = part) {
   const registry = await startMemoryRegistry();
   const client = new PartedClient({ plainHttp: true });
-  const bytes = patternBytes(5 * part + 33);
+  const bytes = patternBytes(5 * partSize + 33);
   const ref = `${registry.host}/r/a:v1`;
-  await client.push(ref, fromStream(new Blob([bytes]).stream()), { partSize: part });
+  await client.push(ref, fromStream(new Blob([bytes]).stream()), { partSize });
   const dir = await Deno.makeTempDir({ prefix: "ocipart-reader-" });
   return {
     client,
@@ -65,6 +65,19 @@ Deno.test("read streams a range; past the end errors the stream with a RangeErro
 /** Reader options: no part in memory, one kept, in a temporary directory made in `spill`. */
 function keepOneOnDisk(spill: string) {
   return { memoryWindowBytes: 0, spillDirectory: spill, cacheParts: 1 };
+}
+
+/** `promise`, or a failure after `ms`: a read that never ends fails the test instead of hanging it. */
+async function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not done after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function delay(ms: number): Promise<void> {
@@ -127,7 +140,7 @@ Deno.test("a spilled part that leaves the cache during a read is read to its end
   // fetched again when asked.
   const held = async () => (await filesUnder(spill)).filter((name) => name.startsWith("part-"));
   for (let wait = 0; wait < 40 && (await held()).length > 1; wait++) await delay(50);
-  assertEquals(await held(), ["part-2"]);
+  assertEquals((await held()).map((name) => name.replace(/-\d+$/, "")), ["part-2"]);
   assertEquals(await reader.readAt(0, 10), bytes.slice(0, 10));
   assertStrictEquals(reader.bytesFetched, 4 * part);
 });
@@ -164,4 +177,139 @@ Deno.test("the cache directory drops partial files a killed process left an hour
   const names = (await filesUnder(cache)).sort();
   assertEquals(names.filter((name) => name.endsWith(".partial")), [recent.split("/").pop()]);
   assertStrictEquals(names.length, 2, names.join(", "));
+});
+
+// Parts of 3 MiB come out in chunks of 1 MiB: a read can pause inside a part.
+const BIG = 3 * 1024 * 1024;
+
+/** Equal bytes, or a failure naming the first difference (a diff of megabytes takes minutes). */
+function assertSameBytes(actual: Uint8Array, expected: Uint8Array, what: string): void {
+  let at = 0;
+  while (at < actual.length && at < expected.length && actual[at] === expected[at]) at++;
+  if (at === actual.length && at === expected.length) return;
+  throw new Error(
+    `${what}: ${actual.length} bytes against ${expected.length}, first difference at ${at}`,
+  );
+}
+
+/** A read of `stream` whose first chunk has arrived. */
+async function started(stream: ReadableStream<Uint8Array>) {
+  const reader = stream.getReader();
+  const first = await reader.read();
+  return {
+    reader,
+    /** Every byte of the stream, the first chunk included. */
+    async rest(): Promise<Uint8Array> {
+      const chunks = [first.value!];
+      for (let next = await reader.read(); !next.done; next = await reader.read()) {
+        chunks.push(next.value);
+      }
+      return concat(chunks);
+    },
+  };
+}
+
+Deno.test("a paused read of a part on disk gets every byte while the part is fetched again", async () => {
+  await using setup = await artifact(BIG);
+  const { bytes, ref, dir: spill } = setup;
+  // A part takes about 100 ms to arrive.
+  using slow = new PartedClient({ plainHttp: true, rateLimit: { bytesPerSecond: 32 << 20 } });
+  await using reader = await slow.open(ref, keepOneOnDisk(spill));
+  const paused = await started(reader.stream(0, BIG));
+  // Part 1 pushes part 0 out of the cache; part 0 is fetched again while the paused read goes on.
+  assertEquals(await reader.readAt(BIG, 10), bytes.slice(BIG, BIG + 10));
+  const again = reader.readAt(0, BIG);
+  await delay(30);
+  assertSameBytes(await within(10_000, paused.rest()), bytes.slice(0, BIG), "the paused read");
+  assertSameBytes(await within(10_000, again), bytes.slice(0, BIG), "the read again");
+});
+
+Deno.test("paused reads hold their parts within the memory window: the others wait on disk", async () => {
+  await using setup = await artifact(BIG);
+  const { client, bytes, ref, dir: spill } = setup;
+  // Room in memory for two parts, one part kept: each new read pushes the one before out of
+  // the cache, but its paused read still holds its bytes.
+  await using reader = await client.open(ref, {
+    memoryWindowBytes: 2 * BIG,
+    spillDirectory: spill,
+    cacheParts: 1,
+  });
+  const reads = [];
+  for (let i = 0; i < 5; i++) reads.push(await started(reader.stream(i * BIG, BIG)));
+  const onDisk = (await filesUnder(spill)).filter((name) => name.startsWith("part-"));
+  assertStrictEquals(onDisk.length, 3, onDisk.join(", "));
+  for (const [i, read] of reads.entries()) {
+    assertSameBytes(await read.rest(), bytes.slice(i * BIG, (i + 1) * BIG), `read ${i}`);
+  }
+});
+
+Deno.test("reads cancelled while their part is on its way keep no temporary file", async () => {
+  await using setup = await artifact(BIG);
+  const { ref, dir: spill } = setup;
+  // A part takes about 100 ms to arrive: each read is cancelled while its part is on its way.
+  using slow = new PartedClient({ plainHttp: true, rateLimit: { bytesPerSecond: 32 << 20 } });
+  await using reader = await slow.open(ref, keepOneOnDisk(spill));
+  const onDisk = async () => (await filesUnder(spill)).filter((name) => name.startsWith("part-"));
+  for (let i = 0; i < 5; i++) {
+    const stream = reader.stream(i * BIG, 10).getReader();
+    const reading = stream.read();
+    const fetching = async () => (await onDisk()).some((name) => name.startsWith(`part-${i}`));
+    for (let wait = 0; wait < 100 && !(await fetching()); wait++) await delay(5);
+    await stream.cancel();
+    await reading;
+  }
+  // Once every fetch has landed, only the part kept has a file.
+  for (let wait = 0; wait < 100 && reader.bytesFetched < 5 * BIG; wait++) await delay(50);
+  assertStrictEquals(reader.bytesFetched, 5 * BIG, "every part landed");
+  for (let wait = 0; wait < 40 && (await onDisk()).length > 1; wait++) await delay(50);
+  assertStrictEquals((await onDisk()).length, 1, (await onDisk()).join(", "));
+});
+
+Deno.test("the cache directory keeps the parts read last, and readers sharing it each read whole", async () => {
+  await using setup = await artifact();
+  const { client, bytes, ref, dir: cache } = setup;
+  {
+    await using reader = await client.open(ref, { cacheDirectory: cache, cacheParts: 2 });
+    // Parts 0, 1, 0, 2, 0: part 0 is read last and most; part 1 is the one to drop. (Times of
+    // use are kept in milliseconds: the reads are that far apart, as a part's fetch would be.)
+    for (const index of [0, 1, 0, 2, 0]) {
+      await delay(5);
+      assertEquals(
+        await reader.readAt(index * part, 10),
+        bytes.slice(index * part, index * part + 10),
+      );
+    }
+  }
+  const kept = (await filesUnder(cache)).filter((name) => /^[0-9a-f]{64}$/.test(name)).sort();
+  const digestOf = async (index: number) =>
+    Array.from(
+      new Uint8Array(
+        await crypto.subtle.digest("SHA-256", bytes.slice(index * part, (index + 1) * part)),
+      ),
+      (byte) => byte.toString(16).padStart(2, "0"),
+    ).join("");
+  assertEquals(kept, [await digestOf(0), await digestOf(2)].sort());
+  // Two readers trimming one directory to one part, many reads at once: every read whole.
+  await using first = await client.open(ref, { cacheDirectory: cache, cacheParts: 1 });
+  await using second = await client.open(ref, { cacheDirectory: cache, cacheParts: 1 });
+  const reads = [];
+  for (let i = 0; i < 60; i++) {
+    const offset = (i * 1531) % (bytes.length - 700);
+    const reader = i % 2 === 0 ? first : second;
+    reads.push(
+      reader.readAt(offset, 700).then((got) =>
+        assertEquals(got, bytes.slice(offset, offset + 700))
+      ),
+    );
+  }
+  await Promise.all(reads);
+});
+
+Deno.test("a read under way when the reader closes ends with the reader's error", async () => {
+  await using setup = await artifact(BIG);
+  const { client, ref } = setup;
+  const reader = await client.open(ref);
+  const paused = await started(reader.stream(0, BIG));
+  await reader.close();
+  await assertRejects(() => paused.rest(), DOMException, "the reader was closed");
 });

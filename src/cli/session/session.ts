@@ -321,7 +321,8 @@ async function readInputs(
   if (flags.registryConfig !== undefined) {
     await requireRegistryConfig(flags.registryConfig, createsConfig === true);
   }
-  if (flags.tempDir !== undefined) await requireTempDir(flags.tempDir);
+  if (flags.tempDir !== undefined) await requireDirectory(flags.tempDir, "--temp-dir", false);
+  if (flags.cacheDir !== undefined) await requireDirectory(flags.cacheDir, "--cache-dir", true);
   const caCerts = flags.caFile === undefined
     ? undefined
     : [await readCaFile(flags.caFile, "--ca-file", signal)];
@@ -442,20 +443,21 @@ export async function readCaFile(
 }
 
 /**
- * Checks that `--temp-dir` names a directory before the transfer starts: parts go there only
- * when they do not fit in memory, which may be minutes in, or never for a small artifact, so a
- * typo would otherwise surface late or not at all. Other failures (a permission) are left to
- * the transfer, which names them.
+ * Checks that `flag` (`--temp-dir`, `--cache-dir`) names a directory before the transfer
+ * starts (one that `mayCreate` need not exist yet): parts go there only when they do not fit
+ * in memory or once fetched, which may be minutes in, or never for a small artifact, so a typo
+ * would otherwise surface late or not at all. Other failures (a permission) are left to the
+ * transfer, which names them.
  */
-async function requireTempDir(path: string): Promise<void> {
+async function requireDirectory(path: string, flag: string, mayCreate: boolean): Promise<void> {
   let info: Deno.FileInfo;
   try {
     info = await Deno.stat(path);
   } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) return;
-    throw new Error(`--temp-dir: ${path} does not exist`, { cause: err });
+    if (!(err instanceof Deno.errors.NotFound) || mayCreate) return;
+    throw new Error(`${flag}: ${path} does not exist`, { cause: err });
   }
-  if (!info.isDirectory) throw new Error(`--temp-dir: ${path} is not a directory`);
+  if (!info.isDirectory) throw new Error(`${flag}: ${path} is not a directory`);
 }
 
 /** What a path that is not a regular file is, for a sentence naming its flag. */

@@ -150,7 +150,9 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
   if (findError(err, StallError)) {
     return {
       sentence: `${place.where} stopped moving data for longer than the stall timeout`,
-      hint: "on a slow or busy link, raise --stall-timeout or lower --workers",
+      hint: WITH_WORKERS.has(subject.command)
+        ? "on a slow or busy link, raise --stall-timeout or lower --workers"
+        : "on a slow or busy link, raise --stall-timeout",
     };
   }
   if (findError(err, CredentialError) && subject.command === "logout") {
@@ -204,6 +206,16 @@ function noFileNameWords(subject: FailureSubject, ref: string, err: NoFileNameEr
     hint: `${hint}; ocipart inspect ${ref} shows the title escaped`,
   };
 }
+
+/** The commands that take `--workers` (the others fetch one thing at a time). */
+const WITH_WORKERS: ReadonlySet<string> = new Set([
+  "push",
+  "pull",
+  "copy",
+  "verify",
+  "blob pull",
+  "blob push",
+]);
 
 /**
  * Bytes that did not match their digest. A pull writes nothing where the file goes, but the
