@@ -3,7 +3,12 @@
  * end-to-end tests cannot reach cheaply (a copy's side, timeouts, signals, local files).
  */
 import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
-import { HttpStatusError, LocalFileError, StallError } from "../../src/errors/kinds.ts";
+import {
+  HttpStatusError,
+  LocalFileError,
+  RetriesExhaustedError,
+  StallError,
+} from "../../src/errors/kinds.ts";
 import {
   DigestMismatchError,
   NotFoundError,
@@ -285,5 +290,18 @@ Deno.test("a stall's hint names --workers only for a command that has it", () =>
   assertStrictEquals(
     failureWords(stall, { command: "cat", input: { reference } })?.hint,
     "on a slow or busy link, raise --stall-timeout",
+  );
+});
+
+Deno.test("answers broken off partway, every attempt: said as such, not only a count", () => {
+  const cut = new ExchangeError("HTTP response", "body read failed", new TypeError("reading"));
+  const exhausted = new RetriesExhaustedError("part 0: download", 4, { cause: cut });
+  const words = failureWords(exhausted, {
+    command: "cat",
+    input: { reference: "r.example:5400/a/b:v1" },
+  });
+  assertStrictEquals(
+    words?.sentence,
+    "r.example:5400 broke off its answer partway, 4 times in a row",
   );
 });

@@ -23,6 +23,7 @@ import {
   NotFoundError,
   NotPartedArtifactError,
   PartTooLargeError,
+  RetriesExhaustedError,
   SourceChangedError,
   StallError,
   TooLargeError,
@@ -153,6 +154,17 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
       hint: WITH_WORKERS.has(subject.command)
         ? "on a slow or busy link, raise --stall-timeout or lower --workers"
         : "on a slow or busy link, raise --stall-timeout",
+    };
+  }
+  const exhausted = findError(err, RetriesExhaustedError);
+  if (
+    exhausted !== undefined &&
+    /: body read failed$/.test(findError(err, ExchangeError)?.message ?? "")
+  ) {
+    return {
+      sentence: `${place.where} broke off its answer partway, ${exhausted.attempts} times in a row`,
+      hint: "try again later; if it keeps happening, something between you and the registry " +
+        "(a proxy, a load balancer) may cut long answers",
     };
   }
   if (findError(err, CredentialError) && subject.command === "logout") {
