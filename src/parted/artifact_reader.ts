@@ -8,9 +8,11 @@
  * @module
  */
 import { FileEndedError } from "../errors/kinds.ts";
+import { openStreamHash } from "../hashing/stream_sha256.ts";
 import type { Sha256Threads } from "../hashing/sha256_threads.ts";
 import type { Connection } from "./connection.ts";
 import { CacheDirectory } from "./fs_part_cache.ts";
+import type { PartFile } from "./fs_spill.ts";
 import { FilePart, MemoryPart } from "./held_part.ts";
 import type { PartDescriptor, PartedManifest } from "./manifest.ts";
 import { downloadPart, partDownloadBuffers, type PartDownloadContext } from "./part_download.ts";
@@ -77,8 +79,6 @@ export class ArtifactReader {
   readonly #cache: ReaderCache;
   /** Parts being fetched, with the number of reads waiting for each. */
   readonly #fetching = new Map<number, { part: Promise<KeptPart>; reads: number }>();
-  /** Cache files hashed again by this reader. */
-  readonly #checked = new Set<string>();
   #closed = false;
 
   private constructor(
@@ -232,9 +232,12 @@ export class ArtifactReader {
    * stops reading them).
    */
   async #read(part: PartDescriptor, from: number, count: number): Promise<PartRead> {
+    // A read under way when the reader closes ends with the reader's reason.
+    this.#signal.throwIfAborted();
     const kept = await this.#part(part);
     const done = once(() => kept.done());
     const signal = this.#signal;
+    const cache = this.#cache;
     const { held } = kept;
     async function* chunks(): AsyncGenerator<Uint8Array> {
       try {
@@ -253,8 +256,10 @@ export class ArtifactReader {
           got += chunk.byteLength;
           yield chunk;
         }
-        // A kept file read short: never a stream that ends early as if it were complete.
+        // A kept file read short: never a stream that ends early as if it were complete, and
+        // the part is fetched again by the next read.
         if (got !== count) {
+          cache.drop(part.index, kept);
           throw new FileEndedError(
             `part ${part.index}: its kept file ended early (changed on disk)`,
           );
@@ -295,8 +300,8 @@ export class ArtifactReader {
   }
 
   /**
-   * Takes the part from the cache directory (hashed again once, through the handle it is then
-   * read through) or fetches and verifies it.
+   * Takes the part from the cache directory (hashed again, through the handle it is then read
+   * through: the bytes checked are the bytes read) or fetches and verifies it.
    */
   async #load(part: PartDescriptor): Promise<KeptPart> {
     const directory = this.#directory;
@@ -304,15 +309,8 @@ export class ArtifactReader {
       const found = await directory.openKept(part.digest, part.size);
       if (found !== undefined) {
         const { file, path } = found;
-        if (this.#checked.has(path)) return this.#cache.inCacheDirectory(file, path);
-        // Hashed by path on a thread: another reader may trim the file away first, and then
-        // it is fetched again like a part never kept.
-        const digest = await this.#threads.hashRange(path, 0, part.size, this.#signal)
-          .catch(() => undefined);
-        if (digest === part.digest) {
-          this.#checked.add(path);
-          return this.#cache.inCacheDirectory(file, path);
-        }
+        const digest = await this.#hashKept(file, part.size).catch(() => undefined);
+        if (digest === part.digest) return this.#cache.inCacheDirectory(file, path);
         await file.close();
         this.#signal.throwIfAborted();
         if (digest !== undefined) await directory.forget(path);
@@ -336,8 +334,22 @@ export class ArtifactReader {
       throw err;
     }
     const path = await directory.keep(file, part.digest);
-    this.#checked.add(path);
     return this.#cache.inCacheDirectory(file, path);
+  }
+
+  /** The digest of the `size` bytes of an open kept file (a pass over local bytes). */
+  async #hashKept(file: PartFile, size: number): Promise<string> {
+    const hash = openStreamHash(size, this.#threads);
+    try {
+      for await (const chunk of file.chunks(0, size)) {
+        this.#signal.throwIfAborted();
+        await hash.update(chunk);
+      }
+      if (hash.bytes !== size) throw new FileEndedError("a kept part file is shorter than its part");
+      return await hash.digest();
+    } finally {
+      hash.close();
+    }
   }
 
   /** Fetches and verifies `part` into memory if it fits the window, else a temporary file. */

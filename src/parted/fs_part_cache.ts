@@ -93,7 +93,14 @@ export class CacheDirectory {
    */
   async create(digest: string): Promise<PartFile> {
     const name = `${digest.replace(/^sha256:/, "")}.${crypto.randomUUID()}${PARTIAL}`;
-    return await PartFile.create(join(this.path, name), { transient: true });
+    try {
+      return await PartFile.create(join(this.path, name), { transient: true });
+    } catch (err) {
+      // The directory is the user's: it may have gone (removed while the reader ran).
+      throw new LocalFileError(`cache directory: a part file cannot be created${osReason(err)}`, {
+        cause: err,
+      });
+    }
   }
 
   /**
@@ -102,7 +109,14 @@ export class CacheDirectory {
    */
   async keep(file: PartFile, digest: string): Promise<string> {
     const path = this.pathOf(digest);
-    await file.renameTo(path);
+    try {
+      await file.renameTo(path);
+    } catch (err) {
+      await file.remove();
+      throw new LocalFileError(`cache directory: a part cannot be kept${osReason(err)}`, {
+        cause: err,
+      });
+    }
     await this.#trim();
     return path;
   }

@@ -161,6 +161,13 @@ export class ReaderCache {
     }
   }
 
+  /** Takes `part` out of the cache if it is still the one kept at `index` (it went bad). */
+  drop(index: number, part: KeptPart): void {
+    if (this.#parts.get(index) !== part) return;
+    this.#parts.delete(index);
+    part.evict();
+  }
+
   /** Lets every part go (once its reads end) and removes the temporary directory. */
   async close(): Promise<void> {
     this.#closed = true;

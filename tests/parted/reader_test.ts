@@ -313,3 +313,38 @@ Deno.test("a read under way when the reader closes ends with the reader's error"
   await reader.close();
   await assertRejects(() => paused.rest(), DOMException, "the reader was closed");
 });
+
+Deno.test("a read whose next part is still to come ends with the reader's error when it closes", async () => {
+  await using setup = await artifact();
+  const { client, ref, dir: spill } = setup;
+  const reader = await client.open(ref, keepOneOnDisk(spill));
+  // The first chunk is all of part 0; part 1 is not asked for yet.
+  const paused = await started(reader.stream(0, 3 * part));
+  await reader.close();
+  await assertRejects(() => paused.rest(), DOMException, "the reader was closed");
+});
+
+Deno.test("a kept file cut short on disk fails one read, then the part is fetched again", async () => {
+  await using setup = await artifact();
+  const { client, bytes, ref, dir: cache } = setup;
+  await using reader = await client.open(ref, { cacheDirectory: cache });
+  assertEquals(await reader.readAt(0, 10), bytes.slice(0, 10));
+  const [kept] = (await filesUnder(cache)).filter((name) => /^[0-9a-f]{64}$/.test(name));
+  await Deno.truncate(`${cache}/${kept}`, 100);
+  await assertRejects(() => reader.readAt(0, 1000), Error, "ended early");
+  assertEquals(await reader.readAt(0, 1000), bytes.slice(0, 1000));
+  assertStrictEquals(reader.bytesFetched, 2 * part);
+});
+
+Deno.test("a kept file replaced on disk is hashed again when the reader takes it up again", async () => {
+  await using setup = await artifact();
+  const { client, bytes, ref, dir: cache } = setup;
+  await using reader = await client.open(ref, { cacheDirectory: cache, cacheParts: 1 });
+  assertEquals(await reader.readAt(0, 10), bytes.slice(0, 10));
+  const [first] = (await filesUnder(cache)).filter((name) => /^[0-9a-f]{64}$/.test(name));
+  // Part 1 pushes part 0 out of the directory; a file of the same size takes its name.
+  assertEquals(await reader.readAt(part, 10), bytes.slice(part, part + 10));
+  await Deno.writeFile(`${cache}/${first}`, new Uint8Array(part).fill(7));
+  assertEquals(await reader.readAt(0, 10), bytes.slice(0, 10));
+  assertStrictEquals(reader.bytesFetched, 3 * part);
+});
