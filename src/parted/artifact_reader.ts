@@ -345,7 +345,9 @@ export class ArtifactReader {
         this.#signal.throwIfAborted();
         await hash.update(chunk);
       }
-      if (hash.bytes !== size) throw new FileEndedError("a kept part file is shorter than its part");
+      if (hash.bytes !== size) {
+        throw new FileEndedError("a kept part file is shorter than its part");
+      }
       return await hash.digest();
     } finally {
       hash.close();
