@@ -17,6 +17,7 @@ import { FilePart, MemoryPart } from "./held_part.ts";
 import type { PartDescriptor, PartedManifest } from "./manifest.ts";
 import { downloadPart, partDownloadBuffers, type PartDownloadContext } from "./part_download.ts";
 import { ProgressTracker } from "./progress.ts";
+import { once } from "./once.ts";
 import { type KeptPart, ReaderCache } from "./reader_cache.ts";
 import { resolveManifest } from "./resolve_manifest.ts";
 import type { TransferJob } from "./transfer_job.ts";
@@ -281,8 +282,8 @@ export class ArtifactReader {
     if (cached !== undefined) {
       const kept = usedBy(cached, 1);
       // The cache directory trims by time of use: a part read again counts as used now.
-      if (!("path" in kept.held) || this.#directory === undefined) return Promise.resolve(kept);
-      return this.#directory.touch(kept.held.path).then(() => kept);
+      if (!("file" in kept.held) || this.#directory === undefined) return Promise.resolve(kept);
+      return this.#directory.touch(kept.held.file.path).then(() => kept);
     }
     let fetching = this.#fetching.get(part.index);
     if (fetching === undefined) {
@@ -308,12 +309,11 @@ export class ArtifactReader {
     if (directory !== undefined) {
       const found = await directory.openKept(part.digest, part.size);
       if (found !== undefined) {
-        const { file, path } = found;
-        const digest = await this.#hashKept(file, part.size).catch(() => undefined);
-        if (digest === part.digest) return this.#cache.inCacheDirectory(file, path);
-        await file.close();
+        const digest = await this.#hashKept(found, part.size).catch(() => undefined);
+        if (digest === part.digest) return this.#cache.inCacheDirectory(found);
+        await found.close();
         this.#signal.throwIfAborted();
-        if (digest !== undefined) await directory.forget(path);
+        if (digest !== undefined) await directory.forget(found.path);
       }
     }
     const context = {
@@ -333,8 +333,8 @@ export class ArtifactReader {
       await file.remove();
       throw err;
     }
-    const path = await directory.keep(file, part.digest);
-    return this.#cache.inCacheDirectory(file, path);
+    await directory.keep(file, part.digest);
+    return this.#cache.inCacheDirectory(file);
   }
 
   /** The digest of the `size` bytes of an open kept file (a pass over local bytes). */
@@ -390,15 +390,6 @@ interface PartRead {
 function usedBy(part: KeptPart, reads: number): KeptPart {
   for (let i = 0; i < reads; i++) part.use();
   return part;
-}
-
-/** `action` on the first call only. */
-function once(action: () => void): () => void {
-  let called = false;
-  return () => {
-    if (!called) action();
-    called = true;
-  };
 }
 
 /**

@@ -61,10 +61,7 @@ export class CacheDirectory {
    * recorded), else undefined. Read through this handle, it stays readable if another reader
    * trims it away meanwhile.
    */
-  async openKept(
-    digest: string,
-    size: number,
-  ): Promise<{ file: PartFile; path: string } | undefined> {
+  async openKept(digest: string, size: number): Promise<PartFile | undefined> {
     const path = this.pathOf(digest);
     let file: PartFile;
     try {
@@ -78,7 +75,7 @@ export class CacheDirectory {
       return undefined;
     }
     await this.touch(path);
-    return { file, path };
+    return file;
   }
 
   /** Records a use of the kept file at `path` (the trim keeps the most recently used). */
@@ -107,10 +104,9 @@ export class CacheDirectory {
    * Puts the verified `file` in place under its digest's name (the file stays open for reading
    * through it), then trims the directory.
    */
-  async keep(file: PartFile, digest: string): Promise<string> {
-    const path = this.pathOf(digest);
+  async keep(file: PartFile, digest: string): Promise<void> {
     try {
-      await file.renameTo(path);
+      await file.renameTo(this.pathOf(digest));
     } catch (err) {
       await file.remove();
       throw new LocalFileError(`cache directory: a part cannot be kept${osReason(err)}`, {
@@ -118,7 +114,6 @@ export class CacheDirectory {
       });
     }
     await this.#trim();
-    return path;
   }
 
   /** Deletes a file that did not verify. */

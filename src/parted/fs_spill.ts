@@ -112,7 +112,8 @@ function removedAtExit(path: string): () => void {
  * ```
  */
 export class PartFile {
-  readonly path: string;
+  /** Where the file is (it moves with {@linkcode PartFile.renameTo}). */
+  path: string;
   readonly #handle: Awaited<ReturnType<typeof open>>;
   #closed = false;
   /** Stops the file's removal at the process's exit (it was removed or renamed). */
@@ -240,6 +241,7 @@ export class PartFile {
   /** Renames the file to `path` (within its directory's file system). */
   async renameTo(path: string): Promise<void> {
     await rename(this.path, path);
+    this.path = path;
     this.#forget();
   }
 

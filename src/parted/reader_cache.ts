@@ -30,10 +30,7 @@ import { type PartFile, SpillDirectory } from "./fs_spill.ts";
  * ```
  */
 export class KeptPart {
-  readonly held: { readonly bytes: Uint8Array } | {
-    readonly file: PartFile;
-    readonly path: string;
-  };
+  readonly held: { readonly bytes: Uint8Array } | { readonly file: PartFile };
   readonly #letGo: () => void;
   #reads = 0;
   #evicted = false;
@@ -133,12 +130,12 @@ export class ReaderCache {
 
   /** A part fetched into a temporary file ({@linkcode ReaderCache.spillFile}), to keep. */
   inTemporaryFile(file: PartFile): KeptPart {
-    return new KeptPart({ file, path: file.path }, () => void file.remove());
+    return new KeptPart({ file }, () => void file.remove());
   }
 
   /** A part in the user's cache directory, open as `file`, to keep (the file stays). */
-  inCacheDirectory(file: PartFile, path: string): KeptPart {
-    return new KeptPart({ file, path }, () => void file.close());
+  inCacheDirectory(file: PartFile): KeptPart {
+    return new KeptPart({ file }, () => void file.close());
   }
 
   /** A new temporary file for the part at `index` (a name not used before by this reader). */

@@ -19,6 +19,7 @@ import { DigestCheck } from "../remote/digest_check.ts";
 import { mirrorSpoiled } from "../remote/mirror_reads.ts";
 import { FilePart, type HeldPart, MemoryPart } from "./held_part.ts";
 import type { PartDescriptor } from "./manifest.ts";
+import { once } from "./once.ts";
 import { downloadPart, downloadRange, type PartDownloadContext } from "./part_download.ts";
 
 /**
@@ -288,14 +289,5 @@ function frontHash(context: PartDownloadContext, held: HeldPart): FrontHash {
       return await hash.digest();
     },
     close: once(() => hash.close()),
-  };
-}
-
-/** `action` on the first call only. */
-function once(action: () => void): () => void {
-  let done = false;
-  return () => {
-    if (!done) action();
-    done = true;
   };
 }

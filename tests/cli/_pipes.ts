@@ -1,10 +1,23 @@
 /**
- * The reader's side of a pipe, as the pipe tests drive it: a reader that goes away after the
- * first bytes (`| head`), and one that stops reading while the command runs (a full pipe).
+ * The pipe tests' setup and the reader's side of a pipe, as they drive it: a reader that goes
+ * away after the first bytes (`| head`), and one that stops reading while the command runs (a
+ * full pipe).
  *
  * @module
  */
-import { type CliOptions, spawnCli } from "./_cli.ts";
+import { assertStrictEquals } from "../fixtures/assert.ts";
+import { type CliOptions, runCli, spawnCli } from "./_cli.ts";
+
+/** `bytes` written to `tmp`/data.bin and pushed over plain HTTP to `ref` in parts of `partSize`. */
+export async function pushed(bytes: Uint8Array, ref: string, partSize: string, tmp: string) {
+  await Deno.writeFile(`${tmp}/data.bin`, bytes);
+  const push = await runCli(
+    ["push", "--plain-http", "--part-size", partSize, ref, `${tmp}/data.bin`],
+    { tmp },
+  );
+  assertStrictEquals(push.code, 0, push.stderr);
+  return ref;
+}
 
 /**
  * Runs the CLI with `args` (a command that writes to standard output), reads 100,000 bytes of

@@ -9,6 +9,7 @@ import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { runCli, spawnCli } from "./_cli.ts";
+import { pushed } from "./_pipes.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -135,13 +136,7 @@ registryTest(
     await using registry = await startRegistry();
     await using tmp = await tempDir();
     const bytes = patternBytes(4 * MiB, 17);
-    await Deno.writeFile(`${tmp.path}/one.bin`, bytes);
-    const ref = `${registry.host}/cat/slow:v1`;
-    const push = await runCli(
-      ["push", "--plain-http", "--part-size", "4MiB", ref, `${tmp.path}/one.bin`],
-      { tmp: tmp.path },
-    );
-    assertStrictEquals(push.code, 0, push.stderr);
+    const ref = await pushed(bytes, `${registry.host}/cat/slow:v1`, "4MiB", tmp.path);
 
     // 4 MiB at 2 MiB/s: about 2 s, against a few milliseconds uncapped on loopback.
     const started = performance.now();
@@ -194,13 +189,7 @@ registryTest("cat: three at once sharing one --cache-dir each write the whole fi
   await using registry = await startRegistry();
   await using tmp = await tempDir();
   const bytes = patternBytes(12 * MiB, 41);
-  await Deno.writeFile(`${tmp.path}/many.bin`, bytes);
-  const ref = `${registry.host}/cat/shared:v1`;
-  const push = await runCli(
-    ["push", "--plain-http", "--part-size", "1MiB", ref, `${tmp.path}/many.bin`],
-    { tmp: tmp.path },
-  );
-  assertStrictEquals(push.code, 0, push.stderr);
+  const ref = await pushed(bytes, `${registry.host}/cat/shared:v1`, "1MiB", tmp.path);
   // Each trims the shared directory to its 2 most recent parts while the others read theirs.
   const cache = `${tmp.path}/cache`;
   const runs = await Promise.all([1, 2, 3].map(() => cat(["--cache-dir", cache, ref], tmp.path)));
@@ -208,7 +197,7 @@ registryTest("cat: three at once sharing one --cache-dir each write the whole fi
     assertStrictEquals(run.code, 0, `cat ${i}: ${run.stderr}`);
     assertStrictEquals(sha256Bytes(run.stdout), sha256Bytes(bytes), `cat ${i}`);
   }
-  const file = await cat(["--cache-dir", `${tmp.path}/many.bin`, ref], tmp.path);
+  const file = await cat(["--cache-dir", `${tmp.path}/data.bin`, ref], tmp.path);
   assertStrictEquals(file.code, 1, file.stderr);
-  assert(file.stderr.includes(`--cache-dir: ${tmp.path}/many.bin is not a directory`), file.stderr);
+  assert(file.stderr.includes(`--cache-dir: ${tmp.path}/data.bin is not a directory`), file.stderr);
 });

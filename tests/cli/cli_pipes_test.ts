@@ -11,7 +11,7 @@ import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { cliArgv, cliEnv, PROJECT_ROOT, runCli, spawnCli, stallFromThirdPart } from "./_cli.ts";
-import { stopWhileStalled, untilReaderLeaves } from "./_pipes.ts";
+import { pushed, stopWhileStalled, untilReaderLeaves } from "./_pipes.ts";
 
 const KiB = 1024;
 /** A pull over plain HTTP that draws no progress. */
@@ -290,17 +290,6 @@ registryTest(
     }
   },
 );
-
-/** `bytes` written to `tmp`/data.bin and pushed over plain HTTP to `ref` in parts of `partSize`. */
-async function pushed(bytes: Uint8Array, ref: string, partSize: string, tmp: string) {
-  await Deno.writeFile(`${tmp}/data.bin`, bytes);
-  const push = await runCli(
-    ["push", "--plain-http", "--part-size", partSize, ref, `${tmp}/data.bin`],
-    { tmp },
-  );
-  assertStrictEquals(push.code, 0, push.stderr);
-  return ref;
-}
 
 /**
  * An 8 MiB file (of `seed`) pushed over plain HTTP to `host` as an artifact of 1 MiB parts

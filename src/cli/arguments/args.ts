@@ -802,6 +802,20 @@ function isCommandName(text: string | undefined): text is CommandName {
 }
 
 /**
+ * Whether the command named `command` (as a failure report names it: `pull`, `blob pull`)
+ * takes the long flag `flag` (without dashes), so that advice names only flags it has.
+ *
+ * @example
+ * ```ts
+ * import { takesFlag } from "./args.ts";
+ * console.log(takesFlag("pull", "workers"), takesFlag("cat", "workers")); // true false
+ * ```
+ */
+export function takesFlag(command: string, flag: string): boolean {
+  return isCommandName(command) && Object.hasOwn(COMMAND_SPECS[command].options, flag);
+}
+
+/**
  * Parses `args` (without the program name). The first argument selects the command (see
  * {@linkcode COMMAND_NAMES}), `help [command]`, or the global flags `-h`/`--help` and
  * `--version`. Every flag value is checked here, so a command that parses only fails for reasons

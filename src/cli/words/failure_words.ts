@@ -41,6 +41,7 @@ import {
   type Words,
 } from "./cause_words.ts";
 import { SchemeMismatchError, schemeMismatchWords } from "../arguments/copy_sides.ts";
+import { takesFlag } from "../arguments/args.ts";
 import type { FailureContext } from "./exit_code.ts";
 import { type FailureSubject, registriesOf, subjectPhrase } from "./failure_subject.ts";
 import { OutputError } from "../session/io.ts";
@@ -151,7 +152,7 @@ function kindWords(subject: FailureSubject, err: unknown, place: Place): Words |
   if (findError(err, StallError)) {
     return {
       sentence: `${place.where} stopped moving data for longer than the stall timeout`,
-      hint: WITH_WORKERS.has(subject.command)
+      hint: takesFlag(subject.command, "workers")
         ? "on a slow or busy link, raise --stall-timeout or lower --workers"
         : "on a slow or busy link, raise --stall-timeout",
     };
@@ -218,16 +219,6 @@ function noFileNameWords(subject: FailureSubject, ref: string, err: NoFileNameEr
     hint: `${hint}; ocipart inspect ${ref} shows the title escaped`,
   };
 }
-
-/** The commands that take `--workers` (the others fetch one thing at a time). */
-const WITH_WORKERS: ReadonlySet<string> = new Set([
-  "push",
-  "pull",
-  "copy",
-  "verify",
-  "blob pull",
-  "blob push",
-]);
 
 /**
  * Bytes that did not match their digest. A pull writes nothing where the file goes, but the
