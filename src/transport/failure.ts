@@ -324,27 +324,6 @@ export function readError(cause: unknown): ExchangeError {
 }
 
 /**
- * Whether `err` is the runtime's own client refusing what came where a status line should be,
- * without showing it: a TLS server's alert and other bytes that are not HTTP look the same
- * there. A plain-HTTP caller asks again through a client that shows them.
- *
- * @example
- * ```ts
- * import { statusLineUnseen } from "./failure.ts";
- * const raw = new TypeError("fetch failed", {
- *   cause: new Error("client error (SendRequest): invalid HTTP version parsed"),
- * });
- * console.log(statusLineUnseen(raw)); // true
- * ```
- */
-export function statusLineUnseen(err: unknown): boolean {
-  for (const one of chain(err)) {
-    if (one instanceof Error && /invalid HTTP version parsed/i.test(one.message)) return true;
-  }
-  return false;
-}
-
-/**
  * The error of an answer whose head is not HTTP/1.x (a status line or header the minimal
  * client's parser refuses): a TLS server's when its first bytes are a TLS record, else a
  * malformed answer. Never retried.

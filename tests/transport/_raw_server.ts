@@ -262,9 +262,9 @@ export function acceptConnections(
 }
 
 /**
- * One request of each client path of the transport: GET on the runtime's client (unless the
- * trust sends the host through node:https), with `head` a HEAD too, POST with a streamed body on
- * node:http(s), PUT of a file range of `file` (at least 4 bytes) on the minimal upload client.
+ * One request of each client path of the transport: GET on its own download client, with `head`
+ * a HEAD too, POST with a streamed body on node:http(s), PUT of a file range of `file` (at least 4
+ * bytes) on the minimal upload client.
  */
 export function everyPath(
   origin: string,

@@ -73,7 +73,7 @@ function startCuttingServer(cutAfter: number) {
 
 async function warmUp(transport: HttpTransport, origin: string): Promise<void> {
   // Leaves one idle keep-alive connection in the pool, so the next request reuses it. A GET
-  // that accepts gzip stays on node:http (plain downloads take the runtime's own client), whose
+  // that accepts gzip stays on node:http (plain downloads take the transport's own client), whose
   // pool the uploads use.
   const res = await transport.fetch(
     new Request(`${origin}/v2/`, { headers: { "accept-encoding": "gzip" } }),

@@ -2,7 +2,8 @@
  * The minimal HTTP/1.1 client of the transport's own connections (file uploads and downloads on
  * the runtime's sockets): the request head, the answer's head, and its body read from the
  * connection. A body of a known length is a byte stream that reads straight into the caller's
- * buffers; the others (chunked, up to the close) are read in pieces.
+ * buffers; the others (chunked, up to the close) are read in pieces. An answer read to its end
+ * tells whether its connection may carry another request.
  *
  * @module
  */
@@ -13,7 +14,16 @@ import type { ByteDuplex } from "./dial.ts";
 
 const READ_CHUNK = 64 * 1024;
 const MAX_HEAD = 64 * 1024;
-const decoder = new TextDecoder();
+
+// A head's bytes as the Fetch API holds header values: one character per byte (ISO-8859-1), so
+// a byte that is not UTF-8 reaches the caller's checks as it came instead of being replaced.
+function byteString(bytes: Uint8Array): string {
+  let text = "";
+  for (let at = 0; at < bytes.byteLength; at += 8192) {
+    text += String.fromCharCode(...bytes.subarray(at, at + 8192));
+  }
+  return text;
+}
 
 /** What a request head names. */
 export interface HeadRequest {
@@ -27,8 +37,11 @@ export interface HeadRequest {
 
 // Through a proxy, a plain-HTTP request names its whole target and carries
 // the proxy's credentials; inside a tunnel it is the origin's request as usual.
-/** The request's head, ending the connection after the answer (`connection: close`). */
-export function requestHead(request: HeadRequest): string {
+/**
+ * The request's head; unless `keepAlive`, it ends the connection after the answer
+ * (`connection: close`).
+ */
+export function requestHead(request: HeadRequest, keepAlive = false): string {
   const url = request.url;
   const viaProxy = request.proxy !== undefined && url.protocol === "http:";
   const target = viaProxy ? `${url.origin}${url.pathname}${url.search}` : url.pathname + url.search;
@@ -40,18 +53,23 @@ export function requestHead(request: HeadRequest): string {
     if (name === "host" || name === "connection" || name === "proxy-authorization") continue;
     head += `${name}: ${value}\r\n`;
   }
-  head += "connection: close\r\n\r\n";
-  return head;
+  return head + (keepAlive ? "\r\n" : "connection: close\r\n\r\n");
 }
 
-// The `Response` of an answer whose head is in: a bodiless status releases the connection at
+/**
+ * Called once when an answer is done with its connection: `reusable` when its body was read to
+ * its end, the server keeps the connection open, and nothing more arrived on it.
+ */
+export type Release = (reusable: boolean) => void;
+
+// The `Response` of an answer whose head is in: a bodiless answer releases the connection at
 // once, any other streams its body from it.
 export function answerResponse(
   input: ConnReader,
   parsed: ParsedHead,
   url: URL,
   aborted: () => unknown,
-  release: () => void,
+  release: Release,
 ): Response {
   const headers = new Headers();
   for (const [name, value] of parsed.headers) {
@@ -60,12 +78,13 @@ export function answerResponse(
     } catch { /* drop a header the Fetch API cannot represent */ }
   }
   let body: ReadableStream<Uint8Array> | null = null;
-  if (BODILESS_STATUSES.has(parsed.status)) {
-    release();
+  const ended = () => release(parsed.persistent && input.buffered === 0 && !input.eof);
+  if (parsed.bodiless) {
+    ended();
   } else {
     body = parsed.framing.kind === "length"
-      ? lengthBody(input, parsed.framing.length, aborted, release)
-      : responseBody(input, parsed, aborted, release);
+      ? lengthBody(input, parsed.framing.length, aborted, release, ended)
+      : responseBody(input, parsed, aborted, release, ended);
   }
   const response = new Response(body, {
     status: parsed.status,
@@ -83,6 +102,7 @@ export class ConnReader {
   #start = 0;
   #end = 0;
   #eof = false;
+  #received = false;
 
   constructor(conn: ByteDuplex) {
     this.#conn = conn;
@@ -94,6 +114,11 @@ export class ConnReader {
 
   get eof(): boolean {
     return this.#eof && this.buffered === 0;
+  }
+
+  /** Whether any byte came from the connection. */
+  get received(): boolean {
+    return this.#received;
   }
 
   /** The bytes buffered and not yet taken (a view, valid until the next read). */
@@ -120,6 +145,7 @@ export class ConnReader {
       this.#eof = true;
       return false;
     }
+    this.#received = true;
     this.#end += n;
     return true;
   }
@@ -130,7 +156,7 @@ export class ConnReader {
       const at = this.#buffer.subarray(scanned, this.#end).indexOf(10);
       if (at >= 0) {
         const stop = scanned + at;
-        const text = decoder.decode(this.#buffer.subarray(this.#start, stop));
+        const text = byteString(this.#buffer.subarray(this.#start, stop));
         this.#start = stop + 1;
         return text.endsWith("\r") ? text.slice(0, -1) : text;
       }
@@ -159,6 +185,7 @@ export class ConnReader {
       this.#eof = true;
       return 0;
     }
+    this.#received = true;
     return n;
   }
 
@@ -179,6 +206,10 @@ export interface ParsedHead {
   headers: [string, string][];
   /** How the body is framed. */
   framing: { kind: "length"; length: number } | { kind: "chunked" } | { kind: "close" };
+  /** An answer without a body: to a HEAD, or of a status that has none. */
+  bodiless: boolean;
+  /** Whether the server keeps the connection open after the answer (HTTP/1.1, no `close`). */
+  persistent: boolean;
 }
 
 // A control character an HTTP head may not hold (a tab may separate words).
@@ -193,11 +224,11 @@ export async function readHead(input: ConnReader, method: string): Promise<Parse
     if (first === undefined && input.buffered > 0) throw malformedAnswerError(input.peek());
     if (first === undefined) throw new Error("connection closed before an answer");
     const statusLine = first;
-    const match = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(statusLine);
+    const match = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/.exec(statusLine);
     if (!match || HEAD_CONTROL.test(statusLine)) {
       throw malformedAnswerError(new TextEncoder().encode(statusLine));
     }
-    const status = Number(match[1]);
+    const status = Number(match[2]);
     const headers: [string, string][] = [];
     let size = statusLine.length;
     for (;;) {
@@ -219,7 +250,8 @@ export async function readHead(input: ConnReader, method: string): Promise<Parse
       headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
     let framing: ParsedHead["framing"];
     const transfer = get("transfer-encoding").join(",").toLowerCase();
-    if (method === "HEAD" || BODILESS_STATUSES.has(status)) {
+    const bodiless = method === "HEAD" || BODILESS_STATUSES.has(status);
+    if (bodiless) {
       framing = { kind: "length", length: 0 };
     } else if (transfer !== "") {
       if (!/(^|,)\s*chunked\s*$/.test(transfer)) throw new Error("unsupported transfer encoding");
@@ -236,7 +268,11 @@ export async function readHead(input: ConnReader, method: string): Promise<Parse
     } else {
       framing = { kind: "close" };
     }
-    return { status, statusText: match[2] ?? "", headers, framing };
+    const closes = get("connection").join(",").toLowerCase().split(",").some((token) =>
+      token.trim() === "close"
+    );
+    const persistent = match[1] === "1" && !closes && framing.kind !== "close";
+    return { status, statusText: match[3] ?? "", headers, framing, bodiless, persistent };
   }
 }
 
@@ -244,7 +280,8 @@ function responseBody(
   input: ConnReader,
   head: ParsedHead,
   aborted: () => unknown,
-  release: () => void,
+  release: Release,
+  ended: () => void,
 ): ReadableStream<Uint8Array> {
   const framing = head.framing;
   let remaining = framing.kind === "length" ? framing.length : 0;
@@ -295,19 +332,19 @@ function responseBody(
       try {
         bytes = await next();
       } catch (err) {
-        release();
+        release(false);
         controller.error(aborted() ?? readError(err));
         return;
       }
       if (bytes === undefined) {
-        release();
+        ended();
         controller.close();
       } else {
         controller.enqueue(bytes);
       }
     },
     cancel() {
-      release();
+      release(false);
     },
   }, { highWaterMark: 0 });
 }
@@ -318,11 +355,12 @@ function lengthBody(
   input: ConnReader,
   length: number,
   aborted: () => unknown,
-  release: () => void,
+  release: Release,
+  ended: () => void,
 ): ReadableStream<Uint8Array> {
   let remaining = length;
   const finish = (controller: ReadableByteStreamController) => {
-    release();
+    ended();
     controller.close();
     controller.byobRequest?.respond(0);
   };
@@ -345,7 +383,7 @@ function lengthBody(
         n = await input.readInto(into);
         if (n === 0) throw new Error("connection closed before the body ended");
       } catch (err) {
-        release();
+        release(false);
         controller.error(aborted() ?? readError(err));
         return;
       }
@@ -354,7 +392,7 @@ function lengthBody(
       if (remaining === 0) finish(controller);
     },
     cancel() {
-      release();
+      release(false);
     },
   });
 }

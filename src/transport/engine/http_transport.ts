@@ -11,6 +11,7 @@ import { fileBodyRange, type FileRange } from "../file_body.ts";
 import type { Fetch } from "../fetch.ts";
 import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
 import { rawDownload, rawDownloadAvailable } from "./raw_download.ts";
+import { IdleConnections } from "./idle_connections.ts";
 import { denoSockets } from "./deno_socket.ts";
 import { nodeTlsSockets } from "./node_tls_socket.ts";
 import {
@@ -19,19 +20,11 @@ import {
   failureReason,
   lengthError,
   OPERATION,
-  statusLineUnseen,
 } from "../failure.ts";
-import { platformExchange, type PlatformFetch, platformFetch } from "./platform_exchange.ts";
 import { nodeExchange } from "./node_exchange.ts";
 import { vetProxiedTarget } from "./dial.ts";
 import { dialThroughAgent } from "./node_socket.ts";
-import {
-  environmentMayNameProxy,
-  type ProxyRoute,
-  ProxyRouter,
-  type ProxySettings,
-  proxySettingsFromEnv,
-} from "./proxy.ts";
+import { type ProxyRoute, ProxyRouter, type ProxySettings, proxySettingsFromEnv } from "./proxy.ts";
 import { TlsTrust } from "./tls_trust.ts";
 import { checkTlsPortAnswer } from "./tls_port_answer.ts";
 import { type ExchangeObserver, observeExchange } from "../exchange_observer.ts";
@@ -40,10 +33,9 @@ import { signalOf } from "../request_signal.ts";
 // File-range bodies go out on a connection of their own, written from the file by a minimal
 // HTTP/1.1 client where the runtime allows it: a third less CPU than node:http's write path.
 const RAW_UPLOADS = rawUploadAvailable();
-// Downloads the runtime's pooled client cannot take (a proxy, a peer guard, a host only node:tls
-// can judge) read from a socket of their own into the caller's buffers where the runtime allows
-// it: node:http allocates every read, and a 1 GiB pull through it peaked at two to four times
-// the memory.
+// Downloads read from the transport's own connections into the caller's buffers where the
+// runtime allows it: node:http allocates every read (a 1 GiB pull through it peaked at two to
+// four times the memory), the runtime's own client a new array per read (a third more CPU).
 const RAW_DOWNLOADS = rawDownloadAvailable();
 
 /**
@@ -85,7 +77,7 @@ export interface HttpTransportOptions {
   peerGuard?: (address: string, family: 4 | 6) => boolean;
   /**
    * Maximum concurrent `node:http` connections per origin (default 32); further requests wait.
-   * Downloads on the runtime's own client (see {@linkcode HttpTransport}) are not capped.
+   * Downloads on the transport's own client (see {@linkcode HttpTransport}) are not capped.
    */
   maxSocketsPerOrigin?: number;
   /** Maximum idle connections kept per origin (default: `maxSocketsPerOrigin`). */
@@ -111,8 +103,8 @@ export interface HttpTransportOptions {
 // Methods whose body-less requests carry no framing; the others get `content-length: 0`.
 const BODYLESS_METHODS = new Set(["GET", "HEAD", "DELETE", "OPTIONS", "TRACE", "CONNECT"]);
 const DEFAULT_MAX_SOCKETS = 32;
-// Body-less methods sent through the runtime's client: the downloads and existence checks.
-const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
+// Body-less methods of the transport's own client: the downloads and existence checks.
+const DOWNLOAD_METHODS = new Set(["GET", "HEAD"]);
 
 /**
  * A fetch-shaped HTTP/1.1 client on `node:http`/`node:https`, used by both libraries unless a
@@ -129,22 +121,19 @@ const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
  * - Redirects are returned, never followed; nothing is decompressed; there is no cookie jar.
  * - Connections are kept alive in a pool per origin; {@linkcode HttpTransport.external} is a
  *   separately pooled twin for cross-host requests.
- * - On Deno, GET and HEAD requests of a transport without `peerGuard` go through the runtime's
- *   own HTTP/1.1 client (its own pool, closed by {@linkcode HttpTransport.close}): downloads
- *   run faster and with less memory, and their body is a readable byte stream
- *   (`getReader({ mode: "byob" })` reads into the caller's buffers). They carry
- *   `accept-encoding: identity` (a request that accepts another encoding stays on `node:http`),
- *   are never decompressed or redirected, and are not counted by `maxSocketsPerOrigin`.
- * - The other body-less GETs that ask for no encoding (those of a guarded transport, through a
- *   proxy, or to a host only `node:tls` can judge: `insecureTls`, a host pinned by `caCerts`)
- *   go on Deno through the transport's minimal HTTP/1.1 client on a connection of their own
- *   (`Connection: close`, the peer guard and the proxy applied where it dials), whose body is a
- *   byte stream read from the socket into the caller's buffers. Its TLS is the runtime's where
- *   the runtime judges the host as `node:tls` does, else `node:tls` (`node_tls_socket.ts`).
+ * - On Deno, body-less GET and HEAD requests that ask for no encoding go through the
+ *   transport's own HTTP/1.1 client: its body is a readable byte stream read from the socket
+ *   into the caller's buffers (`getReader({ mode: "byob" })`), so downloads take less CPU and
+ *   memory than on any other client. They carry `accept-encoding: identity` (a request that
+ *   accepts another encoding stays on `node:http`), are never decompressed or redirected, and
+ *   are not counted by `maxSocketsPerOrigin`. A connection whose answer was read to its end is
+ *   kept (at most `maxIdleSocketsPerOrigin` per origin, 30 s idle at most) for the next such
+ *   request to the same origin by the same route; one the server closed meanwhile is replaced
+ *   by a new connection, the request sent once more only if no byte of an answer came. The peer
+ *   guard and the proxy apply where it dials; its TLS is the runtime's where the runtime judges
+ *   the host as `node:tls` does, else `node:tls` (`node_tls_socket.ts`).
  * - Everything else uses `node:http`/`node:https` (a paused TLS answer stops reading its
- *   connection): every request with a body or another method, and every such request of an
- *   `insecureTls` transport, to a host pinned by `caCerts`, and every HTTPS request while
- *   `caCerts` holds a self-signed server certificate.
+ *   connection): every other request with a body or another method.
  * - A request the `proxy` settings route through a proxy goes in absolute form for `http:`,
  *   through a `CONNECT` tunnel for `https:`.
  * - `request.signal` aborts the request at any point (also mid-body, also after the request and
@@ -152,10 +141,8 @@ const PLATFORM_METHODS = new Set(["GET", "HEAD"]);
  * - Failures reject with a `NetworkError` whose message names a safe reason (errno code, TLS
  *   failure kind, plain-HTTP/TLS mismatch, an answer that is not HTTP, missing network
  *   permission); those a retry cannot change (a host name that does not exist, certificates,
- *   protocol mismatch, a malformed answer, permission) are not retryable. A plain-HTTP answer
- *   the runtime's client cannot read as HTTP is asked again once through `node:http`, whose
- *   parser tells a TLS server from a broken answer. `causeCodes()` in `failure.ts` lists the
- *   codes of an error's chain.
+ *   protocol mismatch, a malformed answer, permission) are not retryable. `causeCodes()` in
+ *   `failure.ts` lists the codes of an error's chain.
  *
  * @example A request and its streamed answer (embedded testing registry)
  * ```ts
@@ -180,7 +167,7 @@ export class HttpTransport {
   readonly #options: Readonly<HttpTransportOptions>;
   readonly #httpAgent: http.Agent;
   readonly #httpsAgent: https.Agent;
-  readonly #platform: PlatformFetch | undefined;
+  readonly #kept: IdleConnections;
   readonly #proxies: ProxyRouter;
   readonly #trust: TlsTrust;
   readonly #agentOptions: http.AgentOptions;
@@ -235,16 +222,7 @@ export class HttpTransport {
       dialThroughAgent(this.#httpAgent, { secure: false, peerGuard: guard });
       dialThroughAgent(this.#httpsAgent, { secure: true, peerGuard: guard });
     }
-    // Downloads of the registry-origin transport go through the runtime's own client where
-    // there is one (Deno): about twice the throughput of node:http and a fraction of its
-    // memory. A guarded transport keeps node:http, the only client that shows the peer address;
-    // so does an environment that may name a proxy, which the runtime's client would follow
-    // by rules of its own.
-    const unusable = guard || options.insecureTls === true || environmentMayNameProxy();
-    this.#platform = unusable ? undefined : platformFetch({
-      ...(this.#options.caCerts ? { caCerts: this.#options.caCerts } : {}),
-      maxIdlePerHost: maxFreeSockets,
-    });
+    this.#kept = new IdleConnections(maxFreeSockets);
     this.fetch = (request: Request) => this.#fetch(request);
     this.externalFetch = (request: Request) => this.external().fetch(request);
   }
@@ -300,7 +278,7 @@ export class HttpTransport {
     this.#proxyAgent?.destroy();
     this.#tunnelAgent?.destroy();
     this.#proxyAgent = this.#tunnelAgent = undefined;
-    this.#platform?.close();
+    this.#kept.close();
     this.#external?.close();
   }
 
@@ -367,17 +345,6 @@ export class HttpTransport {
       // on node:tls.
       runtimeTls: !secure || this.#trust.runtimeVerifies(hostname),
     };
-    if (this.#platform !== undefined && takesPlatform(out)) {
-      const exchange = platformExchange(this.#platform, request, { ...headers });
-      if (secure) return exchange;
-      // The runtime's client shows no byte of an answer that does not start as HTTP: node:http
-      // is asked again (a body-less GET or HEAD), and its parser tells a TLS server's alert
-      // from a broken answer.
-      return exchange.catch((err) => {
-        if (!statusLineUnseen(err) || signal.aborted) throw err;
-        return this.#sendDirect(out);
-      });
-    }
     // Each path below vets a guarded peer, an address literal too, where it dials (dial.ts).
     const fileRange = fileBodyRange(request.body);
     if (fileRange !== undefined && RAW_UPLOADS && out.runtimeTls) {
@@ -388,21 +355,35 @@ export class HttpTransport {
     return this.#sendDirect(out);
   }
 
-  // A GET on a socket of its own, read into the caller's buffers (raw_download.ts).
+  // A GET or HEAD on a kept or new connection, read into the caller's buffers (raw_download.ts).
   #sendRawDownload(out: Outgoing): Promise<Response> {
     const guard = this.#options.peerGuard;
     // A host the runtime's TLS judges otherwise (pinned, unverified) is read through node:tls.
     const sockets = out.runtimeTls
       ? denoSockets(this.#options.caCerts)!
       : nodeTlsSockets(this.#trust.nodeOptions);
-    return rawDownload({
-      url: out.url,
-      method: out.request.method,
-      headers: out.headers,
-      signal: signalOf(out.request),
-      ...(guard ? { peerGuard: guard } : {}),
-      ...(out.route ? { proxy: out.route } : {}),
-    }, sockets);
+    const route = out.route;
+    return rawDownload(
+      {
+        url: out.url,
+        method: out.request.method,
+        // Without a word on it, a server may encode the answer any way it likes.
+        headers: { ...out.headers, "accept-encoding": "identity" },
+        signal: signalOf(out.request),
+        ...(guard ? { peerGuard: guard } : {}),
+        ...(route ? { proxy: route } : {}),
+      },
+      sockets,
+      {
+        pool: this.#kept,
+        // A kept connection serves only requests its dial would have made alike.
+        route: [
+          out.runtimeTls ? "runtime-tls" : "node-tls",
+          out.url.origin,
+          route ? `${route.host}:${route.port} ${route.authorization ?? ""}` : "direct",
+        ].join(" "),
+      },
+    );
   }
 
   // Straight to the origin on this transport's node:http pools.
@@ -538,21 +519,11 @@ function framedHeaders(
   return { headers, declared };
 }
 
-// Whether the runtime's own client may send `out`: a bodiless GET or HEAD that asks for no
-// encoding (that client decodes any other, node:http never does), not proxied (this
-// transport's own clients apply its proxy settings), to a host its TLS judges as node:tls does.
-function takesPlatform(out: Outgoing): boolean {
-  const encoding = out.headers["accept-encoding"]?.trim().toLowerCase();
-  return out.request.body === null && PLATFORM_METHODS.has(out.request.method) &&
-    (encoding === undefined || encoding === "identity") && out.route === undefined &&
-    out.runtimeTls;
-}
-
-// Whether `out` is a download the transport's own socket client may take: a body-less GET that
-// asks for no encoding (as for the runtime's client: another one stays on node:http).
+// Whether `out` is a download the transport's own client may take: a body-less GET or HEAD that
+// asks for no encoding (the client decodes nothing; another one stays on node:http).
 function takesRawDownload(out: Outgoing): boolean {
   const encoding = out.headers["accept-encoding"]?.trim().toLowerCase();
-  return out.request.body === null && out.request.method === "GET" &&
+  return out.request.body === null && DOWNLOAD_METHODS.has(out.request.method) &&
     (encoding === undefined || encoding === "identity");
 }
 

@@ -152,6 +152,17 @@ export class NodeTlsSocket implements DialedSocket {
     });
   }
 
+  /** False once the peer closed or failed, or sent bytes nobody asked for. */
+  get alive(): boolean {
+    return !this.#ended && this.#error === undefined && this.#end === this.#start;
+  }
+
+  /** An idle connection (kept for a next request) does not keep the process running. */
+  idle(idle: boolean): void {
+    if (idle) this.#socket.unref();
+    else this.#socket.ref();
+  }
+
   /** Closes the connection; closing it again does nothing. */
   close(): void {
     this.#socket.destroy();

@@ -1,7 +1,8 @@
 /**
- * A connection of its own for one request of the transport's minimal HTTP/1.1 client (file
- * uploads and downloads on the runtime's sockets): dialed through the dialer (peer guard, proxy,
- * TLS), closed by the request's signal, and released once, by whoever finishes first.
+ * A connection for one request of the transport's minimal HTTP/1.1 client (file uploads and
+ * downloads on the runtime's sockets): dialed through the dialer (peer guard, proxy, TLS) or
+ * kept from an earlier download, closed by the request's signal, and released once, by whoever
+ * finishes first (or detached, to be kept for the next request).
  *
  * @module
  */
@@ -33,6 +34,33 @@ export interface OwnConnection {
   failure(): unknown;
   /** Stops watching the signal and closes the connection (again: nothing). */
   release(): void;
+  /** Stops watching the signal and leaves the connection open, for a next request. */
+  detach(): void;
+}
+
+/**
+ * Watches `signal` for a connection already open (a kept one): an abort closes it.
+ *
+ * @example
+ * ```ts ignore
+ * const own = watchConnection(kept, request.signal);
+ * ```
+ */
+export function watchConnection(conn: ByteDuplex, signal: AbortSignal): OwnConnection {
+  let failure: unknown;
+  const onAbort = () => {
+    failure ??= signal.reason;
+    conn.close();
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  if (signal.aborted) onAbort();
+  const detach = () => signal.removeEventListener("abort", onAbort);
+  return {
+    conn,
+    failure: () => failure,
+    release: () => (detach(), conn.close()),
+    detach,
+  };
 }
 
 /**
@@ -74,5 +102,10 @@ export async function dialOwnConnection<S extends DialedSocket>(
     release();
     throw failure;
   }
-  return { conn, failure: () => failure, release };
+  return {
+    conn,
+    failure: () => failure,
+    release,
+    detach: () => signal.removeEventListener("abort", onAbort),
+  };
 }

@@ -85,32 +85,6 @@ export function proxySettingsFromEnv(): ProxySettings {
   return settings;
 }
 
-// What a runtime's own HTTP client reads by itself to find a proxy (Deno's also reads
-// ALL_PROXY, and matches NO_PROXY its own way).
-const RUNTIME_PROXY_VARIABLES = [
-  "HTTP_PROXY",
-  "http_proxy",
-  "HTTPS_PROXY",
-  "https_proxy",
-  "ALL_PROXY",
-  "all_proxy",
-];
-
-/**
- * Whether a runtime's own HTTP client could route a request through a proxy of the environment
- * by itself: a proxy variable it reads is set, or cannot be read here (then nobody can tell).
- * A transport does not use such a client, so that its own routing is the only one.
- *
- * @example
- * ```ts
- * import { environmentMayNameProxy } from "./proxy.ts";
- * console.log(typeof environmentMayNameProxy()); // "boolean"
- * ```
- */
-export function environmentMayNameProxy(): boolean {
-  return RUNTIME_PROXY_VARIABLES.some((name) => readEnv(name) !== undefined);
-}
-
 function parseProxy(text: string): ProxyRoute {
   let url: URL;
   try {

@@ -1,0 +1,283 @@
+/**
+ * Downloads (body-less GET and HEAD) keep their connection for the next request of the same
+ * route, on every TLS mode and through a proxy: a kept connection the server closed is replaced
+ * and the request sent once more only when no byte of an answer came; an answer not read to its
+ * end, or one that closes, leaves nothing kept; close() ends what is kept; a kept connection does
+ * not keep the process running.
+ */
+import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
+import { HttpTransport, type HttpTransportOptions } from "../../src/transport/mod.ts";
+import { NetworkError } from "../../src/errors/kinds.ts";
+import { makeSelfSigned, makeTestCa } from "../fixtures/tls.ts";
+import { tempDir } from "../fixtures/tmp.ts";
+
+const encoder = new TextEncoder();
+const BODY = new Uint8Array(300_000).map((_, i) => i % 251);
+
+/** What the server does with the nth request (from 1) it reads. */
+type Answer = "whole" | "whole-then-hang-up" | "closes" | "http/1.0" | "cut-in-head";
+
+interface Server {
+  readonly origin: string;
+  readonly port: number;
+  /** Connections accepted, and requests read on each. */
+  readonly connections: number[];
+  /** Connections that ended. */
+  ended(): number;
+  close(): Promise<void>;
+}
+
+// A keep-alive HTTP/1.1 server (TLS when `tls` is given) answering each request by `answerOf`.
+function startServer(
+  answerOf: (request: number) => Answer,
+  tls?: { cert: string; key: string },
+): Server {
+  const listener = tls
+    ? Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert: tls.cert, key: tls.key })
+    : Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const connections: number[] = [];
+  const open = new Set<Deno.Conn>();
+  const served: Promise<void>[] = [];
+  let requests = 0;
+  let ended = 0;
+  const serve = async (conn: Deno.Conn, id: number) => {
+    open.add(conn);
+    let buffered = "";
+    const chunk = new Uint8Array(16 * 1024);
+    try {
+      for (;;) {
+        while (!buffered.includes("\r\n\r\n")) {
+          const n = await conn.read(chunk);
+          if (n === null) return;
+          buffered += new TextDecoder().decode(chunk.subarray(0, n));
+        }
+        const head = buffered.slice(0, buffered.indexOf("\r\n\r\n"));
+        buffered = buffered.slice(head.length + 4);
+        connections[id]++;
+        const answer = answerOf(++requests);
+        const isHead = head.startsWith("HEAD ");
+        if (answer === "cut-in-head") {
+          await write(conn, encoder.encode("HTTP/1.1 2"));
+          return;
+        }
+        const version = answer === "http/1.0" ? "HTTP/1.0" : "HTTP/1.1";
+        const closing = answer === "closes" ? "connection: close\r\n" : "";
+        await write(
+          conn,
+          encoder.encode(
+            `${version} 200 OK\r\ncontent-length: ${BODY.byteLength}\r\n${closing}\r\n`,
+          ),
+        );
+        if (!isHead) await write(conn, BODY);
+        if (answer !== "whole") return;
+      }
+    } catch {
+      /* the client went away */
+    } finally {
+      open.delete(conn);
+      ended++;
+      try {
+        conn.close();
+      } catch { /* closed */ }
+    }
+  };
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      connections.push(0);
+      served.push(serve(conn, connections.length - 1));
+    }
+  })().catch(() => {});
+  const port = (listener.addr as Deno.NetAddr).port;
+  return {
+    origin: `${tls ? "https" : "http"}://127.0.0.1:${port}`,
+    port,
+    connections,
+    ended: () => ended,
+    async close() {
+      listener.close();
+      for (const conn of open) {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+      await accepting;
+      await Promise.all(served);
+    },
+  };
+}
+
+async function write(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.byteLength;) at += await conn.write(bytes.subarray(at));
+}
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert(ok(), what);
+}
+
+async function getWhole(transport: HttpTransport, url: string): Promise<void> {
+  const res = await transport.fetch(new Request(url));
+  assertStrictEquals(res.status, 200);
+  const got = new Uint8Array(await res.arrayBuffer());
+  assertStrictEquals(got.byteLength, BODY.byteLength);
+  assert(got.every((b, i) => b === BODY[i]), "the body arrived whole and in order");
+}
+
+interface Mode {
+  readonly name: string;
+  readonly tls?: { cert: string; key: string };
+  readonly options: HttpTransportOptions;
+}
+
+// Plain HTTP, a CA-signed certificate (the runtime's TLS), a pinned self-signed one and no
+// verification at all (both on node:tls).
+async function everyTlsMode(dir: string): Promise<Mode[]> {
+  const ca = await makeTestCa(dir);
+  const pinned = await makeSelfSigned(dir);
+  const caKey = await Deno.readTextFile(ca.keyPath);
+  const caSigned = await Deno.readTextFile(ca.certPath);
+  const pinnedKey = await Deno.readTextFile(pinned.keyPath);
+  return [
+    { name: "plain", options: { proxy: false } },
+    {
+      name: "CA-signed",
+      tls: { cert: caSigned, key: caKey },
+      options: { proxy: false, caCerts: [ca.caCert] },
+    },
+    {
+      name: "pinned",
+      tls: { cert: pinned.cert, key: pinnedKey },
+      options: { proxy: false, caCerts: [pinned.cert] },
+    },
+    {
+      name: "insecure",
+      tls: { cert: pinned.cert, key: pinnedKey },
+      options: { proxy: false, insecureTls: true },
+    },
+  ];
+}
+
+Deno.test("a download's connection carries the next GET and HEAD on every TLS mode; close() ends it", async () => {
+  await using dir = await tempDir();
+  for (const mode of await everyTlsMode(dir.path)) {
+    const server = await startServer(() => "whole", mode.tls);
+    const transport = new HttpTransport(mode.options);
+    try {
+      await getWhole(transport, `${server.origin}/v2/r/blobs/a`);
+      const head = await transport.fetch(new Request(`${server.origin}/v2/`, { method: "HEAD" }));
+      assertStrictEquals(head.status, 200, mode.name);
+      assertStrictEquals(head.body, null, mode.name);
+      await getWhole(transport, `${server.origin}/v2/r/blobs/b`);
+      assertEquals(server.connections, [3], `${mode.name}: three requests on one connection`);
+      transport.close();
+      await until(`${mode.name}: close() ended the kept connection`, () => server.ended() === 1);
+    } finally {
+      transport.close();
+      await server.close();
+    }
+  }
+});
+
+Deno.test("a kept connection the server closed is replaced: the request goes again, once, on every TLS mode", async () => {
+  await using dir = await tempDir();
+  for (const mode of await everyTlsMode(dir.path)) {
+    const server = await startServer(() => "whole-then-hang-up", mode.tls);
+    const transport = new HttpTransport(mode.options);
+    try {
+      await getWhole(transport, `${server.origin}/v2/r/blobs/a`);
+      await until(`${mode.name}: the server hung up`, () => server.ended() === 1);
+      await getWhole(transport, `${server.origin}/v2/r/blobs/b`);
+      assertEquals(server.connections, [1, 1], `${mode.name}: each request read once`);
+    } finally {
+      transport.close();
+      await server.close();
+    }
+  }
+});
+
+Deno.test("an answer cut after its first bytes on a kept connection fails; the request is not sent again", async () => {
+  const server = await startServer((n) => n === 1 ? "whole" : "cut-in-head");
+  const transport = new HttpTransport({ proxy: false });
+  try {
+    await getWhole(transport, `${server.origin}/v2/r/blobs/a`);
+    const err = await transport.fetch(new Request(`${server.origin}/v2/r/blobs/b`))
+      .then(() => undefined, (e) => e);
+    assert(err instanceof NetworkError, String(err));
+    assertEquals(server.connections, [2], "the second request was read once, on the kept one");
+  } finally {
+    transport.close();
+    await server.close();
+  }
+});
+
+Deno.test("nothing is kept of an answer not read to its end, one that says close, or an HTTP/1.0 one", async () => {
+  for (const answer of ["whole", "closes", "http/1.0"] as const) {
+    const server = await startServer(() => answer);
+    const transport = new HttpTransport({ proxy: false });
+    try {
+      const first = await transport.fetch(new Request(`${server.origin}/v2/r/blobs/a`));
+      const reader = first.body!.getReader();
+      await reader.read();
+      if (answer === "whole") await reader.cancel();
+      else while (!(await reader.read()).done) { /* to its end */ }
+      await getWhole(transport, `${server.origin}/v2/r/blobs/b`);
+      assertEquals(server.connections, [1, 1], `${answer}: a new connection for the next request`);
+    } finally {
+      transport.close();
+      await server.close();
+    }
+  }
+});
+
+Deno.test("through a proxy, a kept connection serves the same route only", async () => {
+  // The server plays the proxy for plain HTTP: absolute-form requests on its connections.
+  const server = await startServer(() => "whole");
+  const direct = await startServer(() => "whole");
+  const proxy = `http://127.0.0.1:${server.port}`;
+  const transport = new HttpTransport({ proxy: { http: proxy, https: proxy } });
+  try {
+    await getWhole(transport, `http://192.0.2.1:5000/v2/r/blobs/a`);
+    await getWhole(transport, `http://192.0.2.1:5000/v2/r/blobs/b`);
+    assertEquals(server.connections, [2], "two requests on one connection to the proxy");
+    // Another origin through the same proxy dials again.
+    await getWhole(transport, `http://192.0.2.2:5000/v2/r/blobs/c`);
+    assertEquals(server.connections, [2, 1]);
+    assertEquals(direct.connections, [], "nothing went around the proxy");
+  } finally {
+    transport.close();
+    await server.close();
+    await direct.close();
+  }
+});
+
+Deno.test("a kept connection does not keep the process running, on every TLS mode", async () => {
+  await using dir = await tempDir();
+  for (const mode of await everyTlsMode(dir.path)) {
+    const server = await startServer(() => "whole", mode.tls);
+    try {
+      // A program that downloads and never closes its transport.
+      const script = `
+        import { HttpTransport } from ${
+        JSON.stringify(new URL("../../src/transport/mod.ts", import.meta.url).href)
+      };
+        const transport = new HttpTransport(${JSON.stringify(mode.options)});
+        const res = await transport.fetch(new Request(${JSON.stringify(`${server.origin}/v2/`)}));
+        await res.arrayBuffer();
+        console.log("read", res.status);
+      `;
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["eval", "--no-check", script],
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      const out = await child.output();
+      clearTimeout(timer);
+      assertStrictEquals(new TextDecoder().decode(out.stdout).trim(), "read 200", mode.name);
+      assert(out.success, `${mode.name}: the program ended by itself`);
+      assertEquals(server.connections, [1], mode.name);
+    } finally {
+      await server.close();
+    }
+  }
+});
