@@ -39,9 +39,7 @@
  *   sizing the partial file (without it that check is skipped).
  * - `--allow-env=HOME,DOCKER_CONFIG`: to find the docker configuration; without it the tool
  *   runs anonymously or with `--username`. Add `HTTP_PROXY,HTTPS_PROXY,NO_PROXY` (and their
- *   lowercase forms) to go through a forward proxy; unreadable, they count as unset. Downloads
- *   use the runtime's own (faster) client only when these and `ALL_PROXY`/`all_proxy` can be
- *   read and are unset, since that client would follow them by itself.
+ *   lowercase forms) to go through a forward proxy; unreadable, they count as unset.
  * - `--insecure` and `--ca-file` need nothing more.
  * - `--allow-run=docker-credential-<name>`: only when the docker configuration names a
  *   credential helper; helpers then also need the whole environment readable (`--allow-env`),

@@ -13,8 +13,14 @@
  * operations. This project's pull flushes its file before the rename (fdatasync); the peers and
  * curl do not, unless `--fsync-peers` adds a `sync -d` of their file to their timed pull.
  *
+ * The page cache fills up with every tool's blobs, and the kernel charges the reclaim of it to
+ * whoever writes next: at 8 GiB, that moved a pull's system time by seconds from run to run.
+ * `--drop-caches` (root) empties the page cache before each operation and reads back, untimed,
+ * only what the operation reads: the source before a push, the blobs that push stored before its
+ * pull.
+ *
  * Usage: `deno run -A bench/peers_bench.ts [--size 2GiB[,8GiB]] [--runs 3] [--baseline DIR]
- * [--flags "--workers 8"] [--fsync-peers]`. `--baseline DIR` times another checkout's CLI beside
+ * [--flags "--workers 8"] [--fsync-peers] [--drop-caches]`. `--baseline DIR` times another checkout's CLI beside
  * this one (before and after in one run). The peers are found by `bench/_peers.ts`, and skipped,
  * saying so, when they are not built.
  *
@@ -36,6 +42,7 @@ const { values } = parseArgs({
     baseline: { type: "string" },
     flags: { type: "string", default: "" },
     "fsync-peers": { type: "boolean", default: false },
+    "drop-caches": { type: "boolean", default: false },
   },
   strict: false,
 });
@@ -43,6 +50,7 @@ const SIZES = String(values.size).split(",").map((size) => parseSize(size.trim()
 const RUNS = Number(values.runs);
 const FLAGS = String(values.flags).split(/\s+/).filter((flag) => flag !== "");
 const FSYNC_PEERS = values["fsync-peers"] === true;
+const DROP_CACHES = values["drop-caches"] === true;
 const GIB = 1 << 30;
 
 /** One tool's push and pull, as command lines over a work directory. */
@@ -127,6 +135,7 @@ console.log(
   }`,
 );
 console.log(peersNote(peers));
+if (DROP_CACHES) console.log("# the page cache emptied before each operation, its input read back");
 const loaded = await measure([
   ...cliCommand(new URL("../cli.ts", import.meta.url).pathname),
   "--version",
@@ -136,6 +145,20 @@ console.log(`# the loaded CLI (--version): peak RSS ${loaded.peakRssMiB.toFixed(
 interface Row {
   m: Measurement;
   registryCpu: number;
+}
+
+// With --drop-caches: an empty page cache, then `warm` read into it (untimed).
+async function settle(warm: string[]): Promise<void> {
+  await measure(["sync"]);
+  if (!DROP_CACHES) return;
+  await Deno.writeTextFile("/proc/sys/vm/drop_caches", "1");
+  if (warm.length > 0) await measure(["sh", "-c", 'cat "$@" > /dev/null', "warm", ...warm]);
+}
+
+// The blob files the registry stored after `since` (a marker file's time).
+async function storedSince(since: string): Promise<string[]> {
+  const found = await measure(["find", registry.storageDir, "-name", "data", "-newer", since]);
+  return found.stdout.split("\n").filter((line) => line !== "");
 }
 
 async function timed(command: string[]): Promise<Row> {
@@ -172,7 +195,11 @@ try {
       for (const tool of order) {
         await freshSource(src, size);
         const repo = `bench/${tool.name}-${serial++}`;
+        const marker = `${dir}/pushed-after`;
+        await Deno.writeFile(marker, new Uint8Array());
+        await settle([src]);
         add(`push ${tool.name}`, await timed(tool.push(`${registry.host}/${repo}:v1`, src)));
+        if (DROP_CACHES) await settle(await storedSince(marker));
         const outDir = await Deno.makeTempDir({ dir });
         const ref = tool.name === "curl"
           ? `${registry.host}/${repo}@sha256:${await sha256Hex(src)}`

@@ -43,11 +43,9 @@ export const PROXY_VARIABLES: readonly string[] = [
   "HTTP_PROXY",
   "HTTPS_PROXY",
   "NO_PROXY",
-  "ALL_PROXY",
   "http_proxy",
   "https_proxy",
   "no_proxy",
-  "all_proxy",
 ];
 
 /** The variables that name CA certificates or where to find them (`src/cli/session/registry_trust.ts`). */

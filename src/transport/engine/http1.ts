@@ -13,6 +13,11 @@ import { BODILESS_STATUSES } from "../response_body.ts";
 import type { ByteDuplex } from "./dial.ts";
 
 const READ_CHUNK = 64 * 1024;
+// The most one read of a body asks the socket for, whatever the caller's buffer. Bytes read in
+// larger pieces have left the CPU's caches before they are written out and hashed: a pull to
+// standard output (every part through a temporary file) took 5.7–6.4 s for 2 GiB with 1 MiB
+// reads and 4.2–4.7 s with these, a pull to a file no more.
+const MAX_READ = 256 * 1024;
 const MAX_HEAD = 64 * 1024;
 
 // A head's bytes as the Fetch API holds header values: one character per byte (ISO-8859-1), so
@@ -376,7 +381,7 @@ function lengthBody(
       const into = new Uint8Array(
         view.buffer,
         view.byteOffset,
-        Math.min(view.byteLength, remaining),
+        Math.min(view.byteLength, remaining, MAX_READ),
       );
       let n: number;
       try {

@@ -35,7 +35,7 @@ import { signalOf } from "../request_signal.ts";
 const RAW_UPLOADS = rawUploadAvailable();
 // Downloads read from the transport's own connections into the caller's buffers where the
 // runtime allows it: node:http allocates every read (a 1 GiB pull through it peaked at two to
-// four times the memory), the runtime's own client a new array per read (a third more CPU).
+// four times the memory), the runtime's own client a new array per read (a sixth more CPU).
 const RAW_DOWNLOADS = rawDownloadAvailable();
 
 /**

@@ -3,7 +3,7 @@
  * socket into the caller's buffers, so memory stays what the caller holds, where `node:http`
  * allocates every read and leaves it to the collector (a 1 GiB pull through a proxy peaked at
  * 274 MiB that way, one with a pinned certificate above 300 MiB), and the runtime's own client
- * hands out a new array per read (a third more CPU for an 8 GiB pull). A connection whose answer
+ * hands out a new array per read (a pull took a sixth more CPU on it). A connection whose answer
  * was read to its end is kept for the next request of the same route (`idle_connections.ts`).
  *
  * @module
