@@ -15,7 +15,18 @@ const encoder = new TextEncoder();
 const BODY = new Uint8Array(300_000).map((_, i) => i % 251);
 
 /** What the server does with the nth request (from 1) it reads. */
-type Answer = "whole" | "whole-then-hang-up" | "closes" | "http/1.0" | "cut-in-head";
+type Answer =
+  | "whole"
+  | "whole-then-hang-up"
+  | "closes"
+  | "http/1.0"
+  | "cut-in-head"
+  | "forged-next" // the body, then at once a forged answer for the next request
+  | "forged-next-later" // the same, the forged answer 50 ms after the body
+  | "204-with-body" // a 204 that announces and sends a body
+  | "status-600";
+
+const FORGED = "HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nforged";
 
 interface Server {
   readonly origin: string;
@@ -60,6 +71,19 @@ function startServer(
           await write(conn, encoder.encode("HTTP/1.1 2"));
           return;
         }
+        if (answer === "status-600") {
+          await write(conn, encoder.encode("HTTP/1.1 600 Odd\r\ncontent-length: 0\r\n\r\n"));
+          continue;
+        }
+        if (answer === "204-with-body") {
+          await write(
+            conn,
+            encoder.encode(`HTTP/1.1 204 No\r\ncontent-length: ${FORGED.length}\r\n\r\n`),
+          );
+          await new Promise((r) => setTimeout(r, 50));
+          await write(conn, encoder.encode(FORGED));
+          continue;
+        }
         const version = answer === "http/1.0" ? "HTTP/1.0" : "HTTP/1.1";
         const closing = answer === "closes" ? "connection: close\r\n" : "";
         await write(
@@ -68,6 +92,19 @@ function startServer(
             `${version} 200 OK\r\ncontent-length: ${BODY.byteLength}\r\n${closing}\r\n`,
           ),
         );
+        if (answer === "forged-next-later") {
+          await write(conn, BODY);
+          await new Promise((r) => setTimeout(r, 50));
+          await write(conn, encoder.encode(FORGED));
+          continue;
+        }
+        if (answer === "forged-next") {
+          const both = new Uint8Array(BODY.byteLength + FORGED.length);
+          both.set(BODY);
+          both.set(encoder.encode(FORGED), BODY.byteLength);
+          await write(conn, both);
+          continue;
+        }
         if (!isHead) await write(conn, BODY);
         if (answer !== "whole") return;
       }
@@ -279,5 +316,60 @@ Deno.test("a kept connection does not keep the process running, on every TLS mod
     } finally {
       await server.close();
     }
+  }
+});
+
+// Bytes that come after the next request went out are that request's answer, on any HTTP/1.1
+// connection that is kept; those that come with the body's end, or while the connection is idle,
+// end the connection.
+Deno.test("bytes past an answer, with its end or while idle, never become the next request's answer", async () => {
+  const cases = [["forged-next", 0], ["204-with-body", 0], ["forged-next-later", 150]] as const;
+  for (const [first, idleMs] of cases) {
+    const server = startServer((n) => n === 1 ? first : "whole");
+    const transport = new HttpTransport({ proxy: false });
+    try {
+      const res = await transport.fetch(new Request(`${server.origin}/v2/r/blobs/a`));
+      await res.arrayBuffer();
+      await new Promise((r) => setTimeout(r, idleMs));
+      await getWhole(transport, `${server.origin}/v2/r/blobs/b`);
+      assertEquals(server.connections.length, 2, `${first}: the out-of-step connection was left`);
+    } finally {
+      transport.close();
+      await server.close();
+    }
+  }
+});
+
+Deno.test("a status no Fetch response can hold is a malformed answer; its connection is closed", async () => {
+  const server = startServer(() => "status-600");
+  const transport = new HttpTransport({ proxy: false });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const err = await transport.fetch(new Request(`${server.origin}/v2/`))
+        .then(() => undefined, (e) => e);
+      assert(err instanceof NetworkError, String(err));
+    }
+    await until("every connection was closed", () => server.ended() === server.connections.length);
+  } finally {
+    transport.close();
+    await server.close();
+  }
+});
+
+Deno.test("close() while a download dials: the request fails and leaves no connection", async () => {
+  const server = startServer(() => "whole");
+  const transport = new HttpTransport({ proxy: false });
+  try {
+    const pending = transport.fetch(new Request(`${server.origin}/v2/`));
+    transport.close();
+    const err = await pending.then(() => undefined, (e) => e);
+    assert(err instanceof NetworkError, String(err));
+    await until(
+      "the dialed connection was closed",
+      () => server.ended() === server.connections.length,
+    );
+  } finally {
+    transport.close();
+    await server.close();
   }
 });

@@ -12,7 +12,12 @@ interface DenoConn {
   read(buffer: Uint8Array): Promise<number | null>;
   write(buffer: Uint8Array): Promise<number>;
   close(): void;
+  ref?(): void;
+  unref?(): void;
 }
+
+// What a read started while the connection was idle brought: bytes, the end, or a failure.
+type IdleRead = { n: number | null } | { error: unknown };
 
 interface DenoNetApi {
   connect(options: { hostname: string; port: number }): Promise<DenoConn>;
@@ -88,10 +93,41 @@ export function denoSockets(caCerts: string[] | undefined): SocketKind<DenoSocke
 export class DenoSocket implements DialedSocket {
   /** The runtime's connection. */
   readonly conn: DenoConn;
+  // The read that watches the connection while it is idle (kept for a next request), its buffer,
+  // and what it brought once it settled.
+  #watch: Promise<IdleRead> | undefined;
+  #watchBuffer: Uint8Array | undefined;
+  #watched: IdleRead | undefined;
+  #idle = false;
 
   /** Wraps `conn`. */
   constructor(conn: DenoConn) {
     this.conn = conn;
+  }
+
+  /** False once anything came while idle: bytes nobody asked for, the end, a failure. */
+  get alive(): boolean {
+    return this.#watched === undefined;
+  }
+
+  /**
+   * Idle: a read watches the connection without keeping the process running, and anything it
+   * brings closes it (the server ended it, or sent bytes no request asked for, which must never
+   * be taken for the next answer). Taken again: the watching read, still waiting, becomes the
+   * next read's.
+   */
+  idle(idle: boolean): void {
+    this.#idle = idle;
+    if (!idle) return this.conn.ref?.();
+    this.conn.unref?.();
+    if (this.#watch !== undefined) return;
+    const buffer = new Uint8Array(16 * 1024);
+    this.#watchBuffer = buffer;
+    this.#watch = this.conn.read(buffer).then((n) => ({ n }), (error) => ({ error }));
+    this.#watch.then((read) => {
+      this.#watched = read;
+      if (this.#idle) this.close();
+    });
   }
 
   /** The connected peer's address. */
@@ -101,7 +137,23 @@ export class DenoSocket implements DialedSocket {
 
   /** Reads into `into`; `null` at the end. */
   read(into: Uint8Array): Promise<number | null> {
-    return this.conn.read(into);
+    const watch = this.#watch;
+    if (watch === undefined) return this.conn.read(into);
+    return watch.then((read) => {
+      this.#watch = undefined;
+      this.#watched = undefined;
+      if ("error" in read) throw read.error;
+      if (read.n === null || read.n <= into.byteLength) {
+        if (read.n !== null) into.set(this.#watchBuffer!.subarray(0, read.n));
+        return read.n;
+      }
+      // More came than `into` holds: the rest waits for the next read.
+      into.set(this.#watchBuffer!.subarray(0, into.byteLength));
+      const rest = this.#watchBuffer!.slice(into.byteLength, read.n);
+      this.#watchBuffer = rest;
+      this.#watch = Promise.resolve({ n: rest.byteLength });
+      return into.byteLength;
+    });
   }
 
   /** Writes all of `bytes`. */

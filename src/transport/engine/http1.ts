@@ -234,6 +234,8 @@ export async function readHead(input: ConnReader, method: string): Promise<Parse
       throw malformedAnswerError(new TextEncoder().encode(statusLine));
     }
     const status = Number(match[2]);
+    // A status the Fetch API cannot hold (below 100, above 599) is no HTTP answer.
+    if (status < 100 || status > 599) throw malformedAnswerError(new Uint8Array());
     const headers: [string, string][] = [];
     let size = statusLine.length;
     for (;;) {
@@ -276,7 +278,11 @@ export async function readHead(input: ConnReader, method: string): Promise<Parse
     const closes = get("connection").join(",").toLowerCase().split(",").some((token) =>
       token.trim() === "close"
     );
-    const persistent = match[1] === "1" && !closes && framing.kind !== "close";
+    // A status without a body that announces one anyway (a 204 with a length, say) may send it:
+    // its connection must not carry the next request, which could take those bytes for its answer.
+    const announcesBody = method !== "HEAD" && BODILESS_STATUSES.has(status) &&
+      (transfer !== "" || get("content-length").some((value) => !/^\s*0\s*$/.test(value)));
+    const persistent = match[1] === "1" && !closes && framing.kind !== "close" && !announcesBody;
     return { status, statusText: match[3] ?? "", headers, framing, bodiless, persistent };
   }
 }
@@ -378,10 +384,12 @@ function lengthBody(
     async pull(controller) {
       const request = controller.byobRequest!;
       const view = request.view!;
+      // The last read may ask for more than is left: bytes past the body that came with it
+      // show a server out of step, whose connection must not carry another request.
       const into = new Uint8Array(
         view.buffer,
         view.byteOffset,
-        Math.min(view.byteLength, remaining, MAX_READ),
+        Math.min(view.byteLength, MAX_READ),
       );
       let n: number;
       try {
@@ -390,6 +398,13 @@ function lengthBody(
       } catch (err) {
         release(false);
         controller.error(aborted() ?? readError(err));
+        return;
+      }
+      if (n > remaining) {
+        request.respond(remaining);
+        remaining = 0;
+        release(false);
+        controller.close();
         return;
       }
       remaining -= n;

@@ -129,7 +129,10 @@ const DOWNLOAD_METHODS = new Set(["GET", "HEAD"]);
  *   are not counted by `maxSocketsPerOrigin`. A connection whose answer was read to its end is
  *   kept (at most `maxIdleSocketsPerOrigin` per origin, 30 s idle at most) for the next such
  *   request to the same origin by the same route; one the server closed meanwhile is replaced
- *   by a new connection, the request sent once more only if no byte of an answer came. The peer
+ *   by a new connection, the request sent once more only if no byte of an answer came. Bytes
+ *   past an answer's end (with its last bytes, or while the connection is idle) end the
+ *   connection instead; only those sent after the next request went out can be taken for its
+ *   answer, as on any kept HTTP/1.1 connection. The peer
  *   guard and the proxy apply where it dials; its TLS is the runtime's where the runtime judges
  *   the host as `node:tls` does, else `node:tls` (`node_tls_socket.ts`).
  * - Everything else uses `node:http`/`node:https` (a paused TLS answer stops reading its

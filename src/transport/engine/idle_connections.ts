@@ -35,7 +35,7 @@ const IDLE_LIMIT_MS = 30_000;
  * import { IdleConnections } from "./idle_connections.ts";
  * const pool = new IdleConnections(4);
  * const conn = { read: () => Promise.resolve(null), write: () => Promise.resolve(), close() {} };
- * pool.inUse(conn);
+ * pool.inUse(conn, pool.closes);
  * pool.keep("http://r.example", conn);
  * console.log(pool.take("http://r.example") === conn); // true
  * pool.close();
@@ -45,6 +45,7 @@ export class IdleConnections {
   readonly #maxIdlePerRoute: number;
   readonly #idle = new Map<string, Kept[]>();
   readonly #busy = new Set<PooledConnection>();
+  #closes = 0;
 
   /** A pool keeping at most `maxIdlePerRoute` idle connections per route. */
   constructor(maxIdlePerRoute: number) {
@@ -69,9 +70,23 @@ export class IdleConnections {
     return undefined;
   }
 
-  /** Counts `conn` as in use until it is kept or {@linkcode IdleConnections.done}. */
-  inUse(conn: PooledConnection): void {
+  /** How many times the pool was closed: a request started before a close belongs to it. */
+  get closes(): number {
+    return this.#closes;
+  }
+
+  /**
+   * Counts `conn`, dialed by a request that began when {@linkcode IdleConnections.closes} was
+   * `closes`, as in use until it is kept or {@linkcode IdleConnections.done}; false (and `conn`
+   * closed) when the pool was closed since the request began.
+   */
+  inUse(conn: PooledConnection, closes: number): boolean {
+    if (closes !== this.#closes) {
+      conn.close();
+      return false;
+    }
     this.#busy.add(conn);
+    return true;
   }
 
   /**
@@ -101,6 +116,7 @@ export class IdleConnections {
 
   /** Closes every connection, idle or in use; the pool stays usable for later requests. */
   close(): void {
+    this.#closes++;
     for (const kept of this.#idle.values()) for (const { conn } of kept) conn.close();
     this.#idle.clear();
     for (const conn of this.#busy) conn.close();

@@ -12,7 +12,7 @@ import type { ProxyRoute } from "./proxy.ts";
 import type { DialedSocket, PeerGuard, SocketKind } from "./dial.ts";
 import { dialOwnConnection, type OwnConnection, watchConnection } from "./own_connection.ts";
 import { denoSockets } from "./deno_socket.ts";
-import { answerResponse, ConnReader, type ParsedHead, readHead, requestHead } from "./http1.ts";
+import { answerResponse, ConnReader, readHead, requestHead } from "./http1.ts";
 import { connectError, ExchangeError, readError } from "../failure.ts";
 import type { IdleConnections, PooledConnection } from "./idle_connections.ts";
 
@@ -72,6 +72,7 @@ export async function rawDownload(
   sockets: SocketKind<DialedSocket>,
   kept?: KeptConnections,
 ): Promise<Response> {
+  const closes = kept?.pool.closes;
   const reused = kept?.pool.take(kept.route);
   if (reused !== undefined) {
     const own = watchConnection(reused, request.signal);
@@ -81,7 +82,10 @@ export async function rawDownload(
     kept!.pool.drop(kept!.route);
   }
   const own = await dialOwnConnection(sockets, request);
-  if (kept !== undefined) kept.pool.inUse(own.conn as PooledConnection);
+  if (kept !== undefined && !kept.pool.inUse(own.conn as PooledConnection, closes!)) {
+    own.release();
+    throw connectError(new Error("the transport was closed"));
+  }
   return exchange(request, own, kept).catch((err: unknown) => {
     throw err instanceof StaleConnection ? err.cause : err;
   });
@@ -111,21 +115,20 @@ async function exchange(
     kept.pool.keep(kept.route, conn);
   };
   const input = new ConnReader(conn);
-  let parsed: ParsedHead;
   try {
     const written = await conn.write(encoder.encode(requestHead(request, kept !== undefined)))
       .then(() => undefined, (err: unknown) => own.failure() ?? connectError(err));
     if (written !== undefined) {
       throw input.received ? written : new StaleConnection("", { cause: written });
     }
-    parsed = await readHead(input, request.method).catch((err) => {
+    const parsed = await readHead(input, request.method).catch((err) => {
       if (own.failure() !== undefined || err instanceof ExchangeError) throw own.failure() ?? err;
       const failure = readError(err);
       throw input.received ? failure : new StaleConnection("", { cause: failure });
     });
+    return answerResponse(input, parsed, request.url, own.failure, release);
   } catch (err) {
     release(false);
     throw own.failure() ?? err;
   }
-  return answerResponse(input, parsed, request.url, own.failure, release);
 }
