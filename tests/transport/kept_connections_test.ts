@@ -194,12 +194,32 @@ async function everyTlsMode(dir: string): Promise<Mode[]> {
   ];
 }
 
+// A server answering by `answerOf` and a transport with `options`, both closed after `use`.
+async function withServer(
+  answerOf: (request: number) => Answer,
+  options: HttpTransportOptions,
+  use: (server: Server, transport: HttpTransport) => Promise<void>,
+  tls?: Mode["tls"],
+): Promise<void> {
+  const server = startServer(answerOf, tls);
+  const transport = new HttpTransport(options);
+  try {
+    await use(server, transport);
+  } finally {
+    transport.close();
+    await server.close();
+  }
+}
+
+// What `promise` rejected with; undefined when it resolved.
+function failure(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(() => undefined, (err) => err);
+}
+
 Deno.test("a download's connection carries the next GET and HEAD on every TLS mode; close() ends it", async () => {
   await using dir = await tempDir();
   for (const mode of await everyTlsMode(dir.path)) {
-    const server = await startServer(() => "whole", mode.tls);
-    const transport = new HttpTransport(mode.options);
-    try {
+    await withServer(() => "whole", mode.options, async (server, transport) => {
       await getWhole(transport, `${server.origin}/v2/r/blobs/a`);
       const head = await transport.fetch(new Request(`${server.origin}/v2/`, { method: "HEAD" }));
       assertStrictEquals(head.status, 200, mode.name);
@@ -208,50 +228,35 @@ Deno.test("a download's connection carries the next GET and HEAD on every TLS mo
       assertEquals(server.connections, [3], `${mode.name}: three requests on one connection`);
       transport.close();
       await until(`${mode.name}: close() ended the kept connection`, () => server.ended() === 1);
-    } finally {
-      transport.close();
-      await server.close();
-    }
+    }, mode.tls);
   }
 });
 
 Deno.test("a kept connection the server closed is replaced: the request goes again, once, on every TLS mode", async () => {
   await using dir = await tempDir();
   for (const mode of await everyTlsMode(dir.path)) {
-    const server = await startServer(() => "whole-then-hang-up", mode.tls);
-    const transport = new HttpTransport(mode.options);
-    try {
+    await withServer(() => "whole-then-hang-up", mode.options, async (server, transport) => {
       await getWhole(transport, `${server.origin}/v2/r/blobs/a`);
       await until(`${mode.name}: the server hung up`, () => server.ended() === 1);
       await getWhole(transport, `${server.origin}/v2/r/blobs/b`);
       assertEquals(server.connections, [1, 1], `${mode.name}: each request read once`);
-    } finally {
-      transport.close();
-      await server.close();
-    }
+    }, mode.tls);
   }
 });
 
 Deno.test("an answer cut after its first bytes on a kept connection fails; the request is not sent again", async () => {
-  const server = await startServer((n) => n === 1 ? "whole" : "cut-in-head");
-  const transport = new HttpTransport({ proxy: false });
-  try {
+  const answerOf = (n: number): Answer => n === 1 ? "whole" : "cut-in-head";
+  await withServer(answerOf, { proxy: false }, async (server, transport) => {
     await getWhole(transport, `${server.origin}/v2/r/blobs/a`);
-    const err = await transport.fetch(new Request(`${server.origin}/v2/r/blobs/b`))
-      .then(() => undefined, (e) => e);
+    const err = await failure(transport.fetch(new Request(`${server.origin}/v2/r/blobs/b`)));
     assert(err instanceof NetworkError, String(err));
     assertEquals(server.connections, [2], "the second request was read once, on the kept one");
-  } finally {
-    transport.close();
-    await server.close();
-  }
+  });
 });
 
 Deno.test("nothing is kept of an answer not read to its end, one that says close, or an HTTP/1.0 one", async () => {
   for (const answer of ["whole", "closes", "http/1.0"] as const) {
-    const server = await startServer(() => answer);
-    const transport = new HttpTransport({ proxy: false });
-    try {
+    await withServer(() => answer, { proxy: false }, async (server, transport) => {
       const first = await transport.fetch(new Request(`${server.origin}/v2/r/blobs/a`));
       const reader = first.body!.getReader();
       await reader.read();
@@ -259,17 +264,14 @@ Deno.test("nothing is kept of an answer not read to its end, one that says close
       else while (!(await reader.read()).done) { /* to its end */ }
       await getWhole(transport, `${server.origin}/v2/r/blobs/b`);
       assertEquals(server.connections, [1, 1], `${answer}: a new connection for the next request`);
-    } finally {
-      transport.close();
-      await server.close();
-    }
+    });
   }
 });
 
 Deno.test("through a proxy, a kept connection serves the same route only", async () => {
   // The server plays the proxy for plain HTTP: absolute-form requests on its connections.
-  const server = await startServer(() => "whole");
-  const direct = await startServer(() => "whole");
+  const server = startServer(() => "whole");
+  const direct = startServer(() => "whole");
   const proxy = `http://127.0.0.1:${server.port}`;
   const transport = new HttpTransport({ proxy: { http: proxy, https: proxy } });
   try {
@@ -290,7 +292,7 @@ Deno.test("through a proxy, a kept connection serves the same route only", async
 Deno.test("a kept connection does not keep the process running, on every TLS mode", async () => {
   await using dir = await tempDir();
   for (const mode of await everyTlsMode(dir.path)) {
-    const server = await startServer(() => "whole", mode.tls);
+    const server = startServer(() => "whole", mode.tls);
     try {
       // A program that downloads and never closes its transport.
       const script = `
@@ -325,51 +327,36 @@ Deno.test("a kept connection does not keep the process running, on every TLS mod
 Deno.test("bytes past an answer, with its end or while idle, never become the next request's answer", async () => {
   const cases = [["forged-next", 0], ["204-with-body", 0], ["forged-next-later", 150]] as const;
   for (const [first, idleMs] of cases) {
-    const server = startServer((n) => n === 1 ? first : "whole");
-    const transport = new HttpTransport({ proxy: false });
-    try {
+    const answerOf = (n: number): Answer => n === 1 ? first : "whole";
+    await withServer(answerOf, { proxy: false }, async (server, transport) => {
       const res = await transport.fetch(new Request(`${server.origin}/v2/r/blobs/a`));
       await res.arrayBuffer();
       await new Promise((r) => setTimeout(r, idleMs));
       await getWhole(transport, `${server.origin}/v2/r/blobs/b`);
       assertEquals(server.connections.length, 2, `${first}: the out-of-step connection was left`);
-    } finally {
-      transport.close();
-      await server.close();
-    }
+    });
   }
 });
 
 Deno.test("a status no Fetch response can hold is a malformed answer; its connection is closed", async () => {
-  const server = startServer(() => "status-600");
-  const transport = new HttpTransport({ proxy: false });
-  try {
+  await withServer(() => "status-600", { proxy: false }, async (server, transport) => {
     for (let i = 0; i < 3; i++) {
-      const err = await transport.fetch(new Request(`${server.origin}/v2/`))
-        .then(() => undefined, (e) => e);
+      const err = await failure(transport.fetch(new Request(`${server.origin}/v2/`)));
       assert(err instanceof NetworkError, String(err));
     }
     await until("every connection was closed", () => server.ended() === server.connections.length);
-  } finally {
-    transport.close();
-    await server.close();
-  }
+  });
 });
 
 Deno.test("close() while a download dials: the request fails and leaves no connection", async () => {
-  const server = startServer(() => "whole");
-  const transport = new HttpTransport({ proxy: false });
-  try {
+  await withServer(() => "whole", { proxy: false }, async (server, transport) => {
     const pending = transport.fetch(new Request(`${server.origin}/v2/`));
     transport.close();
-    const err = await pending.then(() => undefined, (e) => e);
+    const err = await failure(pending);
     assert(err instanceof NetworkError, String(err));
     await until(
       "the dialed connection was closed",
       () => server.ended() === server.connections.length,
     );
-  } finally {
-    transport.close();
-    await server.close();
-  }
+  });
 });

@@ -80,32 +80,13 @@ export async function dialOwnConnection<S extends DialedSocket>(
   const secure = url.protocol === "https:";
   const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
-  let conn: ByteDuplex | undefined;
-  let failure: unknown;
-  const onAbort = () => {
-    failure ??= signal.reason;
-    conn?.close();
-  };
-  signal.addEventListener("abort", onAbort, { once: true });
-  const release = () => {
-    signal.removeEventListener("abort", onAbort);
-    conn?.close();
-  };
-  try {
-    const { peerGuard, proxy } = target;
-    conn = await dial(sockets, { hostname, port, secure }, { peerGuard, proxy, signal });
-  } catch (err) {
-    release();
-    throw failure ?? err;
+  // The dial rejects with the signal's reason and leaves nothing open when it aborts meanwhile.
+  const { peerGuard, proxy } = target;
+  const conn = await dial(sockets, { hostname, port, secure }, { peerGuard, proxy, signal });
+  const own = watchConnection(conn, signal);
+  if (own.failure() !== undefined) {
+    own.release();
+    throw own.failure();
   }
-  if (failure !== undefined) {
-    release();
-    throw failure;
-  }
-  return {
-    conn,
-    failure: () => failure,
-    release,
-    detach: () => signal.removeEventListener("abort", onAbort),
-  };
+  return own;
 }

@@ -60,29 +60,30 @@ const encoder = new TextEncoder();
  * answer, whose body streams from the connection. A kept connection that the server closed
  * meanwhile (nothing came back, not a byte) is dropped with the route's other idle ones and the
  * request goes once more, on a new connection: a body-less GET or HEAD that got no answer can
- * be sent again. Without `kept`, the connection is closed after the answer.
+ * be sent again.
  *
  * @example
  * ```ts ignore
- * const response = await rawDownload({ url, method: "GET", headers, signal }, denoSockets([])!);
+ * const kept = { pool: new IdleConnections(4), route: url.origin };
+ * const response = await rawDownload({ url, method: "GET", headers, signal }, denoSockets([])!, kept);
  * ```
  */
 export async function rawDownload(
   request: RawDownloadRequest,
   sockets: SocketKind<DialedSocket>,
-  kept?: KeptConnections,
+  kept: KeptConnections,
 ): Promise<Response> {
-  const closes = kept?.pool.closes;
-  const reused = kept?.pool.take(kept.route);
+  const closes = kept.pool.closes;
+  const reused = kept.pool.take(kept.route);
   if (reused !== undefined) {
     const own = watchConnection(reused, request.signal);
-    const answer = await exchange(request, own, kept!).catch((err: unknown) => ({ err }));
+    const answer = await exchange(request, own, kept).catch((err: unknown) => ({ err }));
     if (answer instanceof Response) return answer;
     if (!(answer.err instanceof StaleConnection) || request.signal.aborted) throw answer.err;
-    kept!.pool.drop(kept!.route);
+    kept.pool.drop(kept.route);
   }
   const own = await dialOwnConnection(sockets, request);
-  if (kept !== undefined && !kept.pool.inUse(own.conn as PooledConnection, closes!)) {
+  if (!kept.pool.inUse(own.conn as PooledConnection, closes)) {
     own.release();
     throw connectError(new Error("the transport was closed"));
   }
@@ -99,16 +100,16 @@ class StaleConnection extends Error {}
 async function exchange(
   request: RawDownloadRequest,
   own: OwnConnection,
-  kept: KeptConnections | undefined,
+  kept: KeptConnections,
 ): Promise<Response> {
   const conn = own.conn as PooledConnection;
   let released = false;
   const release = (reusable: boolean) => {
     if (released) return;
     released = true;
-    if (kept === undefined || !reusable || own.failure() !== undefined) {
+    if (!reusable || own.failure() !== undefined) {
       own.release();
-      kept?.pool.done(conn);
+      kept.pool.done(conn);
       return;
     }
     own.detach();
@@ -116,7 +117,7 @@ async function exchange(
   };
   const input = new ConnReader(conn);
   try {
-    const written = await conn.write(encoder.encode(requestHead(request, kept !== undefined)))
+    const written = await conn.write(encoder.encode(requestHead(request, true)))
       .then(() => undefined, (err: unknown) => own.failure() ?? connectError(err));
     if (written !== undefined) {
       throw input.received ? written : new StaleConnection("", { cause: written });
