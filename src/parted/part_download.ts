@@ -60,6 +60,11 @@ export interface PartDownloadContext {
    * {@linkcode partDownloadBuffers}); default: buffers of this download's own.
    */
   buffers?: BufferPool;
+  /**
+   * The most one read of a body asks for, up to a write buffer's 1 MiB (the default). Smaller
+   * reads cost a write and a hash hand-over more per MiB; see the stream pull for when they pay.
+   */
+  readBytes?: number;
 }
 
 /** One part's download: what it writes with, and how far it got across its attempts. */
@@ -241,10 +246,11 @@ async function fetchPart(run: PartRun): Promise<Error | undefined> {
  */
 async function copyPart(run: PartRun, reader: BlobReader, writer: PartWriter): Promise<void> {
   const { context, part, pool } = run;
+  const readBytes = Math.min(context.readBytes ?? WRITE_BUFFER_SIZE, WRITE_BUFFER_SIZE);
   try {
     for (;;) {
       const buffer = await pool.acquire();
-      const chunk = await reader.read(new Uint8Array(buffer)).catch((err) => {
+      const chunk = await reader.read(new Uint8Array(buffer, 0, readBytes)).catch((err) => {
         pool.release(buffer.byteLength === 0 ? fresh() : buffer);
         throw err;
       });

@@ -25,6 +25,12 @@ import { deferred } from "../transport/deferred.ts";
 /** The most bytes a pull into a stream holds in memory before it spills parts to disk. */
 export const DEFAULT_MEMORY_WINDOW_BYTES: number = 256 * 1024 * 1024;
 
+// One read of a body lands at most this many bytes. A part that waits its turn (in a temporary
+// file, read back once for the stream) took more CPU with 1 MiB reads: a pull of 2 GiB to
+// standard output took 5.7–6.4 s with them and 4.2–4.7 s with these, while a pull to a file
+// spent an eighth less CPU on 1 MiB reads than on these.
+const HELD_READ_BYTES = 256 * 1024;
+
 /** What the pull into a stream needs, already validated. */
 export interface StreamPullJob extends TransferJob {
   /** Receives the file's bytes in order; closed at the end, aborted on failure. */
@@ -102,6 +108,7 @@ export async function runStreamPull(
       progress: tracker,
       hashThreads,
       buffers: partDownloadBuffers(hashThreads.threadedRunning),
+      readBytes: HELD_READ_BYTES,
       signal: latch.signal,
       policy,
       clock,
