@@ -206,6 +206,9 @@ try {
           : `${registry.host}/${repo}:v1`;
         add(`pull ${tool.name}`, await timed(tool.pull(ref, outDir)));
         await Deno.remove(outDir, { recursive: true });
+        // Every push is of new bytes: the disk holds one push's blobs at a time (an 8 GiB run
+        // of six tools, twice, would otherwise need 96 GiB).
+        for (const stored of await storedSince(marker)) await Deno.remove(stored);
       }
     }
     printTable(size, rows);
