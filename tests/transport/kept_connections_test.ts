@@ -8,7 +8,7 @@
 import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { HttpTransport, type HttpTransportOptions } from "../../src/transport/mod.ts";
 import { NetworkError } from "../../src/errors/kinds.ts";
-import { makeSelfSigned, makeTestCa } from "../fixtures/tls.ts";
+import { everyTlsMode, type TlsMode as Mode } from "../fixtures/tls.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 
 const encoder = new TextEncoder();
@@ -158,40 +158,6 @@ async function getWhole(transport: HttpTransport, url: string): Promise<void> {
   const got = new Uint8Array(await res.arrayBuffer());
   assertStrictEquals(got.byteLength, BODY.byteLength);
   assert(got.every((b, i) => b === BODY[i]), "the body arrived whole and in order");
-}
-
-interface Mode {
-  readonly name: string;
-  readonly tls?: { cert: string; key: string };
-  readonly options: HttpTransportOptions;
-}
-
-// Plain HTTP, a CA-signed certificate (the runtime's TLS), a pinned self-signed one and no
-// verification at all (both on node:tls).
-async function everyTlsMode(dir: string): Promise<Mode[]> {
-  const ca = await makeTestCa(dir);
-  const pinned = await makeSelfSigned(dir);
-  const caKey = await Deno.readTextFile(ca.keyPath);
-  const caSigned = await Deno.readTextFile(ca.certPath);
-  const pinnedKey = await Deno.readTextFile(pinned.keyPath);
-  return [
-    { name: "plain", options: { proxy: false } },
-    {
-      name: "CA-signed",
-      tls: { cert: caSigned, key: caKey },
-      options: { proxy: false, caCerts: [ca.caCert] },
-    },
-    {
-      name: "pinned",
-      tls: { cert: pinned.cert, key: pinnedKey },
-      options: { proxy: false, caCerts: [pinned.cert] },
-    },
-    {
-      name: "insecure",
-      tls: { cert: pinned.cert, key: pinnedKey },
-      options: { proxy: false, insecureTls: true },
-    },
-  ];
 }
 
 // A server answering by `answerOf` and a transport with `options`, both closed after `use`.
