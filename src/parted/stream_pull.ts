@@ -26,9 +26,10 @@ import { deferred } from "../transport/deferred.ts";
 export const DEFAULT_MEMORY_WINDOW_BYTES: number = 256 * 1024 * 1024;
 
 // One read of a body lands at most this many bytes, for every part of a pull into a stream
-// (held in memory or a temporary file, whole or in stripes). With 1 MiB reads a pull of 2 GiB to
-// standard output (512 MiB parts, each through a temporary file) took 5.7–6.4 s, with these
-// 4.2–4.7 s; a pull to a file spends an eighth less CPU on 1 MiB reads than on these.
+// (held in memory or a temporary file, whole or in stripes). What costs is the size of the part
+// files' writes: with 1 MiB reads (or these copied into 1 MiB writes) a pull of 2 GiB to standard
+// output (512 MiB parts, each through a temporary file) took 5.7–7.5 s, with these 4.2–5.2 s; a
+// pull to a file spends an eighth less CPU on 1 MiB reads than on these.
 const HELD_READ_BYTES = 256 * 1024;
 
 /** What the pull into a stream needs, already validated. */
