@@ -13,10 +13,10 @@ const LENGTH = 1_000_000;
 
 // One connection's answer: a head announcing LENGTH bytes, then `send` writes what it wants
 // and the connection closes. Resolves once the answer is written.
-async function serveOnce(
+function serveOnce(
   tls: { cert: string; key: string } | undefined,
   send: (write: (bytes: Uint8Array) => Promise<void>) => Promise<void>,
-): Promise<{ origin: string; served: Promise<void> }> {
+): { origin: string; served: Promise<void> } {
   const listener = tls
     ? Deno.listenTls({ hostname: "127.0.0.1", port: 0, ...tls })
     : Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -54,7 +54,7 @@ Deno.test("a body read hands on the bytes that came even when the buffer has roo
   for (const mode of await everyTlsMode(dir.path)) {
     let resume!: () => void;
     const later = new Promise<void>((resolve) => resume = resolve);
-    const server = await serveOnce(mode.tls, async (write) => {
+    const server = serveOnce(mode.tls, async (write) => {
       await write(bytesOf(0, 1000));
       await later;
     });
@@ -83,7 +83,7 @@ Deno.test("a body cut short hands on every byte that came before its failure, on
   await using dir = await tempDir();
   for (const mode of await everyTlsMode(dir.path)) {
     // Many small writes, as TLS records or TCP segments, then the connection closes early.
-    const server = await serveOnce(mode.tls, async (write) => {
+    const server = serveOnce(mode.tls, async (write) => {
       for (let at = 0; at < 300_000; at += 15_000) await write(bytesOf(at, 15_000));
     });
     const transport = new HttpTransport(mode.options);
