@@ -20,8 +20,8 @@
  * pull.
  *
  * Usage: `deno run -A bench/peers_bench.ts [--size 2GiB[,8GiB]] [--runs 3] [--baseline DIR]
- * [--flags "--workers 8"] [--fsync-peers] [--drop-caches]`. `--baseline DIR` times another checkout's CLI beside
- * this one (before and after in one run). The peers are found by `bench/_peers.ts`, and skipped,
+ * [--flags "--workers 8"] [--fsync-peers] [--drop-caches]`. `--baseline DIR` times another
+ * checkout's CLI beside this one (before and after in one run). The peers are found by `bench/_peers.ts`, and skipped,
  * saying so, when they are not built.
  *
  * @module
@@ -199,7 +199,8 @@ try {
         await Deno.writeFile(marker, new Uint8Array());
         await settle([src]);
         add(`push ${tool.name}`, await timed(tool.push(`${registry.host}/${repo}:v1`, src)));
-        if (DROP_CACHES) await settle(await storedSince(marker));
+        const stored = await storedSince(marker);
+        if (DROP_CACHES) await settle(stored);
         const outDir = await Deno.makeTempDir({ dir });
         const ref = tool.name === "curl"
           ? `${registry.host}/${repo}@sha256:${await sha256Hex(src)}`
@@ -208,7 +209,7 @@ try {
         await Deno.remove(outDir, { recursive: true });
         // Every push is of new bytes: the disk holds one push's blobs at a time (an 8 GiB run
         // of six tools, twice, would otherwise need 96 GiB).
-        for (const stored of await storedSince(marker)) await Deno.remove(stored);
+        for (const path of stored) await Deno.remove(path);
       }
     }
     printTable(size, rows);

@@ -77,14 +77,11 @@ export class IdleConnections {
 
   /**
    * Counts `conn`, dialed by a request that began when {@linkcode IdleConnections.closes} was
-   * `closes`, as in use until it is kept or {@linkcode IdleConnections.done}; false (and `conn`
-   * closed) when the pool was closed since the request began.
+   * `closes`, as in use until it is kept or {@linkcode IdleConnections.done}; false (`conn` not
+   * counted, for its caller to close) when the pool was closed since the request began.
    */
   inUse(conn: PooledConnection, closes: number): boolean {
-    if (closes !== this.#closes) {
-      conn.close();
-      return false;
-    }
+    if (closes !== this.#closes) return false;
     this.#busy.add(conn);
     return true;
   }
