@@ -123,6 +123,15 @@ export function checkPlainFile(
 }
 
 /**
+ * The lock of a partial file: the runtime handle that holds it (a handle of the same file, which
+ * the pull's writes may use), released by disposing of it.
+ */
+export interface PartialLock extends Disposable {
+  /** The runtime's handle of the locked file, open for reading and writing. */
+  readonly file: Deno.FsFile;
+}
+
+/**
  * Takes the exclusive lock of the open file `identity` at `path` without waiting: a second pull
  * of the same destination is refused at once with `PartialInUseError`. The lock is a `flock` the
  * OS drops when the process dies. Undefined where the runtime has no file locks.
@@ -142,7 +151,7 @@ export function checkPlainFile(
 export async function lockPartial(
   path: string,
   identity: FileIdentity,
-): Promise<Disposable | undefined> {
+): Promise<PartialLock | undefined> {
   const deno = denoRuntime();
   if (deno === undefined) return undefined;
   let file: Deno.FsFile;
@@ -161,7 +170,7 @@ export async function lockPartial(
     if (!(await file.tryLock(true))) throw new PartialInUseError();
     // The holder may have committed (renamed the file away) between our open and our lock.
     if (!(await samePlainFile(path, identity))) throw new PartialInUseError();
-    return { [Symbol.dispose]: () => file.close() };
+    return { file, [Symbol.dispose]: () => file.close() };
   } catch (err) {
     file.close();
     throw err;

@@ -10,6 +10,7 @@ import { type FileHandle, rename, unlink } from "node:fs/promises";
 import { basename } from "node:path";
 import { LocalFileError } from "../errors/kinds.ts";
 import { osReason } from "./fs_reason.ts";
+import { FileWrites } from "./fs_writes.ts";
 import {
   checkDestination,
   checkFreeSpace,
@@ -18,6 +19,7 @@ import {
   lockPartial,
   openNoFollow,
   PartialInUseError,
+  type PartialLock,
   samePlainFile,
 } from "./fs_guard.ts";
 
@@ -162,7 +164,9 @@ export class PartialFile {
   /** The length the partial had when opened, measured before any resize. */
   readonly initialLength: number;
   #handle: FileHandle | undefined;
-  #lock: Disposable | undefined;
+  #lock: PartialLock | undefined;
+  /** The writes of parts, through the lock's runtime handle where there is one. */
+  readonly #writes: FileWrites;
   readonly #identity: FileIdentity;
   readonly #guard: DestinationGuard;
   #sized = false;
@@ -177,7 +181,7 @@ export class PartialFile {
   private constructor(
     destination: string,
     handle: FileHandle,
-    lock: Disposable | undefined,
+    lock: PartialLock | undefined,
     identity: FileIdentity & { size: number },
     guard: DestinationGuard,
   ) {
@@ -186,6 +190,7 @@ export class PartialFile {
     this.path = destination + PARTIAL_SUFFIX;
     this.#handle = handle;
     this.#lock = lock;
+    this.#writes = new FileWrites(handle, lock?.file);
     this.#identity = identity;
     this.initialLength = identity.size;
   }
@@ -205,7 +210,7 @@ export class PartialFile {
     await checkDestination(destination, guard);
     const path = destination + PARTIAL_SUFFIX;
     const { handle, created } = await openNoFollow(path);
-    let lock: Disposable | undefined;
+    let lock: PartialLock | undefined;
     try {
       const info = await handle.stat();
       checkPlainFile(info);
@@ -243,23 +248,13 @@ export class PartialFile {
 
   /** Writes all of `bytes` at `position`. */
   async writeAt(bytes: Uint8Array, position: number): Promise<void> {
-    const handle = this.#open();
-    let done = 0;
+    this.#open();
     try {
-      while (done < bytes.byteLength) {
-        const { bytesWritten } = await handle.write(
-          bytes,
-          done,
-          bytes.byteLength - done,
-          position + done,
-        );
-        if (bytesWritten <= 0) throw new Error("no progress");
-        done += bytesWritten;
-      }
+      await this.#writes.writeAt(bytes, position);
     } catch (err) {
       throw new LocalFileError(`pull destination: write failed${osReason(err)}`, { cause: err });
     }
-    this.#unflushed += done;
+    this.#unflushed += bytes.byteLength;
     if (this.#unflushed >= FLUSH_EVERY_BYTES) this.flushSoon();
   }
 
@@ -302,6 +297,7 @@ export class PartialFile {
    */
   async commit(): Promise<void> {
     const handle = this.#open();
+    await this.#writes.settled();
     await this.#flushed();
     try {
       await handle.datasync();
@@ -347,8 +343,10 @@ export class PartialFile {
   async close(): Promise<void> {
     const handle = this.#handle;
     if (handle === undefined) return;
-    await this.#flushed();
+    // No write starts once closing began; the lock is held until the last one has landed.
     this.#handle = undefined;
+    await this.#writes.settled();
+    await this.#flushed();
     if (!this.#committed && !this.#sized && this.initialLength === 0) {
       if (await samePlainFile(this.path, this.#identity)) await unlink(this.path).catch(() => {});
     }
