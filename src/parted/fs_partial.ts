@@ -177,6 +177,8 @@ export class PartialFile {
   #flushing: Promise<void> | undefined;
   #flushAgain = false;
   #unflushed = 0;
+  /** The close under way or done: a second call waits for the same one. */
+  #closing: Promise<void> | undefined;
 
   private constructor(
     destination: string,
@@ -266,11 +268,13 @@ export class PartialFile {
    */
   flushSoon(): void {
     this.#unflushed = 0;
+    const handle = this.#handle;
+    // A write that lands while the file closes needs no flush of its own: the commit flushes.
+    if (handle === undefined) return;
     if (this.#flushing !== undefined) {
       this.#flushAgain = true;
       return;
     }
-    const handle = this.#open();
     this.#flushing = handle.datasync().catch(() => {}).then(() => {
       this.#flushing = undefined;
       if (!this.#flushAgain || this.#handle === undefined) return;
@@ -340,7 +344,12 @@ export class PartialFile {
    * removed first, so a pull that failed before its first byte was placed leaves nothing behind
    * (a sized partial stays: it is the evidence a later pull resumes from).
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     const handle = this.#handle;
     if (handle === undefined) return;
     // No write starts once closing began; the lock is held until the last one has landed.

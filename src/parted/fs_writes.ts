@@ -1,5 +1,5 @@
 /**
- * Positional writes to one open file, each written whole, one at a time in the order asked.
+ * Positional writes to one open file, each written whole.
  *
  * On Deno a `node:fs` handle's writes run on the JavaScript thread, so while the kernel copies a
  * megabyte into the page cache that thread neither reads the network nor hashes. A runtime file
@@ -49,28 +49,35 @@ export interface SeekableFile {
 export class FileWrites {
   readonly #handle: FileHandle;
   readonly #seekable: SeekableFile | undefined;
-  /** The last write asked for; it never rejects (its caller sees its failure). */
+  /** The last write through `seekable`; it never rejects (its caller sees its failure). */
   #last: Promise<void> = Promise.resolve();
+  /** Every write still running; none rejects. */
+  readonly #running = new Set<Promise<void>>();
 
   constructor(handle: FileHandle, seekable?: SeekableFile) {
     this.#handle = handle;
     this.#seekable = seekable;
   }
 
-  /** Writes all of `bytes` at `position`, after every write asked for before it. */
+  /**
+   * Writes all of `bytes` at `position`; through `seekable`, after every write asked for before
+   * it (positional `node:fs` writes need no turn).
+   */
   writeAt(bytes: Uint8Array, position: number): Promise<void> {
     const seekable = this.#seekable;
-    const write = seekable === undefined
-      ? () => writeAllAt(this.#handle, bytes, position)
-      : () => seekAndWriteAll(seekable, bytes, position);
-    const run = this.#last.then(write);
-    this.#last = run.catch(() => {});
+    const run = seekable === undefined
+      ? writeAllAt(this.#handle, bytes, position)
+      : this.#last.then(() => seekAndWriteAll(seekable, bytes, position));
+    const settled = run.catch(() => {});
+    if (seekable !== undefined) this.#last = settled;
+    this.#running.add(settled);
+    settled.then(() => this.#running.delete(settled));
     return run;
   }
 
   /** Resolves once no write asked for so far is still running. */
-  settled(): Promise<void> {
-    return this.#last;
+  async settled(): Promise<void> {
+    await Promise.all(this.#running);
   }
 }
 

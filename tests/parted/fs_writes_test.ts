@@ -1,18 +1,19 @@
 /**
- * Positional writes of a pull's partial file: in place whatever their order, off the JavaScript
- * thread on Deno (the thread reads the network and hashes meanwhile), and none still landing once
- * the file is closed and its lock released.
+ * Positional writes of a pull's partial file: in place whatever their order and however short
+ * each write of the runtime is, off the JavaScript thread on Deno (the thread reads the network
+ * and hashes meanwhile), and none still landing once the file is closed and its lock released.
  */
 import { open, stat } from "node:fs/promises";
 import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
 import { tempDir } from "../fixtures/tmp.ts";
+import { LocalFileError } from "../../src/errors/kinds.ts";
 import { lockPartial } from "../../src/parted/fs_guard.ts";
 import { PartialFile } from "../../src/parted/fs_partial.ts";
-import { FileWrites } from "../../src/parted/fs_writes.ts";
+import { FileWrites, type SeekableFile } from "../../src/parted/fs_writes.ts";
 
 const MiB = 1 << 20;
 
-/** `count` chunks of `size` bytes, each filled with its own index. */
+/** `count` chunks of `size` bytes, each filled with its own index plus one. */
 function chunks(count: number, size: number): Uint8Array[] {
   return Array.from({ length: count }, (_, i) => new Uint8Array(size).fill(i + 1));
 }
@@ -22,6 +23,33 @@ function assertChunksAt(bytes: Uint8Array, count: number, size: number) {
   for (let i = 0; i < count; i++) {
     const wrong = bytes.subarray(i * size, (i + 1) * size).findIndex((b) => b !== i + 1);
     assertEquals(wrong, -1, `chunk ${i} is not in its place`);
+  }
+}
+
+/**
+ * A runtime handle over memory whose every write lands a turn of the event loop later and takes
+ * at most `most` bytes; a write reaching `failAt` fails with ENOSPC, and one at `stuckAt` writes
+ * nothing.
+ */
+class MemoryFile implements SeekableFile {
+  readonly bytes: Uint8Array;
+  #offset = 0;
+  constructor(size: number, readonly most = Infinity, readonly failAt = -1, readonly stuckAt = -1) {
+    this.bytes = new Uint8Array(size);
+  }
+  seekSync(offset: number): number {
+    this.#offset = offset;
+    return offset;
+  }
+  async write(bytes: Uint8Array): Promise<number> {
+    const at = this.#offset;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (at === this.failAt) throw Object.assign(new Error("No space left"), { code: "ENOSPC" });
+    if (at === this.stuckAt) return 0;
+    const n = Math.min(bytes.byteLength, this.most);
+    this.bytes.set(bytes.subarray(0, n), at);
+    this.#offset = at + n;
+    return n;
   }
 }
 
@@ -63,55 +91,101 @@ Deno.test("file writes: 64 writes asked for at once, in reverse order, each land
   }
 });
 
-Deno.test("file writes: through the runtime's handle the JavaScript thread runs while 512 MiB are written; through node:fs it stalls", async () => {
+Deno.test("file writes: writes the runtime takes a few bytes at a time, asked for at once, each land whole in place", async () => {
+  await using dir = await tempDir();
+  const handle = await open(`${dir.path}/unused`, "w+");
+  try {
+    const memory = new MemoryFile(16 * 1000, 97);
+    const writes = new FileWrites(handle, memory);
+    const parts = chunks(16, 1000);
+    await Promise.all(parts.map((bytes, i) => writes.writeAt(bytes, i * 1000)));
+    assertChunksAt(memory.bytes, 16, 1000);
+  } finally {
+    await handle.close();
+  }
+});
+
+Deno.test("file writes: a failed write rejects with its errno code, one that makes no progress is refused; the writes after each still land", async () => {
+  await using dir = await tempDir();
+  const handle = await open(`${dir.path}/unused`, "w+");
+  try {
+    const memory = new MemoryFile(4, Infinity, 1, 2);
+    const writes = new FileWrites(handle, memory);
+    const first = writes.writeAt(new Uint8Array([1]), 0);
+    const full = writes.writeAt(new Uint8Array([2]), 1);
+    const stuck = writes.writeAt(new Uint8Array([3]), 2);
+    const last = writes.writeAt(new Uint8Array([4]), 3);
+    await first;
+    assertEquals((await assertRejects(() => full) as { code?: string }).code, "ENOSPC");
+    assert(/no progress/.test((await assertRejects(() => stuck) as Error).message));
+    await last;
+    await writes.settled();
+    assertEquals([...memory.bytes], [1, 0, 0, 4]);
+  } finally {
+    await handle.close();
+  }
+});
+
+Deno.test("file writes: without a runtime handle (Node) the node:fs handle writes in place; settled() waits for every write", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/f`;
+  const handle = await open(path, "w+");
+  try {
+    const writes = new FileWrites(handle);
+    const parts = chunks(16, MiB);
+    for (const [i, bytes] of parts.entries()) writes.writeAt(bytes, i * MiB);
+    await writes.settled();
+    assertChunksAt(await Deno.readFile(path), 16, MiB);
+  } finally {
+    await handle.close();
+  }
+});
+
+Deno.test("file writes: through the runtime's handle the JavaScript thread runs while 512 MiB are written", async () => {
   await using dir = await tempDir();
   const path = `${dir.path}/f`;
   const handle = await open(path, "w+");
   const seekable = await Deno.open(path, { read: true, write: true });
   try {
     const big = new Uint8Array(512 * MiB).fill(7);
-    const direct = await longestStall(() => new FileWrites(handle, seekable).writeAt(big, 0));
-    assert(direct.stall < direct.total / 2, `stalled ${direct.stall} of ${direct.total} ms`);
-    // The contrast that gives the first assertion its meaning: node:fs writes on the thread.
-    const onThread = await longestStall(() => new FileWrites(handle).writeAt(big, 0));
-    assert(onThread.stall >= onThread.total / 2, `stalled ${onThread.stall} of ${onThread.total}`);
+    const { stall, total } = await longestStall(() =>
+      new FileWrites(handle, seekable).writeAt(big, 0)
+    );
+    assert(stall < total / 2, `stalled ${stall} of ${total} ms`);
   } finally {
     seekable.close();
     await handle.close();
   }
 });
 
-Deno.test("file writes: a failed write rejects with the runtime's errno code; the writes after it still land", async () => {
+Deno.test("partial file: parts written at once land in place off the JavaScript thread", async () => {
   await using dir = await tempDir();
-  const path = `${dir.path}/f`;
-  const handle = await open(path, "w+");
-  const seekable = await Deno.open(path, { read: true, write: true });
-  const writes = new FileWrites(handle, seekable);
-  const before = writes.writeAt(new Uint8Array([1]), 0);
-  // A position past what the platform allows fails the write (EINVAL or EFBIG).
-  const failing = writes.writeAt(new Uint8Array([2]), Number.MAX_SAFE_INTEGER);
-  const after = writes.writeAt(new Uint8Array([3]), 1);
-  await before;
-  const err = await assertRejects(() => failing);
-  assert(/^E[A-Z]+$/.test(String((err as { code?: unknown }).code)), String(err));
-  await after;
-  seekable.close();
-  await handle.close();
-  assertEquals([...await Deno.readFile(path)], [1, 3]);
+  const partial = await PartialFile.open(`${dir.path}/w.bin`);
+  try {
+    await partial.prepare(8 * 32 * MiB);
+    const parts = chunks(8, 32 * MiB);
+    const { stall, total } = await longestStall(async () => {
+      await Promise.all(parts.map((bytes, i) => partial.writeAt(bytes, i * 32 * MiB)));
+    });
+    assert(stall < total / 2, `the JavaScript thread stalled ${stall} of ${total} ms`);
+    assertChunksAt(await Deno.readFile(partial.path), 8, 32 * MiB);
+  } finally {
+    await partial.close();
+  }
 });
 
-Deno.test("partial file: parts written at once land in place off the JavaScript thread; close waits for the last write before releasing the lock", async () => {
+Deno.test("partial file: writes still running at close all land, the one that fills a flush's share too; a second close waits for the lock's release", async () => {
   await using dir = await tempDir();
-  const dest = `${dir.path}/w.bin`;
-  const partial = await PartialFile.open(dest);
-  await partial.prepare(8 * 32 * MiB);
-  const parts = chunks(8, 32 * MiB);
-  const { stall, total } = await longestStall(async () => {
-    await Promise.all(parts.map((bytes, i) => partial.writeAt(bytes, i * 32 * MiB)));
-  });
-  assert(stall < total / 2, `the JavaScript thread stalled ${stall} of ${total} ms`);
-  // Writes still running when the pull closes: none lands after the lock is released.
-  const again = parts.map((bytes, i) => partial.writeAt(bytes.fill(0xaa), i * 32 * MiB));
+  const partial = await PartialFile.open(`${dir.path}/w.bin`);
+  const size = 4 * 32 * MiB;
+  await partial.prepare(size);
+  // 128 MiB written and 128 MiB more while closing: the last of them reaches the 256 MiB after
+  // which a flush starts, with none in flight.
+  for (let i = 0; i < 4; i++) await partial.writeAt(new Uint8Array(32 * MiB).fill(1), i * 32 * MiB);
+  const again = chunks(4, 32 * MiB).map((bytes, i) =>
+    partial.writeAt(bytes.fill(0xaa), i * 32 * MiB)
+  );
+  const first = partial.close();
   await partial.close();
   const lock = await lockPartial(partial.path, await stat(partial.path));
   try {
@@ -120,5 +194,9 @@ Deno.test("partial file: parts written at once land in place off the JavaScript 
   } finally {
     lock?.[Symbol.dispose]();
   }
+  await first;
   await Promise.all(again);
+  // A write asked for once the file is closed is refused, not lost.
+  const late = await assertRejects(() => partial.writeAt(new Uint8Array(1), 0));
+  assert(late instanceof LocalFileError, String(late));
 });
