@@ -19,6 +19,10 @@
  * only what the operation reads: the source before a push, the blobs that push stored before its
  * pull.
  *
+ * After each size's table, each target (wall time ≤ 0.8× and CPU ≤ 1.1× the best Go
+ * peer's, peak RSS ≤ 96 MiB) is printed met or missed, with the floor that numbers of the same run
+ * put under a miss (`bench/_peers_targets.ts`).
+ *
  * Usage: `deno run -A bench/peers_bench.ts [--size 2GiB[,8GiB]] [--runs 3] [--baseline DIR]
  * [--flags "--workers 8"] [--fsync-peers] [--drop-caches]`. `--baseline DIR` times another
  * checkout's CLI beside this one (before and after in one run). The peers are found by `bench/_peers.ts`, and skipped,
@@ -33,6 +37,7 @@ import { cpuLine } from "./_cpu.ts";
 import { findPeers, type Peer, peersNote } from "./_peers.ts";
 import { startRegistry } from "../tests/fixtures/registry.ts";
 import { cliCommand } from "./_cli.ts";
+import { measureFloors, printTargets, type Result } from "./_peers_targets.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -212,7 +217,9 @@ try {
         for (const path of stored) await Deno.remove(path);
       }
     }
-    printTable(size, rows);
+    const results = medians(rows);
+    printTable(size, results);
+    printTargets(size, results, await measureFloors(src, size, dir, settle));
   }
 } finally {
   // A failed operation (a full disk, a tool that refused) leaves no file behind.
@@ -223,7 +230,20 @@ async function sha256Hex(path: string): Promise<string> {
   return (await measure(["openssl", "dgst", "-sha256", "-r", path])).stdout.split(" ")[0];
 }
 
-function printTable(size: number, rows: Map<string, Row[]>): void {
+function medians(rows: Map<string, Row[]>): Map<string, Result> {
+  const results = new Map<string, Result>();
+  for (const [key, list] of rows) {
+    results.set(key, {
+      wall: median(list.map((r) => r.m.wallSeconds)),
+      cpu: median(list.map((r) => r.m.cpuSeconds)),
+      rss: median(list.map((r) => r.m.peakRssMiB)),
+      registryCpu: median(list.map((r) => r.registryCpu)),
+    });
+  }
+  return results;
+}
+
+function printTable(size: number, results: Map<string, Result>): void {
   const gib = size / GIB;
   console.log(`\n### ${formatSize(size)}, medians of ${RUNS}\n`);
   console.log(
@@ -231,19 +251,13 @@ function printTable(size: number, rows: Map<string, Row[]>): void {
   );
   console.log("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const op of ["push", "pull"]) {
-    const base = rows.get(`${op} ocipart`)!;
-    const baseWall = median(base.map((r) => r.m.wallSeconds));
-    const baseCpu = median(base.map((r) => r.m.cpuSeconds));
+    const base = results.get(`${op} ocipart`)!;
     for (const tool of tools) {
-      const list = rows.get(`${op} ${tool.name}`)!;
-      const wall = median(list.map((r) => r.m.wallSeconds));
-      const cpu = median(list.map((r) => r.m.cpuSeconds));
-      const rss = median(list.map((r) => r.m.peakRssMiB));
-      const reg = median(list.map((r) => r.registryCpu));
+      const { wall, cpu, rss, registryCpu: reg } = results.get(`${op} ${tool.name}`)!;
       console.log(
         `| ${op} | ${tool.name} | ${wall.toFixed(2)} | ${(size / 1e6 / wall).toFixed(0)} | ` +
           `${(cpu / gib).toFixed(2)} | ${rss.toFixed(0)} | ${reg.toFixed(2)} | ` +
-          `${(wall / baseWall).toFixed(2)}× | ${(cpu / baseCpu).toFixed(2)}× |`,
+          `${(wall / base.wall).toFixed(2)}× | ${(cpu / base.cpu).toFixed(2)}× |`,
       );
     }
   }
