@@ -34,7 +34,7 @@ export interface Floors {
   readOneHash: number;
   /** CPU seconds per GiB: reading the source with two sha256 passes. */
   readTwoHashes: number;
-  /** Wall seconds to write the size in 1 MiB blocks and flush it to the disk. */
+  /** Wall seconds to write the size in 1 MiB blocks and flush it to the disk (NaN: failed). */
   diskWrite: number;
   /** The cores the client and the registry share. */
   cores: number;
@@ -70,9 +70,11 @@ export async function measureFloors(
     "conv=fdatasync",
     "status=none",
   ]);
-  await Deno.remove(target);
+  await Deno.remove(target).catch(() => {});
   const cores = Number((await measure(["nproc"])).stdout.trim());
-  return { readOneHash, readTwoHashes, diskWrite: dd.wallSeconds, cores };
+  // A disk that could not take the file (full, say) has no floor to give.
+  const diskWrite = dd.code === 0 ? dd.wallSeconds : NaN;
+  return { readOneHash, readTwoHashes, diskWrite, cores };
 }
 
 /** CPU seconds of this process to read `path` in 1 MiB reads, hashing each `passes` times. */
@@ -140,11 +142,14 @@ export function printTargets(size: number, results: Map<string, Result>, floors:
   const pull = get("pull", "ocipart")!;
   const pullWall = best("pull", (r) => r.wall);
   const pullWallRatio = pull.wall / pullWall.value;
+  const disk = Number.isNaN(floors.diskWrite)
+    ? "the disk could not be measured (dd failed)"
+    : `the disk writes and flushes ${gib} GiB in ${floors.diskWrite.toFixed(2)} s ` +
+      `(${(floors.diskWrite / pullWall.value).toFixed(2)}×)`;
   console.log(
     `- pull wall: ${pull.wall.toFixed(2)} s, ${pullWallRatio.toFixed(2)}× ${pullWall.name}'s ` +
-      `${pullWall.value.toFixed(2)} s; ${verdict(pullWallRatio, WALL_TARGET)}. Floors: the ` +
-      `disk writes and flushes ${gib} GiB in ${floors.diskWrite.toFixed(2)} s ` +
-      `(${(floors.diskWrite / pullWall.value).toFixed(2)}×); the cores, (client ` +
+      `${pullWall.value.toFixed(2)} s; ${verdict(pullWallRatio, WALL_TARGET)}. Floors: ` +
+      `${disk}; the cores, (client ` +
       `${pull.cpu.toFixed(2)} + registry ${pull.registryCpu.toFixed(2)} CPU-s) / ${floors.cores} ` +
       `= ${onCores(pull).toFixed(2)} s (${(onCores(pull) / pullWall.value).toFixed(2)}×).`,
   );
