@@ -19,14 +19,14 @@
  * only what the operation reads: the source before a push, the blobs that push stored before its
  * pull.
  *
- * After each size's table, each target (wall time ≤ 0.8× and CPU ≤ 1.1× the best Go
- * peer's, peak RSS ≤ 96 MiB) is printed met or missed, with the floor that numbers of the same run
- * put under a miss (`bench/_peers_targets.ts`).
+ * After each size's table, each target (wall time ≤ 0.8× and CPU ≤ 1.1× the best Go peer's, peak
+ * RSS ≤ 96 MiB) is printed met or missed, with the floor that numbers of the same run put under a
+ * miss (`bench/_peers_targets.ts`).
  *
  * Usage: `deno run -A bench/peers_bench.ts [--size 2GiB[,8GiB]] [--runs 3] [--baseline DIR]
  * [--flags "--workers 8"] [--fsync-peers] [--drop-caches]`. `--baseline DIR` times another
- * checkout's CLI beside this one (before and after in one run). The peers are found by `bench/_peers.ts`, and skipped,
- * saying so, when they are not built.
+ * checkout's CLI beside this one (before and after in one run). The peers are found by
+ * `bench/_peers.ts`, and skipped, saying so, when they are not built.
  *
  * @module
  */

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { LocalFileError } from "../errors/kinds.ts";
 import { osReason } from "./fs_reason.ts";
 import { denoRuntime } from "./deno_runtime.ts";
+import { writeAllAt } from "./fs_writes.ts";
 
 /** Bytes of one read when a part file is streamed out. */
 const READ_BYTES = 1 << 20;
@@ -147,17 +148,8 @@ export class PartFile {
   }
 
   /** Writes all of `bytes` at `position`. */
-  async writeAt(bytes: Uint8Array, position: number): Promise<void> {
-    let done = 0;
-    while (done < bytes.byteLength) {
-      const { bytesWritten } = await this.#handle.write(
-        bytes,
-        done,
-        bytes.byteLength - done,
-        position + done,
-      );
-      done += bytesWritten;
-    }
+  writeAt(bytes: Uint8Array, position: number): Promise<void> {
+    return writeAllAt(this.#handle, bytes, position);
   }
 
   /** Reads `length` bytes from `position` into a new array (fewer where the file ends). */

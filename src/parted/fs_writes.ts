@@ -90,7 +90,27 @@ async function seekAndWriteAll(file: SeekableFile, bytes: Uint8Array, position: 
   }
 }
 
-async function writeAllAt(handle: FileHandle, bytes: Uint8Array, position: number) {
+/**
+ * Writes all of `bytes` at `position` through a `node:fs` handle (a positional write may take
+ * fewer bytes than asked).
+ *
+ * @example Filling a file's second half
+ * ```ts
+ * import { open } from "node:fs/promises";
+ * import { writeAllAt } from "./fs_writes.ts";
+ * const path = await Deno.makeTempFile();
+ * const handle = await open(path, "r+");
+ * await writeAllAt(handle, new TextEncoder().encode("cd"), 2);
+ * await handle.close();
+ * console.log((await Deno.readFile(path)).length); // 4
+ * await Deno.remove(path);
+ * ```
+ */
+export async function writeAllAt(
+  handle: FileHandle,
+  bytes: Uint8Array,
+  position: number,
+): Promise<void> {
   for (let done = 0; done < bytes.byteLength;) {
     const { bytesWritten } = await handle.write(
       bytes,

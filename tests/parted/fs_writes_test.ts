@@ -3,7 +3,7 @@
  * each write of the runtime is, off the JavaScript thread on Deno (the thread reads the network
  * and hashes meanwhile), and none still landing once the file is closed and its lock released.
  */
-import { open, stat } from "node:fs/promises";
+import { type FileHandle, open, stat } from "node:fs/promises";
 import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { LocalFileError } from "../../src/errors/kinds.ts";
@@ -75,40 +75,43 @@ async function longestStall(work: () => Promise<void>): Promise<{ stall: number;
   return { stall: Math.max(stall, end - last), total: end - start };
 }
 
-Deno.test("file writes: 64 writes asked for at once, in reverse order, each land at their position", async () => {
+/** Runs `use` on a fresh file's `node:fs` handle and a runtime handle of it, closing both after. */
+async function withFile(
+  use: (file: { path: string; handle: FileHandle; seekable: Deno.FsFile }) => Promise<void>,
+): Promise<void> {
   await using dir = await tempDir();
   const path = `${dir.path}/f`;
   const handle = await open(path, "w+");
   const seekable = await Deno.open(path, { read: true, write: true });
   try {
-    const writes = new FileWrites(handle, seekable);
-    const parts = chunks(64, 64 * 1024);
-    await Promise.all(parts.map((_, i) => 63 - i).map((i) => writes.writeAt(parts[i], i * 65536)));
-    assertChunksAt(await Deno.readFile(path), 64, 65536);
+    await use({ path, handle, seekable });
   } finally {
     seekable.close();
     await handle.close();
   }
+}
+
+Deno.test("file writes: 64 writes asked for at once, in reverse order, each land at their position", async () => {
+  await withFile(async ({ path, handle, seekable }) => {
+    const writes = new FileWrites(handle, seekable);
+    const parts = chunks(64, 64 * 1024);
+    await Promise.all(parts.map((_, i) => 63 - i).map((i) => writes.writeAt(parts[i], i * 65536)));
+    assertChunksAt(await Deno.readFile(path), 64, 65536);
+  });
 });
 
 Deno.test("file writes: writes the runtime takes a few bytes at a time, asked for at once, each land whole in place", async () => {
-  await using dir = await tempDir();
-  const handle = await open(`${dir.path}/unused`, "w+");
-  try {
+  await withFile(async ({ handle }) => {
     const memory = new MemoryFile(16 * 1000, 97);
     const writes = new FileWrites(handle, memory);
     const parts = chunks(16, 1000);
     await Promise.all(parts.map((bytes, i) => writes.writeAt(bytes, i * 1000)));
     assertChunksAt(memory.bytes, 16, 1000);
-  } finally {
-    await handle.close();
-  }
+  });
 });
 
 Deno.test("file writes: a failed write rejects with its errno code, one that makes no progress is refused; the writes after each still land", async () => {
-  await using dir = await tempDir();
-  const handle = await open(`${dir.path}/unused`, "w+");
-  try {
+  await withFile(async ({ handle }) => {
     const memory = new MemoryFile(4, Infinity, 1, 2);
     const writes = new FileWrites(handle, memory);
     const first = writes.writeAt(new Uint8Array([1]), 0);
@@ -121,41 +124,27 @@ Deno.test("file writes: a failed write rejects with its errno code, one that mak
     await last;
     await writes.settled();
     assertEquals([...memory.bytes], [1, 0, 0, 4]);
-  } finally {
-    await handle.close();
-  }
+  });
 });
 
 Deno.test("file writes: without a runtime handle (Node) the node:fs handle writes in place; settled() waits for every write", async () => {
-  await using dir = await tempDir();
-  const path = `${dir.path}/f`;
-  const handle = await open(path, "w+");
-  try {
+  await withFile(async ({ path, handle }) => {
     const writes = new FileWrites(handle);
     const parts = chunks(16, MiB);
     for (const [i, bytes] of parts.entries()) writes.writeAt(bytes, i * MiB);
     await writes.settled();
     assertChunksAt(await Deno.readFile(path), 16, MiB);
-  } finally {
-    await handle.close();
-  }
+  });
 });
 
 Deno.test("file writes: through the runtime's handle the JavaScript thread runs while 512 MiB are written", async () => {
-  await using dir = await tempDir();
-  const path = `${dir.path}/f`;
-  const handle = await open(path, "w+");
-  const seekable = await Deno.open(path, { read: true, write: true });
-  try {
+  await withFile(async ({ handle, seekable }) => {
     const big = new Uint8Array(512 * MiB).fill(7);
     const { stall, total } = await longestStall(() =>
       new FileWrites(handle, seekable).writeAt(big, 0)
     );
     assert(stall < total / 2, `stalled ${stall} of ${total} ms`);
-  } finally {
-    seekable.close();
-    await handle.close();
-  }
+  });
 });
 
 Deno.test("partial file: parts written at once land in place off the JavaScript thread", async () => {

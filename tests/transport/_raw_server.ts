@@ -3,12 +3,13 @@ import { fileBody } from "../../src/transport/file_body.ts";
  * A raw HTTP/1.1 test server on `Deno.listen` that sees exactly the bytes a client sends.
  *
  * API:
- * - `startRawServer(respond?: Responder): RawServer` — listens on a free 127.0.0.1 port. For
+ * - `startRawServer(respond?: Responder, options?: { tls?: { cert, key } }): RawServer` — listens
+ *   on a free 127.0.0.1 port (over TLS with that certificate and key when `tls` is given). For
  *   each connection it counts every byte received, parses request heads, reads bodies framed by
  *   `content-length` (hashing them with sha256), records a `RawRequest`, then calls `respond`
  *   (default: `200` with an empty body). Chunked bodies are recorded with `chunked: true` and
  *   the connection is closed.
- * - `RawServer`: `{ port, origin ("http://127.0.0.1:<port>"), requests, connections,
+ * - `RawServer`: `{ port, origin ("http(s)://127.0.0.1:<port>"), requests, connections,
  *   closed(): Promise<void> (resolves once every accepted connection has ended),
  *   close(): Promise<void> }`.
  * - `RawConnection`: `{ id, bytesReceived, ended }`.
@@ -91,8 +92,12 @@ export function response(
 /** Starts a raw server; see the module documentation. */
 export function startRawServer(
   respond: Responder = (_request, writer) => writer.write(response(200)),
+  options: { tls?: { cert: string; key: string } } = {},
 ): RawServer {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { tls } = options;
+  const listener = tls
+    ? Deno.listenTls({ hostname: "127.0.0.1", port: 0, ...tls })
+    : Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   const requests: RawRequest[] = [];
   const connections: RawConnection[] = [];
@@ -207,7 +212,7 @@ export function startRawServer(
 
   return {
     port,
-    origin: `http://127.0.0.1:${port}`,
+    origin: `${tls ? "https" : "http"}://127.0.0.1:${port}`,
     requests,
     connections,
     closed: accepted.served,

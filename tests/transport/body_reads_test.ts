@@ -8,42 +8,26 @@ import { HttpTransport } from "../../src/transport/mod.ts";
 import { NetworkError } from "../../src/errors/kinds.ts";
 import { everyTlsMode } from "../fixtures/tls.ts";
 import { tempDir } from "../fixtures/tmp.ts";
+import { type RawServer, startRawServer } from "./_raw_server.ts";
 
 const LENGTH = 1_000_000;
 
-// One connection's answer: a head announcing LENGTH bytes, then `send` writes what it wants
-// and the connection closes. Resolves once the answer is written.
+// A server (TLS with `tls`) whose one answer announces LENGTH bytes, then gets what `send` writes
+// before the connection closes.
 function serveOnce(
   tls: { cert: string; key: string } | undefined,
   send: (write: (bytes: Uint8Array) => Promise<void>) => Promise<void>,
-): { origin: string; served: Promise<void> } {
-  const listener = tls
-    ? Deno.listenTls({ hostname: "127.0.0.1", port: 0, ...tls })
-    : Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  const served = (async () => {
-    const conn = await listener.accept();
-    listener.close();
+): RawServer {
+  return startRawServer(async (_request, writer) => {
     try {
-      const chunk = new Uint8Array(16 * 1024);
-      let head = "";
-      while (!head.includes("\r\n\r\n")) {
-        const n = await conn.read(chunk);
-        if (n === null) return;
-        head += new TextDecoder().decode(chunk.subarray(0, n));
-      }
-      const write = async (bytes: Uint8Array) => {
-        for (let at = 0; at < bytes.byteLength;) at += await conn.write(bytes.subarray(at));
-      };
-      await write(new TextEncoder().encode(`HTTP/1.1 200 OK\r\ncontent-length: ${LENGTH}\r\n\r\n`));
-      await send(write);
+      await writer.write(`HTTP/1.1 200 OK\r\ncontent-length: ${LENGTH}\r\n\r\n`);
+      await send((bytes) => writer.write(bytes));
     } catch {
       /* the client went away */
     } finally {
-      conn.close();
+      writer.close();
     }
-  })();
-  return { origin: `${tls ? "https" : "http"}://127.0.0.1:${port}`, served };
+  }, { tls });
 }
 
 const bytesOf = (from: number, length: number) =>
@@ -74,7 +58,7 @@ Deno.test("a body read hands on the bytes that came even when the buffer has roo
     } finally {
       resume();
       transport.close();
-      await server.served;
+      await server.close();
     }
   }
 });
@@ -108,7 +92,7 @@ Deno.test("a body cut short hands on every byte that came before its failure, on
       assert(failure instanceof NetworkError, `${mode.name}: a network failure, not an end`);
     } finally {
       transport.close();
-      await server.served;
+      await server.close();
     }
   }
 });
