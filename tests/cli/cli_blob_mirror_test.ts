@@ -13,17 +13,12 @@ import { exists } from "../fixtures/expect.ts";
 import { sha256Bytes } from "../fixtures/files.ts";
 import { putBlobByHand } from "./_images.ts";
 import { runCli, spawnCli } from "./_cli.ts";
+import { randomBytes } from "../fixtures/random.ts";
 
 const MiB = 1024 * 1024;
 const SIZE = 3 * MiB + 7;
 const REPOSITORY = "team/data";
 const OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
-
-function random(size: number): Uint8Array {
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < size; i += 65536) crypto.getRandomValues(bytes.subarray(i, i + 65536));
-  return bytes;
-}
 
 /** Uploads `bytes` as a blob of the repository (monolithic POST + PUT). */
 function putBlob(host: string, bytes: Uint8Array): Promise<string> {
@@ -80,7 +75,7 @@ async function registryAndMirror() {
     tmp,
     /** A random blob of `SIZE` bytes stored in both registries: its bytes and digest. */
     async blobOnBoth(): Promise<{ bytes: Uint8Array; digest: string }> {
-      const bytes = random(SIZE);
+      const bytes = randomBytes(SIZE);
       const digest = await putBlob(registry.host, bytes);
       await putBlob(mirror.host, bytes);
       return { bytes, digest };
@@ -164,7 +159,7 @@ registryTest(
   "blob pull --mirror: a mirror without the blob leaves it to the registry",
   async () => {
     await using env = await registryAndMirror();
-    const bytes = random(SIZE);
+    const bytes = randomBytes(SIZE);
     const digest = await putBlob(env.registry.host, bytes);
     const dest = `${env.tmp.path}/out.bin`;
     const reference = `${env.atRegistry.host}/${REPOSITORY}@${digest}`;
@@ -225,7 +220,7 @@ registryTest(
     "copy there never reaches the file",
   async () => {
     await using env = await registryAndMirror();
-    const bytes = random(SIZE);
+    const bytes = randomBytes(SIZE);
     await pushOrasArtifact(env.registry.host, "model.gguf", bytes);
     await pushOrasArtifact(env.mirror.host, "model.gguf", bytes);
     const digest = sha256Bytes(bytes);

@@ -10,13 +10,13 @@ import { tempDir } from "../fixtures/tmp.ts";
 import { sha256Bytes } from "../fixtures/files.ts";
 import { exists } from "../fixtures/expect.ts";
 import { failureLines, lines, runCli, spawnCli } from "./_cli.ts";
+import { randomBytes } from "../fixtures/random.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
 async function randomFile(path: string, size: number): Promise<Uint8Array> {
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < size; i += 65536) crypto.getRandomValues(bytes.subarray(i, i + 65536));
+  const bytes = randomBytes(size);
   await Deno.writeFile(path, bytes);
   return bytes;
 }

@@ -12,16 +12,11 @@ import { exists } from "../fixtures/expect.ts";
 import { sha256Bytes } from "../fixtures/files.ts";
 import { putBlobByHand } from "./_images.ts";
 import { lines, runCli, spawnCli } from "./_cli.ts";
+import { randomBytes } from "../fixtures/random.ts";
 
 const MiB = 1024 * 1024;
 const OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
 const EMPTY = new TextEncoder().encode("{}");
-
-function random(size: number): Uint8Array {
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < size; i += 65536) crypto.getRandomValues(bytes.subarray(i, i + 65536));
-  return bytes;
-}
 
 /** Uploads `bytes` as a blob of `repository` (monolithic POST + PUT). */
 function putBlob(host: string, repository: string, bytes: Uint8Array): Promise<string> {
@@ -100,7 +95,7 @@ registryTest(
     await using registry = await startRegistry();
     await using tmp = await tempDir();
     const host = registry.host;
-    const weights = random(3 * MiB + 7);
+    const weights = randomBytes(3 * MiB + 7);
     const readme = new TextEncoder().encode("# model\n");
     const orasRef = await pushArtifact(
       host,
@@ -228,7 +223,7 @@ registryTest(
     await using proxy = await startFaultProxy({ target: registry.url });
     await using tmp = await tempDir();
     const SIZE = 32 * MiB;
-    const weights = random(SIZE);
+    const weights = randomBytes(SIZE);
     await pushArtifact(registry.host, "tools/big", "v1", "application/vnd.oci.empty.v1+json", [
       oras("big.bin", weights),
     ]);
@@ -275,7 +270,7 @@ registryTest(
     await using registry = await startRegistry();
     await using tmp = await tempDir();
     const host = registry.host;
-    const bytes = random(MiB);
+    const bytes = randomBytes(MiB);
     const dir = `${tmp.path}/dir`;
     await Deno.mkdir(dir);
 

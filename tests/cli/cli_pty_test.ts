@@ -18,6 +18,7 @@ import {
   runCli,
   stallFromThirdPart,
 } from "./_cli.ts";
+import { randomBytes } from "../fixtures/random.ts";
 
 const MiB = 1024 * 1024;
 const ESC = String.fromCharCode(0x1b);
@@ -110,10 +111,7 @@ registryTest("bar on a terminal redraws in place and ends at 100%", {
   await using registry = await startRegistry();
   await using tmp = await tempDir();
   const source = `${tmp.path}/weights.bin`;
-  const bytes = new Uint8Array(4 * MiB);
-  for (let i = 0; i < bytes.byteLength; i += 65536) {
-    crypto.getRandomValues(bytes.subarray(i, i + 65536));
-  }
+  const bytes = randomBytes(4 * MiB);
   await Deno.writeFile(source, bytes);
   const ref = `${registry.host}/models/tty:v1`;
 
@@ -149,10 +147,7 @@ registryTest("a narrow terminal keeps the bar and the time left; a resume says w
   await using registry = await startRegistry();
   await using tmp = await tempDir();
   const source = `${tmp.path}/weights.bin`;
-  const bytes = new Uint8Array(4 * MiB);
-  for (let i = 0; i < bytes.byteLength; i += 65536) {
-    crypto.getRandomValues(bytes.subarray(i, i + 65536));
-  }
+  const bytes = randomBytes(4 * MiB);
   await Deno.writeFile(source, bytes);
   const ref = `${registry.host}/models/narrow:v1`;
   const push = await runCli(["push", "--plain-http", "--part-size", "512KiB", ref, source], {
@@ -235,10 +230,7 @@ registryTest(
     const part = 32 * 1024;
     const parts = 512;
     const source = `${tmp.path}/weights.bin`;
-    const bytes = new Uint8Array(part * parts);
-    for (let i = 0; i < bytes.byteLength; i += 65536) {
-      crypto.getRandomValues(bytes.subarray(i, i + 65536));
-    }
+    const bytes = randomBytes(part * parts);
     await Deno.writeFile(source, bytes);
     const ref = `${registry.host}/models/overlap:v1`;
     const push = await runCli(["push", "--plain-http", "--part-size", "32KiB", ref, source], {
@@ -352,10 +344,7 @@ registryTest("Ctrl-C on a terminal: a clean bar line, then what was kept and how
   try {
     await using tmp = await tempDir();
     const source = `${tmp.path}/weights.bin`;
-    const bytes = new Uint8Array(1 * MiB);
-    for (let i = 0; i < bytes.byteLength; i += 65536) {
-      crypto.getRandomValues(bytes.subarray(i, i + 65536));
-    }
+    const bytes = randomBytes(1 * MiB);
     await Deno.writeFile(source, bytes);
     const push = await runCli(
       ["push", "--plain-http", "--part-size", "256KiB", `${registry.host}/models/ctrlc:v1`, source],

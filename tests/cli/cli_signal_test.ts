@@ -10,14 +10,14 @@ import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { failureLines, lines, runCli, spawnCli, stallFromThirdPart } from "./_cli.ts";
+import { randomBytes } from "../fixtures/random.ts";
 
 const KiB = 1024;
 const PART = 256 * KiB;
 const SIZE = 4 * PART;
 
 async function writeRandomFile(path: string, size: number): Promise<Uint8Array> {
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < size; i += 65536) crypto.getRandomValues(bytes.subarray(i, i + 65536));
+  const bytes = randomBytes(size);
   await Deno.writeFile(path, bytes);
   return bytes;
 }

@@ -12,13 +12,13 @@
 import { fromFile, PartedClient, toFile } from "../../src/parted/mod.ts";
 import { HttpTransport } from "../../src/transport/engine/http_transport.ts";
 import { causeCodes } from "../../src/transport/failure.ts";
+import { randomBytes } from "../fixtures/random.ts";
 
 const [mode, reference, dir, caFile] = Deno.args;
 const MiB = 1024 * 1024;
 const source = `${dir}/source.bin`;
 // Fresh content every run: blobs a registry already has would not be uploaded again.
-const seed = crypto.getRandomValues(new Uint8Array(1))[0] | 1;
-const bytes = new Uint8Array(2 * MiB + 5).map((_, i) => (i * seed + Date.now()) & 0xff);
+const bytes = randomBytes(2 * MiB + 5);
 await Deno.writeFile(source, bytes);
 const caCerts = caFile === undefined ? undefined : [await Deno.readTextFile(caFile)];
 const transport = mode === "none"

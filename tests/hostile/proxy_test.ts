@@ -20,6 +20,7 @@ import { startMemoryRegistry } from "../../src/testing/memory_registry.ts";
 import { RegistryHandler } from "../../src/testing/registry_handler.ts";
 import { toWebRequest, writeWebResponse } from "../../src/testing/node_adapter.ts";
 import { denoDirEnv, PROJECT_ROOT, runCli } from "../cli/_cli.ts";
+import { randomBytes } from "../fixtures/random.ts";
 
 const CLIENT = `${PROJECT_ROOT}tests/hostile/_proxy_client.ts`;
 
@@ -142,8 +143,7 @@ async function cliRoundTrip(
   await using tmp = await tempDir();
   const source = `${tmp.path}/weights.bin`;
   // Fresh content every run: blobs a registry already has would not be uploaded again.
-  const seed = crypto.getRandomValues(new Uint8Array(1))[0];
-  await Deno.writeFile(source, new Uint8Array(2 * 1024 * 1024 + 5).map((_, i) => i ^ seed));
+  await Deno.writeFile(source, randomBytes(2 * 1024 * 1024 + 5));
   const net = ["localhost", "[::1]", "127.0.0.2"];
   const reference = `${host}/hostile/proxy-cli:v1`;
   const scheme = caFile === undefined ? ["--plain-http"] : ["--ca-file", caFile];
