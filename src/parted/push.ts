@@ -101,17 +101,21 @@ async function pushParts(push: PushRun): Promise<HashedFile> {
   const { job, connection, plan, stamp, signal, progress, latch } = push;
   const queue = new AsyncQueue<PartDescriptor>();
   const hashed: HashedFile = { fileDigest: "", partDigests: new Array(plan.length) };
-  const hashing = hashFile(push, (part) => {
+  const count = Math.min(job.workers, plan.length);
+  let handed = 0;
+  const onPart = (part: PartDescriptor) => {
     hashed.partDigests[part.index] = part.digest;
     queue.push(part);
-  }).then((digest) => {
+    handed++;
+  };
+  // Until every worker has had a part, the next digest starts an upload at once.
+  const hashing = hashFile(push, onPart, () => handed < count).then((digest) => {
     hashed.fileDigest = digest;
     queue.close();
   }, (err) => {
     queue.close();
     latch.fail(err);
   });
-  const count = Math.min(job.workers, plan.length);
   const tokens = new PushTokens(connection.tokens, job.reference.repository, job.clock, count);
   const beforeUpload = (part: PartDescriptor, signal: AbortSignal) => {
     // A part is missing: uploads now wait for part digests, so they overtake the file digest.
@@ -228,9 +232,13 @@ export function recordedTitle(path: string): string | undefined {
  * The hashing read (see `push_hashing.ts`), then a check that the file did not change while it
  * was read.
  */
-async function hashFile(push: PushRun, onPart: (part: PartDescriptor) => void): Promise<string> {
+async function hashFile(
+  push: PushRun,
+  onPart: (part: PartDescriptor) => void,
+  uploadsWait: () => boolean,
+): Promise<string> {
   try {
-    const digest = await push.hashing.run(onPart);
+    const digest = await push.hashing.run(onPart, uploadsWait);
     await checkUnchanged(push.job.path, push.stamp);
     return digest;
   } catch (err) {

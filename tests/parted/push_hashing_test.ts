@@ -8,6 +8,7 @@
 import { assert, assertEquals, assertRejects } from "../fixtures/assert.ts";
 import { patternBytes, sha256Bytes, writePatternFile } from "../fixtures/files.ts";
 import { tempDir } from "../fixtures/tmp.ts";
+import { seededRandom } from "../fixtures/random.ts";
 import { Sha256Threads } from "../../src/hashing/sha256_threads.ts";
 import { THREADED_HASH_MIN_BYTES } from "../../src/hashing/stream_sha256.ts";
 import type { PartDescriptor } from "../../src/parted/manifest.ts";
@@ -203,3 +204,61 @@ for (const inlineFirst of [true, false]) {
     assert(took < 1000, `the hashing ended ${took.toFixed(0)} ms after the abort`);
   });
 }
+
+/** Bytes this process has read through `read` calls so far (Linux), or undefined. */
+function bytesRead(): number | undefined {
+  try {
+    const io = Deno.readTextFileSync("/proc/self/io");
+    return Number(/^rchar: (\d+)$/m.exec(io)?.[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A cold push hashed on the calling thread, `uploadsWait` saying when an upload waits. */
+async function inlinePush(
+  source: Awaited<ReturnType<typeof sourceFile>>["source"],
+  uploadsWait: () => boolean,
+) {
+  const { job, asked } = jobHashing(true);
+  const hashing = new PushHashing(job, source, new AbortController().signal);
+  const seen: string[] = [];
+  const before = bytesRead();
+  const digest = await hashing.run((part) => {
+    seen.push(part.digest);
+    queueMicrotask(() => hashing.uploading());
+  }, uploadsWait);
+  const after = bytesRead();
+  hashing.close();
+  assert(asked.every(({ pool }) => pool.inlineOnly), "no hashing thread");
+  return { digest, seen, read: before === undefined ? undefined : after! - before };
+}
+
+Deno.test("push hashing: on the calling thread, while no upload waits, the file digest rides along with the parts: the file is read once, not twice", async () => {
+  await using dir = await tempDir();
+  const { source, fileDigest, partDigests } = await sourceFile(dir.path);
+  const along = await inlinePush(source, () => false);
+  const apart = await inlinePush(source, () => true);
+  for (const run of [along, apart]) assertEquals([run.digest, run.seen], [fileDigest, partDigests]);
+  if (along.read === undefined) return; // no /proc here: the digests are what can be checked
+  assert(along.read < 1.25 * SIZE, `riding along: ${along.read} bytes read for ${SIZE}`);
+  assert(apart.read! >= 2 * SIZE, `uploads waiting: ${apart.read} bytes read for ${SIZE}`);
+});
+
+Deno.test("push hashing: uploads that start and stop waiting at any moment leave every digest right (40 schedules)", async () => {
+  await using dir = await tempDir();
+  const { source, fileDigest, partDigests } = await sourceFile(dir.path);
+  for (let seed = 1; seed <= 40; seed++) {
+    const random = seededRandom(seed);
+    // Runs of waiting and not waiting, each a few reads long: rides cut mid-part, catch-ups cut
+    // mid-piece, and parts hashed alone, in every order.
+    const flipEvery = 1 + Math.floor(random() * 40);
+    let calls = 0;
+    let waiting = random() < 0.5;
+    const run = await inlinePush(source, () => {
+      if (++calls % flipEvery === 0) waiting = random() < 0.5;
+      return waiting;
+    });
+    assertEquals([run.digest, run.seen], [fileDigest, partDigests], `schedule ${seed}`);
+  }
+});

@@ -3,7 +3,13 @@ import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { registryTest, startRegistry } from "../fixtures/registry.ts";
 import { tempDir } from "../fixtures/tmp.ts";
-import { fromFile, PartedClient, type ProgressSnapshot, toFile } from "../../src/parted/mod.ts";
+import {
+  ANNOTATION_FILE_DIGEST,
+  fromFile,
+  PartedClient,
+  type ProgressSnapshot,
+  toFile,
+} from "../../src/parted/mod.ts";
 import { overwrite, rawManifest } from "./_helpers.ts";
 import { exists } from "../fixtures/expect.ts";
 
@@ -33,6 +39,9 @@ registryTest(
     assertEquals(last.completedBytes, GiB);
     assertEquals(last.wireBytes, GiB, "no work redone");
     checkMonotonic(pushSnaps, PART);
+    // 128 parts for 8 workers: the file digest rode along with most of them.
+    const pushed = await rawManifest(registry.url, "rt/big", "v1");
+    assertEquals(fileDigestOf(pushed.json), fileDigest);
 
     const out = `${dir.path}/out.bin`;
     const pullSnaps: ProgressSnapshot[] = [];
@@ -64,8 +73,14 @@ registryTest(
     assertEquals(proxy.count({ method: "HEAD", route: "blob" }), parts + 1);
     const manifest = await rawManifest(registry.url, "rt/big", "v2");
     assertEquals(manifest.digest, changed.digest);
+    assertEquals(fileDigestOf(manifest.json), await sha256File(src));
   },
 );
+
+/** The file digest a manifest's annotations name. */
+function fileDigestOf(manifest: Record<string, unknown>): string | undefined {
+  return (manifest.annotations as Record<string, string> | undefined)?.[ANNOTATION_FILE_DIGEST];
+}
 
 function checkMonotonic(snaps: ProgressSnapshot[], part: number): void {
   let completed = 0;
