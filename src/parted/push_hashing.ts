@@ -11,7 +11,7 @@
  *   faster than a registry takes the parts, so threads would cost a second runtime each (about 15
  *   MiB) and buy no time. Parts are hashed one at a time, in file order. The file digest rides
  *   along, taking the bytes of the part being read: one read of the file for both digests (each
- *   read of a gigabyte from the page cache costs about 0.2 CPU-s). Not while an upload waits to
+ *   read of a gigabyte from the page cache costs about 0.16 CPU-s). Not while an upload waits to
  *   start on the part's digest (the caller says when: a push's workers that have had no part
  *   yet), since the second pass would hold it back; on a link capped per connection that cost
  *   0.5 s of a 6.9 s push. Parts after those wait for a worker to end an upload, or, where the
