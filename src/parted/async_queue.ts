@@ -36,6 +36,11 @@ export class AsyncQueue<T> {
     for (const waiter of this.#waiters.splice(0)) waiter(undefined);
   }
 
+  /** How many `take()` calls wait for an item now. */
+  get waiting(): number {
+    return this.#waiters.length;
+  }
+
   /** The next item, or `undefined` when closed and empty. */
   take(): Promise<T | undefined> {
     if (this.#items.length > 0) return Promise.resolve(this.#items.shift());

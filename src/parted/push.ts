@@ -101,21 +101,19 @@ async function pushParts(push: PushRun): Promise<HashedFile> {
   const { job, connection, plan, stamp, signal, progress, latch } = push;
   const queue = new AsyncQueue<PartDescriptor>();
   const hashed: HashedFile = { fileDigest: "", partDigests: new Array(plan.length) };
-  const count = Math.min(job.workers, plan.length);
-  let handed = 0;
   const onPart = (part: PartDescriptor) => {
     hashed.partDigests[part.index] = part.digest;
     queue.push(part);
-    handed++;
   };
-  // Until every worker has had a part, the next digest starts an upload at once.
-  const hashing = hashFile(push, onPart, () => handed < count).then((digest) => {
+  // A worker waiting for a part: the next digest starts an upload at once.
+  const hashing = hashFile(push, onPart, () => queue.waiting > 0).then((digest) => {
     hashed.fileDigest = digest;
     queue.close();
   }, (err) => {
     queue.close();
     latch.fail(err);
   });
+  const count = Math.min(job.workers, plan.length);
   const tokens = new PushTokens(connection.tokens, job.reference.repository, job.clock, count);
   const beforeUpload = (part: PartDescriptor, signal: AbortSignal) => {
     // A part is missing: uploads now wait for part digests, so they overtake the file digest.

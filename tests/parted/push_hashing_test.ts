@@ -10,6 +10,7 @@ import { patternBytes, sha256Bytes, writePatternFile } from "../fixtures/files.t
 import { tempDir } from "../fixtures/tmp.ts";
 import { seededRandom } from "../fixtures/random.ts";
 import { Sha256Threads } from "../../src/hashing/sha256_threads.ts";
+import { ShortFileError } from "../../src/hashing/hash_range.ts";
 import { THREADED_HASH_MIN_BYTES } from "../../src/hashing/stream_sha256.ts";
 import type { PartDescriptor } from "../../src/parted/manifest.ts";
 import { planParts } from "../../src/parted/plan.ts";
@@ -262,3 +263,50 @@ Deno.test("push hashing: uploads that start and stop waiting at any moment leave
     assertEquals([run.digest, run.seen], [fileDigest, partDigests], `schedule ${seed}`);
   }
 });
+
+Deno.test("push hashing: a file that shrinks while the first part awaits the registry's word fails at once and leaves no timer behind", async () => {
+  await using dir = await tempDir();
+  const { source } = await sourceFile(dir.path);
+  const { job } = jobHashing(true);
+  const hashing = new PushHashing(job, source, new AbortController().signal);
+  using timers = trackTimers();
+  const started = performance.now();
+  // Uploads wait, so the first part is hashed alone; no word on it ever comes, and the file
+  // digest, catching up meanwhile, finds the file short.
+  await assertRejects(
+    () =>
+      hashing.run((part) => {
+        if (part.index === 0) Deno.truncateSync(source.path, PART / 2);
+      }, () => true),
+    ShortFileError,
+  );
+  hashing.close();
+  const took = performance.now() - started;
+  assert(took < 900, `failed after ${took.toFixed(0)} ms, not at the end of the wait`);
+  assertEquals(timers.pending.size, 0, "the wait's timer was cleared");
+});
+
+/** Counts the timers started and not yet fired or cleared, until disposed. */
+function trackTimers() {
+  const pending = new Set<unknown>();
+  const { setTimeout: set, clearTimeout: clear } = globalThis;
+  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+    const id = set(() => {
+      pending.delete(id);
+      fn();
+    }, ms);
+    pending.add(id);
+    return id;
+  }) as typeof setTimeout;
+  globalThis.clearTimeout = ((id?: ReturnType<typeof setTimeout>) => {
+    if (id !== undefined) pending.delete(id);
+    clear(id);
+  }) as typeof clearTimeout;
+  return {
+    pending,
+    [Symbol.dispose]() {
+      globalThis.setTimeout = set;
+      globalThis.clearTimeout = clear;
+    },
+  };
+}

@@ -39,7 +39,7 @@ registryTest(
     assertEquals(last.completedBytes, GiB);
     assertEquals(last.wireBytes, GiB, "no work redone");
     checkMonotonic(pushSnaps, PART);
-    // 128 parts for 8 workers: the file digest rode along with most of them.
+    // 128 parts for 8 workers: the file digest rides along wherever every worker is busy.
     const pushed = await rawManifest(registry.url, "rt/big", "v1");
     assertEquals(fileDigestOf(pushed.json), fileDigest);
 
