@@ -36,6 +36,11 @@ export class AsyncQueue<T> {
     for (const waiter of this.#waiters.splice(0)) waiter(undefined);
   }
 
+  /** How many items wait for a `take()` now. */
+  get length(): number {
+    return this.#items.length;
+  }
+
   /** How many `take()` calls wait for an item now. */
   get waiting(): number {
     return this.#waiters.length;

@@ -105,14 +105,18 @@ async function pushParts(push: PushRun): Promise<HashedFile> {
     hashed.partDigests[part.index] = part.digest;
     queue.push(part);
   };
-  // A worker waiting for a part: the next digest starts an upload at once.
-  const hashing = hashFile(push, onPart, () => queue.waiting > 0).then((digest) => {
-    hashed.fileDigest = digest;
-    queue.close();
-  }, (err) => {
-    queue.close();
-    latch.fail(err);
-  });
+  // The next digest is wanted soon: a worker waits for a part, or none is ready for the next
+  // worker to take. Otherwise hashing is a part ahead, and the file digest may take its turn.
+  const hashing = hashFile(push, onPart, () => queue.waiting > 0 || queue.length === 0).then(
+    (digest) => {
+      hashed.fileDigest = digest;
+      queue.close();
+    },
+    (err) => {
+      queue.close();
+      latch.fail(err);
+    },
+  );
   const count = Math.min(job.workers, plan.length);
   const tokens = new PushTokens(connection.tokens, job.reference.repository, job.clock, count);
   const beforeUpload = (part: PartDescriptor, signal: AbortSignal) => {
@@ -233,10 +237,10 @@ export function recordedTitle(path: string): string | undefined {
 async function hashFile(
   push: PushRun,
   onPart: (part: PartDescriptor) => void,
-  uploadsWait: () => boolean,
+  partWanted: () => boolean,
 ): Promise<string> {
   try {
-    const digest = await push.hashing.run(onPart, uploadsWait);
+    const digest = await push.hashing.run(onPart, partWanted);
     await checkUnchanged(push.job.path, push.stamp);
     return digest;
   } catch (err) {

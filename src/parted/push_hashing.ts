@@ -11,14 +11,14 @@
  *   faster than a registry takes the parts, so threads would cost a second runtime each (about 15
  *   MiB) and buy no time. Parts are hashed one at a time, in file order. The file digest rides
  *   along, taking the bytes of the part being read: one read of the file for both digests (each
- *   read of a gigabyte from the page cache costs about 0.16 CPU-s). Only while no upload waits to
- *   start on a part's digest (the caller says when: a push's worker waiting for a part): the
- *   second pass would hold that upload back (riding from the first part cost a link capped per
- *   connection 0.5 s of a 6.9 s push), so a ride stops at the next read once one waits. Fallen
- *   behind, the file digest catches up between parts, in pieces, while no upload waits, and reads
- *   alone what it still lacks after the last part. So no part's digest comes more than a piece
- *   (about 10 ms) later than if the file digest came after them all, and the reads are saved where uploads are slower than one
- *   core's hashing (every worker busy: many parts, a distant or capped registry). Where
+ *   read of a gigabyte from the page cache costs about 0.16 CPU-s). Only while the parts'
+ *   hashing is ahead of the uploads (the caller says when: for a push, no worker waits for a part
+ *   and one is ready for the next worker that frees): the second pass would otherwise hold an
+ *   upload back (riding from the first part cost a link capped per connection 0.5 s of a 6.9 s
+ *   push), so a ride stops at the next read once the uploads catch up. Fallen behind, the file
+ *   digest catches up between parts, in pieces, under the same rule, and reads alone what it still
+ *   lacks after the last part. The reads are saved where uploads are slower than one core's
+ *   hashing (more parts than workers on a capped or distant registry). Where
  *   threads could take the parts (more than one core, a file of 16 MiB or more), the second part
  *   waits, at most a second, for the registry to say whether it has the first (the file digest
  *   catches up meanwhile). Present (`present()`: a re-push, or a resumed one): hashing is what
@@ -120,16 +120,16 @@ export class PushHashing {
 
   /**
    * Hashes the file: each part's digest goes to `onPart` in file order as soon as it is known;
-   * resolves to the file's digest. `uploadsWait()` says whether an upload waits for a part's
-   * digest now (on this thread, the file digest then stays out of the way).
+   * resolves to the file's digest. `partWanted()` says whether a part's digest is wanted now
+   * or soon (on this thread, the file digest then stays out of the way).
    */
   async run(
     onPart: (part: PartDescriptor) => void,
-    uploadsWait: () => boolean = () => true,
+    partWanted: () => boolean = () => true,
   ): Promise<string> {
     const whole = this.#whole === undefined ? undefined : this.#hashWhole(this.#whole);
     whole?.catch(() => {});
-    const digests = await this.#hashParts(onPart, uploadsWait);
+    const digests = await this.#hashParts(onPart, partWanted);
     if (this.#along !== undefined) return await this.#finishAlong(this.#along);
     return whole === undefined ? digests[0] : await whole;
   }
@@ -162,7 +162,7 @@ export class PushHashing {
    */
   async #hashParts(
     onPart: (part: PartDescriptor) => void,
-    uploadsWait: () => boolean,
+    partWanted: () => boolean,
   ): Promise<string[]> {
     const { path, plan } = this.#source;
     const signal = this.#signal;
@@ -174,7 +174,7 @@ export class PushHashing {
         digests.push(
           this.#along === undefined
             ? await this.#parts.hashRange(path, part.offset, part.size, signal)
-            : await this.#hashPartAlong(this.#along, part, uploadsWait),
+            : await this.#hashPartAlong(this.#along, part, partWanted),
         );
         onPart({ ...part, digest: digests[next] });
         if (next === 0 && this.#later !== undefined) {
@@ -224,18 +224,18 @@ export class PushHashing {
   async #hashPartAlong(
     along: { hash: Hash; at: number },
     part: { offset: number; size: number },
-    uploadsWait: () => boolean,
+    partWanted: () => boolean,
   ): Promise<string> {
     const { path } = this.#source;
     const signal = this.#signal;
-    await this.#catchUp(along, part.offset, uploadsWait);
+    await this.#catchUp(along, part.offset, partWanted);
     const hash = createHash("sha256");
     let riding = along.at === part.offset;
     await hashRangeInto(
       {
         update(bytes: Uint8Array) {
           hash.update(bytes);
-          riding &&= !uploadsWait();
+          riding &&= !partWanted();
           if (!riding) return;
           along.hash.update(bytes);
           along.at += bytes.byteLength;

@@ -216,10 +216,10 @@ function bytesRead(): number | undefined {
   }
 }
 
-/** A cold push hashed on the calling thread, `uploadsWait` saying when an upload waits. */
+/** A cold push hashed on the calling thread, `partWanted` saying when a part's digest is wanted. */
 async function inlinePush(
   source: Awaited<ReturnType<typeof sourceFile>>["source"],
-  uploadsWait: () => boolean,
+  partWanted: () => boolean,
 ) {
   const { job, asked } = jobHashing(true);
   const hashing = new PushHashing(job, source, new AbortController().signal);
@@ -228,14 +228,14 @@ async function inlinePush(
   const digest = await hashing.run((part) => {
     seen.push(part.digest);
     queueMicrotask(() => hashing.uploading());
-  }, uploadsWait);
+  }, partWanted);
   const after = bytesRead();
   hashing.close();
   assert(asked.every(({ pool }) => pool.inlineOnly), "no hashing thread");
   return { digest, seen, read: before === undefined ? undefined : after! - before };
 }
 
-Deno.test("push hashing: on the calling thread, while no upload waits, the file digest rides along with the parts: the file is read once, not twice", async () => {
+Deno.test("push hashing: on the calling thread, while no part's digest is wanted yet, the file digest rides along with the parts: the file is read once, not twice", async () => {
   await using dir = await tempDir();
   const { source, fileDigest, partDigests } = await sourceFile(dir.path);
   const along = await inlinePush(source, () => false);
@@ -243,15 +243,15 @@ Deno.test("push hashing: on the calling thread, while no upload waits, the file 
   for (const run of [along, apart]) assertEquals([run.digest, run.seen], [fileDigest, partDigests]);
   if (along.read === undefined) return; // no /proc here: the digests are what can be checked
   assert(along.read < 1.25 * SIZE, `riding along: ${along.read} bytes read for ${SIZE}`);
-  assert(apart.read! >= 2 * SIZE, `uploads waiting: ${apart.read} bytes read for ${SIZE}`);
+  assert(apart.read! >= 2 * SIZE, `parts wanted: ${apart.read} bytes read for ${SIZE}`);
 });
 
-Deno.test("push hashing: uploads that start and stop waiting at any moment leave every digest right (40 schedules)", async () => {
+Deno.test("push hashing: parts wanted and not wanted, changing at any moment, leave every digest right (40 schedules)", async () => {
   await using dir = await tempDir();
   const { source, fileDigest, partDigests } = await sourceFile(dir.path);
   for (let seed = 1; seed <= 40; seed++) {
     const random = seededRandom(seed);
-    // Runs of waiting and not waiting, each a few reads long: rides cut mid-part, catch-ups cut
+    // Runs of wanted and not wanted, each a few reads long: rides cut mid-part, catch-ups cut
     // mid-piece, and parts hashed alone, in every order.
     const flipEvery = 1 + Math.floor(random() * 40);
     let calls = 0;
@@ -271,7 +271,7 @@ Deno.test("push hashing: a file that shrinks while the first part awaits the reg
   const hashing = new PushHashing(job, source, new AbortController().signal);
   using timers = trackTimers();
   const started = performance.now();
-  // Uploads wait, so the first part is hashed alone; no word on it ever comes, and the file
+  // The first part is wanted, so it is hashed alone; no word on it ever comes, and the file
   // digest, catching up meanwhile, finds the file short.
   await assertRejects(
     () =>
