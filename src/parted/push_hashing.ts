@@ -18,10 +18,10 @@
  *   push), so a ride stops at the next read once the uploads catch up. Fallen behind, the file
  *   digest catches up between parts, in pieces, under the same rule, and reads alone what it still
  *   lacks after the last part. The reads are saved where uploads are slower than one core's
- *   hashing (more parts than workers on a capped or distant registry). Where
- *   threads could take the parts (more than one core, a file of 16 MiB or more), the second part
- *   waits, at most a second, for the registry to say whether it has the first (the file digest
- *   catches up meanwhile). Present (`present()`: a re-push, or a resumed one): hashing is what
+ *   hashing (more parts than workers on a capped or distant registry). Where threads could take
+ *   the parts (more than one core, a file of 16 MiB or more), the second part waits, at most a
+ *   second, for the registry to say whether it has the first (the file digest catches up
+ *   meanwhile). Present (`present()`: a re-push, or a resumed one): hashing is what
  *   the push waits for, so the parts left move to `hashThreads - 1` threads and the file digest
  *   goes on here, beside them.
  *
@@ -42,8 +42,8 @@ import { hashRangeInto } from "../hashing/hash_range.ts";
 const WHOLE_PIECE_BYTES = 64 * 1024 * 1024;
 
 /**
- * Pieces of the calling thread's whole-file digest catching up between parts: an upload that
- * starts to wait for a part's digest waits at most one piece (about 10 ms).
+ * Pieces of the calling thread's whole-file digest catching up between parts: a part's digest,
+ * once wanted, waits at most one piece (about 10 ms) for it.
  */
 const CATCH_UP_BYTES = 16 * 1024 * 1024;
 
@@ -219,7 +219,7 @@ export class PushHashing {
 
   /**
    * One part's digest on this thread, the file digest (once it has caught up to the part) taking
-   * the same bytes for as long as no upload waits.
+   * the same bytes for as long as no part is wanted.
    */
   async #hashPartAlong(
     along: { hash: Hash; at: number },
