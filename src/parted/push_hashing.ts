@@ -99,7 +99,6 @@ export class PushHashing {
   readonly #along: { hash: Hash; at: number } | undefined;
   /** Ends at the first part found missing or present. */
   readonly #firstVerdict = deferred<void>();
-  #alongDigest: Promise<string> | undefined;
 
   /** Hashing for `source`, stopped by `signal`; threads as `job` allows. */
   constructor(job: TransferJob, source: PushHashSource, signal: AbortSignal) {
@@ -129,8 +128,12 @@ export class PushHashing {
   ): Promise<string> {
     const whole = this.#whole === undefined ? undefined : this.#hashWhole(this.#whole);
     whole?.catch(() => {});
-    const digests = await this.#hashParts(onPart, partWanted);
-    if (this.#along !== undefined) return await this.#finishAlong(this.#along);
+    const here = await this.#hashPartsHere(onPart, partWanted);
+    // What the file digest on this thread still lacks, beside the parts left on threads.
+    const along = this.#along === undefined ? undefined : this.#finishAlong(this.#along);
+    along?.catch(() => {});
+    const digests = await this.#hashPartsLeft(here, onPart);
+    if (along !== undefined) return await along;
     return whole === undefined ? digests[0] : await whole;
   }
 
@@ -156,65 +159,70 @@ export class PushHashing {
   }
 
   /**
-   * The part digests in file order: one at a time while they run on this thread (so the parts
-   * left can still move; after the first, until the registry said whether it has it), then every
-   * part left at once, which the threads take in order.
+   * The part digests in file order, one at a time while they run on this thread (so the parts
+   * left can still move; after the first, until the registry said whether it has it).
    */
-  async #hashParts(
+  async #hashPartsHere(
     onPart: (part: PartDescriptor) => void,
     partWanted: () => boolean,
   ): Promise<string[]> {
     const { path, plan } = this.#source;
-    const signal = this.#signal;
     const digests: string[] = [];
-    let next = 0;
     try {
-      for (; next < plan.length && this.#parts.inlineOnly; next++) {
+      for (let next = 0; next < plan.length && this.#parts.inlineOnly; next++) {
         const part = plan[next];
         digests.push(
           this.#along === undefined
-            ? await this.#parts.hashRange(path, part.offset, part.size, signal)
+            ? await this.#parts.hashRange(path, part.offset, part.size, this.#signal)
             : await this.#hashPartAlong(this.#along, part, partWanted),
         );
         onPart({ ...part, digest: digests[next] });
-        if (next === 0 && this.#later !== undefined) {
-          // Ended however the wait ends, so that its timer never outlives it.
-          const waitOver = new AbortController();
-          const verdict = withinVerdictWait(
-            this.#firstVerdict.promise,
-            AbortSignal.any([signal, waitOver.signal]),
-          );
-          try {
-            // No part is handed on before the word comes: the file digest may catch up meanwhile.
-            let heard = false;
-            verdict.then(() => (heard = true), () => {});
-            if (this.#along !== undefined) {
-              await this.#catchUp(this.#along, part.size, () => heard);
-            }
-            await abortable(verdict, signal);
-          } finally {
-            waitOver.abort();
-          }
-        }
+        if (next === 0 && this.#later !== undefined) await this.#awaitFirstVerdict(part.size);
       }
     } finally {
-      // Every part left is asked for below, where it runs now: nothing moves any more.
+      // Every part left is asked for next, where it runs now: nothing moves any more.
       this.#later = undefined;
     }
-    const asked = plan.slice(next).map((part) =>
-      this.#parts.hashRange(path, part.offset, part.size, signal)
+    return digests;
+  }
+
+  /** Every part after those in `digests` at once, which the threads take in order. */
+  async #hashPartsLeft(
+    digests: string[],
+    onPart: (part: PartDescriptor) => void,
+  ): Promise<string[]> {
+    const { path, plan } = this.#source;
+    const from = digests.length;
+    const asked = plan.slice(from).map((part) =>
+      this.#parts.hashRange(path, part.offset, part.size, this.#signal)
     );
     for (const p of asked) p.catch(() => {});
-    // The parts left run on threads: the file digest goes on here, beside them.
-    const along = asked.length > 0 && this.#along !== undefined
-      ? this.#finishAlong(this.#along)
-      : undefined;
-    along?.catch(() => {});
     for (const [i, digest] of asked.entries()) {
       digests.push(await digest);
-      onPart({ ...plan[next + i], digest: digests[next + i] });
+      onPart({ ...plan[from + i], digest: digests[from + i] });
     }
     return digests;
+  }
+
+  /**
+   * Waits for the registry's word on the first part (at most a second); no part is handed on
+   * meanwhile, so the file digest on this thread catches up to `firstEnd`.
+   */
+  async #awaitFirstVerdict(firstEnd: number): Promise<void> {
+    // Ended however the wait ends, so that its timer never outlives it.
+    const waitOver = new AbortController();
+    const verdict = withinVerdictWait(
+      this.#firstVerdict.promise,
+      AbortSignal.any([this.#signal, waitOver.signal]),
+    );
+    try {
+      let heard = false;
+      verdict.then(() => (heard = true), () => {});
+      if (this.#along !== undefined) await this.#catchUp(this.#along, firstEnd, () => heard);
+      await abortable(verdict, this.#signal);
+    } finally {
+      waitOver.abort();
+    }
   }
 
   /**
@@ -258,16 +266,13 @@ export class PushHashing {
     }
   }
 
-  /** The bytes the file digest on this thread still lacks, then its digest (memoized). */
-  #finishAlong(along: { hash: Hash; at: number }): Promise<string> {
-    return this.#alongDigest ??= (async () => {
-      const { path, size } = this.#source;
-      if (along.at < size) {
-        await hashRangeInto(along.hash, path, along.at, size - along.at, this.#signal);
-      }
-      along.at = size;
-      return `sha256:${along.hash.digest("hex")}`;
-    })();
+  /** The bytes the file digest on this thread still lacks, then its digest. */
+  async #finishAlong(along: { hash: Hash; at: number }): Promise<string> {
+    const { path, size } = this.#source;
+    if (along.at < size) {
+      await hashRangeInto(along.hash, path, along.at, size - along.at, this.#signal);
+    }
+    return `sha256:${along.hash.digest("hex")}`;
   }
 
   /**
