@@ -177,8 +177,19 @@ Deno.test("push hashing: a file under 16 MiB waits for no word and asks for no t
   assertEquals(asked.map(({ count, work }) => [count, work]), [[0, "push"]]);
 });
 
-for (const inlineFirst of [true, false]) {
-  Deno.test(`push hashing: an abort while parts hash ends the hashing within 1 s (${inlineFirst ? "calling thread first" : "threads from the start"})`, async () => {
+const ABORT_CASES = [
+  { name: "calling thread first", inlineFirst: true, riding: false },
+  { name: "threads from the start", inlineFirst: false, riding: false },
+  // Two parts wanted, then none: the file digest catches up, then rides along.
+  {
+    name: "calling thread, the file digest catching up and riding",
+    inlineFirst: true,
+    riding: true,
+  },
+];
+
+for (const { name, inlineFirst, riding } of ABORT_CASES) {
+  Deno.test(`push hashing: an abort while parts hash ends the hashing within 1 s (${name})`, async () => {
     await using dir = await tempDir();
     const path = `${dir.path}/large.bin`;
     // Hashing all of it (both digests) takes more than a second even on the fastest core, so a
@@ -191,10 +202,12 @@ for (const inlineFirst of [true, false]) {
     const hashing = new PushHashing(job, { path, size, plan }, controller.signal);
     let first!: () => void;
     const firstSeen = new Promise<void>((resolve) => (first = resolve));
+    let seen = 0;
     const run = hashing.run((part) => {
-      if (part.index === 0) first();
+      seen++;
+      if (part.index === (riding ? 2 : 0)) first();
       hashing.uploading();
-    });
+    }, () => !riding || seen < 2);
     run.catch(() => {});
     await firstSeen;
     const started = performance.now();
