@@ -19,8 +19,13 @@ export class ShortFileError extends LocalFileError {
   }
 }
 
-/** Read size of the inline path: the caller's signal is checked after every read. */
-const INLINE_CHUNK = 256 * 1024;
+/**
+ * Read size of the inline path, as the hashing threads read: the caller's signal is checked after
+ * every read (under a millisecond of hashing on a core with SHA extensions). Each read is a hand-over
+ * to the runtime's blocking threads: a 2 GiB push hashed inline spent about 0.3 CPU-s less with
+ * 1 MiB reads than with 256 KiB ones.
+ */
+const INLINE_CHUNK = 1024 * 1024;
 
 /**
  * Read buffers kept from one range to the next (two for each of two ranges at once): an 8 GiB
@@ -30,7 +35,7 @@ const chunks = new KeptBuffers(INLINE_CHUNK, 4);
 
 /**
  * Hashes `size` bytes of the file at `path` from `offset` on the calling thread with
- * double-buffered 256 KiB reads, checking `signal` after every read and telling `onBytes` the
+ * double-buffered 1 MiB reads, checking `signal` after every read and telling `onBytes` the
  * byte count of each read hashed. Resolves to `sha256:<hex>`; rejects with `ShortFileError`
  * when the file ends first.
  *
