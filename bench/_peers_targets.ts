@@ -40,7 +40,7 @@ export interface Floors {
   cores: number;
 }
 
-/** The medians of one tool's operation. */
+/** The medians of one tool's operation (its peak RSS: the highest of the runs). */
 export interface Result {
   wall: number;
   cpu: number;
