@@ -67,10 +67,10 @@ const encoder = new TextEncoder();
 /**
  * Sends `request` on a new connection (`Connection: close`): dials through the dialer (the
  * peer guard and the proxy as `dial.ts` applies them; TLS for `https:`), writes the head and
- * then the file range in 1 MiB reads, and resolves with the answer, whose body
- * (content-length, chunked, or up to the close) streams from the connection. An answer that
- * arrives before the body is complete stops the upload and is returned. A file that ends
- * before its range fails with `LocalFileError` before the last byte is sent.
+ * then the file range in reads of the file body's chunk size, and resolves with the answer,
+ * whose body (content-length, chunked, or up to the close) streams from the connection. An
+ * answer that arrives before the body is complete stops the upload and is returned. A file that
+ * ends before its range fails with `LocalFileError` before the last byte is sent.
  *
  * @example
  * ```ts ignore
