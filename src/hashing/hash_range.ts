@@ -20,18 +20,18 @@ export class ShortFileError extends LocalFileError {
 }
 
 /**
- * Read size of the inline path, as the hashing threads read: the caller's signal is checked after
- * every read (under a millisecond of hashing on a core with SHA extensions). Each read is a hand-over
- * to the runtime's blocking threads: a 2 GiB push hashed inline spent about 0.3 CPU-s less with
- * 1 MiB reads than with 256 KiB ones.
+ * Read size of every range hashed, on the calling thread and on the hashing threads: the caller's
+ * signal is checked after every read (under a millisecond of hashing on a core with SHA
+ * extensions). Each read is a hand-over to the runtime's blocking threads: a 2 GiB push hashed
+ * inline spent about 0.3 CPU-s less with 1 MiB reads than with 256 KiB ones.
  */
-const INLINE_CHUNK = 1024 * 1024;
+export const HASH_READ_BYTES: number = 1024 * 1024;
 
 /**
  * Read buffers kept from one range to the next (two for each of two ranges at once): an 8 GiB
  * push hashed inline (144 ranges) held 11 MiB more of them when each range made its own.
  */
-const chunks = new KeptBuffers(INLINE_CHUNK, 4);
+const chunks = new KeptBuffers(HASH_READ_BYTES, 4);
 
 /**
  * Hashes `size` bytes of the file at `path` from `offset` on the calling thread with

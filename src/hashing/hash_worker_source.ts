@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { readRange } from "./hash_range.ts";
+import { HASH_READ_BYTES, readRange } from "./hash_range.ts";
 import { PREFIX_BLOCK_BYTES, scanWrittenPrefix } from "./written_prefix.ts";
 
 /**
@@ -36,7 +36,7 @@ export const HASH_WORKER_SOURCE: string = `
 const { parentPort } = require("node:worker_threads");
 const { createHash } = require("node:crypto");
 const { open } = require("node:fs/promises");
-const CHUNK = 1 << 20;
+const CHUNK = ${HASH_READ_BYTES};
 const hashes = new Map();
 const cancelled = new Set();
 let buffers;
