@@ -8,11 +8,10 @@ import { open } from "node:fs/promises";
 import { LocalFileError } from "../errors/kinds.ts";
 import { DigestMismatchError } from "../errors/sentinels.ts";
 import { BufferPool } from "../hashing/buffer_pool.ts";
+import { HASH_READ_BYTES } from "../hashing/hash_range.ts";
 import type { RunningHash, Sha256Threads } from "../hashing/sha256_threads.ts";
 import type { PartDescriptor } from "./manifest.ts";
 
-/** Read size of the sequential hash. */
-const CHUNK = 1 << 20;
 /** Reads hashed ahead of the hash at most (bounds memory to a few MiB). */
 const BUFFERS = 4;
 
@@ -33,7 +32,7 @@ export class FileDigestCheck {
   readonly #path: string;
   readonly #parts: readonly PartDescriptor[];
   readonly #expected: string;
-  readonly #pool = new BufferPool(BUFFERS, CHUNK);
+  readonly #pool = new BufferPool(BUFFERS, HASH_READ_BYTES);
   readonly #hash: RunningHash;
   readonly #placed = new Set<number>();
   #next = 0;
@@ -115,7 +114,7 @@ export class FileDigestCheck {
     let done = 0;
     while (done < size) {
       const buffer = await this.#pool.acquire();
-      const want = Math.min(CHUNK, size - done);
+      const want = Math.min(HASH_READ_BYTES, size - done);
       let bytesRead: number;
       try {
         ({ bytesRead } = await handle.read(new Uint8Array(buffer), 0, want, offset + done));
