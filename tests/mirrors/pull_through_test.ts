@@ -70,6 +70,22 @@ async function setup() {
     },
     /** Blob bytes the upstream served to the cache since the last reset. */
     upstreamBlobBytes: () => cache.front!.bytesServed(/\/blobs\/sha256:/),
+    /**
+     * Waits until the cache holds every part: it stores a blob it fetched after its answer to the
+     * client has ended, so a count reset before that would count the cold fetch as a warm one.
+     */
+    async cacheSettled(): Promise<void> {
+      using direct = new PartedClient({ plainHttp: true, credential: CREDENTIAL });
+      const { parts } = await direct.inspect(`${upstream.registry.host}/${REPO}:v1`);
+      const stored = async (part: { digest: string; size: number }) =>
+        (await Deno.stat(cache.registry.blobPath(part.digest)).catch(() => null))?.size ===
+          part.size;
+      const deadline = performance.now() + 10_000;
+      while (!(await Promise.all(parts.map(stored))).every(Boolean)) {
+        assert(performance.now() < deadline, "the cache stored every part within 10 s");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
     async [Symbol.asyncDispose]() {
       await toCache.close();
       await cache.stop();
@@ -89,6 +105,7 @@ registryTest(
     assertEquals(await sha256File(`${env.dir.path}/cold.bin`), env.fileDigest);
     // Cold: the cache fetched every part from the upstream (at least once).
     assert(env.upstreamBlobBytes() >= SIZE, `cold upstream bytes ${env.upstreamBlobBytes()}`);
+    await env.cacheSettled();
     env.cache.front!.reset();
     using second = env.client(); // another machine of the fleet
     await second.pull(ref, toFile(`${env.dir.path}/warm.bin`));
@@ -172,6 +189,7 @@ registryTest(
     await assertUpstreamBytes(`${env.dir.path}/cold.bin`, env.upstream.registry.host, `${REPO}:v1`);
     assert(env.upstreamBlobBytes() >= SIZE, `cold upstream bytes ${env.upstreamBlobBytes()}`);
 
+    await env.cacheSettled();
     for (const pullFromMirror of ["digest-only", "all"] as const) {
       env.cache.front!.reset();
       env.toCache.reset();
@@ -205,6 +223,7 @@ registryTest(
     const options = { tmp: env.dir.path, env: { DOCKER_CONFIG: dockerConfig } };
     const ref = `${env.upstream.registry.host}/${REPO}:v1`;
     for (const name of ["cold", "warm"]) {
+      if (name === "warm") await env.cacheSettled();
       env.cache.front!.reset();
       env.toCache.reset();
       const dest = `${env.dir.path}/${name}.bin`;
