@@ -123,18 +123,19 @@ export function checkPlainFile(
 }
 
 /**
- * The lock of a partial file: the runtime handle that holds it (a handle of the same file, which
- * the pull's writes may use), released by disposing of it.
+ * The lock of a partial file: the runtime handle that holds it, and the others asked for (each a
+ * handle of the same file, which the pull's writes may use), all closed by disposing of it.
  */
 export interface PartialLock extends Disposable {
-  /** The runtime's handle of the locked file, open for reading and writing. */
-  readonly file: Deno.FsFile;
+  /** The runtime's handles of the locked file, open for reading and writing; the first locks. */
+  readonly files: readonly Deno.FsFile[];
 }
 
 /**
  * Takes the exclusive lock of the open file `identity` at `path` without waiting: a second pull
  * of the same destination is refused at once with `PartialInUseError`. The lock is a `flock` the
- * OS drops when the process dies. Undefined where the runtime has no file locks.
+ * OS drops when the process dies. `handles` runtime handles of that same file are opened in all
+ * (each checked to be it). Undefined where the runtime has no file locks.
  *
  * @example Locking a file once
  * ```ts
@@ -151,9 +152,32 @@ export interface PartialLock extends Disposable {
 export async function lockPartial(
   path: string,
   identity: FileIdentity,
+  handles = 1,
 ): Promise<PartialLock | undefined> {
   const deno = denoRuntime();
   if (deno === undefined) return undefined;
+  const files: Deno.FsFile[] = [];
+  const close = () => files.forEach((file) => file.close());
+  try {
+    const file = await openSame(deno, path, identity);
+    files.push(file);
+    if (!(await file.tryLock(true))) throw new PartialInUseError();
+    // The holder may have committed (renamed the file away) between our open and our lock.
+    if (!(await samePlainFile(path, identity))) throw new PartialInUseError();
+    while (files.length < handles) files.push(await openSame(deno, path, identity));
+    return { files, [Symbol.dispose]: close };
+  } catch (err) {
+    close();
+    throw err;
+  }
+}
+
+/** A runtime handle of `path`, refused unless it is the file `identity` (the one locked). */
+async function openSame(
+  deno: typeof Deno,
+  path: string,
+  identity: FileIdentity,
+): Promise<Deno.FsFile> {
   let file: Deno.FsFile;
   try {
     file = await deno.open(path, { read: true, write: true });
@@ -167,10 +191,7 @@ export async function lockPartial(
   try {
     const info = await file.stat();
     if (info.ino !== identity.ino || info.dev !== identity.dev) throw new PartialInUseError();
-    if (!(await file.tryLock(true))) throw new PartialInUseError();
-    // The holder may have committed (renamed the file away) between our open and our lock.
-    if (!(await samePlainFile(path, identity))) throw new PartialInUseError();
-    return { file, [Symbol.dispose]: () => file.close() };
+    return file;
   } catch (err) {
     file.close();
     throw err;

@@ -10,7 +10,7 @@ import { type FileHandle, rename, unlink } from "node:fs/promises";
 import { basename } from "node:path";
 import { LocalFileError } from "../errors/kinds.ts";
 import { osReason } from "./fs_reason.ts";
-import { FileWrites } from "./fs_writes.ts";
+import { FileWrites, WRITE_LANES } from "./fs_writes.ts";
 import {
   checkDestination,
   checkFreeSpace,
@@ -141,8 +141,9 @@ export function toDirectory(path: string, options: DirectoryOptions = {}): PullD
 }
 
 /**
- * The partial file of a pull, opened for positional reads and writes (one handle, positional
- * I/O only: concurrent seek-and-write would corrupt) and locked for the whole pull.
+ * The partial file of a pull, opened for positional reads and writes (a `node:fs` handle; on
+ * Deno, runtime handles that each seek and write one write at a time, as two interleaved would
+ * corrupt) and locked for the whole pull.
  *
  * @example Opening, sizing and committing
  * ```ts
@@ -165,7 +166,7 @@ export class PartialFile {
   readonly initialLength: number;
   #handle: FileHandle | undefined;
   #lock: PartialLock | undefined;
-  /** The writes of parts, through the lock's runtime handle where there is one. */
+  /** The writes of parts, through the lock's runtime handles where there are some. */
   readonly #writes: FileWrites;
   readonly #identity: FileIdentity;
   readonly #guard: DestinationGuard;
@@ -192,7 +193,7 @@ export class PartialFile {
     this.path = destination + PARTIAL_SUFFIX;
     this.#handle = handle;
     this.#lock = lock;
-    this.#writes = new FileWrites(handle, lock?.file);
+    this.#writes = new FileWrites(handle, lock?.files);
     this.#identity = identity;
     this.initialLength = identity.size;
   }
@@ -216,7 +217,7 @@ export class PartialFile {
     try {
       const info = await handle.stat();
       checkPlainFile(info);
-      lock = await lockPartial(path, info);
+      lock = await lockPartial(path, info, WRITE_LANES);
       return new PartialFile(destination, handle, lock, info, guard);
     } catch (err) {
       lock?.[Symbol.dispose]();

@@ -34,8 +34,17 @@ function assertChunksAt(bytes: Uint8Array, count: number, size: number) {
 class MemoryFile implements SeekableFile {
   readonly bytes: Uint8Array;
   #offset = 0;
-  constructor(size: number, readonly most = Infinity, readonly failAt = -1, readonly stuckAt = -1) {
-    this.bytes = new Uint8Array(size);
+  /** Writes of this handle under way now, and the most there ever were. */
+  running = 0;
+  mostRunning = 0;
+  /** `size`: new bytes of that length, or bytes another handle of the same file writes too. */
+  constructor(
+    size: number | Uint8Array,
+    readonly most = Infinity,
+    readonly failAt = -1,
+    readonly stuckAt = -1,
+  ) {
+    this.bytes = typeof size === "number" ? new Uint8Array(size) : size;
   }
   seekSync(offset: number): number {
     this.#offset = offset;
@@ -43,7 +52,8 @@ class MemoryFile implements SeekableFile {
   }
   async write(bytes: Uint8Array): Promise<number> {
     const at = this.#offset;
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    this.mostRunning = Math.max(this.mostRunning, ++this.running);
+    await new Promise((resolve) => setTimeout(resolve, 0)).finally(() => this.running--);
     if (at === this.failAt) throw Object.assign(new Error("No space left"), { code: "ENOSPC" });
     if (at === this.stuckAt) return 0;
     const n = Math.min(bytes.byteLength, this.most);
@@ -93,7 +103,7 @@ async function withFile(
 
 Deno.test("file writes: 64 writes asked for at once, in reverse order, each land at their position", async () => {
   await withFile(async ({ path, handle, seekable }) => {
-    const writes = new FileWrites(handle, seekable);
+    const writes = new FileWrites(handle, [seekable]);
     const parts = chunks(64, 64 * 1024);
     await Promise.all(parts.map((_, i) => 63 - i).map((i) => writes.writeAt(parts[i], i * 65536)));
     assertChunksAt(await Deno.readFile(path), 64, 65536);
@@ -103,17 +113,39 @@ Deno.test("file writes: 64 writes asked for at once, in reverse order, each land
 Deno.test("file writes: writes the runtime takes a few bytes at a time, asked for at once, each land whole in place", async () => {
   await withFile(async ({ handle }) => {
     const memory = new MemoryFile(16 * 1000, 97);
-    const writes = new FileWrites(handle, memory);
+    const writes = new FileWrites(handle, [memory]);
     const parts = chunks(16, 1000);
     await Promise.all(parts.map((bytes, i) => writes.writeAt(bytes, i * 1000)));
     assertChunksAt(memory.bytes, 16, 1000);
   });
 });
 
+Deno.test("file writes: two runtime handles each write one at a time, side by side, and every write lands in place", async () => {
+  await withFile(async ({ handle }) => {
+    // Two handles of one file: the same bytes behind both, each with its own offset.
+    const first = new MemoryFile(32 * 1000, 300);
+    const lanes = [first, new MemoryFile(first.bytes, 300)];
+    let together = 0;
+    const watch = setInterval(() => {
+      together = Math.max(together, lanes[0].running + lanes[1].running);
+    }, 0);
+    try {
+      const writes = new FileWrites(handle, lanes);
+      const parts = chunks(32, 1000);
+      await Promise.all(parts.map((bytes, i) => writes.writeAt(bytes, i * 1000)));
+    } finally {
+      clearInterval(watch);
+    }
+    assertChunksAt(lanes[0].bytes, 32, 1000);
+    assertEquals(lanes.map((lane) => lane.mostRunning), [1, 1], "one write at a time per handle");
+    assertEquals(together, 2, "a write waits beside the running one, on the other handle");
+  });
+});
+
 Deno.test("file writes: a failed write rejects with its errno code, one that makes no progress is refused; the writes after each still land", async () => {
   await withFile(async ({ handle }) => {
     const memory = new MemoryFile(4, Infinity, 1, 2);
-    const writes = new FileWrites(handle, memory);
+    const writes = new FileWrites(handle, [memory]);
     const first = writes.writeAt(new Uint8Array([1]), 0);
     const full = writes.writeAt(new Uint8Array([2]), 1);
     const stuck = writes.writeAt(new Uint8Array([3]), 2);
@@ -141,7 +173,7 @@ Deno.test("file writes: through the runtime's handle the JavaScript thread runs 
   await withFile(async ({ handle, seekable }) => {
     const big = new Uint8Array(512 * MiB).fill(7);
     const { stall, total } = await longestStall(() =>
-      new FileWrites(handle, seekable).writeAt(big, 0)
+      new FileWrites(handle, [seekable]).writeAt(big, 0)
     );
     assert(stall < total / 2, `stalled ${stall} of ${total} ms`);
   });
