@@ -134,8 +134,10 @@ export interface PartialLock extends Disposable {
 /**
  * Takes the exclusive lock of the open file `identity` at `path` without waiting: a second pull
  * of the same destination is refused at once with `PartialInUseError`. The lock is a `flock` the
- * OS drops when the process dies. `handles` runtime handles of that same file are opened in all
- * (each checked to be it). Undefined where the runtime has no file locks.
+ * OS drops when the process dies. Up to `handles` runtime handles of that same file are opened in
+ * all, each checked to be it: one the OS refuses (too many open files, say) is done without. A
+ * file that is no longer the one locked is refused with `LocalFileError`. Undefined where the
+ * runtime has no file locks (`deno`: the runtime, by default this one).
  *
  * @example Locking a file once
  * ```ts
@@ -153,18 +155,29 @@ export async function lockPartial(
   path: string,
   identity: FileIdentity,
   handles = 1,
+  deno: typeof Deno | undefined = denoRuntime(),
 ): Promise<PartialLock | undefined> {
-  const deno = denoRuntime();
   if (deno === undefined) return undefined;
   const files: Deno.FsFile[] = [];
-  const close = () => files.forEach((file) => file.close());
+  const close = () => files.forEach(closeQuietly);
   try {
-    const file = await openSame(deno, path, identity);
+    const file = await openSame(deno, path, identity, new PartialInUseError());
     files.push(file);
     if (!(await file.tryLock(true))) throw new PartialInUseError();
     // The holder may have committed (renamed the file away) between our open and our lock.
     if (!(await samePlainFile(path, identity))) throw new PartialInUseError();
-    while (files.length < handles) files.push(await openSame(deno, path, identity));
+    // The lock is ours: a file gone or swapped since is another program's doing.
+    const changed = new LocalFileError(
+      "pull destination: the partial file changed while being opened",
+    );
+    while (files.length < handles) {
+      const more = await openSame(deno, path, identity, changed).catch((err) => {
+        if (err === changed) throw err;
+        return undefined;
+      });
+      if (more === undefined) break;
+      files.push(more);
+    }
     return { files, [Symbol.dispose]: close };
   } catch (err) {
     close();
@@ -172,29 +185,42 @@ export async function lockPartial(
   }
 }
 
-/** A runtime handle of `path`, refused unless it is the file `identity` (the one locked). */
+/**
+ * A runtime handle of `path`, refused with `gone` unless it is the file `identity` (not found, or
+ * another file).
+ */
 async function openSame(
   deno: typeof Deno,
   path: string,
   identity: FileIdentity,
+  gone: Error,
 ): Promise<Deno.FsFile> {
   let file: Deno.FsFile;
   try {
     file = await deno.open(path, { read: true, write: true });
   } catch (err) {
-    // The holder committed (renamed the file away) between our open and this one.
-    if (err instanceof deno.errors.NotFound) throw new PartialInUseError();
+    // Before the lock: the holder committed (renamed the file away) between our open and this one.
+    if (err instanceof deno.errors.NotFound) throw gone;
     throw new LocalFileError(`pull destination: partial file cannot be locked${osReason(err)}`, {
       cause: err,
     });
   }
   try {
     const info = await file.stat();
-    if (info.ino !== identity.ino || info.dev !== identity.dev) throw new PartialInUseError();
+    if (info.ino !== identity.ino || info.dev !== identity.dev) throw gone;
     return file;
   } catch (err) {
-    file.close();
+    closeQuietly(file);
     throw err;
+  }
+}
+
+/** Closes `file`; one that is already closed stays so. */
+function closeQuietly(file: Deno.FsFile): void {
+  try {
+    file.close();
+  } catch {
+    // Already closed: nothing is left to release.
   }
 }
 

@@ -29,9 +29,10 @@ export interface SeekableFile {
 /**
  * How many runtime handles of a partial file carry its writes. 8 GiB pulls to a file, 12 rounds
  * alternating with one handle: median 15.13 against 15.84 s, 8 of 12 rounds faster, the fastest
- * equal (docs/performance.md).
+ * equal (docs/performance.md). One on Windows, where the lock covers the file's bytes for the
+ * handle holding it only, so another handle's writes would be refused.
  */
-export const WRITE_LANES = 2;
+export const WRITE_LANES: number = globalThis.Deno?.build?.os === "windows" ? 1 : 2;
 
 /** One runtime handle's writes: the last one asked for, and how many are not done. */
 interface Lane {

@@ -111,3 +111,40 @@ Deno.test("partial file: a partial committed away while a second pull locks it i
   assert(err instanceof PartialInUseError, `${err}`);
   assertEquals(await Deno.readTextFile(dest), "abc");
 });
+
+Deno.test("partial file: a second handle the OS refuses is done without; one that is another file is refused, and the lock is released", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/a.bin.parted-partial`;
+  await Deno.writeTextFile(path, "abc");
+  await Deno.writeTextFile(`${dir.path}/other`, "xyz");
+  const seen = await stat(path);
+  // The runtime, with its second and later opens answered by `second`.
+  const runtime = (second: () => Promise<Deno.FsFile>): typeof Deno => {
+    let opens = 0;
+    return new Proxy(Deno, {
+      get: (target, key) =>
+        key === "open"
+          ? (...args: Parameters<typeof Deno.open>) =>
+            ++opens === 1 ? target.open(...args) : second()
+          : Reflect.get(target, key),
+    });
+  };
+  const refused = () =>
+    Promise.reject(Object.assign(new Error("Too many open files"), { code: "EMFILE" }));
+  const lock = await lockPartial(path, seen, 2, runtime(refused));
+  try {
+    assertEquals(lock?.files.length, 1, "the pull goes on with the locked handle alone");
+    await assertRejects(() => lockPartial(path, seen), PartialInUseError);
+  } finally {
+    lock?.[Symbol.dispose]();
+  }
+
+  const swapped = () => Deno.open(`${dir.path}/other`, { read: true, write: true });
+  const err = await assertRejects(() => lockPartial(path, seen, 2, runtime(swapped)));
+  assert(err instanceof LocalFileError, `${err}`);
+  assertEquals(err.message, "pull destination: the partial file changed while being opened");
+  // Every handle it opened is closed (the test's resource check), the lock with them.
+  const again = await lockPartial(path, seen);
+  again?.[Symbol.dispose]();
+  assertEquals(await Deno.readTextFile(path), "abc");
+});
