@@ -161,21 +161,20 @@ export async function lockPartial(
   const files: Deno.FsFile[] = [];
   const close = () => files.forEach(closeQuietly);
   try {
-    const file = await openSame(deno, path, identity, new PartialInUseError());
+    // Gone or another file before the lock: the holder committed (renamed it away) meanwhile.
+    const file = await openSame(deno, path, identity);
+    if (file === undefined) throw new PartialInUseError();
     files.push(file);
     if (!(await file.tryLock(true))) throw new PartialInUseError();
     // The holder may have committed (renamed the file away) between our open and our lock.
     if (!(await samePlainFile(path, identity))) throw new PartialInUseError();
-    // The lock is ours: a file gone or swapped since is another program's doing.
-    const changed = new LocalFileError(
-      "pull destination: the partial file changed while being opened",
-    );
     while (files.length < handles) {
-      const more = await openSame(deno, path, identity, changed).catch((err) => {
-        if (err === changed) throw err;
-        return undefined;
-      });
-      if (more === undefined) break;
+      const more = await openSame(deno, path, identity).catch(() => null);
+      if (more === null) break;
+      // The lock is ours: a file gone or swapped since is another program's doing.
+      if (more === undefined) {
+        throw new LocalFileError("pull destination: the partial file changed while being opened");
+      }
       files.push(more);
     }
     return { files, [Symbol.dispose]: close };
@@ -186,33 +185,32 @@ export async function lockPartial(
 }
 
 /**
- * A runtime handle of `path`, refused with `gone` unless it is the file `identity` (not found, or
- * another file).
+ * A runtime handle of `path` if it is the file `identity`; undefined when `path` names no file or
+ * another one. A refused open is a `LocalFileError`.
  */
 async function openSame(
   deno: typeof Deno,
   path: string,
   identity: FileIdentity,
-  gone: Error,
-): Promise<Deno.FsFile> {
+): Promise<Deno.FsFile | undefined> {
   let file: Deno.FsFile;
   try {
     file = await deno.open(path, { read: true, write: true });
   } catch (err) {
-    // Before the lock: the holder committed (renamed the file away) between our open and this one.
-    if (err instanceof deno.errors.NotFound) throw gone;
+    if (err instanceof deno.errors.NotFound) return undefined;
     throw new LocalFileError(`pull destination: partial file cannot be locked${osReason(err)}`, {
       cause: err,
     });
   }
   try {
     const info = await file.stat();
-    if (info.ino !== identity.ino || info.dev !== identity.dev) throw gone;
-    return file;
+    if (info.ino === identity.ino && info.dev === identity.dev) return file;
   } catch (err) {
     closeQuietly(file);
     throw err;
   }
+  closeQuietly(file);
+  return undefined;
 }
 
 /** Closes `file`; one that is already closed stays so. */
