@@ -17,6 +17,7 @@
  * @module
  */
 import type { FileHandle } from "node:fs/promises";
+import { denoRuntime } from "./deno_runtime.ts";
 
 /** The calls of a runtime file handle these writes use (`Deno.FsFile` has them). */
 export interface SeekableFile {
@@ -32,14 +33,27 @@ export interface SeekableFile {
  * equal (docs/performance.md). One on Windows, where the lock covers the file's bytes for the
  * handle holding it only, so another handle's writes would be refused.
  */
-export const WRITE_LANES: number = globalThis.Deno?.build?.os === "windows" ? 1 : 2;
+export const WRITE_LANES: number = denoRuntime()?.build.os === "windows" ? 1 : 2;
 
-/** One runtime handle's writes: the last one asked for, and how many are not done. */
-interface Lane {
-  readonly file: SeekableFile;
-  /** The last write through this handle; it never rejects (its caller sees its failure). */
-  last: Promise<void>;
-  pending: number;
+/** One runtime handle's writes, one at a time in the order asked. */
+class Lane {
+  /** The last write asked of this handle; it never rejects (its caller sees its failure). */
+  #last: Promise<void> = Promise.resolve();
+  /** Writes asked of this handle and not done. */
+  pending = 0;
+
+  constructor(readonly file: SeekableFile) {}
+
+  /** Writes all of `bytes` at `position` once the writes asked before it are done. */
+  write(bytes: Uint8Array, position: number): Promise<void> {
+    const run = this.#last.then(() => seekAndWriteAll(this.file, bytes, position));
+    this.pending++;
+    const done = () => {
+      this.pending--;
+    };
+    this.#last = run.then(done, done);
+    return run;
+  }
 }
 
 /**
@@ -77,7 +91,7 @@ export class FileWrites {
 
   constructor(handle: FileHandle, seekables: readonly SeekableFile[] = []) {
     this.#handle = handle;
-    this.#lanes = seekables.map((file) => ({ file, last: Promise.resolve(), pending: 0 }));
+    this.#lanes = seekables.map((file) => new Lane(file));
   }
 
   /**
@@ -85,24 +99,23 @@ export class FileWrites {
    * that handle before it (positional `node:fs` writes need no turn).
    */
   writeAt(bytes: Uint8Array, position: number): Promise<void> {
-    const lane = this.#lanes.reduce<Lane | undefined>(
-      (best, lane) => best === undefined || lane.pending < best.pending ? lane : best,
-      undefined,
-    );
+    const lane = this.#leastBusy();
     const run = lane === undefined
       ? writeAllAt(this.#handle, bytes, position)
-      : lane.last.then(() => seekAndWriteAll(lane.file, bytes, position));
+      : lane.write(bytes, position);
     const settled = run.catch(() => {});
-    if (lane !== undefined) {
-      lane.last = settled;
-      lane.pending++;
-    }
     this.#running.add(settled);
-    settled.then(() => {
-      this.#running.delete(settled);
-      if (lane !== undefined) lane.pending--;
-    });
+    settled.then(() => this.#running.delete(settled));
     return run;
+  }
+
+  /** The runtime handle with the fewest writes not done (the first of equals); none on Node. */
+  #leastBusy(): Lane | undefined {
+    let best: Lane | undefined;
+    for (const lane of this.#lanes) {
+      if (best === undefined || lane.pending < best.pending) best = lane;
+    }
+    return best;
   }
 
   /** Resolves once no write asked for so far is still running. */

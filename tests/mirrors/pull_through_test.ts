@@ -49,6 +49,7 @@ async function setup() {
     username: CREDENTIAL.username,
     password: CREDENTIAL.password,
   });
+  const { parts } = await pusher.inspect(`${upstream.registry.host}/${REPO}:v1`);
   // What the client says to the cache.
   const toCache = await startCountingFront(cache.registry.url);
   return {
@@ -75,8 +76,6 @@ async function setup() {
      * client has ended, so a count reset before that would count the cold fetch as a warm one.
      */
     async cacheSettled(): Promise<void> {
-      using direct = new PartedClient({ plainHttp: true, credential: CREDENTIAL });
-      const { parts } = await direct.inspect(`${upstream.registry.host}/${REPO}:v1`);
       const stored = async (part: { digest: string; size: number }) =>
         (await Deno.stat(cache.registry.blobPath(part.digest)).catch(() => null))?.size ===
           part.size;
