@@ -7,6 +7,8 @@
 import { assert, assertEquals, assertMatch } from "../fixtures/assert.ts";
 import { sha256Bytes, sha256File, writePatternFile } from "../fixtures/files.ts";
 import { findBinary, registryTest, startRegistry } from "../fixtures/registry.ts";
+import { makeSelfSigned } from "../fixtures/tls.ts";
+import { startTinyproxy } from "../fixtures/tinyproxy.ts";
 import { tempDir } from "../fixtures/tmp.ts";
 import { denoDirEnv, permissionFlags, PROJECT_ROOT } from "../cli/_cli.ts";
 
@@ -291,5 +293,95 @@ registryTest(
       env: { HOME: tmp.path, ...denoDirEnv() },
     });
     assertEquals(check.code, 0, check.stderr);
+  },
+);
+
+// The peak resident memory of process `pid` (its high-water mark, polled until `done` settles).
+async function peakMiB<T>(pid: number, done: Promise<T>): Promise<{ result: T; peak: number }> {
+  let peak = 0;
+  const sample = () => {
+    try {
+      const match = /VmHWM:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
+      if (match) peak = Math.max(peak, Number(match[1]) / 1024);
+    } catch { /* exited */ }
+  };
+  const timer = setInterval(sample, 50);
+  try {
+    return { result: await done, peak: Math.round(peak) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+// The peak memory a CLI command may reach at any size, as `docs/performance.md` holds it.
+const CLI_BOUND_MIB = 96;
+
+registryTest(
+  "npm package: on Node, a push and a pull of 1 GiB stay within 96 MiB in every TLS mode, direct and through a proxy",
+  { needs: ["node", "npm", "openssl", "tinyproxy"] },
+  async (t) => {
+    const tarball = await buildTarball();
+    await using tmp = await tempDir();
+    const prefix = `${tmp.path}/prefix`;
+    await installOffline(tarball, prefix, tmp.path);
+    const bin = `${prefix}/node_modules/.bin/ocipart`;
+    const file = `${tmp.path}/data.bin`;
+    const digest = await writePatternFile(file, 1024 * MiB, 13);
+    const selfSigned = await makeSelfSigned(tmp.path);
+    await using plain = await startRegistry();
+    await using signed = await startRegistry({ tls: true });
+    await using pinned = await startRegistry({ tls: selfSigned });
+    await using proxy = await startTinyproxy();
+    const caFile = `${tmp.path}/ca.pem`;
+    await Deno.writeTextFile(caFile, signed.caCert!);
+    const table: string[] = [];
+    // The installed command as a shell runs it, its peak memory sampled while it runs.
+    const measured = async (label: string, args: string[], env: Record<string, string> = {}) => {
+      const child = new Deno.Command(bin, {
+        args,
+        clearEnv: true,
+        env: { PATH: Deno.env.get("PATH") ?? "", NO_COLOR: "1", HOME: tmp.path, ...env },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const { result, peak } = await peakMiB(child.pid, child.output());
+      table.push(`${label}: ${peak} MiB`);
+      assertEquals(result.code, 0, `${label}: ${new TextDecoder().decode(result.stderr)}`);
+      assert(peak <= CLI_BOUND_MIB, `${label}: peak ${peak} MiB (bound ${CLI_BOUND_MIB} MiB)`);
+    };
+    const modes = [
+      { name: "plain HTTP", host: plain.host, flags: ["--plain-http"], pushes: true },
+      { name: "CA-signed", host: signed.host, flags: ["--ca-file", caFile], pushes: true },
+      {
+        name: "pinned self-signed",
+        host: pinned.host,
+        flags: ["--ca-file", selfSigned.certPath],
+        pushes: true,
+      },
+      { name: "insecure", host: pinned.host, flags: ["--insecure"], pushes: false },
+    ];
+    for (const mode of modes) {
+      const ref = `${mode.host}/node/memory:v1`;
+      if (mode.pushes) {
+        await t.step(
+          `${mode.name}: push`,
+          () => measured(`push, ${mode.name}`, ["push", ...mode.flags, ref, file]),
+        );
+      }
+      for (const viaProxy of [false, true]) {
+        const via = viaProxy ? "through a proxy" : "direct";
+        const env: Record<string, string> = viaProxy
+          ? { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url }
+          : {};
+        await t.step(`${mode.name}, ${via}: pull`, async () => {
+          const out = `${tmp.path}/pulled.bin`;
+          await measured(`pull, ${mode.name}, ${via}`, ["pull", ...mode.flags, ref, out], env);
+          assertEquals(await sha256File(out), digest);
+          await Deno.remove(out);
+        });
+      }
+    }
+    console.log(`peak memory on Node:\n${table.join("\n")}`);
   },
 );

@@ -10,10 +10,10 @@ import * as https from "node:https";
 import { fileBodyRange, type FileRange } from "../file_body.ts";
 import type { Fetch } from "../fetch.ts";
 import { rawFileUpload, rawUploadAvailable } from "./raw_upload.ts";
-import { rawDownload, rawDownloadAvailable } from "./raw_download.ts";
+import { rawDownload } from "./raw_download.ts";
 import { IdleConnections } from "./idle_connections.ts";
 import { denoSockets } from "./deno_socket.ts";
-import { nodeTlsSockets } from "./node_tls_socket.ts";
+import { nodeTcpSockets, nodeTlsSockets } from "./node_read_socket.ts";
 import {
   ExchangeError,
   type FailureReason,
@@ -33,10 +33,11 @@ import { signalOf } from "../request_signal.ts";
 // File-range bodies go out on a connection of their own, written from the file by a minimal
 // HTTP/1.1 client where the runtime allows it: a third less CPU than node:http's write path.
 const RAW_UPLOADS = rawUploadAvailable();
-// Downloads read from the transport's own connections into the caller's buffers where the
-// runtime allows it: node:http allocates every read (a 1 GiB pull through it peaked at two to
-// four times the memory), the runtime's own client a new array per read (a sixth more CPU).
-const RAW_DOWNLOADS = rawDownloadAvailable();
+// Downloads read from the transport's own connections into the caller's buffers, on Deno's
+// sockets where the runtime has them, else on node:net/node:tls: node:http allocates every read
+// (a 1 GiB pull through it peaked at two to four times the memory), Deno's own client a new
+// array per read (a sixth more CPU).
+const DENO_SOCKETS = denoSockets(undefined) !== undefined;
 
 /**
  * Options of {@linkcode HttpTransport}.
@@ -121,10 +122,10 @@ const DOWNLOAD_METHODS = new Set(["GET", "HEAD"]);
  * - Redirects are returned, never followed; nothing is decompressed; there is no cookie jar.
  * - Connections are kept alive in a pool per origin; {@linkcode HttpTransport.external} is a
  *   separately pooled twin for cross-host requests.
- * - On Deno, body-less GET and HEAD requests that ask for no encoding go through the
- *   transport's own HTTP/1.1 client: its body is a readable byte stream read from the socket
- *   into the caller's buffers (`getReader({ mode: "byob" })`), so downloads take less CPU and
- *   memory than on any other client. They carry `accept-encoding: identity` (a request that
+ * - Body-less GET and HEAD requests that ask for no encoding go through the transport's own
+ *   HTTP/1.1 client: its body is a readable byte stream read from the socket into the caller's
+ *   buffers (`getReader({ mode: "byob" })`), so downloads take less CPU and memory than on any
+ *   other client. They carry `accept-encoding: identity` (a request that
  *   accepts another encoding stays on `node:http`), are never decompressed or redirected, and
  *   are not counted by `maxSocketsPerOrigin`. A connection whose answer was read to its end is
  *   kept (at most `maxIdleSocketsPerOrigin` per origin, 30 s idle at most) for the next such
@@ -133,8 +134,9 @@ const DOWNLOAD_METHODS = new Set(["GET", "HEAD"]);
  *   past an answer's end (with its last bytes, or while the connection is idle) end the
  *   connection instead; only those sent after the next request went out can be taken for its
  *   answer, as on any kept HTTP/1.1 connection. The peer
- *   guard and the proxy apply where it dials; its TLS is the runtime's where the runtime judges
- *   the host as `node:tls` does, else `node:tls` (`node_tls_socket.ts`).
+ *   guard and the proxy apply where it dials. On Deno its sockets and TLS are the runtime's
+ *   where the runtime judges the host as `node:tls` does, else `node:net`/`node:tls`
+ *   (`node_read_socket.ts`), which carry every download on other runtimes.
  * - Everything else uses `node:http`/`node:https` (a paused TLS answer stops reading its
  *   connection): every other request with a body or another method.
  * - A request the `proxy` settings route through a proxy goes in absolute form for `http:`,
@@ -353,7 +355,7 @@ export class HttpTransport {
     if (fileRange !== undefined && RAW_UPLOADS && out.runtimeTls) {
       return this.#sendFileRange(out, fileRange);
     }
-    if (RAW_DOWNLOADS && takesRawDownload(out)) return this.#sendRawDownload(out);
+    if (takesRawDownload(out)) return this.#sendRawDownload(out);
     if (out.route !== undefined) return this.#sendProxied(out, out.route);
     return this.#sendDirect(out);
   }
@@ -361,10 +363,14 @@ export class HttpTransport {
   // A GET or HEAD on a kept or new connection, read into the caller's buffers (raw_download.ts).
   #sendRawDownload(out: Outgoing): Promise<Response> {
     const guard = this.#options.peerGuard;
-    // A host the runtime's TLS judges otherwise (pinned, unverified) is read through node:tls.
-    const sockets = out.runtimeTls
+    // A host the runtime's TLS judges otherwise (pinned, unverified) is read through node:tls,
+    // and so is every host where the runtime has no sockets of its own (Node).
+    const onDeno = DENO_SOCKETS && out.runtimeTls;
+    const sockets = onDeno
       ? denoSockets(this.#options.caCerts)!
-      : nodeTlsSockets(this.#trust.nodeOptions);
+      : out.secure
+      ? nodeTlsSockets(this.#trust.nodeOptions)
+      : nodeTcpSockets();
     const route = out.route;
     return rawDownload(
       {
@@ -381,7 +387,7 @@ export class HttpTransport {
         pool: this.#kept,
         // A kept connection serves only requests its dial would have made alike.
         route: [
-          out.runtimeTls ? "runtime-tls" : "node-tls",
+          onDeno ? "runtime-sockets" : "node-sockets",
           out.url.origin,
           route ? `${route.host}:${route.port} ${route.authorization ?? ""}` : "direct",
         ].join(" "),

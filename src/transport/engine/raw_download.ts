@@ -1,9 +1,10 @@
 /**
- * Body-less GETs and HEADs on the transport's own connections, on Deno: the body reads from the
- * socket into the caller's buffers, so memory stays what the caller holds, where `node:http`
- * allocates every read and leaves it to the collector (a 1 GiB pull through a proxy peaked at
- * 274 MiB that way, one with a pinned certificate above 300 MiB), and the runtime's own client
- * hands out a new array per read (a pull took a sixth more CPU on it). A connection whose answer
+ * Body-less GETs and HEADs on the transport's own connections (Deno's sockets, or `node:net` and
+ * `node:tls` read into one buffer per connection): the body reads from the socket into the
+ * caller's buffers, so memory stays what the caller holds, where `node:http` allocates every read
+ * and leaves it to the collector (a 1 GiB pull through a proxy peaked at 274 MiB that way, one
+ * with a pinned certificate above 300 MiB), and Deno's own client hands out a new array per read
+ * (a pull took a sixth more CPU on it). A connection whose answer
  * was read to its end is kept for the next request of the same route (`idle_connections.ts`).
  *
  * @module
@@ -11,7 +12,6 @@
 import type { ProxyRoute } from "./proxy.ts";
 import type { DialedSocket, PeerGuard, SocketKind } from "./dial.ts";
 import { dialOwnConnection, type OwnConnection, watchConnection } from "./own_connection.ts";
-import { denoSockets } from "./deno_socket.ts";
 import { answerResponse, ConnReader, readHead, requestHead } from "./http1.ts";
 import { connectError, ExchangeError, readError } from "../failure.ts";
 import type { IdleConnections, PooledConnection } from "./idle_connections.ts";
@@ -37,19 +37,6 @@ export interface KeptConnections {
   readonly pool: IdleConnections;
   /** Everything the connection was dialed for: scheme, host, port, TLS kind, proxy. */
   readonly route: string;
-}
-
-/**
- * Whether {@linkcode rawDownload} can run here (Deno with TCP and TLS).
- *
- * @example
- * ```ts
- * import { rawDownloadAvailable } from "./raw_download.ts";
- * console.log(typeof rawDownloadAvailable()); // "boolean"
- * ```
- */
-export function rawDownloadAvailable(): boolean {
-  return denoSockets(undefined) !== undefined;
 }
 
 const encoder = new TextEncoder();

@@ -1,13 +1,16 @@
 /**
- * The dialer's sockets for the hosts only `node:tls` can judge (a pinned self-signed certificate,
- * `insecureTls`), read like the runtime's own: TCP on `node:net`, TLS on `node:tls` with the
- * transport's trust, and decrypted bytes copied from one buffer per connection into the caller's.
+ * The dialer's sockets on `node:net`/`node:tls` for the transport's own download client, read
+ * like the runtime's own: the bytes of each read (decrypted, over TLS) land in one buffer per
+ * connection and are copied from it into the caller's. They carry the downloads from a host only
+ * `node:tls` can judge (a pinned self-signed certificate, `insecureTls`), and every download on
+ * a runtime without Deno's sockets (Node).
  *
- * A `node:tls` socket otherwise hands out every decrypted read as a new buffer and leaves it to
- * the collector, which frees them in batches (a 1 GiB pull peaked above 300 MiB that way). The
- * `onread` option of `node:net` reads into one buffer instead, but `tls.connect` ignores it for
- * a socket that wraps a connected one, which is how the dialer makes every TLS connection (the
- * peer guard and a proxy tunnel come first): the option's fields are set on the TLS socket once
+ * A `node:net` or `node:tls` socket otherwise hands out every read as a new buffer and leaves it
+ * to the collector, which frees them in batches (a 1 GiB pull peaked above 300 MiB that way over
+ * TLS on Deno; on Node, `node:http` took a 2 GiB pull to 133 MiB where Deno's own sockets held
+ * 81). The `onread` option of `node:net` reads into one buffer instead, but `tls.connect` ignores
+ * it for a socket that wraps a connected one, which is how the dialer makes every TLS connection
+ * (the peer guard and a proxy tunnel come first): the option's fields are set on the socket once
  * it exists, as its constructor would have. Where the runtime has no such fields, the socket is
  * read through its `data` events, paused while enough is held.
  *
@@ -23,12 +26,13 @@ import type { NodeTlsOptions } from "./tls_trust.ts";
 
 /**
  * `node:net` TCP, and `node:tls` TLS with `trust` (roots, pins, or no verification) offering
- * HTTP/1.1 only, whose socket is a {@linkcode NodeTlsSocket}.
+ * HTTP/1.1 only, whose socket is a {@linkcode NodeReadSocket}: for `https:` targets (the TCP
+ * socket is read through its events only for a proxy's answer to `CONNECT`, before TLS).
  *
  * @example A dial to a TLS host that presents a pinned certificate
  * ```ts ignore
  * import { dial } from "./dial.ts";
- * import { nodeTlsSockets } from "./node_tls_socket.ts";
+ * import { nodeTlsSockets } from "./node_read_socket.ts";
  * const target = { hostname: "registry.example", port: 443, secure: true };
  * const socket = await dial(nodeTlsSockets(trust.nodeOptions), target, {});
  * ```
@@ -46,7 +50,7 @@ export function nodeTlsSockets(trust: NodeTlsOptions): SocketKind<DialedSocket> 
         ALPNProtocols: ["http/1.1"],
       });
       linkTcpReads(secured);
-      const wrapped = new NodeTlsSocket(secured);
+      const wrapped = new NodeReadSocket(secured);
       try {
         await abortable(wrapped.secured, signal);
       } catch (err) {
@@ -55,6 +59,34 @@ export function nodeTlsSockets(trust: NodeTlsOptions): SocketKind<DialedSocket> 
       }
       return wrapped;
     },
+  };
+}
+
+/**
+ * `node:net` TCP whose socket is a {@linkcode NodeReadSocket}, for `http:` targets (directly or
+ * through a proxy, which the dialer never reads before the request): there is no TLS to start.
+ *
+ * @example A dial to a local listener
+ * ```ts
+ * import * as net from "node:net";
+ * import { dial } from "./dial.ts";
+ * import { nodeTcpSockets } from "./node_read_socket.ts";
+ * const server = net.createServer((peer) => peer.end("hello"));
+ * await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+ * const port = (server.address() as net.AddressInfo).port;
+ * const socket = await dial(nodeTcpSockets(), { hostname: "127.0.0.1", port, secure: false }, {});
+ * const into = new Uint8Array(16);
+ * const n = await socket.read(into);
+ * console.log(new TextDecoder().decode(into.subarray(0, n ?? 0))); // "hello"
+ * socket.close();
+ * server.close();
+ * ```
+ */
+export function nodeTcpSockets(): SocketKind<DialedSocket> {
+  return {
+    connect: async (host, port, addresses) =>
+      new NodeReadSocket((await connectTcp(host, port, addresses)).release()),
+    startTls: () => Promise.reject(new TypeError("TLS to an http: target")),
   };
 }
 
@@ -93,21 +125,22 @@ interface WaitingRead {
 }
 
 /**
- * A `node:tls` socket as the dialer's socket, read into the caller's buffers.
+ * A `node:tls` socket, or a connected `node:net` one, as the dialer's socket, read into the
+ * caller's buffers.
  *
  * @example Wrapping a TLS socket
  * ```ts ignore
  * import * as tls from "node:tls";
- * import { NodeTlsSocket } from "./node_tls_socket.ts";
- * const socket = new NodeTlsSocket(tls.connect({ host: "registry.example", port: 443 }));
+ * import { NodeReadSocket } from "./node_read_socket.ts";
+ * const socket = new NodeReadSocket(tls.connect({ host: "registry.example", port: 443 }));
  * await socket.secured;
  * socket.close();
  * ```
  */
-export class NodeTlsSocket implements DialedSocket {
-  /** Resolves once the handshake is done; rejects with the socket's error. */
+export class NodeReadSocket implements DialedSocket {
+  /** Resolves once the handshake is done (at once for TCP); rejects with the socket's error. */
   readonly secured: Promise<void>;
-  readonly #socket: tls.TLSSocket;
+  readonly #socket: net.Socket;
   #held = new Uint8Array(0);
   #start = 0;
   #end = 0;
@@ -116,12 +149,14 @@ export class NodeTlsSocket implements DialedSocket {
   #error: Error | undefined;
   #waiting: WaitingRead | undefined;
 
-  constructor(socket: tls.TLSSocket) {
+  constructor(socket: net.Socket) {
     this.#socket = socket;
-    this.secured = new Promise((resolve, reject) => {
-      socket.once("secureConnect", () => resolve());
-      socket.once("close", () => reject(this.#error ?? new Error("TLS connection closed")));
-    });
+    this.secured = socket instanceof tls.TLSSocket
+      ? new Promise((resolve, reject) => {
+        socket.once("secureConnect", () => resolve());
+        socket.once("close", () => reject(this.#error ?? new Error("TLS connection closed")));
+      })
+      : Promise.resolve();
     this.secured.catch(() => {});
     socket.on("error", (err: Error) => (this.#error ??= err, this.#wake()));
     socket.on("end", () => (this.#ended = true, this.#wake()));
@@ -168,7 +203,7 @@ export class NodeTlsSocket implements DialedSocket {
     this.#socket.destroy();
   }
 
-  // Sets the `onread` fields on the TLS socket, or else reads its data events.
+  // Sets the `onread` fields on the socket, or else reads its data events.
   #readIntoOneBuffer(): void {
     const found = onreadFields();
     const handle = (this.#socket as unknown as { _handle?: { useUserBuffer?: unknown } })._handle;
