@@ -317,7 +317,7 @@ async function peakMiB<T>(pid: number, done: Promise<T>): Promise<{ result: T; p
 const CLI_BOUND_MIB = 96;
 
 registryTest(
-  "npm package: on Node, a push and a pull of 1 GiB stay within 96 MiB in every TLS mode, direct and through a proxy",
+  "npm package: on Node, a push and a pull of 1 GiB stay within 96 MiB in every TLS mode, direct and through a proxy, and the rate cap holds",
   { needs: ["node", "npm", "openssl", "tinyproxy"] },
   async (t) => {
     const tarball = await buildTarball();
@@ -382,6 +382,27 @@ registryTest(
         });
       }
     }
+    await t.step(
+      "plain HTTP: a pull capped at 256 MiB/s takes at least the time its cap allows",
+      async () => {
+        const out = `${tmp.path}/capped.bin`;
+        const started = performance.now();
+        const args = [
+          "pull",
+          "--plain-http",
+          "--limit-rate",
+          "256MiB/s",
+          `${plain.host}/node/memory:v1`,
+          out,
+        ];
+        await measured("pull, plain HTTP, capped", args);
+        const seconds = (performance.now() - started) / 1000;
+        // 1 GiB at 256 MiB/s is 4 s; a cap that let bytes through early would end sooner.
+        assert(seconds >= 3.6, `a pull capped at 256 MiB/s took ${seconds.toFixed(2)} s`);
+        assertEquals(await sha256File(out), digest);
+        await Deno.remove(out);
+      },
+    );
     console.log(`peak memory on Node:\n${table.join("\n")}`);
   },
 );
