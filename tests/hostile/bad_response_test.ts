@@ -2,7 +2,8 @@
  * A registry port whose answers are not HTTP (garbage instead of a status line, a control byte in
  * a header, a status that is no number), on a raw TCP server: every client path of the transport
  * tells it as the cause `BAD_RESPONSE`, final, and the CLI says so in plain words with a hint.
- * A TLS server's alert in the same place is still a TLS server (`TLS_SERVER`).
+ * A TLS server's alert in the same place is still a TLS server (`TLS_SERVER`), and a status
+ * line that a close cut short is a cut connection, retried like one.
  */
 import { assert, assertEquals, assertStrictEquals } from "../fixtures/assert.ts";
 import { ExchangeError } from "../../src/transport/failure.ts";
@@ -60,6 +61,28 @@ Deno.test("an answer that is not HTTP is BAD_RESPONSE on every path; a TLS alert
         assert(err instanceof ExchangeError, `${label}: ${err}`);
         assertEquals([err.reason, err.retryable], [reason, false], `${label}: ${err.message}`);
         assert(!/127\.0\.0\.1|GARBAGE|X-Bad/.test(err.message), err.message);
+      }
+    } finally {
+      transport.close();
+      await server.close();
+    }
+  }
+});
+
+Deno.test("a status line cut short by a close is a cut connection on every path, retried, not BAD_RESPONSE", async () => {
+  await using tmp = await tempDir();
+  const file = `${tmp.path}/body.bin`;
+  await Deno.writeFile(file, new Uint8Array([1, 2, 3, 4]));
+  for (const cut of ["HTTP/1.1 200", "HTTP/1.1 200 O", "HTT"]) {
+    const server = answering(cut);
+    const transport = new HttpTransport({ proxy: false });
+    try {
+      for (const [method, request] of everyPath(server.origin, file, { head: true })) {
+        const err = await transport.fetch(request()).then(() => undefined, (e) => e);
+        const label = `${method}, ${JSON.stringify(cut)}`;
+        assert(err instanceof ExchangeError, `${label}: ${err}`);
+        assert(err.reason !== "BAD_RESPONSE", `${label}: ${err.message}`);
+        assert(err.retryable, `${label}: ${err.message}`);
       }
     } finally {
       transport.close();

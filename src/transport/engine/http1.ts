@@ -216,12 +216,30 @@ export interface ParsedHead {
 // deno-lint-ignore no-control-regex
 const HEAD_CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
+// The start of a status line, up to where a close may have cut it: `HTTP/1.1 200 OK` or any
+// prefix of it (the version's prefix alone, a status of up to three digits, a reason).
+// deno-lint-ignore no-control-regex
+const STATUS_LINE_START = /^HTTP\/1\.[01](?: \d{0,3}(?: [^\x00-\x08\x0a-\x1f\x7f]*)?)?\r?$/;
+const latin1 = new TextDecoder("latin1");
+
+// Whether `bytes`, a line a close cut short, begins as a status line does.
+function startsLikeStatusLine(bytes: Uint8Array): boolean {
+  const text = latin1.decode(bytes.subarray(0, 256));
+  return "HTTP/1.".startsWith(text) || STATUS_LINE_START.test(text);
+}
+
 /** Reads an answer's head (1xx answers skipped). */
 export async function readHead(input: ConnReader, method: string): Promise<ParsedHead> {
   for (;;) {
     // Bytes that end without a line (a TLS alert has none) still tell what answered.
     const first = await input.line(MAX_HEAD);
-    if (first === undefined && input.buffered > 0) throw malformedAnswerError(input.peek());
+    if (first === undefined && input.buffered > 0) {
+      // A close in the middle of a status line cut the connection; it was no other protocol.
+      if (startsLikeStatusLine(input.peek())) {
+        throw new Error("connection closed in the answer's head");
+      }
+      throw malformedAnswerError(input.peek());
+    }
     if (first === undefined) throw new Error("connection closed before an answer");
     const statusLine = first;
     const match = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/.exec(statusLine);
@@ -336,6 +354,7 @@ function responseBody(
     async pull(controller) {
       let bytes: Uint8Array | undefined;
       try {
+        if (aborted() !== undefined) throw aborted();
         bytes = await next();
       } catch (err) {
         release(false);
@@ -384,6 +403,8 @@ function lengthBody(
       // one read asks for is the reader's choice (its view).
       let n: number;
       try {
+        // Bytes already held (here or by the socket) must not pass once the request was aborted.
+        if (aborted() !== undefined) throw aborted();
         n = await input.readInto(view);
         if (n === 0) throw new Error("connection closed before the body ended");
       } catch (err) {

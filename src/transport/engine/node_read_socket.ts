@@ -198,9 +198,16 @@ export class NodeReadSocket implements DialedSocket {
     else this.#socket.ref();
   }
 
-  /** Closes the connection; closing it again does nothing. */
+  /**
+   * Closes the connection; closing it again does nothing. What it held goes with it: a read
+   * after the close, or waiting during it, rejects.
+   */
   close(): void {
+    this.#error ??= new Error("connection closed");
+    this.#start = this.#end = 0;
+    this.#held = new Uint8Array(0);
     this.#socket.destroy();
+    this.#wake();
   }
 
   // Sets the `onread` fields on the socket, or else reads its data events.
