@@ -125,8 +125,8 @@ const DOWNLOAD_METHODS = new Set(["GET", "HEAD"]);
  * - Body-less GET and HEAD requests that ask for no encoding go through the transport's own
  *   HTTP/1.1 client: its body is a readable byte stream read from the socket into the caller's
  *   buffers (`getReader({ mode: "byob" })`), so downloads take less CPU and memory than on any
- *   other client. They carry `accept-encoding: identity` (a request that
- *   accepts another encoding stays on `node:http`), are never decompressed or redirected, and
+ *   other client. They carry `accept-encoding: identity` (a request that accepts another
+ *   encoding stays on `node:http`), are never decompressed or redirected, and
  *   are not counted by `maxSocketsPerOrigin`. A connection whose answer was read to its end is
  *   kept (at most `maxIdleSocketsPerOrigin` per origin, 30 s idle at most) for the next such
  *   request to the same origin by the same route; one the server closed meanwhile is replaced
