@@ -10,6 +10,7 @@ import { findBinary, registryTest, startRegistry } from "../fixtures/registry.ts
 import { makeSelfSigned } from "../fixtures/tls.ts";
 import { startTinyproxy } from "../fixtures/tinyproxy.ts";
 import { tempDir } from "../fixtures/tmp.ts";
+import { peakOf } from "../fixtures/peak_memory.ts";
 import { denoDirEnv, permissionFlags, PROJECT_ROOT } from "../cli/_cli.ts";
 
 const MiB = 1024 * 1024;
@@ -296,23 +297,6 @@ registryTest(
   },
 );
 
-// The peak resident memory of process `pid` (its high-water mark, polled until `done` settles).
-async function peakMiB<T>(pid: number, done: Promise<T>): Promise<{ result: T; peak: number }> {
-  let peak = 0;
-  const sample = () => {
-    try {
-      const match = /VmHWM:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
-      if (match) peak = Math.max(peak, Number(match[1]) / 1024);
-    } catch { /* exited */ }
-  };
-  const timer = setInterval(sample, 50);
-  try {
-    return { result: await done, peak: Math.round(peak) };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 // The peak memory a CLI command may reach at any size, as `docs/performance.md` holds it.
 const CLI_BOUND_MIB = 96;
 
@@ -345,7 +329,7 @@ registryTest(
         stdout: "piped",
         stderr: "piped",
       }).spawn();
-      const { result, peak } = await peakMiB(child.pid, child.output());
+      const { result, peakMiB: peak } = await peakOf(child.pid, child.output());
       table.push(`${label}: ${peak} MiB`);
       assertEquals(result.code, 0, `${label}: ${new TextDecoder().decode(result.stderr)}`);
       assert(peak <= CLI_BOUND_MIB, `${label}: peak ${peak} MiB (bound ${CLI_BOUND_MIB} MiB)`);

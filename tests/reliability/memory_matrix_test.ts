@@ -15,6 +15,7 @@ import { startTinyproxy } from "../fixtures/tinyproxy.ts";
 import { sha256File, writePatternFile } from "../fixtures/files.ts";
 import { makeTempDir, removeDir } from "../fixtures/tmp.ts";
 import { completed, PROJECT_ROOT, spawnCli } from "../cli/_cli.ts";
+import { peakOf } from "../fixtures/peak_memory.ts";
 
 const MiB = 1 << 20;
 const FILE_SIZE = 1024 * MiB;
@@ -46,25 +47,6 @@ async function sha256Tail(path: string, count: number): Promise<string> {
   let got = 0;
   while (got < count) got += (await file.read(bytes.subarray(got))) ?? count;
   return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
-}
-
-// Polls the child's high-water mark of resident memory until it exits.
-async function peakOf<T>(pid: number, run: Promise<T>): Promise<{ result: T; peakMiB: number }> {
-  let peak = 0;
-  const sample = () => {
-    try {
-      const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-      const match = /VmHWM:\s+(\d+) kB/.exec(status);
-      if (match) peak = Math.max(peak, Number(match[1]) / 1024);
-    } catch { /* exited */ }
-  };
-  const timer = setInterval(sample, 50);
-  try {
-    const result = await run;
-    return { result, peakMiB: Math.round(peak) };
-  } finally {
-    clearInterval(timer);
-  }
 }
 
 /** Feeds the child `stdinFile` (or nothing) and hashes its standard output as it comes. */
